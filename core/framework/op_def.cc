@@ -1,0 +1,314 @@
+#include "core/framework/op_def.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "core/framework/attr_value_util.h"
+#include "core/platform/logging.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+
+const AttrDef* OpDef::FindAttr(absl::string_view name) const {
+  for (const AttrDef& a : attrs) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+OpDefBuilder::OpDefBuilder(std::string name) : name_(std::move(name)) {}
+OpDefBuilder& OpDefBuilder::Input(std::string spec) {
+  inputs_.push_back(std::move(spec));
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::Output(std::string spec) {
+  outputs_.push_back(std::move(spec));
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::Attr(std::string spec) {
+  attrs_.push_back(std::move(spec));
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::SetIsStateful() {
+  stateful_ = true;
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
+  shape_fn_ = std::move(fn);
+  return *this;
+}
+
+namespace {
+
+// "name: rest" -> (name, rest)
+absl::Status SplitSpec(absl::string_view spec, std::string* name, std::string* rest) {
+  std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
+  *name = std::string(absl::StripAsciiWhitespace(parts.first));
+  *rest = std::string(absl::StripAsciiWhitespace(parts.second));
+  if (name->empty() || rest->empty()) {
+    return errors::InvalidArgument("malformed spec '", spec, "', expected 'name: type'");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AttrDef> ParseAttrSpec(absl::string_view spec) {
+  AttrDef attr;
+  std::string rest;
+  TG_RETURN_IF_ERROR(SplitSpec(spec, &attr.name, &rest));
+  std::string default_text;
+  if (size_t eq = rest.find('='); eq != std::string::npos) {
+    default_text = std::string(absl::StripAsciiWhitespace(rest.substr(eq + 1)));
+    rest = std::string(absl::StripAsciiWhitespace(rest.substr(0, eq)));
+  }
+  if (size_t ge = rest.find(">="); ge != std::string::npos) {
+    int64_t min;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(rest.substr(ge + 2)), &min)) {
+      return errors::InvalidArgument("bad minimum in attr spec '", spec, "'");
+    }
+    attr.minimum = min;
+    rest = std::string(absl::StripAsciiWhitespace(rest.substr(0, ge)));
+  }
+  if (absl::StartsWith(rest, "{")) {
+    if (!absl::EndsWith(rest, "}")) return errors::InvalidArgument("unclosed '{' in '", spec, "'");
+    absl::string_view body(rest);
+    body = body.substr(1, body.size() - 2);
+    for (absl::string_view item : absl::StrSplit(body, ',', absl::SkipWhitespace())) {
+      item = absl::StripAsciiWhitespace(item);
+      if (absl::StartsWith(item, "'") || absl::StartsWith(item, "\"")) {
+        attr.type = "string";
+        attr.allowed_strings.emplace_back(item.substr(1, item.size() - 2));
+      } else {
+        attr.type = "type";
+        TG_ASSIGN_OR_RETURN(DataType t, DataTypeFromString(item));
+        attr.allowed_types.push_back(t);
+      }
+    }
+  } else {
+    attr.type = rest;
+  }
+  if (!default_text.empty()) {
+    AttrValue v;
+    TG_RETURN_IF_ERROR(WithContext(ParseAttrValue(attr.type, default_text, &v),
+                                   absl::StrCat("default of attr '", attr.name, "'")));
+    attr.default_value = v;
+  }
+  return attr;
+}
+
+absl::StatusOr<ArgDef> ParseArgSpec(absl::string_view spec, const std::vector<AttrDef>& attrs) {
+  ArgDef arg;
+  std::string type;
+  TG_RETURN_IF_ERROR(SplitSpec(spec, &arg.name, &type));
+  absl::string_view t(type);
+  if (absl::ConsumePrefix(&t, "Ref(")) {
+    if (!absl::ConsumeSuffix(&t, ")")) return errors::InvalidArgument("unclosed Ref( in '", spec, "'");
+    arg.is_ref = true;
+  }
+  if (size_t star = t.find('*'); star != absl::string_view::npos) {
+    arg.number_attr = std::string(absl::StripAsciiWhitespace(t.substr(0, star)));
+    t = absl::StripAsciiWhitespace(t.substr(star + 1));
+  }
+  auto find = [&](absl::string_view name) -> const AttrDef* {
+    for (const AttrDef& a : attrs) {
+      if (a.name == name) return &a;
+    }
+    return nullptr;
+  };
+  if (const AttrDef* a = find(t)) {
+    if (a->type == "type") {
+      arg.type_attr = std::string(t);
+    } else if (a->type == "list(type)") {
+      arg.type_list_attr = std::string(t);
+    } else {
+      return errors::InvalidArgument("arg '", spec, "' names attr '", t, "' of type ", a->type);
+    }
+  } else {
+    auto dt = DataTypeFromString(t);
+    if (!dt.ok()) return errors::InvalidArgument("arg '", spec, "': unknown type or attr '", t, "'");
+    arg.type = *dt;
+  }
+  if (!arg.number_attr.empty()) {
+    const AttrDef* n = find(arg.number_attr);
+    if (n == nullptr || n->type != "int") {
+      return errors::InvalidArgument("arg '", spec, "': '", arg.number_attr, "' is not an int attr");
+    }
+  }
+  return arg;
+}
+
+}  // namespace
+
+absl::StatusOr<OpDef> OpDefBuilder::Finalize() const {
+  OpDef op;
+  op.name = name_;
+  op.is_stateful = stateful_;
+  op.shape_fn = shape_fn_;
+  for (const auto& spec : attrs_) {
+    auto a = ParseAttrSpec(spec);
+    if (!a.ok()) return WithContext(a.status(), absl::StrCat("op ", name_));
+    op.attrs.push_back(std::move(a).value());
+  }
+  for (const auto& spec : inputs_) {
+    TG_ASSIGN_OR_RETURN(ArgDef a, ParseArgSpec(spec, op.attrs));
+    op.inputs.push_back(std::move(a));
+  }
+  for (const auto& spec : outputs_) {
+    TG_ASSIGN_OR_RETURN(ArgDef a, ParseArgSpec(spec, op.attrs));
+    op.outputs.push_back(std::move(a));
+  }
+  return op;
+}
+
+OpRegistry* OpRegistry::Global() {
+  static OpRegistry* registry = new OpRegistry();
+  return registry;
+}
+
+absl::Status OpRegistry::Register(OpDef def) {
+  absl::MutexLock lock(&mu_);
+  std::string name = def.name;
+  auto [it, inserted] = ops_.emplace(name, std::make_unique<OpDef>(std::move(def)));
+  if (!inserted) return errors::AlreadyExists("op '", name, "' is already registered");
+  return absl::OkStatus();
+}
+
+const OpDef* OpRegistry::Find(absl::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> OpRegistry::ListOps() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, def] : ops_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+OpRegistrar::OpRegistrar(const OpDefBuilder& builder) {
+  auto op = builder.Finalize();
+  if (!op.ok()) {
+    std::fprintf(stderr, "bad op registration: %s\n", std::string(op.status().message()).c_str());
+    std::abort();
+  }
+  absl::Status s = OpRegistry::Global()->Register(std::move(op).value());
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    std::abort();
+  }
+}
+
+namespace {
+
+absl::Status CheckAttrValue(const NodeDef& node, const AttrDef& def, const AttrValue& value) {
+  auto fail = [&](auto&&... msg) {
+    return errors::InvalidArgument("attr '", def.name, "' of node '", node.name(), "' (",
+                                   node.op(), ") ", msg...);
+  };
+  absl::Status type_ok = AttrValueHasType(value, def.type);
+  if (!type_ok.ok()) return fail(type_ok.message());
+  if (!def.allowed_types.empty()) {
+    std::vector<DataType> got;
+    if (value.value_case() == AttrValue::kType) got.push_back(value.type());
+    for (int t : value.list().type()) got.push_back(static_cast<DataType>(t));
+    for (DataType t : got) {
+      if (std::find(def.allowed_types.begin(), def.allowed_types.end(), t) == def.allowed_types.end()) {
+        std::string allowed;
+        for (DataType a : def.allowed_types) absl::StrAppend(&allowed, allowed.empty() ? "" : ", ", DataTypeString(a));
+        return fail("is ", DataTypeString(t), ", not one of the allowed types {", allowed, "}");
+      }
+    }
+  }
+  if (!def.allowed_strings.empty() && value.value_case() == AttrValue::kS &&
+      std::find(def.allowed_strings.begin(), def.allowed_strings.end(), value.s()) ==
+          def.allowed_strings.end()) {
+    return fail("is \"", value.s(), "\", not an allowed value");
+  }
+  if (def.minimum) {
+    int64_t v = value.value_case() == AttrValue::kI ? value.i() : value.list().i_size();
+    if (v < *def.minimum) return fail("is ", v, ", less than the minimum ", *def.minimum);
+  }
+  return absl::OkStatus();
+}
+
+// Number of tensors `arg` stands for in `node` (1, or N for "N * T" / lists).
+absl::StatusOr<int> ArgCount(const NodeDef& node, const ArgDef& arg) {
+  if (!arg.number_attr.empty()) {
+    int64_t n;
+    TG_RETURN_IF_ERROR(GetNodeAttr(node, arg.number_attr, &n));
+    return static_cast<int>(n);
+  }
+  if (!arg.type_list_attr.empty()) {
+    std::vector<DataType> types;
+    TG_RETURN_IF_ERROR(GetNodeAttr(node, arg.type_list_attr, &types));
+    return static_cast<int>(types.size());
+  }
+  return 1;
+}
+
+absl::Status AppendArgTypes(const NodeDef& node, const ArgDef& arg, std::vector<DataType>* out) {
+  if (!arg.type_list_attr.empty()) {
+    std::vector<DataType> types;
+    TG_RETURN_IF_ERROR(GetNodeAttr(node, arg.type_list_attr, &types));
+    for (DataType t : types) out->push_back(arg.is_ref ? MakeRefType(t) : t);
+    return absl::OkStatus();
+  }
+  DataType t = arg.type;
+  if (!arg.type_attr.empty()) TG_RETURN_IF_ERROR(GetNodeAttr(node, arg.type_attr, &t));
+  TG_ASSIGN_OR_RETURN(int n, ArgCount(node, arg));
+  for (int i = 0; i < n; ++i) out->push_back(arg.is_ref ? MakeRefType(t) : t);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateNodeDef(const OpDef& op, NodeDef* node) {
+  for (const auto& [name, value] : node->attr()) {
+    if (absl::StartsWith(name, "_")) continue;
+    const AttrDef* def = op.FindAttr(name);
+    if (def == nullptr) {
+      return errors::InvalidArgument("node '", node->name(), "' has attr '", name,
+                                     "' that op ", op.name, " does not define");
+    }
+    TG_RETURN_IF_ERROR(CheckAttrValue(*node, *def, value));
+  }
+  for (const AttrDef& def : op.attrs) {
+    if (node->attr().count(def.name)) continue;
+    if (!def.default_value) {
+      return errors::InvalidArgument("node '", node->name(), "' (", op.name, ") is missing attr '",
+                                     def.name, "' of type ", def.type);
+    }
+    (*node->mutable_attr())[def.name] = *def.default_value;
+  }
+  int expected = 0;
+  for (const ArgDef& arg : op.inputs) {
+    TG_ASSIGN_OR_RETURN(int n, ArgCount(*node, arg));
+    expected += n;
+  }
+  int data_inputs = 0;
+  for (const std::string& in : node->input()) {
+    if (absl::StartsWith(in, "^")) continue;
+    ++data_inputs;
+  }
+  if (data_inputs != expected) {
+    return errors::InvalidArgument("node '", node->name(), "' (", op.name, ") has ", data_inputs,
+                                   " data inputs, but the op takes ", expected);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector<DataType>* inputs,
+                               std::vector<DataType>* outputs) {
+  inputs->clear();
+  outputs->clear();
+  for (const ArgDef& arg : op.inputs) TG_RETURN_IF_ERROR(AppendArgTypes(node, arg, inputs));
+  for (const ArgDef& arg : op.outputs) TG_RETURN_IF_ERROR(AppendArgTypes(node, arg, outputs));
+  return absl::OkStatus();
+}
+
+}  // namespace tensorgrid

@@ -1,0 +1,79 @@
+#include "core/framework/shape_inference.h"
+
+#include "core/framework/attr_value_util.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+namespace shape_fns {
+
+absl::Status UnchangedShape(ShapeInferenceContext& c) {
+  for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, c.input(0));
+  return absl::OkStatus();
+}
+
+absl::Status ScalarShape(ShapeInferenceContext& c) {
+  for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, PartialTensorShape({}));
+  return absl::OkStatus();
+}
+
+absl::Status BroadcastBinary(ShapeInferenceContext& c) {
+  const PartialTensorShape& a = c.input(0);
+  const PartialTensorShape& b = c.input(1);
+  if (a.unknown_rank() || b.unknown_rank()) return absl::OkStatus();
+  int rank = std::max(a.dims(), b.dims());
+  std::vector<int64_t> dims(rank);
+  for (int i = 0; i < rank; ++i) {
+    int ia = a.dims() - rank + i, ib = b.dims() - rank + i;
+    int64_t da = ia >= 0 ? a.dim_size(ia) : 1;
+    int64_t db = ib >= 0 ? b.dim_size(ib) : 1;
+    if (da == 1) {
+      dims[i] = db;
+    } else if (db == 1 || da == db) {
+      dims[i] = da;
+    } else if (da < 0 || db < 0) {
+      dims[i] = da < 0 ? db : da;
+    } else {
+      return errors::InvalidArgument("node '", c.node().name(), "' (", c.node().op(),
+                                     "): incompatible shapes ", a.DebugString(), " and ",
+                                     b.DebugString());
+    }
+  }
+  c.set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status ShapeFromAttr(ShapeInferenceContext& c) {
+  if (HasNodeAttr(c.node(), "shape")) {
+    PartialTensorShape s;
+    TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "shape", &s));
+    c.set_output(0, s);
+  } else if (HasNodeAttr(c.node(), "value")) {
+    Tensor t;
+    TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "value", &t));
+    c.set_output(0, PartialTensorShape(t.shape().dim_sizes()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MatMul(ShapeInferenceContext& c) {
+  bool ta = false, tb = false;
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "transpose_a", &ta));
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "transpose_b", &tb));
+  const PartialTensorShape& a = c.input(0);
+  const PartialTensorShape& b = c.input(1);
+  if (a.unknown_rank() || b.unknown_rank()) return absl::OkStatus();
+  if (a.dims() != 2 || b.dims() != 2) {
+    return errors::InvalidArgument("node '", c.node().name(), "' (MatMul): inputs must be matrices, got ",
+                                   a.DebugString(), " and ", b.DebugString());
+  }
+  int64_t k1 = a.dim_size(ta ? 0 : 1), k2 = b.dim_size(tb ? 1 : 0);
+  if (k1 >= 0 && k2 >= 0 && k1 != k2) {
+    return errors::InvalidArgument("node '", c.node().name(), "' (MatMul): inner dimensions differ: ",
+                                   a.DebugString(), " x ", b.DebugString());
+  }
+  c.set_output(0, PartialTensorShape({a.dim_size(ta ? 1 : 0), b.dim_size(tb ? 0 : 1)}));
+  return absl::OkStatus();
+}
+
+}  // namespace shape_fns
+}  // namespace tensorgrid

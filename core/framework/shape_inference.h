@@ -1,0 +1,47 @@
+// Static shape inference: an op's shape function maps its inputs' partial
+// shapes (and attrs) to its outputs' partial shapes. Unknown stays unknown.
+#ifndef TENSORGRID_CORE_FRAMEWORK_SHAPE_INFERENCE_H_
+#define TENSORGRID_CORE_FRAMEWORK_SHAPE_INFERENCE_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/framework/tensor_shape.h"
+#include "proto/node_def.pb.h"
+
+namespace tensorgrid {
+
+class ShapeInferenceContext {
+ public:
+  ShapeInferenceContext(const NodeDef& node, std::vector<PartialTensorShape> inputs, int num_outputs)
+      : node_(node), inputs_(std::move(inputs)), outputs_(num_outputs) {}
+
+  const NodeDef& node() const { return node_; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  const PartialTensorShape& input(int i) const { return inputs_[i]; }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  void set_output(int i, PartialTensorShape shape) { outputs_[i] = std::move(shape); }
+  const PartialTensorShape& output(int i) const { return outputs_[i]; }
+
+ private:
+  const NodeDef& node_;
+  std::vector<PartialTensorShape> inputs_;
+  std::vector<PartialTensorShape> outputs_;  // default: unknown rank
+};
+
+namespace shape_fns {
+// Every output has input 0's shape.
+absl::Status UnchangedShape(ShapeInferenceContext& c);
+// Every output is a scalar.
+absl::Status ScalarShape(ShapeInferenceContext& c);
+// Output 0 is the numpy broadcast of inputs 0 and 1; InvalidArgument if incompatible.
+absl::Status BroadcastBinary(ShapeInferenceContext& c);
+// Output 0 from the "shape" attr (Placeholder, Variable) or "value" (Const).
+absl::Status ShapeFromAttr(ShapeInferenceContext& c);
+// [m,k] x [k,n] honoring transpose_a / transpose_b.
+absl::Status MatMul(ShapeInferenceContext& c);
+}  // namespace shape_fns
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_CORE_FRAMEWORK_SHAPE_INFERENCE_H_

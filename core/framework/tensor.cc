@@ -1,0 +1,201 @@
+#include "core/framework/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+
+namespace {
+std::atomic<int64_t> max_tensor_bytes{int64_t{64} << 30};
+
+template <typename T>
+void ConstructObjects(void* data, int64_t n) {
+  T* p = static_cast<T*>(data);
+  for (int64_t i = 0; i < n; ++i) new (p + i) T();
+}
+
+template <typename T>
+void DestroyObjects(void* data, int64_t n) {
+  T* p = static_cast<T*>(data);
+  for (int64_t i = 0; i < n; ++i) p[i].~T();
+}
+
+size_t ElementBytes(DataType dtype) {
+  if (dtype == DT_STRING) return sizeof(std::string);
+  if (dtype == DT_RESOURCE) return sizeof(ResourceHandle);
+  return DataTypeSize(dtype);
+}
+}  // namespace
+
+void SetMaxTensorBytes(int64_t bytes) { max_tensor_bytes.store(bytes); }
+int64_t MaxTensorBytes() { return max_tensor_bytes.load(); }
+
+TensorBuffer* TensorBuffer::New(DataType dtype, int64_t num_elements, size_t bytes) {
+  size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  void* data = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
+  if (data == nullptr) return nullptr;
+  auto* buf = new TensorBuffer();
+  buf->dtype_ = dtype;
+  buf->num_elements_ = num_elements;
+  buf->bytes_ = bytes;
+  buf->data_ = data;
+  if (dtype == DT_STRING) ConstructObjects<std::string>(data, num_elements);
+  if (dtype == DT_RESOURCE) ConstructObjects<ResourceHandle>(data, num_elements);
+  return buf;
+}
+
+void TensorBuffer::Delete() {
+  if (dtype_ == DT_STRING) DestroyObjects<std::string>(data_, num_elements_);
+  if (dtype_ == DT_RESOURCE) DestroyObjects<ResourceHandle>(data_, num_elements_);
+  std::free(data_);
+  delete this;
+}
+
+absl::StatusOr<Tensor> Tensor::Allocate(DataType dtype, const TensorShape& shape) {
+  if (!DataTypeIsSupported(dtype) || IsRefType(dtype)) {
+    return errors::InvalidArgument("cannot allocate a tensor of type ", DataTypeString(dtype));
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(shape.num_elements(), static_cast<int64_t>(ElementBytes(dtype)),
+                             &bytes) ||
+      bytes > MaxTensorBytes()) {
+    return errors::ResourceExhausted("tensor of type ", DataTypeString(dtype), " and shape ",
+                                     shape.DebugString(), " exceeds the limit of ",
+                                     MaxTensorBytes(), " bytes");
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buf_ = TensorBuffer::New(dtype, shape.num_elements(), static_cast<size_t>(bytes));
+  if (t.buf_ == nullptr) {
+    return errors::ResourceExhausted("out of memory allocating ", bytes, " bytes for a tensor of shape ",
+                                     shape.DebugString());
+  }
+  return t;
+}
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape) {
+  auto t = Allocate(dtype, shape);
+  TG_CHECK(t.ok());
+  *this = std::move(t).value();
+}
+
+Tensor::Tensor(const Tensor& other)
+    : dtype_(other.dtype_), shape_(other.shape_), buf_(other.buf_), offset_(other.offset_) {
+  if (buf_) buf_->Ref();
+}
+
+Tensor::Tensor(Tensor&& other) noexcept
+    : dtype_(other.dtype_), shape_(std::move(other.shape_)), buf_(other.buf_), offset_(other.offset_) {
+  other.buf_ = nullptr;
+  other.dtype_ = DT_INVALID;
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) {
+    if (other.buf_) other.buf_->Ref();
+    if (buf_) buf_->Unref();
+    dtype_ = other.dtype_;
+    shape_ = other.shape_;
+    buf_ = other.buf_;
+    offset_ = other.offset_;
+  }
+  return *this;
+}
+
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  if (this != &other) {
+    if (buf_) buf_->Unref();
+    dtype_ = other.dtype_;
+    shape_ = std::move(other.shape_);
+    buf_ = other.buf_;
+    offset_ = other.offset_;
+    other.buf_ = nullptr;
+    other.dtype_ = DT_INVALID;
+  }
+  return *this;
+}
+
+size_t Tensor::TotalBytes() const {
+  return static_cast<size_t>(NumElements()) * ElementBytes(dtype_);
+}
+
+Tensor Tensor::Slice(int64_t start, int64_t limit) const {
+  TG_CHECK(dims() >= 1 && 0 <= start && start <= limit && limit <= dim_size(0));
+  Tensor t = *this;
+  int64_t row = dim_size(0) == 0 ? 0 : NumElements() / dim_size(0);
+  t.shape_.set_dim(0, limit - start);
+  t.offset_ += static_cast<size_t>(start * row) * ElementBytes(dtype_);
+  return t;
+}
+
+Tensor Tensor::Reshaped(const TensorShape& shape) const {
+  TG_CHECK(shape.num_elements() == NumElements());
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::DeepCopy() const {
+  if (!IsInitialized()) return Tensor();
+  Tensor t(dtype_, shape_);
+  if (dtype_ == DT_STRING) {
+    std::copy_n(data<std::string>(), NumElements(), t.data<std::string>());
+  } else if (dtype_ == DT_RESOURCE) {
+    std::copy_n(data<ResourceHandle>(), NumElements(), t.data<ResourceHandle>());
+  } else if (TotalBytes() > 0) {
+    std::memcpy(t.raw_data(), raw_data(), TotalBytes());
+  }
+  return t;
+}
+
+namespace {
+template <typename T>
+std::string FormatValue(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return absl::StrCat("\"", v, "\"");
+  } else if constexpr (std::is_same_v<T, ResourceHandle>) {
+    return v.DebugString();
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    return absl::StrCat(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t>) {
+    return absl::StrCat(static_cast<int>(v));
+  } else {
+    return absl::StrCat(v);
+  }
+}
+}  // namespace
+
+std::string Tensor::SummarizeValue(int max_entries) const {
+  std::string out;
+  int64_t n = std::min<int64_t>(NumElements(), max_entries);
+  auto append = [&](auto* p) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (i) out += " ";
+      out += FormatValue(p[i]);
+    }
+  };
+  if (dtype_ == DT_STRING) {
+    append(data<std::string>());
+  } else if (dtype_ == DT_RESOURCE) {
+    append(data<ResourceHandle>());
+  } else {
+    TG_SWITCH_POD_TYPES(dtype_, return "<unprintable>", append(data<T>()));
+  }
+  if (NumElements() > n) out += "...";
+  return out;
+}
+
+std::string Tensor::DebugString(int max_entries) const {
+  if (!IsInitialized()) return "Tensor<uninitialized>";
+  return absl::StrCat("Tensor<type: ", DataTypeString(dtype_), " shape: ", shape_.DebugString(),
+                      " values: ", SummarizeValue(max_entries), ">");
+}
+
+}  // namespace tensorgrid

@@ -1,0 +1,28 @@
+"""One macro per kernel family: every .cc is the library, every *_test.cc a test."""
+
+def tg_kernel_family(name, deps = [], test_deps = []):
+    """Defines :<name> (alwayslink, so registrations are kept) and one cc_test per *_test.cc."""
+    tests = native.glob(["*_test.cc"])
+    native.cc_library(
+        name = name,
+        srcs = native.glob(["*.cc"], exclude = tests + ["*_benchmark.cc"]),
+        hdrs = native.glob(["*.h"]),
+        deps = [
+            "//core/framework",
+            "//core/platform",
+            "@system//:eigen",
+        ] + deps,
+        alwayslink = True,
+        visibility = ["//visibility:public"],
+    )
+    for t in tests:
+        native.cc_test(
+            name = t[:-len(".cc")],
+            srcs = [t],
+            deps = [
+                ":" + name,
+                "//kernels:ops_testutil",
+                "@system//:gtest_main",
+            ] + test_deps,
+            size = "small",
+        )
