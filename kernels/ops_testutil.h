@@ -23,8 +23,16 @@
 
 namespace tensorgrid {
 
-#define ASSERT_OK(expr) ASSERT_TRUE((expr).ok()) << (expr)
-#define EXPECT_OK(expr) EXPECT_TRUE((expr).ok()) << (expr)
+#define ASSERT_OK(expr)                            \
+  do {                                             \
+    ::absl::Status tg_ok_ = (expr);                \
+    ASSERT_TRUE(tg_ok_.ok()) << tg_ok_;            \
+  } while (0)
+#define EXPECT_OK(expr)                            \
+  do {                                             \
+    ::absl::Status tg_ok_ = (expr);                \
+    EXPECT_TRUE(tg_ok_.ok()) << tg_ok_;            \
+  } while (0)
 
 // Expects `status` to have `code` and a message containing `substr`.
 #define EXPECT_STATUS(status_expr, code_, substr)                                   \
@@ -56,6 +64,25 @@ class NodeDefBuilder {
   NodeDef def_;
 };
 
+// Element-wise checks of a tensor against expected values and shape.
+template <typename T>
+void ExpectTensorEqual(const Tensor& t, std::vector<T> values, const TensorShape& shape) {
+  ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value) << t.DebugString();
+  ASSERT_EQ(t.shape(), shape) << t.DebugString();
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(t.data<T>()[i], values[i]) << "at " << i;
+}
+template <typename T>
+void ExpectTensorNear(const Tensor& t, std::vector<T> values, const TensorShape& shape,
+                             double tolerance = 1e-5) {
+  ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value) << t.DebugString();
+  ASSERT_EQ(t.shape(), shape) << t.DebugString();
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_NEAR(static_cast<double>(t.data<T>()[i]), static_cast<double>(values[i]), tolerance)
+        << "at " << i;
+  }
+}
+
+
 class OpsTestBase : public ::testing::Test {
  protected:
   OpsTestBase() : device_(NewCpuDevice("/job:localhost/replica:0/task:0/device:CPU:0", 2)) {}
@@ -70,23 +97,6 @@ class OpsTestBase : public ::testing::Test {
   const std::shared_ptr<Var>& GetOutputRef(int i) const { return outputs_[i].ref; }
   Device* device() { return device_.get(); }
   CallFrame* call_frame() { return &frame_; }
-
-  template <typename T>
-  static void ExpectTensorEqual(const Tensor& t, std::vector<T> values, const TensorShape& shape) {
-    ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value) << t.DebugString();
-    ASSERT_EQ(t.shape(), shape) << t.DebugString();
-    for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(t.data<T>()[i], values[i]) << "at " << i;
-  }
-  template <typename T>
-  static void ExpectTensorNear(const Tensor& t, std::vector<T> values, const TensorShape& shape,
-                               double tolerance = 1e-5) {
-    ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value) << t.DebugString();
-    ASSERT_EQ(t.shape(), shape) << t.DebugString();
-    for (size_t i = 0; i < values.size(); ++i) {
-      EXPECT_NEAR(static_cast<double>(t.data<T>()[i]), static_cast<double>(values[i]), tolerance)
-          << "at " << i;
-    }
-  }
 
   NodeDef node_def_;
   std::unique_ptr<Device> device_;

@@ -112,9 +112,9 @@ struct OpRegistrar {
 
 // Validates `node` against `op`: every attr present with the right type and
 // an allowed value (defaults are filled in), no unknown attrs (names starting
-// with '_' are allowed), and the right number of data inputs. Errors are
-// InvalidArgument naming the node and the attr or input.
-absl::Status ValidateNodeDef(const OpDef& op, NodeDef* node);
+// with '_' are allowed), and, with `check_inputs`, the right number of data
+// inputs. Errors are InvalidArgument naming the node and the attr or input.
+absl::Status ValidateNodeDef(const OpDef& op, NodeDef* node, bool check_inputs = true);
 
 // Input and output dtypes of a validated node (ref inputs/outputs as *_REF).
 absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector<DataType>* inputs,

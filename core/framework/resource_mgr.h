@@ -31,9 +31,11 @@ class ResourceBase {
 // sharing the buffer), writers replace the buffer unless they own it alone.
 class Var : public ResourceBase {
  public:
-  explicit Var(DataType dtype) : dtype_(dtype) {}
+  explicit Var(DataType dtype, std::string name = "") : dtype_(dtype), name_(std::move(name)) {}
   std::string TypeName() const override { return "Var"; }
   DataType dtype() const { return dtype_; }
+  // The variable's name, for error messages.
+  const std::string& name() const { return name_; }
 
   absl::Mutex mu;
   Tensor tensor ABSL_GUARDED_BY(mu);
@@ -41,6 +43,7 @@ class Var : public ResourceBase {
 
  private:
   const DataType dtype_;
+  const std::string name_;
 };
 
 class ResourceMgr {

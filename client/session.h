@@ -1,0 +1,79 @@
+// Session: runs steps of a graph. The target picks the implementation:
+// "" (or "local") runs an in-process master and worker; later, "grpc://host:port"
+// talks to a remote master. The interface is TensorFlow's.
+//
+//   SessionOptions options;                      // target "" = local
+//   TG_ASSIGN_OR_RETURN(auto session, NewSession(options));
+//   TG_RETURN_IF_ERROR(session->Create(graph_def));
+//   std::vector<Tensor> out;
+//   TG_RETURN_IF_ERROR(session->Run({{"x", x}}, {"y:0"}, {}, &out));
+//
+// Thread safety: Run, RunCallable, MakeCallable and ReleaseCallable may be
+// called concurrently from many threads; Create/Extend/Close are serialized
+// against each other and against running steps.
+#ifndef TENSORGRID_CLIENT_SESSION_H_
+#define TENSORGRID_CLIENT_SESSION_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/framework/tensor.h"
+#include "proto/config.pb.h"
+#include "proto/graph.pb.h"
+
+namespace tensorgrid {
+
+struct SessionOptions {
+  std::string target;  // "" for an in-process session
+  ConfigProto config;
+};
+
+class Session {
+ public:
+  using CallableHandle = int64_t;
+  virtual ~Session() = default;
+
+  // Sets the graph (once). InvalidArgument for a malformed graph.
+  virtual absl::Status Create(const GraphDef& graph) = 0;
+  // Adds nodes to the graph (names must be new).
+  virtual absl::Status Extend(const GraphDef& graph) = 0;
+
+  // Feeds `inputs` ("name" or "name:port"), runs what `output_names` and
+  // `target_names` need, and returns the outputs in order.
+  virtual absl::Status Run(const RunOptions& run_options,
+                           const std::vector<std::pair<std::string, Tensor>>& inputs,
+                           const std::vector<std::string>& output_names,
+                           const std::vector<std::string>& target_names,
+                           std::vector<Tensor>* outputs, RunMetadata* run_metadata) = 0;
+  absl::Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                   const std::vector<std::string>& output_names,
+                   const std::vector<std::string>& target_names, std::vector<Tensor>* outputs) {
+    return Run(RunOptions(), inputs, output_names, target_names, outputs, nullptr);
+  }
+
+  // A callable fixes feeds, fetches and targets once; RunCallable then skips
+  // all per-step lookups. Feeds are passed in CallableOptions.feed order.
+  virtual absl::StatusOr<CallableHandle> MakeCallable(const CallableOptions& options) = 0;
+  virtual absl::Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feeds,
+                                   std::vector<Tensor>* fetches, RunMetadata* run_metadata) = 0;
+  virtual absl::Status ReleaseCallable(CallableHandle handle) = 0;
+
+  // Releases the session's graphs; later calls fail with FailedPrecondition.
+  virtual absl::Status Close() = 0;
+};
+
+// "" or "local": in-process. Other targets go to the factory registered for
+// their prefix (the gRPC session registers "grpc://"); InvalidArgument for
+// an unknown target.
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options);
+
+using SessionFactory = std::function<absl::StatusOr<std::unique_ptr<Session>>(const SessionOptions&)>;
+void RegisterSessionFactory(const std::string& target_prefix, SessionFactory factory);
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_CLIENT_SESSION_H_

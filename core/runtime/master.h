@@ -1,0 +1,84 @@
+// Master: the session-side half of the runtime. Holds the session's graph;
+// for each distinct (feeds, fetches, targets) signature it prunes and
+// rewrites the graph once, places it, registers it with the worker, and
+// caches the result, so later steps only validate feeds and call RunGraph.
+// Callables hold their cache entry directly and skip even that lookup.
+// Thread-safe: steps run concurrently; Create/Extend/Close exclude them.
+#ifndef TENSORGRID_CORE_RUNTIME_MASTER_H_
+#define TENSORGRID_CORE_RUNTIME_MASTER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "core/graph/graph.h"
+#include "core/graph/subgraph.h"
+#include "core/runtime/worker_interface.h"
+#include "proto/config.pb.h"
+
+namespace tensorgrid {
+
+class Master {
+ public:
+  // `worker` runs everything on `device` (one device for now; placement
+  // across devices and tasks builds on this). Not owned.
+  Master(const ConfigProto& config, WorkerInterface* worker, std::string device);
+  ~Master();
+
+  absl::Status Create(const GraphDef& graph);
+  absl::Status Extend(const GraphDef& graph);
+  absl::Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                   const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+                   std::vector<Tensor>* outputs, RunMetadata* metadata);
+  absl::StatusOr<int64_t> MakeCallable(const CallableOptions& options);
+  absl::Status RunCallable(int64_t handle, const std::vector<Tensor>& feeds,
+                           std::vector<Tensor>* fetches, RunMetadata* metadata);
+  absl::Status ReleaseCallable(int64_t handle);
+  absl::Status Close();
+
+ private:
+  // One pruned, rewritten and registered graph.
+  struct ExecutionUnit {
+    std::string graph_handle;
+    std::vector<FeedSpec> feeds;
+    int num_fetches = 0;
+    GraphDef partition;  // what the worker runs, for RunMetadata
+  };
+  struct Callable {
+    std::shared_ptr<const ExecutionUnit> unit;
+    RunOptions options;
+  };
+
+  absl::StatusOr<std::shared_ptr<const ExecutionUnit>> GetOrBuild(
+      const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+      const std::vector<std::string>& targets);
+  absl::StatusOr<std::shared_ptr<const ExecutionUnit>> Build(const std::vector<std::string>& feeds,
+                                                             const std::vector<std::string>& fetches,
+                                                             const std::vector<std::string>& targets)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status RunUnit(const ExecutionUnit& unit, const RunOptions& options,
+                       const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
+                       RunMetadata* metadata);
+  absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  const ConfigProto config_;
+  WorkerInterface* const worker_;
+  const std::string device_;
+  std::atomic<int64_t> next_step_id_{1};
+
+  mutable absl::Mutex mu_;
+  std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionUnit>> cache_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex callables_mu_;
+  int64_t next_callable_ ABSL_GUARDED_BY(callables_mu_) = 0;
+  absl::flat_hash_map<int64_t, Callable> callables_ ABSL_GUARDED_BY(callables_mu_);
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_CORE_RUNTIME_MASTER_H_

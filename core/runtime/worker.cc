@@ -1,0 +1,195 @@
+#include "core/runtime/worker.h"
+
+#include <thread>
+
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+
+absl::Status WorkerInterface::RegisterGraph(const RegisterGraphRequest& request,
+                                            RegisterGraphResponse* response) {
+  absl::Notification n;
+  absl::Status status;
+  RegisterGraphAsync(request, response, [&](absl::Status s) {
+    status = std::move(s);
+    n.Notify();
+  });
+  n.WaitForNotification();
+  return status;
+}
+
+absl::Status WorkerInterface::DeregisterGraph(const std::string& graph_handle) {
+  absl::Notification n;
+  absl::Status status;
+  DeregisterGraphAsync(graph_handle, [&](absl::Status s) {
+    status = std::move(s);
+    n.Notify();
+  });
+  n.WaitForNotification();
+  return status;
+}
+
+absl::Status WorkerInterface::RunGraph(const RunGraphRequest& request, RunGraphResponse* response) {
+  absl::Notification n;
+  absl::Status status;
+  RunGraphAsync(request, response, [&](absl::Status s) {
+    status = std::move(s);
+    n.Notify();
+  });
+  n.WaitForNotification();
+  return status;
+}
+
+Worker::Worker(const std::string& task_prefix, const ConfigProto& config) {
+  int cpus = 1;
+  auto it = config.device_count().find(DEVICE_CPU);
+  if (it != config.device_count().end() && it->second > 0) cpus = it->second;
+  for (int i = 0; i < cpus; ++i) {
+    devices_.push_back(NewCpuDevice(absl::StrCat(task_prefix, "/device:CPU:", i),
+                                    config.intra_op_parallelism_threads()));
+  }
+  int inter = config.inter_op_parallelism_threads();
+  inter_op_pool_ = std::make_unique<ThreadPool>(inter > 0 ? inter : NumSchedulableCPUs());
+}
+
+Worker::~Worker() {
+  {
+    absl::MutexLock lock(&mu_);
+    graphs_.clear();
+  }
+  inter_op_pool_.reset();  // waits for queued work before devices go away
+}
+
+absl::StatusOr<Device*> Worker::FindDevice(const std::string& name) const {
+  std::vector<std::string> names;
+  for (const auto& d : devices_) {
+    if (d->name() == name) return d.get();
+    names.push_back(d->name());
+  }
+  return errors::NotFound("device '", name, "' does not exist here; devices: ",
+                          absl::StrJoin(names, ", "));
+}
+
+absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def) {
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ImportGraphDef(def));
+  // One device per partition: the master has already split by device.
+  std::string device_name = devices_[0]->name();
+  for (Node* n : graph->nodes()) {
+    if (!n->requested_device().empty()) {
+      device_name = n->requested_device();
+      break;
+    }
+  }
+  TG_ASSIGN_OR_RETURN(Device * device, FindDevice(device_name));
+  for (Node* n : graph->nodes()) {
+    if (!n->requested_device().empty() && n->requested_device() != device_name) {
+      return errors::InvalidArgument("partition mixes devices: node '", n->name(), "' is on ",
+                                     n->requested_device(), ", others on ", device_name);
+    }
+    n->set_assigned_device_name(device_name);
+  }
+  auto item = std::make_shared<Item>();
+  for (Node* n : graph->nodes()) {
+    if (n->op() == "_Arg") ++item->num_args;
+    if (n->op() == "_Retval") ++item->num_retvals;
+  }
+  TG_ASSIGN_OR_RETURN(item->executor, Executor::Create(device, std::move(graph)));
+  return item;
+}
+
+void Worker::RegisterGraphAsync(const RegisterGraphRequest& request,
+                                RegisterGraphResponse* response, StatusCallback done) {
+  auto item = Build(request.graph);
+  if (!item.ok()) {
+    done(item.status());
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    response->graph_handle = absl::StrCat("g", next_handle_++);
+    graphs_[response->graph_handle] = std::move(item).value();
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) {
+  std::shared_ptr<Item> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = graphs_.find(graph_handle);
+    if (it == graphs_.end()) {
+      done(errors::NotFound("graph handle '", graph_handle, "' is not registered"));
+      return;
+    }
+    dropped = std::move(it->second);
+    graphs_.erase(it);
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+                           StatusCallback done) {
+  std::shared_ptr<Item> item;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = graphs_.find(request.graph_handle);
+    if (it == graphs_.end()) {
+      done(errors::NotFound("graph handle '", request.graph_handle, "' is not registered"));
+      return;
+    }
+    item = it->second;
+  }
+  if (static_cast<int>(request.feeds.size()) != item->num_args) {
+    done(errors::InvalidArgument("graph '", request.graph_handle, "' takes ", item->num_args,
+                                 " feeds, got ", request.feeds.size()));
+    return;
+  }
+  // The step's state lives until the executor (and any timer) is done with it.
+  struct Step {
+    CallFrame frame;
+    CancellationManager cancellation;
+    std::unique_ptr<StepStatsCollector> stats;
+    std::shared_ptr<Item> item;
+    absl::Notification finished;
+    std::atomic<bool> timed_out{false};
+  };
+  auto step = std::make_shared<Step>();
+  step->item = item;
+  step->frame.args = request.feeds;
+  step->frame.retvals.resize(item->num_retvals);
+  Executor::Args args;
+  args.step_id = request.step_id;
+  args.call_frame = &step->frame;
+  args.cancellation = &step->cancellation;
+  args.inter_op_pool = inter_op_pool_.get();
+  if (request.collect_step_stats) {
+    DeviceStepStats* dev = response->step_stats.add_dev_stats();
+    dev->set_device(item->executor->device()->name());
+    step->stats = std::make_unique<StepStatsCollector>(dev);
+    args.stats = step->stats.get();
+  }
+  if (request.timeout_in_ms > 0) {
+    // A step past its deadline is cancelled: nodes not yet started are skipped
+    // and blocking kernels are woken through the cancellation manager.
+    std::thread([step, ms = request.timeout_in_ms] {
+      if (!step->finished.WaitForNotificationWithTimeout(absl::Milliseconds(ms))) {
+        step->timed_out.store(true);
+        step->cancellation.StartCancel();
+      }
+    }).detach();
+  }
+  const int64_t timeout = request.timeout_in_ms;
+  item->executor->RunAsync(args, [step, response, timeout, done = std::move(done)](absl::Status s) {
+    if (step->timed_out.load()) {
+      s = errors::DeadlineExceeded("step did not finish within ", timeout, " ms");
+    } else if (s.ok()) {
+      response->fetches = std::move(step->frame.retvals);
+    }
+    step->finished.Notify();
+    done(std::move(s));
+  });
+}
+
+}  // namespace tensorgrid

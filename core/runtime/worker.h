@@ -1,0 +1,54 @@
+// Worker: the in-process worker service of one task. Owns the task's
+// devices; registered graphs become one Executor each; RunGraph runs a step
+// of one. Thread-safe.
+#ifndef TENSORGRID_CORE_RUNTIME_WORKER_H_
+#define TENSORGRID_CORE_RUNTIME_WORKER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "core/framework/device.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/worker_interface.h"
+#include "proto/config.pb.h"
+
+namespace tensorgrid {
+
+class Worker final : public WorkerInterface {
+ public:
+  // `task_prefix` like "/job:localhost/replica:0/task:0". Devices come from
+  // config.device_count (CPU: 1 by default); thread pools from the config.
+  Worker(const std::string& task_prefix, const ConfigProto& config);
+  ~Worker() override;
+
+  const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
+  // NotFound naming the device and the ones that exist.
+  absl::StatusOr<Device*> FindDevice(const std::string& name) const;
+
+  void RegisterGraphAsync(const RegisterGraphRequest& request, RegisterGraphResponse* response,
+                          StatusCallback done) override;
+  void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;
+  void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+                     StatusCallback done) override;
+
+ private:
+  struct Item {
+    std::unique_ptr<Executor> executor;
+    int num_args = 0;
+    int num_retvals = 0;
+  };
+  absl::StatusOr<std::shared_ptr<Item>> Build(const GraphDef& def);
+
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<ThreadPool> inter_op_pool_;
+  absl::Mutex mu_;
+  int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, std::shared_ptr<Item>> graphs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_CORE_RUNTIME_WORKER_H_

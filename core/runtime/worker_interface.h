@@ -1,0 +1,57 @@
+// WorkerInterface: what a master asks of a worker. The in-process Worker
+// implements it directly; the distributed runtime implements it over gRPC, so
+// the master cannot tell the two apart. Requests carry Tensors (not protos):
+// in-process calls never serialize tensor data.
+#ifndef TENSORGRID_CORE_RUNTIME_WORKER_INTERFACE_H_
+#define TENSORGRID_CORE_RUNTIME_WORKER_INTERFACE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/framework/tensor.h"
+#include "proto/graph.pb.h"
+#include "proto/step_stats.pb.h"
+
+namespace tensorgrid {
+
+struct RegisterGraphRequest {
+  GraphDef graph;  // one partition; every node's `device` names a device of this worker
+};
+struct RegisterGraphResponse {
+  std::string graph_handle;
+};
+
+struct RunGraphRequest {
+  std::string graph_handle;
+  int64_t step_id = 0;
+  std::vector<Tensor> feeds;  // by _Arg index
+  int64_t timeout_in_ms = 0;  // 0: none
+  bool collect_step_stats = false;
+};
+struct RunGraphResponse {
+  std::vector<Tensor> fetches;  // by _Retval index
+  StepStats step_stats;
+};
+
+using StatusCallback = std::function<void(absl::Status)>;
+
+class WorkerInterface {
+ public:
+  virtual ~WorkerInterface() = default;
+  virtual void RegisterGraphAsync(const RegisterGraphRequest& request,
+                                  RegisterGraphResponse* response, StatusCallback done) = 0;
+  virtual void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) = 0;
+  virtual void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+                             StatusCallback done) = 0;
+
+  // Blocking forms.
+  absl::Status RegisterGraph(const RegisterGraphRequest& request, RegisterGraphResponse* response);
+  absl::Status DeregisterGraph(const std::string& graph_handle);
+  absl::Status RunGraph(const RunGraphRequest& request, RunGraphResponse* response);
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_CORE_RUNTIME_WORKER_INTERFACE_H_
