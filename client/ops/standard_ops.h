@@ -1,0 +1,13 @@
+// Every op wrapper: include this to build graphs with ops::*.
+#ifndef TENSORGRID_CLIENT_OPS_STANDARD_OPS_H_
+#define TENSORGRID_CLIENT_OPS_STANDARD_OPS_H_
+
+#include "client/ops/array_ops.h"   // IWYU pragma: export
+#include "client/ops/math_ops.h"    // IWYU pragma: export
+#include "client/ops/nn_ops.h"      // IWYU pragma: export
+#include "client/ops/random_ops.h"  // IWYU pragma: export
+#include "client/ops/state_ops.h"   // IWYU pragma: export
+#include "client/output.h"          // IWYU pragma: export
+#include "client/scope.h"           // IWYU pragma: export
+
+#endif  // TENSORGRID_CLIENT_OPS_STANDARD_OPS_H_

@@ -1,0 +1,162 @@
+#include "client/scope.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "core/framework/attr_value_util.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+
+struct ScopeGraph {
+  GraphDef graph;
+  std::unordered_map<std::string, int> node_index;  // node name -> index in graph.node
+  // Every full name handed out (nodes and name scopes) -> the last numeric
+  // suffix tried for it, as in TensorFlow's name map.
+  std::unordered_map<std::string, int> name_counts;
+  std::unordered_set<std::string> node_names;  // reserved for nodes (a subset of name_counts)
+  absl::Status status;
+};
+
+namespace {
+
+std::string Join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : absl::StrCat(prefix, "/", name);
+}
+
+// `full_name` if unused, else the first free "full_name_<k>"; reserves it.
+std::string ReserveUniqueName(ScopeGraph& g, const std::string& full_name) {
+  auto it = g.name_counts.find(full_name);
+  if (it == g.name_counts.end()) {
+    g.name_counts.emplace(full_name, 0);
+    return full_name;
+  }
+  std::string candidate;
+  do {
+    candidate = absl::StrCat(full_name, "_", ++it->second);
+  } while (g.name_counts.count(candidate) > 0);
+  g.name_counts.emplace(candidate, 0);
+  return candidate;
+}
+
+}  // namespace
+
+Scope::Scope(std::shared_ptr<ScopeGraph> graph) : graph_(std::move(graph)) {}
+Scope::Scope(const Scope&) = default;
+Scope& Scope::operator=(const Scope&) = default;
+Scope::Scope(Scope&&) noexcept = default;
+Scope& Scope::operator=(Scope&&) noexcept = default;
+Scope::~Scope() = default;
+
+Scope Scope::NewRootScope() { return Scope(std::make_shared<ScopeGraph>()); }
+
+Scope Scope::NewSubScope(const std::string& child_scope_name) const {
+  Scope child(*this);
+  child.op_name_.clear();
+  if (child_scope_name.empty()) return child;
+  child.name_ = ReserveUniqueName(*graph_, Join(name_, child_scope_name));
+  return child;
+}
+
+Scope Scope::WithOpNameImpl(std::string op_name) const {
+  Scope s(*this);
+  s.op_name_ = std::move(op_name);
+  return s;
+}
+
+Scope Scope::WithControlDependencies(absl::Span<const Operation> ops) const {
+  Scope s(*this);
+  for (const Operation& op : ops) {
+    if (std::find(s.control_deps_.begin(), s.control_deps_.end(), op) == s.control_deps_.end()) {
+      s.control_deps_.push_back(op);
+    }
+  }
+  return s;
+}
+
+Scope Scope::WithNoControlDependencies() const {
+  Scope s(*this);
+  s.control_deps_.clear();
+  return s;
+}
+
+Scope Scope::WithDevice(const std::string& device) const {
+  Scope s(*this);
+  s.device_ = device;
+  return s;
+}
+
+Scope Scope::ColocateWith(const Operation& op) const {
+  Scope s(*this);
+  s.colocation_.clear();
+  if (const NodeDef* node = FindNode(op.name())) {
+    std::vector<std::string> classes;
+    if (HasNodeAttr(*node, "_class") && GetNodeAttr(*node, "_class", &classes).ok()) {
+      for (std::string& c : classes) {
+        if (absl::StartsWith(c, "loc:@")) s.colocation_.push_back(std::move(c));
+      }
+    }
+  } else if (ok()) {
+    UpdateStatus(op.valid() ? errors::InvalidArgument("ColocateWith: '", op.name(),
+                                                      "' is not a node of this scope's graph")
+                            : errors::InvalidArgument("ColocateWith: an invalid Operation"));
+  }
+  if (s.colocation_.empty() && op.valid()) s.colocation_.push_back("loc:@" + op.name());
+  std::sort(s.colocation_.begin(), s.colocation_.end());
+  return s;
+}
+
+Scope Scope::ClearColocation() const {
+  Scope s(*this);
+  s.colocation_.clear();
+  return s;
+}
+
+std::string Scope::GetUniqueNameForOp(const std::string& default_name) const {
+  if (op_name_.empty()) {
+    std::string name = ReserveUniqueName(*graph_, Join(name_, default_name));
+    graph_->node_names.insert(name);
+    return name;
+  }
+  // An exact name may coincide with a name scope ("x" beside "x/y"), not a node.
+  std::string name = Join(name_, op_name_);
+  if (!graph_->node_names.insert(name).second) {
+    UpdateStatus(errors::InvalidArgument("duplicate node name '", name, "'"));
+  }
+  graph_->name_counts.emplace(name, 0);
+  return name;
+}
+
+void Scope::UpdateStatus(const absl::Status& status) const {
+  if (graph_->status.ok() && !status.ok()) graph_->status = status;
+}
+
+absl::Status Scope::status() const { return graph_->status; }
+
+absl::Status Scope::ToGraphDef(GraphDef* graph) const { return ToGraphDef(graph, 0); }
+
+absl::Status Scope::ToGraphDef(GraphDef* graph, int first_node) const {
+  TG_RETURN_IF_ERROR(graph_->status);
+  graph->Clear();
+  *graph->mutable_versions() = graph_->graph.versions();
+  const auto& nodes = graph_->graph.node();
+  for (int i = std::max(first_node, 0); i < nodes.size(); ++i) *graph->add_node() = nodes[i];
+  return absl::OkStatus();
+}
+
+int Scope::num_nodes() const { return graph_->graph.node_size(); }
+
+void Scope::AddNode(NodeDef node) const {
+  graph_->node_index[node.name()] = graph_->graph.node_size();
+  *graph_->graph.add_node() = std::move(node);
+}
+
+const NodeDef* Scope::FindNode(const std::string& name) const {
+  auto it = graph_->node_index.find(name);
+  return it == graph_->node_index.end() ? nullptr : &graph_->graph.node(it->second);
+}
+
+}  // namespace tensorgrid

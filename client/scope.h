@@ -1,0 +1,120 @@
+// Scope: where the ops:: wrappers put the nodes they build, in TensorFlow's
+// C++ shape. A root scope owns a graph; every scope derived from it shares that
+// graph (and its error status) and adds its own name prefix, device, control
+// dependencies or colocation to the nodes built through it.
+//
+//   Scope root = Scope::NewRootScope();
+//   Scope layer = root.NewSubScope("layer1");              // names "layer1/..."
+//   auto w = ops::Variable(layer.WithOpName("w"), {2, 2}, DT_FLOAT);   // "layer1/w"
+//   auto y = ops::MatMul(layer.WithDevice("/job:ps/task:0"), x, w);    // "layer1/MatMul"
+//   GraphDef graph;
+//   TG_RETURN_IF_ERROR(root.ToGraphDef(&graph));
+//
+// Names: an op gets its type as its name ("MatMul"), made unique with a
+// suffix ("MatMul_1", "MatMul_2", ...) within its name scope; WithOpName sets
+// the exact name instead (reusing a name is an error). Literal inputs become
+// Const nodes named like any other ("Const", "Const_1", ...).
+//
+// Errors: the first error (an unknown op, mismatched input dtypes, a bad
+// attr, a duplicate name) is kept on the scope, shared by every scope of the
+// graph; later building is a no-op that returns invalid Operations and
+// Outputs. Check `scope.status()` (or the result of ToGraphDef) once at the end.
+//
+// Thread safety: none, as in TensorFlow. A graph and all scopes over it must
+// be used from one thread at a time; a ClientSession over the graph must not
+// run while nodes are being added.
+#ifndef TENSORGRID_CLIENT_SCOPE_H_
+#define TENSORGRID_CLIENT_SCOPE_H_
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "client/output.h"
+#include "proto/graph.pb.h"
+
+namespace tensorgrid {
+
+class NodeBuilder;
+struct ScopeGraph;  // the graph and name table every scope of one root shares
+
+class Scope {
+ public:
+  static Scope NewRootScope();
+
+  Scope(const Scope&);
+  Scope& operator=(const Scope&);
+  Scope(Scope&&) noexcept;
+  Scope& operator=(Scope&&) noexcept;
+  ~Scope();
+
+  // A child name scope: its nodes are named "<this scope>/<name>/...". The
+  // child name itself is made unique ("layer", "layer_1"). An empty name gives
+  // a copy of this scope without its op name.
+  Scope NewSubScope(const std::string& child_scope_name) const;
+  // The next op built through the returned scope gets exactly this name
+  // (joined from the fragments, prefixed by the name scope).
+  template <typename... Fragments>
+  Scope WithOpName(const Fragments&... fragments) const {
+    return WithOpNameImpl(absl::StrCat(fragments...));
+  }
+  // Adds control dependencies on `ops` (to those already in effect).
+  Scope WithControlDependencies(absl::Span<const Operation> ops) const;
+  // On the node of `control` (an Output; a template so that `{op}` stays unambiguous).
+  template <typename T, typename = std::enable_if_t<std::is_same<T, Output>::value>>
+  Scope WithControlDependencies(const T& control) const {
+    return WithControlDependencies(absl::Span<const Operation>(&control.op(), 1));
+  }
+  Scope WithNoControlDependencies() const;
+  // The requested device of nodes built through the returned scope.
+  Scope WithDevice(const std::string& device) const;
+  // Nodes built through the returned scope are colocated with `op` (TensorFlow's
+  // `_class: ["loc:@op"]` attr; if `op` is itself colocated, with its group).
+  Scope ColocateWith(const Operation& op) const;
+  Scope ColocateWith(const Output& output) const { return ColocateWith(output.op()); }
+  Scope ClearColocation() const;
+
+  // The name the next op of `default_name` type would get ("MatMul_1"), and
+  // reserves it. Wrappers call it through NodeBuilder.
+  std::string GetUniqueNameForOp(const std::string& default_name) const;
+
+  // Keeps `status` if it is the first error of this graph.
+  void UpdateStatus(const absl::Status& status) const;
+  absl::Status status() const;
+  bool ok() const { return status().ok(); }
+
+  // The graph built so far, or the scope's first error.
+  absl::Status ToGraphDef(GraphDef* graph) const;
+  // Only nodes [first_node, num_nodes()) — for extending a session's graph.
+  absl::Status ToGraphDef(GraphDef* graph, int first_node) const;
+  // Nodes in the graph (of every scope sharing it).
+  int num_nodes() const;
+
+  const std::string& name_scope() const { return name_; }
+  const std::string& device() const { return device_; }
+  const std::vector<Operation>& control_deps() const { return control_deps_; }
+
+ private:
+  friend class NodeBuilder;
+  explicit Scope(std::shared_ptr<ScopeGraph> graph);
+  Scope WithOpNameImpl(std::string op_name) const;
+  // Appends a validated node with a name from GetUniqueNameForOp.
+  void AddNode(NodeDef node) const;
+  // The node named `name`, or nullptr.
+  const NodeDef* FindNode(const std::string& name) const;
+
+  std::shared_ptr<ScopeGraph> graph_;
+  std::string name_;     // name scope, "" at the root, else "outer/inner"
+  std::string op_name_;  // from WithOpName: the name of the op built through this scope
+  std::string device_;
+  std::vector<Operation> control_deps_;
+  std::vector<std::string> colocation_;  // sorted "loc:@node" entries
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_CLIENT_SCOPE_H_
