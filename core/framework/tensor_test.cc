@@ -1,0 +1,130 @@
+#include "core/framework/tensor.h"
+
+#include "core/framework/tensor_codec.h"
+#include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
+
+namespace tensorgrid {
+namespace {
+
+TEST(TensorShapeTest, CountsElementsAndRejectsBadDims) {
+  TensorShape s({2, 3, 4});
+  EXPECT_EQ(s.num_elements(), 24);
+  EXPECT_EQ(s.DebugString(), "[2,3,4]");
+  EXPECT_EQ(TensorShape().num_elements(), 1);
+  EXPECT_STATUS(BuildTensorShape({2, -1}).status(), kInvalidArgument, "negative");
+  EXPECT_STATUS(BuildTensorShape({int64_t{1} << 40, int64_t{1} << 40}).status(), kInvalidArgument,
+                "int64");
+  std::vector<int64_t> too_many(33, 1);
+  EXPECT_STATUS(BuildTensorShape(too_many).status(), kInvalidArgument, "rank 33");
+}
+
+TEST(TensorShapeTest, PartialShapeCompatibility) {
+  PartialTensorShape p({-1, 3});
+  EXPECT_TRUE(p.IsCompatibleWith(TensorShape({7, 3})));
+  EXPECT_FALSE(p.IsCompatibleWith(TensorShape({7, 4})));
+  EXPECT_FALSE(p.IsCompatibleWith(TensorShape({3})));
+  EXPECT_TRUE(PartialTensorShape().IsCompatibleWith(TensorShape({1, 2, 3})));
+  EXPECT_EQ(p.DebugString(), "[?,3]");
+}
+
+TEST(TensorTest, BufferIsAlignedAndShared) {
+  Tensor a(DT_FLOAT, TensorShape({4, 2}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.raw_data()) % kTensorAlignment, 0u);
+  Tensor b = a;
+  EXPECT_TRUE(b.SharesBufferWith(a));
+  EXPECT_FALSE(a.RefCountIsOne());
+  Tensor c = a.DeepCopy();
+  EXPECT_FALSE(c.SharesBufferWith(a));
+}
+
+TEST(TensorTest, SliceSharesBufferAlongDimZero) {
+  Tensor t = Tensor::FromVector<int32_t>({0, 1, 2, 3, 4, 5}, TensorShape({3, 2}));
+  Tensor s = t.Slice(1, 3);
+  EXPECT_TRUE(s.SharesBufferWith(t));
+  ExpectTensorEqual<int32_t>(s, {2, 3, 4, 5}, TensorShape({2, 2}));
+  s.data<int32_t>()[0] = 42;
+  EXPECT_EQ(t.data<int32_t>()[2], 42);
+}
+
+TEST(TensorTest, StringTensorsOwnTheirObjects) {
+  Tensor t(DT_STRING, TensorShape({2}));
+  t.data<std::string>()[0] = std::string(100, 'x');
+  Tensor copy = t.DeepCopy();
+  t = Tensor();  // frees the original strings
+  EXPECT_EQ(copy.data<std::string>()[0].size(), 100u);
+}
+
+TEST(TensorTest, AllocationCapIsResourceExhausted) {
+  int64_t old = MaxTensorBytes();
+  SetMaxTensorBytes(1024);
+  EXPECT_STATUS(Tensor::Allocate(DT_FLOAT, TensorShape({1000})).status(), kResourceExhausted,
+                "exceeds the limit");
+  SetMaxTensorBytes(old);
+}
+
+TEST(TensorCodecTest, RoundTripsTensorContentAndTypedFields) {
+  Tensor t = Tensor::FromVector<float>({1.5f, -2.f, 3.f}, TensorShape({3}));
+  for (bool content : {true, false}) {
+    TensorProto p;
+    TensorToProto(t, &p, content);
+    auto back = TensorFromProto(p);
+    ASSERT_TRUE(back.ok()) << back.status();
+    ExpectTensorEqual<float>(*back, {1.5f, -2.f, 3.f}, TensorShape({3}));
+  }
+}
+
+TEST(TensorCodecTest, SingleValueBroadcastsToShape) {
+  TensorProto p;
+  p.set_dtype(DT_FLOAT);
+  p.mutable_tensor_shape()->add_dim()->set_size(2);
+  p.mutable_tensor_shape()->add_dim()->set_size(2);
+  p.add_float_val(7.f);
+  auto t = TensorFromProto(p);
+  ASSERT_TRUE(t.ok());
+  ExpectTensorEqual<float>(*t, {7, 7, 7, 7}, TensorShape({2, 2}));
+}
+
+TEST(TensorCodecTest, RejectsInconsistentProtos) {
+  TensorProto p;
+  p.set_dtype(DT_INT32);
+  p.mutable_tensor_shape()->add_dim()->set_size(3);
+  p.set_tensor_content(std::string(8, '\0'));
+  EXPECT_STATUS(TensorFromProto(p).status(), kInvalidArgument, "needs 12");
+
+  TensorProto neg;
+  neg.set_dtype(DT_FLOAT);
+  neg.mutable_tensor_shape()->add_dim()->set_size(-2);
+  EXPECT_STATUS(TensorFromProto(neg).status(), kInvalidArgument, "negative");
+
+  TensorProto many;
+  many.set_dtype(DT_FLOAT);
+  many.mutable_tensor_shape()->add_dim()->set_size(1);
+  many.add_float_val(1);
+  many.add_float_val(2);
+  EXPECT_STATUS(TensorFromProto(many).status(), kInvalidArgument, "float_val");
+
+  TensorProto bad_type;
+  bad_type.set_dtype(DT_VARIANT);
+  EXPECT_STATUS(TensorFromProto(bad_type).status(), kInvalidArgument, "unsupported dtype");
+}
+
+TEST(TensorCodecTest, StringsAndInt64AndBool) {
+  TensorProto p;
+  p.set_dtype(DT_STRING);
+  p.add_string_val("model");
+  auto s = TensorFromProto(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->scalar<std::string>(), "model");
+
+  Tensor i = Tensor::FromVector<int64_t>({int64_t{1} << 40, -3}, TensorShape({2}));
+  TensorProto ip;
+  TensorToProto(i, &ip, /*use_tensor_content=*/false);
+  EXPECT_EQ(ip.int64_val_size(), 2);
+  auto back = TensorFromProto(ip);
+  ASSERT_TRUE(back.ok());
+  ExpectTensorEqual<int64_t>(*back, {int64_t{1} << 40, -3}, TensorShape({2}));
+}
+
+}  // namespace
+}  // namespace tensorgrid

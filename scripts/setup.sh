@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tensorgrid builds with (only those missing).
+# Safe to run any number of times. Needs root (or sudo) on Debian 12.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap bazel-rules-java bazel-platforms
+  g++ pkg-config python3
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libeigen3-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libtbb-dev zlib1g-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
