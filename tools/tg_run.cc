@@ -1,0 +1,93 @@
+// tg_run: loads a GraphDef, runs targets, feeds tensors and prints fetches.
+//
+//   tg_run --graph=model.pbtxt --run=init --feed='x=[[1,2],[3,4]]' --fetch=y,z
+//
+// See docs/tg_run.md and `tg_run --help`. The parsing and printing live in
+// tg_run_lib; this file only drives a Session.
+#include <iostream>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "client/session.h"
+#include "core/platform/status.h"
+#include "tools/tg_run_lib.h"
+
+namespace tensorgrid {
+namespace tg_run {
+namespace {
+
+// Creates the session, runs each --run target in its own step, then one step
+// for the feeds and fetches, and prints the fetched tensors to stdout.
+absl::Status RunGraph(const Options& options, const GraphDef& graph,
+                      const std::vector<std::pair<std::string, Tensor>>& feeds) {
+  SessionOptions session_options;
+  session_options.target = options.target;
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(session_options));
+  TG_RETURN_IF_ERROR(WithContext(
+      session->Create(graph), absl::StrCat("creating a session for '", options.graph_path, "'")));
+  std::vector<Tensor> outputs;
+  for (const std::string& target : options.run_targets) {
+    TG_RETURN_IF_ERROR(WithContext(session->Run({}, {}, {target}, &outputs),
+                                   absl::StrCat("running target '", target, "'")));
+  }
+  if (!options.fetches.empty()) {
+    TG_RETURN_IF_ERROR(session->Run(feeds, options.fetches, {}, &outputs));
+    for (size_t i = 0; i < outputs.size() && i < options.fetches.size(); ++i) {
+      std::cout << FormatFetch(options.fetches[i], outputs[i], options.max_values) << "\n";
+    }
+  }
+  std::cout.flush();
+  return session->Close();
+}
+
+int Main(const std::vector<std::string>& args) {
+  absl::StatusOr<Options> options = ParseFlags(args);
+  if (!options.ok()) {
+    std::cerr << "tg_run: " << options.status().message() << "\n\n" << Usage();
+    return 2;
+  }
+  if (options->help) {
+    std::cout << Usage();
+    return 0;
+  }
+
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::set<std::string> fed;
+  for (const std::string& spec : options->feeds) {
+    absl::StatusOr<Feed> feed = ParseFeed(spec);
+    if (!feed.ok()) {
+      std::cerr << "tg_run: " << feed.status().message() << "\n";
+      return 2;
+    }
+    if (!fed.insert(feed->name).second) {
+      std::cerr << "tg_run: feed '" << feed->name << "' is given more than once\n";
+      return 2;
+    }
+    feeds.emplace_back(std::move(feed->name), std::move(feed->value));
+  }
+
+  absl::Status status;
+  absl::StatusOr<GraphDef> graph = LoadGraphDef(options->graph_path);
+  if (graph.ok()) {
+    status = RunGraph(*options, *graph, feeds);
+  } else {
+    status = graph.status();
+  }
+  if (!status.ok()) {
+    std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
+              << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tg_run
+}  // namespace tensorgrid
+
+int main(int argc, char** argv) {
+  return tensorgrid::tg_run::Main(std::vector<std::string>(argv + 1, argv + argc));
+}

@@ -1,0 +1,604 @@
+#include "tools/tg_run_lib.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/platform/status.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace tensorgrid {
+namespace tg_run {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Flags
+
+// Appends the comma-separated names in `value` to `out`; empty items are
+// errors ("a,,b"), an empty `value` adds nothing.
+absl::Status AppendNameList(absl::string_view flag, absl::string_view value,
+                            std::vector<std::string>* out) {
+  if (value.empty()) return absl::OkStatus();
+  for (absl::string_view name : absl::StrSplit(value, ',')) {
+    name = absl::StripAsciiWhitespace(name);
+    if (name.empty()) {
+      return errors::InvalidArgument("--", flag, "='", value, "' has an empty name");
+    }
+    out->emplace_back(name);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyFlag(absl::string_view name, const std::string& value, Options* options) {
+  if (name == "graph") {
+    options->graph_path = value;
+  } else if (name == "target") {
+    options->target = value;
+  } else if (name == "feed") {
+    options->feeds.push_back(value);
+  } else if (name == "run") {
+    return AppendNameList(name, value, &options->run_targets);
+  } else if (name == "fetch") {
+    return AppendNameList(name, value, &options->fetches);
+  } else if (name == "max_values") {
+    if (!absl::SimpleAtoi(value, &options->max_values) || options->max_values < 0) {
+      return errors::InvalidArgument("--max_values wants a non-negative integer, got '", value,
+                                     "'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool TakesValue(absl::string_view name) {
+  return name == "graph" || name == "target" || name == "feed" || name == "run" ||
+         name == "fetch" || name == "max_values";
+}
+
+// ---------------------------------------------------------------------------
+// Feed values
+
+const std::vector<std::pair<std::string, DataType>>& FeedTypes() {
+  static const auto* types = new std::vector<std::pair<std::string, DataType>>{
+      {"float", DT_FLOAT}, {"double", DT_DOUBLE}, {"int32", DT_INT32},  {"int64", DT_INT64},
+      {"uint8", DT_UINT8}, {"bool", DT_BOOL},     {"string", DT_STRING}};
+  return *types;
+}
+
+// One scalar as written: its text (unescaped for strings) and 0-based offset.
+struct Token {
+  std::string text;
+  size_t pos = 0;
+  bool quoted = false;
+};
+
+// Parses the nesting of VALUES into a flat token list and a shape; the
+// tokens are converted to the dtype afterwards (FillTensor).
+class ValueParser {
+ public:
+  explicit ValueParser(absl::string_view text) : text_(text) {}
+
+  absl::Status Parse(std::vector<int64_t>* shape, std::vector<Token>* tokens) {
+    tokens_ = tokens;
+    TG_RETURN_IF_ERROR(ParseValue(0, shape));
+    SkipSpace();
+    if (pos_ < text_.size()) return Error(pos_, "unexpected text after the value");
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status ParseValue(int depth, std::vector<int64_t>* shape) {
+    SkipSpace();
+    if (pos_ >= text_.size()) return Error(pos_, "expected a value, found the end");
+    if (text_[pos_] == '[') return ParseList(depth, shape);
+    shape->clear();
+    return ParseScalar();
+  }
+
+  absl::Status ParseList(int depth, std::vector<int64_t>* shape) {
+    if (depth >= kMaxTensorRank) {
+      return Error(pos_, absl::StrCat("nesting deeper than the maximum rank ", kMaxTensorRank));
+    }
+    ++pos_;  // '['
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == ']') {
+      ++pos_;
+      *shape = {0};
+      return absl::OkStatus();
+    }
+    std::optional<std::vector<int64_t>> element_shape;
+    int64_t count = 0;
+    while (true) {
+      SkipSpace();
+      const size_t element_pos = pos_;
+      std::vector<int64_t> s;
+      TG_RETURN_IF_ERROR(ParseValue(depth + 1, &s));
+      if (!element_shape) {
+        element_shape = s;
+      } else if (s != *element_shape) {
+        return Error(element_pos, absl::StrCat("ragged nesting: element has shape [",
+                                               absl::StrJoin(s, ","), "] but the first has [",
+                                               absl::StrJoin(*element_shape, ","), "]"));
+      }
+      ++count;
+      SkipSpace();
+      if (pos_ >= text_.size()) return Error(pos_, "expected ',' or ']', found the end");
+      const char c = text_[pos_++];
+      if (c == ']') break;
+      if (c != ',') {
+        return Error(pos_ - 1,
+                     absl::StrCat("expected ',' or ']', found '", std::string(1, c), "'"));
+      }
+    }
+    *shape = {count};
+    shape->insert(shape->end(), element_shape->begin(), element_shape->end());
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseScalar() {
+    if (text_[pos_] == '"') return ParseQuoted();
+    Token token;
+    token.pos = pos_;
+    while (pos_ < text_.size() && !IsDelimiter(text_[pos_])) ++pos_;
+    token.text = std::string(text_.substr(token.pos, pos_ - token.pos));
+    if (token.text.empty()) {
+      return Error(token.pos, absl::StrCat("expected a value, found '",
+                                           std::string(1, text_[token.pos]), "'"));
+    }
+    tokens_->push_back(std::move(token));
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseQuoted() {
+    Token token;
+    token.pos = pos_;
+    token.quoted = true;
+    size_t end = pos_ + 1;
+    while (end < text_.size() && text_[end] != '"') end += text_[end] == '\\' ? 2 : 1;
+    if (end >= text_.size()) return Error(token.pos, "unterminated string");
+    std::string error;
+    if (!absl::CUnescape(text_.substr(pos_ + 1, end - pos_ - 1), &token.text, &error)) {
+      return Error(token.pos, absl::StrCat("bad escape in string: ", error));
+    }
+    pos_ = end + 1;
+    tokens_->push_back(std::move(token));
+    return absl::OkStatus();
+  }
+
+  static bool IsDelimiter(char c) {
+    return c == ',' || c == '[' || c == ']' || c == '"' || absl::ascii_isspace(c);
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size() && absl::ascii_isspace(text_[pos_])) ++pos_;
+  }
+  absl::Status Error(size_t pos, absl::string_view what) const {
+    return errors::InvalidArgument("column ", pos + 1, ": ", what);
+  }
+
+  absl::string_view text_;
+  size_t pos_ = 0;
+  std::vector<Token>* tokens_ = nullptr;
+};
+
+absl::Status TokenError(const Token& token, absl::string_view what) {
+  return errors::InvalidArgument("column ", token.pos + 1, ": ", what);
+}
+
+absl::Status ExpectUnquoted(const Token& token, DataType dtype) {
+  if (!token.quoted) return absl::OkStatus();
+  return TokenError(token,
+                    absl::StrCat("expected a ", DataTypeString(dtype), ", found a quoted string"));
+}
+
+template <typename T>
+absl::Status ConvertFloating(const Token& token, T* out) {
+  TG_RETURN_IF_ERROR(ExpectUnquoted(token, DataTypeToEnum<T>::value));
+  double d;
+  if (!absl::SimpleAtod(token.text, &d)) {
+    return TokenError(token, absl::StrCat("'", token.text, "' is not a valid ",
+                                          DataTypeString(DataTypeToEnum<T>::value)));
+  }
+  // SimpleAtod turns overflow into inf; only an explicit "inf" may be infinite.
+  const bool wrote_inf = absl::StrContains(absl::AsciiStrToLower(token.text), "inf");
+  if ((std::isinf(d) && !wrote_inf) ||
+      (std::isfinite(d) && std::fabs(d) > std::numeric_limits<T>::max())) {
+    return TokenError(token, absl::StrCat("'", token.text, "' is out of range for ",
+                                          DataTypeString(DataTypeToEnum<T>::value)));
+  }
+  *out = static_cast<T>(d);
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status ConvertInteger(const Token& token, T* out) {
+  TG_RETURN_IF_ERROR(ExpectUnquoted(token, DataTypeToEnum<T>::value));
+  int64_t v;
+  if (!absl::SimpleAtoi(token.text, &v)) {
+    return TokenError(token, absl::StrCat("'", token.text, "' is not a valid ",
+                                          DataTypeString(DataTypeToEnum<T>::value)));
+  }
+  if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+      v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+    return TokenError(token, absl::StrCat("'", token.text, "' is out of range for ",
+                                          DataTypeString(DataTypeToEnum<T>::value)));
+  }
+  *out = static_cast<T>(v);
+  return absl::OkStatus();
+}
+
+// Converts one token to the element type of a feed dtype.
+absl::Status ConvertToken(const Token& token, float* out) { return ConvertFloating(token, out); }
+absl::Status ConvertToken(const Token& token, double* out) { return ConvertFloating(token, out); }
+absl::Status ConvertToken(const Token& token, int32_t* out) { return ConvertInteger(token, out); }
+absl::Status ConvertToken(const Token& token, int64_t* out) { return ConvertInteger(token, out); }
+absl::Status ConvertToken(const Token& token, uint8_t* out) { return ConvertInteger(token, out); }
+absl::Status ConvertToken(const Token& token, bool* out) {
+  TG_RETURN_IF_ERROR(ExpectUnquoted(token, DT_BOOL));
+  if (token.text == "true" || token.text == "false") {
+    *out = token.text == "true";
+    return absl::OkStatus();
+  }
+  return TokenError(token, absl::StrCat("expected true or false, found '", token.text, "'"));
+}
+absl::Status ConvertToken(const Token& token, std::string* out) {
+  if (!token.quoted) {
+    return TokenError(token,
+                      absl::StrCat("strings must be in double quotes, found '", token.text, "'"));
+  }
+  *out = token.text;
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status FillTensor(const std::vector<Token>& tokens, Tensor* tensor) {
+  T* data = tensor->data<T>();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    TG_RETURN_IF_ERROR(ConvertToken(tokens[i], &data[i]));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Formatting
+
+// Tries 1, 2, ... significant digits; `max_digits` (9 for float, 17 for
+// double) always round-trips.
+template <typename T>
+std::string FormatShortest(T value, int max_digits) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  char buf[64];
+  for (int digits = 1; digits < max_digits; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, static_cast<double>(value));
+    const T back = std::is_same_v<T, float> ? std::strtof(buf, nullptr)
+                                            : static_cast<T>(std::strtod(buf, nullptr));
+    if (back == value) return buf;
+  }
+  std::snprintf(buf, sizeof(buf), "%.*g", max_digits, static_cast<double>(value));
+  return buf;
+}
+
+// Appends one element in the feed syntax.
+template <typename T>
+void AppendElement(const T& v, std::string* out) {
+  absl::StrAppend(out, v);
+}
+void AppendElement(float v, std::string* out) { out->append(FormatFloat(v)); }
+void AppendElement(double v, std::string* out) { out->append(FormatDouble(v)); }
+void AppendElement(half v, std::string* out) { out->append(FormatFloat(static_cast<float>(v))); }
+void AppendElement(bfloat16 v, std::string* out) {
+  out->append(FormatFloat(static_cast<float>(v)));
+}
+void AppendElement(bool v, std::string* out) { out->append(v ? "true" : "false"); }
+void AppendElement(uint8_t v, std::string* out) { absl::StrAppend(out, static_cast<int>(v)); }
+void AppendElement(int8_t v, std::string* out) { absl::StrAppend(out, static_cast<int>(v)); }
+void AppendElement(const std::string& v, std::string* out) {
+  absl::StrAppend(out, "\"", absl::CEscape(v), "\"");
+}
+void AppendElement(const ResourceHandle& v, std::string* out) {
+  absl::StrAppend(out, "<", v.DebugString(), ">");
+}
+
+// Writes the nested lists of a row-major array; stops after `max_values`
+// elements (0 = no limit) and writes "..." in place of the rest.
+template <typename T>
+class NestedWriter {
+ public:
+  NestedWriter(const Tensor& tensor, int64_t max_values)
+      : data_(tensor.data<T>()), shape_(tensor.shape()), max_values_(max_values) {}
+
+  std::string Write() {
+    int64_t offset = 0;
+    Write(0, &offset);
+    return std::move(out_);
+  }
+
+ private:
+  void Write(int dim, int64_t* offset) {
+    if (dim == shape_.dims()) {
+      AppendElement(data_[(*offset)++], &out_);
+      ++written_;
+      return;
+    }
+    out_.push_back('[');
+    for (int64_t i = 0; i < shape_.dim_size(dim) && !cut_; ++i) {
+      if (i > 0) out_.push_back(',');
+      if (max_values_ > 0 && written_ >= max_values_) {
+        // The "..." stands for this element and every later one.
+        out_.append("...");
+        cut_ = true;
+        break;
+      }
+      Write(dim + 1, offset);
+    }
+    out_.push_back(']');
+  }
+
+  const T* data_;
+  const TensorShape& shape_;
+  const int64_t max_values_;
+  int64_t written_ = 0;
+  bool cut_ = false;
+  std::string out_;
+};
+
+// ---------------------------------------------------------------------------
+// Graph loading
+
+class CollectFirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (error_.empty())
+      error_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string error_;
+};
+
+// Parses text format, skipping fields tensorgrid's protos do not define.
+bool ParseText(const std::string& text, GraphDef* graph, std::string* error) {
+  CollectFirstError errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.AllowUnknownField(true);
+  parser.RecordErrorsTo(&errors);
+  if (parser.ParseFromString(text, graph)) return true;
+  *error = errors.error().empty() ? "malformed text" : errors.error();
+  return false;
+}
+
+// NotFound naming the file and the system's reason (missing, a directory, ...).
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    return errors::NotFound("cannot read graph file '", path, "': ", std::strerror(errno));
+  }
+  std::string content;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), file)) > 0) content.append(buf, n);
+  const int error = std::ferror(file) ? errno : 0;
+  std::fclose(file);
+  if (error != 0) {
+    return errors::NotFound("cannot read graph file '", path, "': ", std::strerror(error));
+  }
+  return content;
+}
+
+bool HasTextExtension(const std::string& path) {
+  return absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".pbtx") ||
+         absl::EndsWith(path, ".txt");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
+  Options options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h" || arg == "-help") {
+      options.help = true;
+      continue;
+    }
+    if (!absl::StartsWith(arg, "--") || arg.size() == 2) {
+      return errors::InvalidArgument("unexpected argument '", arg, "'");
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (!TakesValue(name)) return errors::InvalidArgument("unknown flag '--", name, "'");
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return errors::InvalidArgument("flag '--", name, "' needs a value");
+    }
+    TG_RETURN_IF_ERROR(ApplyFlag(name, value, &options));
+  }
+  if (options.help) return options;
+  if (options.graph_path.empty()) return errors::InvalidArgument("--graph is required");
+  if (options.fetches.empty() && options.run_targets.empty()) {
+    return errors::InvalidArgument("nothing to do: give --fetch and/or --run");
+  }
+  if (!options.feeds.empty() && options.fetches.empty()) {
+    return errors::InvalidArgument("--feed applies to the --fetch step; give --fetch too");
+  }
+  return options;
+}
+
+std::string Usage() {
+  return R"(usage: tg_run --graph=FILE [--target=T] [--run=A,B] [--feed=NAME=VALUES]...
+              [--fetch=X,Y] [--max_values=N]
+
+Loads a GraphDef, runs the --run targets (each in its own step, in order), then
+one step that feeds the --feed tensors and prints each --fetch tensor:
+  NAME DTYPE [SHAPE] VALUES          e.g.  y float [2,2] [[1,2],[3,4]]
+
+  --graph=FILE       GraphDef; *.pbtxt, *.pbtx, *.txt are text, others binary
+                     (binary falls back to text)
+  --target=T         session target; "" (default) runs in-process
+  --run=A,B          targets (node names) run before the fetch step
+  --feed=NAME=VALUES a tensor to feed; repeatable. NAME may carry a port
+                     ("x:0") and a dtype ("x:int32", "x:0:int32"): float
+                     (default), double, int32, int64, uint8, bool, string.
+                     VALUES: 3 | [1,2] | [[1,2],[3,4]] | [true,false] |
+                     ["a","b"]; the shape follows the nesting.
+  --fetch=X,Y        tensors to print ("node" or "node:port"); may be omitted
+                     when --run is given
+  --max_values=N     print at most N values per tensor, then "..."
+                     (default 0: all)
+  --help             this text
+
+Exit status: 0 on success, 1 when loading or running the graph fails
+("error: CODE: message" on stderr), 2 for bad flags or feed values.
+)";
+}
+
+const std::vector<std::string>& FeedTypeNames() {
+  static const auto* names = [] {
+    auto* v = new std::vector<std::string>;
+    for (const auto& t : FeedTypes()) v->push_back(t.first);
+    return v;
+  }();
+  return *names;
+}
+
+TensorNameAndType SplitNameAndType(absl::string_view spec) {
+  TensorNameAndType result;
+  result.name = std::string(spec);
+  const size_t colon = spec.rfind(':');
+  if (colon == absl::string_view::npos) return result;
+  const absl::string_view suffix = spec.substr(colon + 1);
+  for (const auto& [type_name, dtype] : FeedTypes()) {
+    if (suffix == type_name) {
+      result.name = std::string(spec.substr(0, colon));
+      result.dtype = dtype;
+      break;
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<Tensor> ParseTensorValues(absl::string_view text, DataType dtype) {
+  std::vector<int64_t> dims;
+  std::vector<Token> tokens;
+  TG_RETURN_IF_ERROR(ValueParser(text).Parse(&dims, &tokens));
+  TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(dims));
+  TG_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(dtype, shape));
+  absl::Status status =
+      errors::InvalidArgument("dtype ", DataTypeString(dtype), " cannot be fed from text");
+  switch (dtype) {
+    case DT_FLOAT:
+      status = FillTensor<float>(tokens, &tensor);
+      break;
+    case DT_DOUBLE:
+      status = FillTensor<double>(tokens, &tensor);
+      break;
+    case DT_INT32:
+      status = FillTensor<int32_t>(tokens, &tensor);
+      break;
+    case DT_INT64:
+      status = FillTensor<int64_t>(tokens, &tensor);
+      break;
+    case DT_UINT8:
+      status = FillTensor<uint8_t>(tokens, &tensor);
+      break;
+    case DT_BOOL:
+      status = FillTensor<bool>(tokens, &tensor);
+      break;
+    case DT_STRING:
+      status = FillTensor<std::string>(tokens, &tensor);
+      break;
+    default:
+      break;
+  }
+  TG_RETURN_IF_ERROR(status);
+  return tensor;
+}
+
+absl::StatusOr<Feed> ParseFeed(absl::string_view spec) {
+  const size_t eq = spec.find('=');
+  if (eq == absl::string_view::npos) {
+    return errors::InvalidArgument("feed '", spec, "': expected NAME=VALUES");
+  }
+  TensorNameAndType lhs = SplitNameAndType(spec.substr(0, eq));
+  if (lhs.name.empty()) {
+    return errors::InvalidArgument("feed '", spec, "': empty tensor name");
+  }
+  const absl::string_view values = spec.substr(eq + 1);
+  absl::StatusOr<Tensor> tensor = ParseTensorValues(values, lhs.dtype);
+  if (!tensor.ok()) {
+    return errors::InvalidArgument("feed '", lhs.name, "', value '", values,
+                                   "': ", tensor.status().message());
+  }
+  return Feed{std::move(lhs.name), *std::move(tensor)};
+}
+
+std::string FormatFloat(float value) { return FormatShortest<float>(value, 9); }
+std::string FormatDouble(double value) { return FormatShortest<double>(value, 17); }
+
+std::string FormatValues(const Tensor& tensor, int64_t max_values) {
+  std::string out;
+  if (tensor.raw_data() == nullptr && tensor.NumElements() > 0) return "<no data>";
+  switch (tensor.dtype()) {
+    case DT_STRING:
+      return NestedWriter<std::string>(tensor, max_values).Write();
+    case DT_RESOURCE:
+      return NestedWriter<ResourceHandle>(tensor, max_values).Write();
+    default:
+      break;
+  }
+  TG_SWITCH_POD_TYPES(tensor.dtype(), out = "<unprintable>",
+                      { out = NestedWriter<T>(tensor, max_values).Write(); })
+  return out;
+}
+
+std::string FormatFetch(absl::string_view name, const Tensor& tensor, int64_t max_values) {
+  return absl::StrCat(name, " ", DataTypeString(tensor.dtype()), " ", tensor.shape().DebugString(),
+                      " ", FormatValues(tensor, max_values));
+}
+
+absl::StatusOr<GraphDef> LoadGraphDef(const std::string& path) {
+  TG_ASSIGN_OR_RETURN(const std::string content, ReadFile(path));
+
+  GraphDef graph;
+  std::string text_error;
+  if (HasTextExtension(path)) {
+    if (!ParseText(content, &graph, &text_error)) {
+      return errors::InvalidArgument("cannot parse '", path, "' as a text GraphDef: ", text_error);
+    }
+  } else if (!graph.ParseFromString(content) || graph.node_size() == 0) {
+    // Not binary (or binary noise that decoded to nothing): try text.
+    graph.Clear();
+    if (!ParseText(content, &graph, &text_error)) {
+      return errors::InvalidArgument(
+          "cannot parse '", path,
+          "' as a GraphDef: not a binary GraphDef, and as text: ", text_error);
+    }
+  }
+  if (graph.node_size() == 0) {
+    return errors::InvalidArgument("graph file '", path, "' holds no nodes");
+  }
+  return graph;
+}
+
+}  // namespace tg_run
+}  // namespace tensorgrid
