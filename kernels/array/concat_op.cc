@@ -1,0 +1,150 @@
+// ConcatV2: joins N tensors along `axis`.
+//
+// Every input is viewed as a matrix [outer, inner_i], where outer is the
+// product of the dimensions before the axis; output row r is input 0's row r,
+// then input 1's row r, and so on. Rows are contiguous, so plain-data dtypes
+// move by memcpy and one kernel class serves every dtype.
+#define EIGEN_USE_THREADS
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/framework/op_def.h"
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+#include "kernels/array/index_values.h"
+#include "unsupported/Eigen/CXX11/Tensor"
+
+namespace tensorgrid {
+namespace {
+
+// The output has the inputs' rank; which dimension grows depends on `axis`.
+absl::Status ConcatShapeFn(ShapeInferenceContext& c) {
+  for (int i = 0; i + 1 < c.num_inputs(); ++i) {
+    const PartialTensorShape& in = c.input(i);
+    if (!in.unknown_rank()) {
+      c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Checks that inputs [0, n) agree in all dimensions but `axis`.
+absl::Status CheckConcatShapes(const OpKernelContext& ctx, int n, int axis) {
+  const TensorShape& first = ctx.input(0).shape();
+  for (int i = 1; i < n; ++i) {
+    const TensorShape& shape = ctx.input(i).shape();
+    bool compatible = shape.dims() == first.dims();
+    for (int d = 0; compatible && d < first.dims(); ++d) {
+      compatible = d == axis || shape.dim_size(d) == first.dim_size(d);
+    }
+    if (!compatible) {
+      return errors::InvalidArgument("ConcatV2 input ", i, " has shape ", shape.DebugString(),
+                                     ", incompatible with input 0's shape ", first.DebugString(),
+                                     " (all dimensions but axis ", axis, " must match)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+class ConcatV2Op final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const int n = ctx.num_inputs() - 1;
+    const Tensor& axis_tensor = ctx.input(n);
+    if (axis_tensor.dims() != 0) {
+      return errors::InvalidArgument("axis must be a scalar, got a tensor of shape ",
+                                     axis_tensor.shape().DebugString());
+    }
+    const int rank = ctx.input(0).dims();
+    if (rank == 0) {
+      return errors::InvalidArgument("ConcatV2 cannot concatenate scalars (use Pack instead)");
+    }
+    int64_t axis = IndexValues(axis_tensor)[0];
+    if (axis < -rank || axis >= rank) {
+      return errors::InvalidArgument("axis ", axis, " is out of range [", -rank, ", ", rank,
+                                     ") for inputs of rank ", rank);
+    }
+    if (axis < 0) axis += rank;
+    TG_RETURN_IF_ERROR(CheckConcatShapes(ctx, n, static_cast<int>(axis)));
+
+    TensorShape out_shape = ctx.input(0).shape();
+    int64_t axis_size = 0;
+    for (int i = 0; i < n; ++i) axis_size += ctx.input(i).dim_size(static_cast<int>(axis));
+    out_shape.set_dim(static_cast<int>(axis), axis_size);
+    Tensor* out;
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, out_shape, &out));
+    if (out->NumElements() == 0) return absl::OkStatus();
+
+    int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= out_shape.dim_size(d);
+    std::vector<int64_t> inner(n);
+    for (int i = 0; i < n; ++i) inner[i] = ctx.input(i).NumElements() / outer;
+    if (ctx.input(0).dtype() == DT_STRING) {
+      CopyRows<std::string>(ctx, inner, outer, *out);
+    } else {
+      CopyRows<char>(ctx, inner, outer, *out);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Copies the inputs' rows into `out`; Unit is std::string for strings and
+  // char (counting bytes) for every plain-data dtype.
+  template <typename Unit>
+  static void CopyRows(const OpKernelContext& ctx, std::vector<int64_t> inner, int64_t outer,
+                       const Tensor& out) {
+    const int n = static_cast<int>(inner.size());
+    const int64_t unit_per_element = std::is_same_v<Unit, char> ? DataTypeSize(out.dtype()) : 1;
+    std::vector<const Unit*> src(n);
+    int64_t row = 0;  // output row length, in units
+    for (int i = 0; i < n; ++i) {
+      src[i] = static_cast<const Unit*>(ctx.input(i).raw_data());
+      inner[i] *= unit_per_element;
+      row += inner[i];
+    }
+    Unit* dst = static_cast<Unit*>(out.raw_data());
+    const double row_bytes = static_cast<double>(row) * sizeof(Unit);
+    ctx.eigen_cpu_device().parallelFor(
+        outer, Eigen::TensorOpCost(row_bytes, row_bytes, 0), [&](Eigen::Index first, Eigen::Index last) {
+          Unit* d = dst + first * row;
+          for (Eigen::Index r = first; r < last; ++r) {
+            for (int i = 0; i < n; ++i) {
+              if constexpr (std::is_same_v<Unit, char>) {
+                std::memcpy(d, src[i] + r * inner[i], inner[i]);
+              } else {
+                std::copy_n(src[i] + r * inner[i], inner[i], d);
+              }
+              d += inner[i];
+            }
+          }
+        });
+  }
+};
+
+}  // namespace
+
+TG_REGISTER_OP("ConcatV2")
+    .Input("values: N * T")
+    .Input("axis: Tidx")
+    .Output("output: T")
+    .Attr("N: int >= 2")
+    .Attr("T: type")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(ConcatShapeFn);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<bool>("T"), ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), ConcatV2Op);
+
+}  // namespace tensorgrid

@@ -1,0 +1,132 @@
+// Fill, ZerosLike and OnesLike: tensors of one repeated value.
+#define EIGEN_USE_THREADS
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/framework/op_def.h"
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+#include "kernels/array/index_values.h"
+#include "unsupported/Eigen/CXX11/Tensor"
+
+namespace tensorgrid {
+namespace {
+
+// Output rank is the length of `dims` when known.
+absl::Status FillShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& dims = c.input(0);
+  if (dims.dims() == 1 && dims.dim_size(0) >= 0) {
+    c.set_output(0, PartialTensorShape(std::vector<int64_t>(dims.dim_size(0), -1)));
+  }
+  return absl::OkStatus();
+}
+
+// Sets every element of `out` to `value`, in parallel for large tensors.
+template <typename T>
+void FillWith(const Eigen::ThreadPoolDevice& device, const Tensor& out, const T& value) {
+  T* data = out.data<T>();
+  device.parallelFor(out.NumElements(), Eigen::TensorOpCost(0, sizeof(T), 1),
+                     [data, &value](Eigen::Index first, Eigen::Index last) {
+                       std::fill(data + first, data + last, value);
+                     });
+}
+
+template <typename T>
+class FillOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const Tensor& dims = ctx.input(0);
+    const Tensor& value = ctx.input(1);
+    if (dims.dims() != 1) {
+      return errors::InvalidArgument("dims must be a vector, got a tensor of shape ",
+                                     dims.shape().DebugString());
+    }
+    if (value.dims() != 0) {
+      return errors::InvalidArgument("value must be a scalar, got a tensor of shape ",
+                                     value.shape().DebugString());
+    }
+    TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(IndexValues(dims)));
+    Tensor* out;
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, shape, &out));
+    FillWith<T>(ctx.eigen_cpu_device(), *out, value.scalar<T>());
+    return absl::OkStatus();
+  }
+};
+
+// ZerosLike (kValue = 0) and OnesLike (kValue = 1): x's shape, filled.
+template <typename T, int kValue>
+class ConstantLikeOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    Tensor* out;
+    TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(0, 0, ctx.input(0).shape(), &out));
+    FillWith<T>(ctx.eigen_cpu_device(), *out, Value());
+    return absl::OkStatus();
+  }
+
+ private:
+  static T Value() {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return std::string();  // ZerosLike of strings: empty strings
+    } else {
+      return static_cast<T>(kValue);
+    }
+  }
+};
+
+template <typename T>
+using ZerosLikeOp = ConstantLikeOp<T, 0>;
+template <typename T>
+using OnesLikeOp = ConstantLikeOp<T, 1>;
+
+}  // namespace
+
+TG_REGISTER_OP("Fill")
+    .Input("dims: index_type")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("index_type: {int32, int64} = DT_INT32")
+    .SetShapeFn(FillShapeFn);
+
+TG_REGISTER_OP("ZerosLike")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: type")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("OnesLike")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, int64, bool}")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<float>("T"), FillOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<double>("T"), FillOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), FillOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), FillOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<bool>("T"), FillOp<bool>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), FillOp<std::string>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<float>("T"), ZerosLikeOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<double>("T"), ZerosLikeOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), ZerosLikeOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), ZerosLikeOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<bool>("T"), ZerosLikeOp<bool>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), ZerosLikeOp<std::string>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<float>("T"), OnesLikeOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<double>("T"), OnesLikeOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), OnesLikeOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), OnesLikeOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<bool>("T"), OnesLikeOp<bool>);
+
+}  // namespace tensorgrid

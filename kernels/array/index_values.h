@@ -1,0 +1,36 @@
+// Reading the small int32/int64 tensors that array ops take as their shape,
+// perm, dims and axis inputs (the op's Tshape/Tperm/index_type/Tidx attr picks
+// which of the two it is).
+//
+//   std::vector<int64_t> perm = IndexValues(ctx.input(1));
+#ifndef TENSORGRID_KERNELS_ARRAY_INDEX_VALUES_H_
+#define TENSORGRID_KERNELS_ARRAY_INDEX_VALUES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/framework/tensor.h"
+
+namespace tensorgrid {
+
+// The values of an int32 or int64 tensor, widened to int64.
+inline std::vector<int64_t> IndexValues(const Tensor& t) {
+  if (t.dtype() == DT_INT32) {
+    absl::Span<const int32_t> v = t.values<int32_t>();
+    return std::vector<int64_t>(v.begin(), v.end());
+  }
+  absl::Span<const int64_t> v = t.values<int64_t>();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+// "[2,-1,3]", spelled like TensorShape::DebugString, for error messages.
+inline std::string IndexValuesString(const std::vector<int64_t>& values) {
+  return absl::StrCat("[", absl::StrJoin(values, ","), "]");
+}
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_KERNELS_ARRAY_INDEX_VALUES_H_

@@ -1,0 +1,231 @@
+// SoftmaxCrossEntropyWithLogits and SparseSoftmaxCrossEntropyWithLogits.
+//
+// For one row of logits x (length C) and a label distribution l, with
+// s = x - max(x) for stability:
+//   loss     = sum_j l_j * (log(sum_k exp(s_k)) - s_j)
+//   backprop = softmax(x) - l
+// The sparse op's l is one-hot at the row's label index. Rows are independent
+// and spread over the device's threads.
+#define EIGEN_USE_THREADS
+
+// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized inside Eigen's packet
+// math (GCC bug 105593); the warning is about the compiler's headers, not this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/framework/op_def.h"
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+#include "unsupported/Eigen/CXX11/Tensor"
+
+namespace tensorgrid {
+namespace {
+
+template <typename T>
+using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
+
+// The size two partial dimensions broadcast to (-1: unknown).
+int64_t BroadcastDim(int64_t a, int64_t b) {
+  if (a == 1) return b;
+  if (b == 1) return a;
+  return a >= 0 ? a : b;
+}
+
+absl::Status DenseXentShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& f = c.input(0);
+  const PartialTensorShape& l = c.input(1);
+  int64_t batch = -1, classes = -1;
+  if (f.dims() == 2 && l.dims() == 2) {
+    batch = BroadcastDim(f.dim_size(0), l.dim_size(0));
+    classes = BroadcastDim(f.dim_size(1), l.dim_size(1));
+  } else if (f.dims() == 2) {
+    batch = f.dim_size(0);
+    classes = f.dim_size(1);
+  }
+  c.set_output(0, PartialTensorShape({batch}));
+  c.set_output(1, PartialTensorShape({batch, classes}));
+  return absl::OkStatus();
+}
+
+absl::Status SparseXentShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& f = c.input(0);
+  const PartialTensorShape& l = c.input(1);
+  int64_t batch = f.dims() == 2 ? f.dim_size(0) : -1;
+  if (batch < 0 && l.dims() == 1) batch = l.dim_size(0);
+  c.set_output(0, PartialTensorShape({batch}));
+  c.set_output(1, PartialTensorShape({batch, f.dims() == 2 ? f.dim_size(1) : -1}));
+  return absl::OkStatus();
+}
+
+// `t` ([rows, cols] with each dimension equal to the target's or 1) copied
+// out to [batch, classes].
+template <typename T>
+Tensor BroadcastMatrix(const Tensor& t, int64_t batch, int64_t classes) {
+  if (t.dim_size(0) == batch && t.dim_size(1) == classes) return t;
+  Tensor out(t.dtype(), TensorShape({batch, classes}));
+  const int64_t row_stride = t.dim_size(0) == 1 ? 0 : t.dim_size(1);
+  const int64_t col_stride = t.dim_size(1) == 1 ? 0 : 1;
+  for (int64_t r = 0; r < batch; ++r) {
+    for (int64_t k = 0; k < classes; ++k) {
+      out.data<T>()[r * classes + k] = t.data<T>()[r * row_stride + k * col_stride];
+    }
+  }
+  return out;
+}
+
+template <typename T>
+class SoftmaxXentOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const Tensor& features = ctx.input(0);
+    const Tensor& labels = ctx.input(1);
+    auto incompatible = [&](absl::string_view why) {
+      return errors::InvalidArgument("logits and labels must ", why, ", got logits shape ",
+                                     features.shape().DebugString(), " and labels shape ",
+                                     labels.shape().DebugString());
+    };
+    if (features.dims() != 2 || labels.dims() != 2) return incompatible("be 2-D");
+    int64_t dims[2];
+    for (int d = 0; d < 2; ++d) {
+      const int64_t a = features.dim_size(d), b = labels.dim_size(d);
+      if (a != b && a != 1 && b != 1) return incompatible("be broadcastable");
+      dims[d] = a == 1 ? b : a;
+    }
+    const int64_t batch = dims[0], classes = dims[1];
+    const Tensor x = BroadcastMatrix<T>(features, batch, classes);
+    const Tensor l = BroadcastMatrix<T>(labels, batch, classes);
+    Tensor *loss, *backprop;
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({batch}), &loss));
+    TG_RETURN_IF_ERROR(ctx.allocate_output(1, TensorShape({batch, classes}), &backprop));
+    const T* xs = x.data<T>();
+    const T* ls = l.data<T>();
+    T* losses = loss->data<T>();
+    T* bps = backprop->data<T>();
+    const double row_bytes = static_cast<double>(classes * sizeof(T));
+    ctx.eigen_cpu_device().parallelFor(
+        classes == 0 ? 0 : batch, Eigen::TensorOpCost(2 * row_bytes, row_bytes, 30.0 * classes),
+        [=](Eigen::Index first, Eigen::Index last) {
+          for (Eigen::Index r = first; r < last; ++r) {
+            Eigen::Map<const Row<T>> xr(xs + r * classes, classes);
+            Eigen::Map<const Row<T>> lr(ls + r * classes, classes);
+            Eigen::Map<Row<T>> bp(bps + r * classes, classes);
+            bp = xr - xr.maxCoeff();  // shifted logits s
+            const T label_dot_s = (lr * bp).sum();
+            bp = bp.exp();
+            const T sum = bp.sum();
+            losses[r] = std::log(sum) * lr.sum() - label_dot_s;
+            bp = bp / sum - lr;
+          }
+        });
+    if (classes == 0) std::fill(losses, losses + batch, T(0));
+    return absl::OkStatus();
+  }
+};
+
+// Labels are int32 or int64 (Tlabels); widened here, they are one per row.
+std::vector<int64_t> LabelValues(const Tensor& labels) {
+  if (labels.dtype() == DT_INT32) {
+    auto v = labels.values<int32_t>();
+    return std::vector<int64_t>(v.begin(), v.end());
+  }
+  auto v = labels.values<int64_t>();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+template <typename T>
+class SparseSoftmaxXentOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const Tensor& features = ctx.input(0);
+    const Tensor& labels_tensor = ctx.input(1);
+    if (features.dims() != 2) {
+      return errors::InvalidArgument("logits must be 2-D, but got shape ",
+                                     features.shape().DebugString());
+    }
+    if (labels_tensor.dims() != 1) {
+      return errors::InvalidArgument("labels must be 1-D, but got shape ",
+                                     labels_tensor.shape().DebugString());
+    }
+    const int64_t batch = features.dim_size(0), classes = features.dim_size(1);
+    if (labels_tensor.dim_size(0) != batch) {
+      return errors::InvalidArgument(
+          "logits and labels must have the same first dimension, got logits shape ",
+          features.shape().DebugString(), " and labels shape ", labels_tensor.shape().DebugString());
+    }
+    if (classes == 0 && batch > 0) {
+      return errors::InvalidArgument("Must have at least one class, but got logits shape ",
+                                     features.shape().DebugString());
+    }
+    const std::vector<int64_t> labels = LabelValues(labels_tensor);
+    for (int64_t r = 0; r < batch; ++r) {
+      if (labels[r] < 0 || labels[r] >= classes) {
+        return errors::InvalidArgument("Received a label value of ", labels[r],
+                                       " which is outside the valid range of [0, ", classes,
+                                       ") (row ", r, " of labels, logits shape ",
+                                       features.shape().DebugString(), ")");
+      }
+    }
+    Tensor *loss, *backprop;
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({batch}), &loss));
+    TG_RETURN_IF_ERROR(ctx.allocate_output(1, features.shape(), &backprop));
+    const T* xs = features.data<T>();
+    const int64_t* ls = labels.data();
+    T* losses = loss->data<T>();
+    T* bps = backprop->data<T>();
+    const double row_bytes = static_cast<double>(classes * sizeof(T));
+    ctx.eigen_cpu_device().parallelFor(
+        batch, Eigen::TensorOpCost(row_bytes, row_bytes, 25.0 * classes),
+        [=](Eigen::Index first, Eigen::Index last) {
+          for (Eigen::Index r = first; r < last; ++r) {
+            Eigen::Map<const Row<T>> xr(xs + r * classes, classes);
+            Eigen::Map<Row<T>> bp(bps + r * classes, classes);
+            bp = xr - xr.maxCoeff();  // shifted logits s
+            const T label_s = bp[ls[r]];
+            bp = bp.exp();
+            const T sum = bp.sum();
+            losses[r] = std::log(sum) - label_s;
+            bp /= sum;
+            bp[ls[r]] -= T(1);
+          }
+        });
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+TG_REGISTER_OP("SoftmaxCrossEntropyWithLogits")
+    .Input("features: T")
+    .Input("labels: T")
+    .Output("loss: T")
+    .Output("backprop: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(DenseXentShapeFn);
+
+TG_REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
+    .Input("features: T")
+    .Input("labels: Tlabels")
+    .Output("loss: T")
+    .Output("backprop: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("Tlabels: {int32, int64} = DT_INT64")
+    .SetShapeFn(SparseXentShapeFn);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("SoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SoftmaxXentOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("SoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SoftmaxXentOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SparseSoftmaxXentOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SparseSoftmaxXentOp<double>);
+
+}  // namespace tensorgrid
