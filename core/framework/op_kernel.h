@@ -20,6 +20,7 @@
 #include "core/framework/cancellation.h"
 #include "core/framework/device.h"
 #include "core/framework/op_def.h"
+#include "core/framework/rendezvous.h"
 #include "core/framework/resource_mgr.h"
 #include "core/framework/tensor.h"
 
@@ -128,6 +129,7 @@ class OpKernelContext {
     TensorValue* inputs = nullptr;  // kernel->num_inputs() values
     CallFrame* call_frame = nullptr;
     CancellationManager* cancellation = nullptr;
+    Rendezvous* rendezvous = nullptr;  // the step's, for _Send/_Recv
   };
   explicit OpKernelContext(const Params& params);
 
@@ -155,6 +157,7 @@ class OpKernelContext {
   ResourceMgr* resource_manager() const { return params_.device->resource_manager(); }
   CallFrame* call_frame() const { return params_.call_frame; }
   CancellationManager* cancellation() const { return params_.cancellation; }
+  Rendezvous* rendezvous() const { return params_.rendezvous; }
   int64_t step_id() const { return params_.step_id; }
 
   // For the executor: the outputs after Compute.

@@ -135,6 +135,7 @@ class ExecutorState {
     params->inputs = &slots_[item.input_start];
     params->call_frame = args_.call_frame;
     params->cancellation = args_.cancellation;
+    params->rendezvous = args_.rendezvous;
   }
 
   void RunNode(const Item& item, ReadyList* ready) {

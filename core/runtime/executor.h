@@ -45,6 +45,7 @@ class Executor {
     CancellationManager* cancellation = nullptr;  // may be null
     StepStatsCollector* stats = nullptr;          // null: no step stats
     ThreadPool* inter_op_pool = nullptr;          // null: everything runs inline
+    Rendezvous* rendezvous = nullptr;             // the step's (multi-device steps)
   };
 
   // Creates a kernel for every node. Unimplemented naming op and node for an

@@ -1,0 +1,30 @@
+// RendezvousMgr: one rendezvous per step id, shared by every partition of
+// that step that runs in this process.
+#ifndef TENSORGRID_CORE_RUNTIME_RENDEZVOUS_MGR_H_
+#define TENSORGRID_CORE_RUNTIME_RENDEZVOUS_MGR_H_
+
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "core/framework/rendezvous.h"
+
+namespace tensorgrid {
+
+// Thread-safe.
+class RendezvousMgr {
+ public:
+  std::shared_ptr<Rendezvous> FindOrCreate(int64_t step_id);
+  // Aborts the step's rendezvous (creating it, so late partitions fail too).
+  void Abort(int64_t step_id, const absl::Status& status);
+  // Forgets the step; receivers still waiting get Aborted.
+  void Cleanup(int64_t step_id);
+
+ private:
+  absl::Mutex mu_;
+  absl::flat_hash_map<int64_t, std::shared_ptr<Rendezvous>> steps_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_CORE_RUNTIME_RENDEZVOUS_MGR_H_

@@ -1,0 +1,87 @@
+// _Send and _Recv: the two ends of an edge cut by partitioning. The sender
+// leaves its input in the step's rendezvous under a key naming both devices
+// and the tensor; the receiver waits for it asynchronously.
+#include "core/framework/op_kernel.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+
+TG_REGISTER_OP("_Send")
+    .Input("tensor: T")
+    .Attr("T: type")
+    .Attr("tensor_name: string")
+    .Attr("send_device: string")
+    .Attr("send_device_incarnation: int")
+    .Attr("recv_device: string")
+    .Attr("client_terminated: bool = false")
+    .SetIsStateful();
+
+TG_REGISTER_OP("_Recv")
+    .Output("tensor: tensor_type")
+    .Attr("tensor_type: type")
+    .Attr("tensor_name: string")
+    .Attr("send_device: string")
+    .Attr("send_device_incarnation: int")
+    .Attr("recv_device: string")
+    .Attr("client_terminated: bool = false")
+    .SetIsStateful();
+
+namespace {
+
+absl::StatusOr<std::string> KeyFromAttrs(OpKernelConstruction& ctx) {
+  std::string tensor_name, send_device, recv_device;
+  int64_t incarnation;
+  TG_RETURN_IF_ERROR(ctx.GetAttr("tensor_name", &tensor_name));
+  TG_RETURN_IF_ERROR(ctx.GetAttr("send_device", &send_device));
+  TG_RETURN_IF_ERROR(ctx.GetAttr("send_device_incarnation", &incarnation));
+  TG_RETURN_IF_ERROR(ctx.GetAttr("recv_device", &recv_device));
+  return CreateRendezvousKey(send_device, static_cast<uint64_t>(incarnation), recv_device, tensor_name);
+}
+
+class SendOp final : public OpKernel {
+ public:
+  explicit SendOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
+    auto key = KeyFromAttrs(ctx);
+    TG_REQUIRES_OK_CTOR(ctx, key.status());
+    key_ = *key;
+  }
+  absl::Status Compute(OpKernelContext& ctx) override {
+    if (ctx.rendezvous() == nullptr) return errors::Internal("step has no rendezvous");
+    return ctx.rendezvous()->Send(key_, ctx.input(0));
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  std::string key_;
+};
+
+class RecvOp final : public AsyncOpKernel {
+ public:
+  explicit RecvOp(OpKernelConstruction& ctx) : AsyncOpKernel(ctx) {
+    auto key = KeyFromAttrs(ctx);
+    TG_REQUIRES_OK_CTOR(ctx, key.status());
+    key_ = *key;
+  }
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    if (ctx.rendezvous() == nullptr) {
+      done(errors::Internal("step has no rendezvous"));
+      return;
+    }
+    ctx.rendezvous()->RecvAsync(key_, [&ctx, done = std::move(done)](const absl::Status& s,
+                                                                      const Tensor& value) {
+      if (s.ok()) ctx.set_output(0, value);
+      done(s);
+    });
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  std::string key_;
+};
+
+}  // namespace
+
+TG_REGISTER_KERNEL(KernelDefBuilder("_Send").Device(DEVICE_CPU), SendOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("_Recv").Device(DEVICE_CPU), RecvOp);
+
+}  // namespace tensorgrid
