@@ -17,7 +17,7 @@ class LocalSession final : public Session {
  public:
   explicit LocalSession(const SessionOptions& options)
       : worker_(kLocalTask, options.config),
-        master_(options.config, &worker_, worker_.devices()[0]->name()) {}
+        master_(options.config, &worker_, kLocalTask) {}
 
   absl::Status Create(const GraphDef& graph) override { return master_.Create(graph); }
   absl::Status Extend(const GraphDef& graph) override { return master_.Extend(graph); }

@@ -1,14 +1,28 @@
 #include "core/runtime/master.h"
 
-#include <cstdio>
+#include <map>
+#include <random>
 
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "core/framework/attr_value_util.h"
+#include "core/framework/rendezvous.h"
+#include "core/graph/partition.h"
 #include "core/platform/status.h"
+#include "core/runtime/placer.h"
 
 namespace tensorgrid {
 
-Master::Master(const ConfigProto& config, WorkerInterface* worker, std::string device)
-    : config_(config), worker_(worker), device_(std::move(device)) {}
+namespace {
+int64_t RandomStepBase() {
+  std::random_device rd;
+  return static_cast<int64_t>(((static_cast<uint64_t>(rd()) << 31) ^ rd()) & ((uint64_t{1} << 62) - 1));
+}
+}  // namespace
+
+Master::Master(const ConfigProto& config, WorkerInterface* worker, std::string default_task)
+    : config_(config), worker_(worker), default_task_(std::move(default_task)),
+      next_step_id_(RandomStepBase()) {}
 
 Master::~Master() { Close().IgnoreError(); }
 
@@ -23,6 +37,7 @@ absl::Status Master::Create(const GraphDef& graph) {
   if (graph_ != nullptr) {
     return errors::AlreadyExists("session already has a graph; use Extend to add nodes");
   }
+  TG_RETURN_IF_ERROR(LoadDevices());
   TG_ASSIGN_OR_RETURN(graph_, ImportGraphDef(graph));
   return absl::OkStatus();
 }
@@ -31,6 +46,7 @@ absl::Status Master::Extend(const GraphDef& graph) {
   absl::MutexLock lock(&mu_);
   TG_RETURN_IF_ERROR(CheckOpen());
   if (graph_ == nullptr) {
+    TG_RETURN_IF_ERROR(LoadDevices());
     TG_ASSIGN_OR_RETURN(graph_, ImportGraphDef(graph));
     return absl::OkStatus();
   }
@@ -71,19 +87,61 @@ absl::StatusOr<std::shared_ptr<const Master::ExecutionUnit>> Master::Build(
   auto unit = std::make_shared<ExecutionUnit>();
   TG_RETURN_IF_ERROR(RewriteGraphForExecution(graph.get(), feeds, fetches, targets, &unit->feeds));
   unit->num_fetches = static_cast<int>(fetches.size());
-  for (Node* n : graph->nodes()) {
-    n->set_assigned_device_name(device_);
-    if (config_.log_device_placement()) {
-      std::fprintf(stderr, "%s: (%s): %s\n", n->name().c_str(), n->op().c_str(), device_.c_str());
-    }
-  }
-  RegisterGraphRequest request;
-  graph->ToGraphDef(&request.graph);
-  RegisterGraphResponse response;
-  TG_RETURN_IF_ERROR(worker_->RegisterGraph(request, &response));
-  unit->graph_handle = response.graph_handle;
-  unit->partition = std::move(request.graph);
+  std::vector<DeviceAttributes> devices;
+  for (const DeviceInfo& d : devices_) devices.push_back(DeviceAttributes{d.name, d.type});
+  PlacerOptions options;
+  options.allow_soft_placement = config_.allow_soft_placement();
+  options.log_device_placement = config_.log_device_placement();
+  options.default_device = default_task_;
+  Placer placer(graph.get(), std::move(devices), options);
+  TG_RETURN_IF_ERROR(placer.Run());
+  TG_RETURN_IF_ERROR(RegisterPartitions(*graph, unit.get()));
   return std::shared_ptr<const ExecutionUnit>(std::move(unit));
+}
+
+absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
+  PartitionOptions options;
+  options.node_to_loc = [](const Node& n) { return n.assigned_device_name(); };
+  options.get_incarnation = [this](const std::string& device) -> uint64_t {
+    for (const DeviceInfo& d : devices_) {
+      if (d.name == device) return d.incarnation;
+    }
+    return 0;
+  };
+  std::map<std::string, GraphDef> partitions;
+  TG_RETURN_IF_ERROR(Partition(graph, options, &partitions));
+  for (auto& [device, def] : partitions) {
+    PartitionUnit part;
+    part.device = device;
+    // Renumber the call-frame nodes per partition, remembering the step's index.
+    for (NodeDef& n : *def.mutable_node()) {
+      std::vector<int>* map = n.op() == "_Arg" ? &part.feed_index
+                              : n.op() == "_Retval" ? &part.fetch_index : nullptr;
+      if (map == nullptr) continue;
+      int64_t global;
+      TG_RETURN_IF_ERROR(GetNodeAttr(n, "index", &global));
+      SetAttr(&n, "index", static_cast<int64_t>(map->size()));
+      map->push_back(static_cast<int>(global));
+    }
+    RegisterGraphRequest request;
+    request.graph = def;
+    RegisterGraphResponse response;
+    TG_RETURN_IF_ERROR(WithContext(worker_->RegisterGraph(request, &response),
+                                   absl::StrCat("registering partition for ", device)));
+    part.graph_handle = response.graph_handle;
+    part.graph = std::move(def);
+    unit->partitions.push_back(std::move(part));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Master::LoadDevices() {
+  if (!devices_.empty()) return absl::OkStatus();
+  GetStatusResponse status;
+  TG_RETURN_IF_ERROR(worker_->GetStatus(&status));
+  if (status.devices.empty()) return errors::Unavailable("worker has no devices");
+  devices_ = std::move(status.devices);
+  return absl::OkStatus();
 }
 
 absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& options,
@@ -108,23 +166,71 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
                                      spec.shape.DebugString());
     }
   }
-  RunGraphRequest request;
-  request.graph_handle = unit.graph_handle;
-  request.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
-  request.feeds = feeds;
-  request.timeout_in_ms =
+  const int64_t step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t timeout =
       options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
-  request.collect_step_stats = metadata != nullptr && options.trace_level() != RunOptions::NO_TRACE;
-  RunGraphResponse response;
-  TG_RETURN_IF_ERROR(worker_->RunGraph(request, &response));
-  *fetches = std::move(response.fetches);
+  const bool stats = metadata != nullptr && options.trace_level() != RunOptions::NO_TRACE;
+  const size_t n = unit.partitions.size();
+  std::vector<RunGraphRequest> requests(n);
+  std::vector<RunGraphResponse> responses(n);
+  for (size_t p = 0; p < n; ++p) {
+    const PartitionUnit& part = unit.partitions[p];
+    RunGraphRequest& r = requests[p];
+    r.graph_handle = part.graph_handle;
+    r.step_id = step_id;
+    r.timeout_in_ms = timeout;
+    r.collect_step_stats = stats;
+    r.feeds.reserve(part.feed_index.size());
+    for (int i : part.feed_index) r.feeds.push_back(feeds[i]);
+  }
+  TG_RETURN_IF_ERROR(RunPartitions(unit, requests, responses));
+  fetches->assign(unit.num_fetches, Tensor());
+  for (size_t p = 0; p < n; ++p) {
+    const std::vector<int>& index = unit.partitions[p].fetch_index;
+    for (size_t i = 0; i < index.size(); ++i) (*fetches)[index[i]] = std::move(responses[p].fetches[i]);
+  }
   if (metadata != nullptr) {
-    if (request.collect_step_stats) {
-      for (auto& dev : *response.step_stats.mutable_dev_stats()) {
-        *metadata->mutable_step_stats()->add_dev_stats() = std::move(dev);
+    for (size_t p = 0; p < n; ++p) {
+      if (stats) {
+        for (auto& dev : *responses[p].step_stats.mutable_dev_stats()) {
+          *metadata->mutable_step_stats()->add_dev_stats() = std::move(dev);
+        }
+      }
+      if (options.output_partition_graphs()) {
+        *metadata->add_partition_graphs() = unit.partitions[p].graph;
       }
     }
-    if (options.output_partition_graphs()) *metadata->add_partition_graphs() = unit.partition;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphRequest>& requests,
+                                   std::vector<RunGraphResponse>& responses) {
+  const size_t n = requests.size();
+  if (n == 1) return worker_->RunGraph(requests[0], &responses[0]);
+  // All partitions run at once; the step's error is the first failure that
+  // is not an echo of another (a receive aborted because its sender failed).
+  absl::Mutex mu;
+  absl::Status root, first;
+  size_t pending = n;
+  absl::Notification all_done;
+  for (size_t p = 0; p < n; ++p) {
+    worker_->RunGraphAsync(requests[p], &responses[p], [&](absl::Status s) {
+      absl::MutexLock lock(&mu);
+      if (!s.ok()) {
+        if (first.ok()) first = s;
+        if (root.ok() && !IsDerivedError(s)) root = s;
+      }
+      if (--pending == 0) all_done.Notify();
+    });
+  }
+  all_done.WaitForNotification();
+  worker_->CleanupGraph(requests[0].step_id).IgnoreError();
+  absl::MutexLock lock(&mu);
+  if (!root.ok()) return root;
+  if (!first.ok()) {
+    absl::Status s(first.code(), first.message());  // drop the "derived" mark
+    return s;
   }
   return absl::OkStatus();
 }
@@ -194,8 +300,10 @@ absl::Status Master::Close() {
   }
   absl::Status status;
   for (const auto& [key, unit] : cache) {
-    absl::Status s = worker_->DeregisterGraph(unit->graph_handle);
-    if (status.ok()) status = s;
+    for (const PartitionUnit& part : unit->partitions) {
+      absl::Status s = worker_->DeregisterGraph(part.graph_handle);
+      if (status.ok()) status = s;
+    }
   }
   return status;
 }

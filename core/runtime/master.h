@@ -1,7 +1,9 @@
 // Master: the session-side half of the runtime. Holds the session's graph;
 // for each distinct (feeds, fetches, targets) signature it prunes and
-// rewrites the graph once, places it, registers it with the worker, and
-// caches the result, so later steps only validate feeds and call RunGraph.
+// rewrites the graph once, places it (Placer), cuts it into one partition per
+// device joined by _Send/_Recv (Partition), registers every partition with
+// the worker, and caches the result, so later steps only validate feeds and
+// run the partitions (concurrently, sharing one step id).
 // Callables hold their cache entry directly and skip even that lookup.
 // Thread-safe: steps run concurrently; Create/Extend/Close exclude them.
 #ifndef TENSORGRID_CORE_RUNTIME_MASTER_H_
@@ -24,9 +26,9 @@ namespace tensorgrid {
 
 class Master {
  public:
-  // `worker` runs everything on `device` (one device for now; placement
-  // across devices and tasks builds on this). Not owned.
-  Master(const ConfigProto& config, WorkerInterface* worker, std::string device);
+  // `worker` (not owned) provides the devices; nodes with no device request go
+  // to `default_task` (e.g. "/job:localhost/replica:0/task:0").
+  Master(const ConfigProto& config, WorkerInterface* worker, std::string default_task);
   ~Master();
 
   absl::Status Create(const GraphDef& graph);
@@ -41,12 +43,19 @@ class Master {
   absl::Status Close();
 
  private:
-  // One pruned, rewritten and registered graph.
-  struct ExecutionUnit {
+  // One registered partition of an execution unit.
+  struct PartitionUnit {
+    std::string device;
     std::string graph_handle;
+    std::vector<int> feed_index;   // the partition's _Arg i is the step's feed feed_index[i]
+    std::vector<int> fetch_index;  // the partition's _Retval i is fetch fetch_index[i]
+    GraphDef graph;                // what the worker runs, for RunMetadata
+  };
+  // One pruned, rewritten, placed, partitioned and registered graph.
+  struct ExecutionUnit {
     std::vector<FeedSpec> feeds;
     int num_fetches = 0;
-    GraphDef partition;  // what the worker runs, for RunMetadata
+    std::vector<PartitionUnit> partitions;
   };
   struct Callable {
     std::shared_ptr<const ExecutionUnit> unit;
@@ -63,16 +72,23 @@ class Master {
   absl::Status RunUnit(const ExecutionUnit& unit, const RunOptions& options,
                        const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
                        RunMetadata* metadata);
+  absl::Status RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphRequest>& requests,
+                             std::vector<RunGraphResponse>& responses);
+  absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const ConfigProto config_;
   WorkerInterface* const worker_;
-  const std::string device_;
-  std::atomic<int64_t> next_step_id_{1};
+  const std::string default_task_;
+  // Step ids start at a random point so that steps of different masters
+  // sharing a worker do not collide.
+  std::atomic<int64_t> next_step_id_;
 
   mutable absl::Mutex mu_;
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<DeviceInfo> devices_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionUnit>> cache_ ABSL_GUARDED_BY(mu_);
   absl::Mutex callables_mu_;
   int64_t next_callable_ ABSL_GUARDED_BY(callables_mu_) = 0;

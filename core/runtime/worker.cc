@@ -20,6 +20,17 @@ absl::Status WorkerInterface::RegisterGraph(const RegisterGraphRequest& request,
   return status;
 }
 
+absl::Status WorkerInterface::GetStatus(GetStatusResponse* response) {
+  absl::Notification n;
+  absl::Status status;
+  GetStatusAsync(response, [&](absl::Status s) {
+    status = std::move(s);
+    n.Notify();
+  });
+  n.WaitForNotification();
+  return status;
+}
+
 absl::Status WorkerInterface::DeregisterGraph(const std::string& graph_handle) {
   absl::Notification n;
   absl::Status status;
@@ -35,6 +46,17 @@ absl::Status WorkerInterface::RunGraph(const RunGraphRequest& request, RunGraphR
   absl::Notification n;
   absl::Status status;
   RunGraphAsync(request, response, [&](absl::Status s) {
+    status = std::move(s);
+    n.Notify();
+  });
+  n.WaitForNotification();
+  return status;
+}
+
+absl::Status WorkerInterface::CleanupGraph(int64_t step_id) {
+  absl::Notification n;
+  absl::Status status;
+  CleanupGraphAsync(step_id, [&](absl::Status s) {
     status = std::move(s);
     n.Notify();
   });
@@ -94,9 +116,23 @@ absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def)
   for (Node* n : graph->nodes()) {
     if (n->op() == "_Arg") ++item->num_args;
     if (n->op() == "_Retval") ++item->num_retvals;
+    if (n->op() == "_Send" || n->op() == "_Recv") item->uses_rendezvous = true;
   }
   TG_ASSIGN_OR_RETURN(item->executor, Executor::Create(device, std::move(graph)));
   return item;
+}
+
+void Worker::GetStatusAsync(GetStatusResponse* response, StatusCallback done) {
+  response->devices.clear();
+  for (const auto& d : devices_) {
+    response->devices.push_back(DeviceInfo{d->name(), d->device_type(), d->incarnation()});
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
+  rendezvous_mgr_.Cleanup(step_id);
+  done(absl::OkStatus());
 }
 
 void Worker::RegisterGraphAsync(const RegisterGraphRequest& request,
@@ -152,6 +188,7 @@ void Worker::RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* res
     CancellationManager cancellation;
     std::unique_ptr<StepStatsCollector> stats;
     std::shared_ptr<Item> item;
+    std::shared_ptr<Rendezvous> rendezvous;
     absl::Notification finished;
     std::atomic<bool> timed_out{false};
   };
@@ -164,6 +201,15 @@ void Worker::RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* res
   args.call_frame = &step->frame;
   args.cancellation = &step->cancellation;
   args.inter_op_pool = inter_op_pool_.get();
+  if (item->uses_rendezvous) {
+    step->rendezvous = rendezvous_mgr_.FindOrCreate(request.step_id);
+    args.rendezvous = step->rendezvous.get();
+    // A cancelled step must also wake receives that wait for a peer.
+    CancellationManager::Token token;
+    step->cancellation.RegisterCallback(&token, [r = step->rendezvous] {
+      r->StartAbort(errors::Cancelled("step was cancelled"));
+    });
+  }
   if (request.collect_step_stats) {
     DeviceStepStats* dev = response->step_stats.add_dev_stats();
     dev->set_device(item->executor->device()->name());
@@ -187,6 +233,8 @@ void Worker::RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* res
     } else if (s.ok()) {
       response->fetches = std::move(step->frame.retvals);
     }
+    // Peers of this partition waiting for our tensors must not wait forever.
+    if (!s.ok() && step->rendezvous != nullptr) step->rendezvous->StartAbort(s);
     step->finished.Notify();
     done(std::move(s));
   });

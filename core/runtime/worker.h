@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/framework/device.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/rendezvous_mgr.h"
 #include "core/runtime/worker_interface.h"
 #include "proto/config.pb.h"
 
@@ -28,22 +29,26 @@ class Worker final : public WorkerInterface {
   // NotFound naming the device and the ones that exist.
   absl::StatusOr<Device*> FindDevice(const std::string& name) const;
 
+  void GetStatusAsync(GetStatusResponse* response, StatusCallback done) override;
   void RegisterGraphAsync(const RegisterGraphRequest& request, RegisterGraphResponse* response,
                           StatusCallback done) override;
   void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;
   void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
                      StatusCallback done) override;
+  void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
 
  private:
   struct Item {
     std::unique_ptr<Executor> executor;
     int num_args = 0;
     int num_retvals = 0;
+    bool uses_rendezvous = false;  // has _Send/_Recv nodes
   };
   absl::StatusOr<std::shared_ptr<Item>> Build(const GraphDef& def);
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
+  RendezvousMgr rendezvous_mgr_;
   absl::Mutex mu_;
   int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Item>> graphs_ ABSL_GUARDED_BY(mu_);

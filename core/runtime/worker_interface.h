@@ -35,21 +35,38 @@ struct RunGraphResponse {
   StepStats step_stats;
 };
 
+struct DeviceInfo {
+  std::string name;  // full name
+  std::string type;  // "CPU", "GPU"
+  uint64_t incarnation = 0;
+};
+struct GetStatusResponse {
+  std::vector<DeviceInfo> devices;
+};
+
 using StatusCallback = std::function<void(absl::Status)>;
 
 class WorkerInterface {
  public:
   virtual ~WorkerInterface() = default;
+  virtual void GetStatusAsync(GetStatusResponse* response, StatusCallback done) = 0;
   virtual void RegisterGraphAsync(const RegisterGraphRequest& request,
                                   RegisterGraphResponse* response, StatusCallback done) = 0;
   virtual void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) = 0;
+  // Runs one partition of a step. Partitions of one step share a step_id and
+  // exchange tensors through that step's rendezvous; when one fails, the
+  // worker aborts the step's rendezvous so its peers stop waiting.
   virtual void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
                              StatusCallback done) = 0;
+  // Releases per-step state (the rendezvous) once every partition is done.
+  virtual void CleanupGraphAsync(int64_t step_id, StatusCallback done) = 0;
 
   // Blocking forms.
+  absl::Status GetStatus(GetStatusResponse* response);
   absl::Status RegisterGraph(const RegisterGraphRequest& request, RegisterGraphResponse* response);
   absl::Status DeregisterGraph(const std::string& graph_handle);
   absl::Status RunGraph(const RunGraphRequest& request, RunGraphResponse* response);
+  absl::Status CleanupGraph(int64_t step_id);
 };
 
 }  // namespace tensorgrid
