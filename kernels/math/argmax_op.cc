@@ -1,0 +1,181 @@
+// ArgMax: the index of the largest value along one dimension.
+//
+// Ties go to the smallest index; a NaN beats every number (the first NaN
+// wins), as in numpy.
+#define EIGEN_USE_THREADS
+
+// GCC 12 reports reads of uninitialized values inside its own AVX-512
+// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
+// 105593). The reports are false, so they are silenced for the headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <algorithm>
+#include <cmath>
+
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+#include "kernels/math/parallel_for.h"
+#pragma GCC diagnostic pop
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+// One dimension fewer than the input; which one depends on `dimension`'s value.
+absl::Status ArgMaxShape(ShapeInferenceContext& c) {
+  const PartialTensorShape& input = c.input(0);
+  if (!input.unknown_rank() && input.dims() > 0) {
+    c.set_output(0, PartialTensorShape(std::vector<int64_t>(input.dims() - 1, -1)));
+  }
+  return absl::OkStatus();
+}
+
+// `b` beats `a`: larger, or NaN against a number.
+template <typename T>
+bool Beats(T b, T a) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return b > a || (std::isnan(b) && !std::isnan(a));
+  } else {
+    return b > a;
+  }
+}
+
+TG_REGISTER_OP("ArgMax")
+    .Input("input: T")
+    .Input("dimension: Tidx")
+    .Output("output: output_type")
+    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, bool}")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Attr("output_type: {int32, int64} = DT_INT64")
+    .SetShapeFn(ArgMaxShape);
+
+template <typename T, typename Tout>
+class ArgMaxOp final : public OpKernel {
+ public:
+  explicit ArgMaxOp(OpKernelConstruction& ctx) : OpKernel(ctx) {}
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const Tensor& input = ctx.input(0);
+    const Tensor& dimension = ctx.input(1);
+    if (dimension.dims() != 0) {
+      return errors::InvalidArgument("dimension must be a scalar, got shape ",
+                                     dimension.shape().DebugString());
+    }
+    const int64_t axis =
+        dimension.dtype() == DT_INT32 ? dimension.scalar<int32_t>() : dimension.scalar<int64_t>();
+    const int rank = input.dims();
+    if (axis < -rank || axis >= rank) {
+      return errors::InvalidArgument("Expected dimension in the range [", -rank, ", ", rank,
+                                     "), but got ", axis);
+    }
+    const int d = static_cast<int>(axis < 0 ? axis + rank : axis);
+    if (input.dim_size(d) == 0) {
+      return errors::InvalidArgument("Reduction axis ", axis, " is empty in shape ",
+                                     input.shape().DebugString());
+    }
+    TensorShape out_shape = input.shape();
+    out_shape.RemoveDim(d);
+    Tensor* output;
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, out_shape, &output));
+    if (output->NumElements() == 0) return absl::OkStatus();
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < d; ++i) outer *= input.dim_size(i);
+    for (int i = d + 1; i < rank; ++i) inner *= input.dim_size(i);
+    const int64_t r = input.dim_size(d);
+    const T* in = input.data<T>();
+    Tout* out = output->data<Tout>();
+    if (inner == 1) {
+      ParallelFor(ctx, outer, r, ElementCost<T, Tout>(1, 2) * static_cast<double>(r),
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t o = begin; o < end; ++o) out[o] = ArgMaxOfRow(in + o * r, r);
+                  });
+      return absl::OkStatus();
+    }
+    // Columns in chunks, each scanned row by row so reads stay contiguous.
+    const int64_t chunks = (inner + kChunk - 1) / kChunk;
+    ParallelFor(ctx, outer * chunks, r * std::min(inner, kChunk),
+                ElementCost<T, Tout>(1, 2) * static_cast<double>(r * std::min(inner, kChunk)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t unit = begin; unit < end; ++unit) {
+                    const int64_t o = unit / chunks, first = (unit % chunks) * kChunk;
+                    ArgMaxOfColumns(in + o * r * inner + first, r, inner,
+                                    std::min(kChunk, inner - first), out + o * inner + first);
+                  }
+                });
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr int64_t kChunk = 256;
+
+  static Tout ArgMaxOfRow(const T* row, int64_t n) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; ++i) {
+      if (Beats(row[i], row[best])) best = i;
+    }
+    return static_cast<Tout>(best);
+  }
+
+  // out[j] = argmax over i < rows of in[i * stride + j], for j < cols <= kChunk.
+  static void ArgMaxOfColumns(const T* in, int64_t rows, int64_t stride, int64_t cols, Tout* out) {
+    T best[kChunk];
+    std::copy(in, in + cols, best);
+    std::fill(out, out + cols, Tout{0});
+    for (int64_t i = 1; i < rows; ++i) {
+      const T* row = in + i * stride;
+      for (int64_t j = 0; j < cols; ++j) {
+        if (Beats(row[j], best[j])) {
+          best[j] = row[j];
+          out[j] = static_cast<Tout>(i);
+        }
+      }
+    }
+  }
+};
+
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<float>("T")
+                       .TypeConstraint<int64_t>("output_type"),
+                   ArgMaxOp<float, int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<double>("T")
+                       .TypeConstraint<int64_t>("output_type"),
+                   ArgMaxOp<double, int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<int32_t>("T")
+                       .TypeConstraint<int64_t>("output_type"),
+                   ArgMaxOp<int32_t, int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<int64_t>("T")
+                       .TypeConstraint<int64_t>("output_type"),
+                   ArgMaxOp<int64_t, int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<float>("T")
+                       .TypeConstraint<int32_t>("output_type"),
+                   ArgMaxOp<float, int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<double>("T")
+                       .TypeConstraint<int32_t>("output_type"),
+                   ArgMaxOp<double, int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<int32_t>("T")
+                       .TypeConstraint<int32_t>("output_type"),
+                   ArgMaxOp<int32_t, int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<int64_t>("T")
+                       .TypeConstraint<int32_t>("output_type"),
+                   ArgMaxOp<int64_t, int32_t>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid

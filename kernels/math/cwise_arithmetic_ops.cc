@@ -1,0 +1,94 @@
+// Add, AddV2, Sub and Mul: element-wise arithmetic with numpy broadcasting.
+#define EIGEN_USE_THREADS
+
+// GCC 12 reports reads of uninitialized values inside its own AVX-512
+// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
+// 105593). The reports are false, so they are silenced for the headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "core/framework/shape_inference.h"
+#include "kernels/math/cwise_binary_op.h"
+#pragma GCC diagnostic pop
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+constexpr char kArithmeticTypes[] =
+    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}";
+
+TG_REGISTER_OP("Add")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr(kArithmeticTypes)
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+TG_REGISTER_OP("AddV2")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr(kArithmeticTypes)
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+TG_REGISTER_OP("Sub")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr(kArithmeticTypes)
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+TG_REGISTER_OP("Mul")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr(kArithmeticTypes)
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+template <typename T>
+using AddOp = BinaryOp<T, Eigen::internal::scalar_sum_op<T>>;
+template <typename T>
+using SubOp = BinaryOp<T, Eigen::internal::scalar_difference_op<T>>;
+template <typename T>
+using MulOp = BinaryOp<T, Eigen::internal::scalar_product_op<T>>;
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Add").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   AddOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Add").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   AddOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Add").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   AddOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Add").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   AddOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("AddV2").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   AddOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("AddV2").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   AddOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("AddV2").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   AddOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("AddV2").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   AddOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Sub").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SubOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Sub").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SubOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Sub").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   SubOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Sub").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   SubOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Mul").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   MulOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Mul").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   MulOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Mul").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   MulOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Mul").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   MulOp<int64_t>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid

@@ -1,0 +1,80 @@
+// RealDiv, Maximum and Minimum, with numpy broadcasting.
+//
+// RealDiv on integers truncates toward zero and fails on a zero divisor
+// rather than trapping; Maximum and Minimum propagate NaN.
+#define EIGEN_USE_THREADS
+
+// GCC 12 reports reads of uninitialized values inside its own AVX-512
+// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
+// 105593). The reports are false, so they are silenced for the headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "core/framework/shape_inference.h"
+#include "kernels/math/cwise_binary_op.h"
+#pragma GCC diagnostic pop
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+TG_REGISTER_OP("RealDiv")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+TG_REGISTER_OP("Maximum")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+TG_REGISTER_OP("Minimum")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+template <typename T>
+using FloatDivOp = BinaryOp<T, Eigen::internal::scalar_quotient_op<T>>;
+template <typename T>
+using IntegerDivOp = BinaryOp<T, IntDivFunctor<T>>;
+template <typename T>
+using MaximumOp = BinaryOp<T, MaxFunctor<T>>;
+template <typename T>
+using MinimumOp = BinaryOp<T, MinFunctor<T>>;
+
+TG_REGISTER_KERNEL(KernelDefBuilder("RealDiv").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   FloatDivOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("RealDiv").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   FloatDivOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("RealDiv").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   IntegerDivOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("RealDiv").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   IntegerDivOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Maximum").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   MaximumOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Maximum").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   MaximumOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Maximum").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   MaximumOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Maximum").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   MaximumOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Minimum").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   MinimumOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Minimum").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   MinimumOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Minimum").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   MinimumOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Minimum").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   MinimumOp<int64_t>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid

@@ -1,0 +1,131 @@
+// Neg, Square, Sqrt, Rsqrt, Exp, Log, Tanh and Sigmoid: y = f(x) element-wise.
+#define EIGEN_USE_THREADS
+
+// GCC 12 reports reads of uninitialized values inside its own AVX-512
+// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
+// 105593). The reports are false, so they are silenced for the headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "core/framework/shape_inference.h"
+#include "kernels/math/cwise_unary_op.h"
+#pragma GCC diagnostic pop
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+constexpr char kSignedTypes[] = "T: {bfloat16, half, float, double, int8, int16, int32, int64}";
+constexpr char kFloatTypes[] = "T: {bfloat16, half, float, double}";
+
+TG_REGISTER_OP("Neg")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kSignedTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("Square")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kSignedTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("Sqrt")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kFloatTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("Rsqrt")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kFloatTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("Exp")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kFloatTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("Log")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kFloatTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("Tanh")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kFloatTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("Sigmoid")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr(kFloatTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+template <typename T>
+using NegOp = UnaryOp<T, Eigen::internal::scalar_opposite_op<T>>;
+template <typename T>
+using SquareOp = UnaryOp<T, Eigen::internal::scalar_square_op<T>>;
+template <typename T>
+using SqrtOp = UnaryOp<T, Eigen::internal::scalar_sqrt_op<T>>;
+template <typename T>
+using RsqrtOp = UnaryOp<T, Eigen::internal::scalar_rsqrt_op<T>>;
+template <typename T>
+using ExpOp = UnaryOp<T, Eigen::internal::scalar_exp_op<T>>;
+template <typename T>
+using LogOp = UnaryOp<T, Eigen::internal::scalar_log_op<T>>;
+template <typename T>
+using TanhOp = UnaryOp<T, Eigen::internal::scalar_tanh_op<T>>;
+template <typename T>
+using SigmoidOp = UnaryOp<T, Eigen::internal::scalar_logistic_op<T>>;
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Neg").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   NegOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Neg").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   NegOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Neg").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   NegOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Neg").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   NegOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Square").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SquareOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Square").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SquareOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Square").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   SquareOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Square").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   SquareOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Sqrt").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SqrtOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Sqrt").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SqrtOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Rsqrt").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   RsqrtOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Rsqrt").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   RsqrtOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Exp").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   ExpOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Exp").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   ExpOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Log").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   LogOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Log").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   LogOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Tanh").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   TanhOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Tanh").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   TanhOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Sigmoid").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SigmoidOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Sigmoid").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SigmoidOp<double>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid

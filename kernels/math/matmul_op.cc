@@ -1,0 +1,91 @@
+// MatMul: product = op(a) x op(b), op transposing when asked, as one Eigen
+// tensor contraction on the device's intra-op pool. The transposes are folded
+// into the contraction's index pair, so no operand is ever copied; Eigen runs
+// small products on the calling thread by its own cost model.
+#define EIGEN_USE_THREADS
+
+// GCC 12 reports reads of uninitialized values inside its own AVX-512
+// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
+// 105593). The reports are false, so they are silenced for the headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "core/framework/eigen_views.h"
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+#pragma GCC diagnostic pop
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+TG_REGISTER_OP("MatMul")
+    .Input("a: T")
+    .Input("b: T")
+    .Output("product: T")
+    .Attr("transpose_a: bool = false")
+    .Attr("transpose_b: bool = false")
+    .Attr("T: {bfloat16, half, float, double, int32, int64}")
+    .SetShapeFn(shape_fns::MatMul);
+
+template <typename T>
+class MatMulOp final : public OpKernel {
+ public:
+  explicit MatMulOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("transpose_a", &transpose_a_));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("transpose_b", &transpose_b_));
+  }
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dims() != 2) {
+      return errors::InvalidArgument("In[0] is not a matrix. Instead it has shape ",
+                                     a.shape().DebugString());
+    }
+    if (b.dims() != 2) {
+      return errors::InvalidArgument("In[1] is not a matrix. Instead it has shape ",
+                                     b.shape().DebugString());
+    }
+    const int a_inner = transpose_a_ ? 0 : 1;
+    const int b_inner = transpose_b_ ? 1 : 0;
+    if (a.dim_size(a_inner) != b.dim_size(b_inner)) {
+      return errors::InvalidArgument("Matrix size-incompatible: In[0]: ", a.shape().DebugString(),
+                                     ", In[1]: ", b.shape().DebugString(),
+                                     " (transpose_a=", transpose_a_ ? "true" : "false",
+                                     ", transpose_b=", transpose_b_ ? "true" : "false", ")");
+    }
+    Tensor* product;
+    TG_RETURN_IF_ERROR(ctx.allocate_output(
+        0, TensorShape({a.dim_size(1 - a_inner), b.dim_size(1 - b_inner)}), &product));
+    if (product->NumElements() == 0) return absl::OkStatus();
+    auto out = EigenMatrix<T>(*product);
+    if (a.dim_size(a_inner) == 0) {  // an empty sum
+      out.setZero();
+      return absl::OkStatus();
+    }
+    const Eigen::array<Eigen::IndexPair<Eigen::DenseIndex>, 1> contract_dims = {
+        Eigen::IndexPair<Eigen::DenseIndex>(a_inner, b_inner)};
+    out.device(ctx.eigen_cpu_device()) =
+        EigenMatrix<T>(a).contract(EigenMatrix<T>(b), contract_dims);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool transpose_a_ = false;
+  bool transpose_b_ = false;
+};
+
+TG_REGISTER_KERNEL(KernelDefBuilder("MatMul").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   MatMulOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("MatMul").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   MatMulOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("MatMul").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   MatMulOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("MatMul").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   MatMulOp<int64_t>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid

@@ -1,0 +1,146 @@
+// Relu (max(features, 0)) and its gradient ReluGrad.
+#define EIGEN_USE_THREADS
+
+// GCC 12 reports reads of uninitialized values inside its own AVX-512
+// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
+// 105593). The reports are false, so they are silenced for the headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <type_traits>
+
+#include "core/framework/shape_inference.h"
+#include "kernels/math/cwise_unary_op.h"
+#pragma GCC diagnostic pop
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+// max(x, 0); NaN stays NaN for floating point.
+template <typename T>
+struct ReluFunctor
+    : Eigen::internal::bind2nd_op<Eigen::internal::scalar_max_op<
+          T, T, std::is_floating_point<T>::value ? Eigen::PropagateNaN : Eigen::PropagateFast>> {
+  ReluFunctor() : ReluFunctor::bind2nd_op(T(0)) {}
+};
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid
+
+namespace Eigen {
+namespace internal {
+template <typename T>
+struct functor_traits<tensorgrid::math::ReluFunctor<T>>
+    : functor_traits<typename tensorgrid::math::ReluFunctor<T>::bind2nd_op> {};
+}  // namespace internal
+}  // namespace Eigen
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+constexpr char kReluTypes[] =
+    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}";
+
+// Both inputs have one shape, which is the output's.
+absl::Status SameShapeInputs(ShapeInferenceContext& c) {
+  const PartialTensorShape& a = c.input(0);
+  const PartialTensorShape& b = c.input(1);
+  if (a.unknown_rank()) {
+    c.set_output(0, b);
+    return absl::OkStatus();
+  }
+  if (b.unknown_rank()) {
+    c.set_output(0, a);
+    return absl::OkStatus();
+  }
+  if (a.dims() != b.dims()) {
+    return errors::InvalidArgument("node '", c.node().name(), "' (", c.node().op(),
+                                   "): inputs must have the same shape, got ", a.DebugString(),
+                                   " and ", b.DebugString());
+  }
+  std::vector<int64_t> dims(a.dims());
+  for (int i = 0; i < a.dims(); ++i) {
+    const int64_t da = a.dim_size(i), db = b.dim_size(i);
+    if (da >= 0 && db >= 0 && da != db) {
+      return errors::InvalidArgument("node '", c.node().name(), "' (", c.node().op(),
+                                     "): inputs must have the same shape, got ", a.DebugString(),
+                                     " and ", b.DebugString());
+    }
+    dims[i] = da >= 0 ? da : db;
+  }
+  c.set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Relu")
+    .Input("features: T")
+    .Output("activations: T")
+    .Attr(kReluTypes)
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+TG_REGISTER_OP("ReluGrad")
+    .Input("gradients: T")
+    .Input("features: T")
+    .Output("backprops: T")
+    .Attr(kReluTypes)
+    .SetShapeFn(SameShapeInputs);
+
+template <typename T>
+using ReluOp = UnaryOp<T, ReluFunctor<T>>;
+
+// backprops = gradients where features > 0, else 0.
+template <typename T>
+class ReluGradOp final : public OpKernel {
+ public:
+  explicit ReluGradOp(OpKernelConstruction& ctx) : OpKernel(ctx) {}
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const Tensor& gradients = ctx.input(0);
+    const Tensor& features = ctx.input(1);
+    if (gradients.shape() != features.shape()) {
+      return errors::InvalidArgument("gradients and features must have the same shape, got ",
+                                     gradients.shape().DebugString(), " and ",
+                                     features.shape().DebugString());
+    }
+    Tensor* backprops;
+    TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(0, 0, gradients.shape(), &backprops));
+    const T* g = gradients.data<T>();
+    const T* f = features.data<T>();
+    T* out = backprops->data<T>();
+    ParallelFor(
+        ctx, gradients.NumElements(), 1, ElementCost<T, T>(2, 2), [&](int64_t b, int64_t e) {
+          const int64_t n = e - b;
+          Array(out + b, n) = (ConstArray(f + b, n) > T(0)).select(ConstArray(g + b, n), T(0));
+        });
+    return absl::OkStatus();
+  }
+
+ private:
+  using Array = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+  using ConstArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+};
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Relu").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   ReluOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Relu").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   ReluOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Relu").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   ReluOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Relu").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   ReluOp<int64_t>);
+
+TG_REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   ReluGradOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   ReluGradOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   ReluGradOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   ReluGradOp<int64_t>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid
