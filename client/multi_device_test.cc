@@ -69,6 +69,13 @@ TEST(MultiDeviceTest, CrossDeviceStepComputesAndReportsPartitions) {
   EXPECT_EQ(sends, recvs);
   EXPECT_GE(sends, 3);  // sq -> CPU:3, neg -> CPU:0, x -> CPU:0
   EXPECT_EQ(metadata.step_stats().dev_stats_size(), 3);
+  bool saw_recv = false;
+  for (const auto& dev : metadata.step_stats().dev_stats()) {
+    for (const auto& ns : dev.node_stats()) {
+      if (ns.timeline_label().find("_Recv 12 bytes from /job:localhost") != std::string::npos) saw_recv = true;
+    }
+  }
+  EXPECT_TRUE(saw_recv);
 }
 
 TEST(MultiDeviceTest, FailingPartitionReportsRootCauseNotItsEchoes) {

@@ -4,6 +4,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/notification.h"
+#include "core/framework/attr_value_util.h"
 #include "core/platform/logging.h"
 #include "core/platform/status.h"
 
@@ -139,14 +140,7 @@ class ExecutorState {
   }
 
   void RunNode(const Item& item, ReadyList* ready) {
-    NodeExecStats* stats = nullptr;
-    NodeExecStats stats_storage;
-    if (args_.stats != nullptr) {
-      stats = &stats_storage;
-      stats->set_node_name(item.node->name());
-      stats->set_all_start_micros(NowMicros());
-      stats->set_thread_id(CurrentThreadId());
-    }
+    std::unique_ptr<NodeExecStats> stats = StartStats(item);
     absl::Status s = PrepareInputs(item);
     if (s.ok() && args_.cancellation != nullptr && args_.cancellation->IsCancelled()) {
       s = errors::Cancelled("step ", args_.step_id, " was cancelled");
@@ -156,17 +150,47 @@ class ExecutorState {
       FillParams(item, &params);
       OpKernelContext ctx(params);
       s = item.kernel->Compute(ctx);
-      if (stats != nullptr) RecordOutputs(ctx.outputs(), stats);
+      if (stats != nullptr) FinishStats(item, ctx.outputs(), stats.get());
       if (s.ok()) s = Propagate(item, ctx.outputs(), ready);
+    } else if (stats != nullptr) {
+      absl::InlinedVector<TensorValue, 2> none;
+      FinishStats(item, none, stats.get());
     }
     if (!s.ok()) Abort(item, s);
-    if (stats != nullptr) {
-      int64_t end = NowMicros() - stats->all_start_micros();
-      stats->set_op_end_rel_micros(end);
-      stats->set_all_end_rel_micros(end);
-      stats->set_timeline_label(absl::StrCat(item.node->name(), " = ", item.node->op()));
-      args_.stats->Save(std::move(*stats));
+  }
+
+  std::unique_ptr<NodeExecStats> StartStats(const Item& item) {
+    if (args_.stats == nullptr) return nullptr;
+    auto stats = std::make_unique<NodeExecStats>();
+    stats->set_node_name(item.node->name());
+    const int64_t now = NowNanos();
+    stats->set_all_start_nanos(now);
+    stats->set_all_start_micros(now / 1000);
+    stats->set_thread_id(CurrentThreadId());
+    return stats;
+  }
+
+  // Records end time and outputs. Transfers say how many bytes moved and
+  // between which devices; a _Recv's duration is the time it waited.
+  void FinishStats(const Item& item, const absl::InlinedVector<TensorValue, 2>& outputs,
+                   NodeExecStats* stats) {
+    const int64_t rel = NowNanos() - stats->all_start_nanos();
+    stats->set_op_end_rel_nanos(rel);
+    stats->set_all_end_rel_nanos(rel);
+    stats->set_op_end_rel_micros(rel / 1000);
+    stats->set_all_end_rel_micros(rel / 1000);
+    RecordOutputs(outputs, stats);
+    const Node& n = *item.node;
+    std::string label = absl::StrCat(n.name(), " = ", n.op());
+    if (n.op() == "_Send" || n.op() == "_Recv") {
+      const Tensor& t = n.op() == "_Send" ? slots_[item.input_start].tensor
+                                          : (outputs.empty() ? Tensor() : outputs[0].tensor);
+      std::string peer;
+      GetNodeAttr(n.def(), n.op() == "_Send" ? "recv_device" : "send_device", &peer).IgnoreError();
+      absl::StrAppend(&label, " ", t.TotalBytes(), " bytes ", n.op() == "_Send" ? "to " : "from ", peer);
     }
+    stats->set_timeline_label(std::move(label));
+    args_.stats->Save(std::move(*stats));
   }
 
   // Async kernels keep their context alive until `done`; completion then
@@ -183,12 +207,15 @@ class ExecutorState {
     struct AsyncState {
       OpKernelContext::Params params;
       std::unique_ptr<OpKernelContext> ctx;
+      std::unique_ptr<NodeExecStats> stats;
     };
     auto* state = new AsyncState;
+    state->stats = StartStats(item);
     FillParams(item, &state->params);
     state->ctx = std::make_unique<OpKernelContext>(state->params);
     item.kernel->AsAsync()->ComputeAsync(*state->ctx, [this, &item, state](absl::Status s) {
       ReadyList ready;
+      if (state->stats != nullptr) FinishStats(item, state->ctx->outputs(), state->stats.get());
       if (s.ok()) s = Propagate(item, state->ctx->outputs(), &ready);
       if (!s.ok()) Abort(item, s);
       delete state;
