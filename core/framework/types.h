@@ -69,14 +69,14 @@ TG_MATCH_TYPE_AND_ENUM_(bfloat16, DT_BFLOAT16);
 TG_MATCH_TYPE_AND_ENUM_(ResourceHandle, DT_RESOURCE);
 #undef TG_MATCH_TYPE_AND_ENUM_
 
-// Calls `fn.template operator()<T>()` with T the C++ type of `dtype`, for every
-// storable dtype; returns fn's result. Use for type-generic tensor code:
-//   TG_SWITCH_ALL_TYPES(dtype, T, { out = FormatValues<T>(t); })
-#define TG_CASE_TYPE_(ENUM, STMTS)                 \
-  case ENUM: {                                     \
+// Runs the statements with `T` bound to the C++ type of `DTYPE`, for every
+// fixed-size dtype, and DEFAULT otherwise:
+//   TG_SWITCH_POD_TYPES(dtype, return Unsupported(), out = Format<T>(t));
+#define TG_CASE_TYPE_(ENUM, ...)                                 \
+  case ENUM: {                                                   \
     using T = typename ::tensorgrid::EnumToDataType<ENUM>::Type; \
-    STMTS;                                         \
-    break;                                         \
+    __VA_ARGS__;                                                 \
+    break;                                                       \
   }
 #define TG_SWITCH_POD_TYPES(DTYPE, DEFAULT, ...) \
   switch (DTYPE) {                               \

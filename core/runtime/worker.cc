@@ -64,14 +64,8 @@ absl::Status WorkerInterface::CleanupGraph(int64_t step_id) {
   return status;
 }
 
-Worker::Worker(const std::string& task_prefix, const ConfigProto& config) {
-  int cpus = 1;
-  auto it = config.device_count().find(DEVICE_CPU);
-  if (it != config.device_count().end() && it->second > 0) cpus = it->second;
-  for (int i = 0; i < cpus; ++i) {
-    devices_.push_back(NewCpuDevice(absl::StrCat(task_prefix, "/device:CPU:", i),
-                                    config.intra_op_parallelism_threads()));
-  }
+Worker::Worker(const std::string& task_prefix, const ConfigProto& config)
+    : device_mgr_(DeviceMgr::ForTask(task_prefix, config)) {
   int inter = config.inter_op_parallelism_threads();
   inter_op_pool_ = std::make_unique<ThreadPool>(inter > 0 ? inter : NumSchedulableCPUs());
 }
@@ -84,27 +78,17 @@ Worker::~Worker() {
   inter_op_pool_.reset();  // waits for queued work before devices go away
 }
 
-absl::StatusOr<Device*> Worker::FindDevice(const std::string& name) const {
-  std::vector<std::string> names;
-  for (const auto& d : devices_) {
-    if (d->name() == name) return d.get();
-    names.push_back(d->name());
-  }
-  return errors::NotFound("device '", name, "' does not exist here; devices: ",
-                          absl::StrJoin(names, ", "));
-}
-
 absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def) {
   TG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ImportGraphDef(def));
   // One device per partition: the master has already split by device.
-  std::string device_name = devices_[0]->name();
+  std::string device_name = device_mgr_->devices()[0]->name();
   for (Node* n : graph->nodes()) {
     if (!n->requested_device().empty()) {
       device_name = n->requested_device();
       break;
     }
   }
-  TG_ASSIGN_OR_RETURN(Device * device, FindDevice(device_name));
+  TG_ASSIGN_OR_RETURN(Device * device, device_mgr_->LookupDevice(device_name));
   for (Node* n : graph->nodes()) {
     if (!n->requested_device().empty() && n->requested_device() != device_name) {
       return errors::InvalidArgument("partition mixes devices: node '", n->name(), "' is on ",
@@ -124,7 +108,7 @@ absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def)
 
 void Worker::GetStatusAsync(GetStatusResponse* response, StatusCallback done) {
   response->devices.clear();
-  for (const auto& d : devices_) {
+  for (const auto& d : device_mgr_->devices()) {
     response->devices.push_back(DeviceInfo{d->name(), d->device_type(), d->incarnation()});
   }
   done(absl::OkStatus());

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "core/framework/device.h"
+#include "core/runtime/device_mgr.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/rendezvous_mgr.h"
 #include "core/runtime/worker_interface.h"
@@ -25,9 +26,7 @@ class Worker final : public WorkerInterface {
   Worker(const std::string& task_prefix, const ConfigProto& config);
   ~Worker() override;
 
-  const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
-  // NotFound naming the device and the ones that exist.
-  absl::StatusOr<Device*> FindDevice(const std::string& name) const;
+  const DeviceMgr& device_mgr() const { return *device_mgr_; }
 
   void GetStatusAsync(GetStatusResponse* response, StatusCallback done) override;
   void RegisterGraphAsync(const RegisterGraphRequest& request, RegisterGraphResponse* response,
@@ -46,7 +45,7 @@ class Worker final : public WorkerInterface {
   };
   absl::StatusOr<std::shared_ptr<Item>> Build(const GraphDef& def);
 
-  std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<DeviceMgr> device_mgr_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
   RendezvousMgr rendezvous_mgr_;
   absl::Mutex mu_;
