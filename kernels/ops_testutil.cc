@@ -1,8 +1,24 @@
 #include "kernels/ops_testutil.h"
 
+#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
+
+std::vector<std::string> InferShapes(const std::string& op_name,
+                                     std::vector<PartialTensorShape> inputs) {
+  const OpDef* op = OpRegistry::Global()->Find(op_name);
+  EXPECT_NE(op, nullptr) << op_name;
+  std::vector<std::string> shapes;
+  if (op == nullptr || !op->shape_fn) return shapes;
+  NodeDef node;
+  node.set_op(op_name);
+  ShapeInferenceContext c(node, std::move(inputs), static_cast<int>(op->outputs.size()));
+  absl::Status s = op->shape_fn(c);
+  EXPECT_TRUE(s.ok()) << s;
+  for (int i = 0; i < c.num_outputs(); ++i) shapes.push_back(c.output(i).DebugString());
+  return shapes;
+}
 
 absl::Status OpsTestBase::MakeOp(const NodeDefBuilder& builder) {
   node_def_ = builder.def();

@@ -64,6 +64,11 @@ class NodeDefBuilder {
   NodeDef def_;
 };
 
+// The output shapes `op_name`'s shape function infers from `inputs`, as
+// strings ("[2,?]").
+std::vector<std::string> InferShapes(const std::string& op_name,
+                                     std::vector<PartialTensorShape> inputs);
+
 // Element-wise checks of a tensor against expected values and shape.
 template <typename T>
 void ExpectTensorEqual(const Tensor& t, std::vector<T> values, const TensorShape& shape) {

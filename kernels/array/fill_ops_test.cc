@@ -4,20 +4,6 @@
 namespace tensorgrid {
 namespace {
 
-// The output shapes `op`'s shape function infers from `inputs`, as strings.
-std::vector<std::string> InferShapes(const std::string& op_name,
-                                     std::vector<PartialTensorShape> inputs) {
-  const OpDef* op = OpRegistry::Global()->Find(op_name);
-  NodeDef node;
-  node.set_op(op_name);
-  ShapeInferenceContext c(node, std::move(inputs), static_cast<int>(op->outputs.size()));
-  absl::Status s = op->shape_fn(c);
-  EXPECT_TRUE(s.ok()) << s;
-  std::vector<std::string> shapes;
-  for (int i = 0; i < c.num_outputs(); ++i) shapes.push_back(c.output(i).DebugString());
-  return shapes;
-}
-
 class FillTest : public OpsTestBase {};
 
 TEST_F(FillTest, FloatMatrix) {

@@ -6,20 +6,6 @@
 namespace tensorgrid {
 namespace {
 
-// The output shapes `op`'s shape function infers from `inputs`, as strings.
-std::vector<std::string> InferShapes(const std::string& op_name,
-                                     std::vector<PartialTensorShape> inputs) {
-  const OpDef* op = OpRegistry::Global()->Find(op_name);
-  NodeDef node;
-  node.set_op(op_name);
-  ShapeInferenceContext c(node, std::move(inputs), static_cast<int>(op->outputs.size()));
-  absl::Status s = op->shape_fn(c);
-  EXPECT_TRUE(s.ok()) << s;
-  std::vector<std::string> shapes;
-  for (int i = 0; i < c.num_outputs(); ++i) shapes.push_back(c.output(i).DebugString());
-  return shapes;
-}
-
 // softmax([1, 2, 3]) and log(sum(exp([1, 2, 3] - 3))).
 constexpr double kP0 = 0.09003057317038046, kP1 = 0.24472847105479764, kP2 = 0.6652409557748218;
 constexpr double kLogSum = 0.4076059644443804;
