@@ -1,10 +1,8 @@
 #include "tools/tg_run_lib.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -18,8 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/platform/status.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
+#include "tools/proto_file.h"
 
 namespace tensorgrid {
 namespace tg_run {
@@ -355,56 +352,6 @@ class NestedWriter {
   std::string out_;
 };
 
-// ---------------------------------------------------------------------------
-// Graph loading
-
-class CollectFirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (error_.empty())
-      error_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
-
-// Parses text format, skipping fields tensorgrid's protos do not define.
-bool ParseText(const std::string& text, GraphDef* graph, std::string* error) {
-  CollectFirstError errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.AllowUnknownField(true);
-  parser.RecordErrorsTo(&errors);
-  if (parser.ParseFromString(text, graph)) return true;
-  *error = errors.error().empty() ? "malformed text" : errors.error();
-  return false;
-}
-
-// NotFound naming the file and the system's reason (missing, a directory, ...).
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    return errors::NotFound("cannot read graph file '", path, "': ", std::strerror(errno));
-  }
-  std::string content;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), file)) > 0) content.append(buf, n);
-  const int error = std::ferror(file) ? errno : 0;
-  std::fclose(file);
-  if (error != 0) {
-    return errors::NotFound("cannot read graph file '", path, "': ", std::strerror(error));
-  }
-  return content;
-}
-
-bool HasTextExtension(const std::string& path) {
-  return absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".pbtx") ||
-         absl::EndsWith(path, ".txt");
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -577,18 +524,18 @@ std::string FormatFetch(absl::string_view name, const Tensor& tensor, int64_t ma
 }
 
 absl::StatusOr<GraphDef> LoadGraphDef(const std::string& path) {
-  TG_ASSIGN_OR_RETURN(const std::string content, ReadFile(path));
+  TG_ASSIGN_OR_RETURN(const std::string content, ReadFileToString(path, "graph file"));
 
   GraphDef graph;
   std::string text_error;
-  if (HasTextExtension(path)) {
-    if (!ParseText(content, &graph, &text_error)) {
+  if (HasTextProtoExtension(path)) {
+    if (!ParseTextProto(content, &graph, &text_error)) {
       return errors::InvalidArgument("cannot parse '", path, "' as a text GraphDef: ", text_error);
     }
   } else if (!graph.ParseFromString(content) || graph.node_size() == 0) {
     // Not binary (or binary noise that decoded to nothing): try text.
     graph.Clear();
-    if (!ParseText(content, &graph, &text_error)) {
+    if (!ParseTextProto(content, &graph, &text_error)) {
       return errors::InvalidArgument(
           "cannot parse '", path,
           "' as a GraphDef: not a binary GraphDef, and as text: ", text_error);
