@@ -177,13 +177,15 @@ Operation NodeBuilder::Finalize() {
     }
     node_.add_input("^" + dep.name());
   }
-  node_.set_device(scope_.device());
   if (!scope_.colocation_.empty()) SetAttr(&node_, "_class", scope_.colocation_);
   s = ValidateNodeDef(*op, &node_);
   if (!s.ok()) return fail(s);
   std::vector<DataType> inputs, outputs;
   s = InOutTypesForNode(node_, *op, &inputs, &outputs);
   if (!s.ok()) return fail(WithContext(s, absl::StrCat("node '", node_.name(), "'")));
+  // Last, so that device functions see the finished node.
+  s = scope_.AssignDevice(&node_);
+  if (!s.ok()) return fail(s);
   std::string name = node_.name();
   scope_.AddNode(std::move(node_));
   return Operation(std::move(name), std::move(outputs));

@@ -9,11 +9,12 @@
 //
 // Finalize looks the op up in the OpRegistry, infers type attrs from the
 // inputs' dtypes ("T", "N", list(type) attrs), names the node through the
-// scope, adds the scope's device, control dependencies and colocation,
-// validates the node (filling in attr defaults) and computes its output
-// dtypes. Any error (unknown op, inconsistent input dtypes, bad attr) is
-// recorded on the scope and Finalize returns an invalid Operation; once the
-// scope holds an error nothing more is built.
+// scope, adds the scope's control dependencies and colocation, validates the
+// node (filling in attr defaults), computes its output dtypes and, last, sets
+// its device (the scope's request, through its device functions if any).
+// Any error (unknown op, inconsistent input dtypes, bad attr, a device that
+// does not parse) is recorded on the scope and Finalize returns an invalid
+// Operation; once the scope holds an error nothing more is built.
 #ifndef TENSORGRID_CLIENT_NODE_BUILDER_H_
 #define TENSORGRID_CLIENT_NODE_BUILDER_H_
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "client/merge_device.h"
 #include "core/framework/attr_value_util.h"
 #include "core/platform/status.h"
 
@@ -19,6 +20,12 @@ struct ScopeGraph {
   std::unordered_map<std::string, int> name_counts;
   std::unordered_set<std::string> node_names;  // reserved for nodes (a subset of name_counts)
   absl::Status status;
+};
+
+struct Scope::DeviceLayer {
+  DeviceFunction fn;
+  std::string outer_device;
+  std::shared_ptr<const DeviceLayer> outer;
 };
 
 namespace {
@@ -89,6 +96,18 @@ Scope Scope::WithDevice(const std::string& device) const {
   return s;
 }
 
+Scope Scope::WithDeviceFunction(DeviceFunction fn) const {
+  if (!fn) {
+    UpdateStatus(errors::InvalidArgument("WithDeviceFunction: an empty function"));
+    return *this;
+  }
+  Scope s(*this);
+  s.device_layers_ = std::make_shared<const DeviceLayer>(
+      DeviceLayer{std::move(fn), std::move(s.device_), device_layers_});
+  s.device_.clear();
+  return s;
+}
+
 Scope Scope::ColocateWith(const Operation& op) const {
   Scope s(*this);
   s.colocation_.clear();
@@ -152,6 +171,27 @@ int Scope::num_nodes() const { return graph_->graph.node_size(); }
 void Scope::AddNode(NodeDef node) const {
   graph_->node_index[node.name()] = graph_->graph.node_size();
   *graph_->graph.add_node() = std::move(node);
+}
+
+absl::Status Scope::AssignDevice(NodeDef* node) const {
+  node->set_device(device_);
+  if (device_layers_ == nullptr || !colocation_.empty()) return absl::OkStatus();
+  auto merge = [&](const std::string& base, const char* what) -> absl::Status {
+    absl::StatusOr<std::string> merged = MergeDevice(base, node->device());
+    if (!merged.ok()) {
+      return WithContext(merged.status(), absl::StrCat("node '", node->name(), "' (", node->op(),
+                                                       "): placing it with ", what, " '", base,
+                                                       "' over its device '", node->device(), "'"));
+    }
+    node->set_device(*std::move(merged));
+    return absl::OkStatus();
+  };
+  for (const DeviceLayer* layer = device_layers_.get(); layer != nullptr;
+       layer = layer->outer.get()) {
+    TG_RETURN_IF_ERROR(merge(layer->fn(*node), "the device function's result"));
+    TG_RETURN_IF_ERROR(merge(layer->outer_device, "the outer WithDevice request"));
+  }
+  return absl::OkStatus();
 }
 
 const NodeDef* Scope::FindNode(const std::string& name) const {

@@ -15,6 +15,10 @@
 // the exact name instead (reusing a name is an error). Literal inputs become
 // Const nodes named like any other ("Const", "Const_1", ...).
 //
+// Devices: WithDevice requests a device; WithDeviceFunction lets a function
+// choose it per node (TensorFlow's `tf.device(fn)`; see ReplicaDeviceSetter in
+// client/training/device_setter.h).
+//
 // Errors: the first error (an unknown op, mismatched input dtypes, a bad
 // attr, a duplicate name) is kept on the scope, shared by every scope of the
 // graph; later building is a no-op that returns invalid Operations and
@@ -26,6 +30,7 @@
 #ifndef TENSORGRID_CLIENT_SCOPE_H_
 #define TENSORGRID_CLIENT_SCOPE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -41,6 +46,9 @@ namespace tensorgrid {
 
 class NodeBuilder;
 struct ScopeGraph;  // the graph and name table every scope of one root shares
+
+// Chooses the device of a node from its NodeDef; see Scope::WithDeviceFunction.
+using DeviceFunction = std::function<std::string(const NodeDef& node)>;
 
 class Scope {
  public:
@@ -70,8 +78,40 @@ class Scope {
     return WithControlDependencies(absl::Span<const Operation>(&control.op(), 1));
   }
   Scope WithNoControlDependencies() const;
-  // The requested device of nodes built through the returned scope.
+  // The requested device of nodes built through the returned scope. It
+  // replaces an earlier WithDevice, unless a WithDeviceFunction came between.
   Scope WithDevice(const std::string& device) const;
+  // Nodes built through the returned scope get their device from `fn`, which
+  // sees each finished NodeDef (TensorFlow's `tf.device(fn)`):
+  //
+  //   Scope s = root.WithDeviceFunction([](const NodeDef& node) -> std::string {
+  //     return node.op() == "VariableV2" ? "/job:ps/task:0" : "/job:worker";
+  //   });
+  //   ops::Variable(s.WithDevice("/device:CPU:1"), ...);   // /job:ps/task:0/device:CPU:1
+  //
+  // The rule, for a scope with device functions f_1 (outermost) ... f_n:
+  //  1. The node starts with the WithDevice request made after f_n (or "").
+  //  2. For k = n down to 1, innermost first: f_k is called with the node
+  //     (op, attrs with their defaults, inputs, and the device so far), and
+  //     the device becomes MergeDevice(result, device so far) (see
+  //     merge_device.h): every part (job, replica, task, type, id) the node
+  //     already has wins, the function's result fills in the rest; then the
+  //     WithDevice request in effect where f_k was added (before it) fills in
+  //     what is still unset.
+  // So a WithDevice inside a function refines what the function chooses
+  // ("/task:1" under a function's "/job:worker/task:0" gives
+  // "/job:worker/task:1"), and a function sees only the requests and functions
+  // inside it, as in TensorFlow's device stack. Without device functions the
+  // device is the WithDevice request verbatim.
+  // Exceptions: a node built with ColocateWith in effect skips the functions
+  // and the requests before them (its colocation group decides its device, as
+  // TensorFlow sets the device stack aside under `colocate_with`). A device
+  // that does not parse — a function's result or a request — fails the
+  // node's build with InvalidArgument naming the node and the device; an
+  // empty `fn` is InvalidArgument too.
+  // `fn` is copied into the scope and shared by its copies; it is called once
+  // per node, on the building thread.
+  Scope WithDeviceFunction(DeviceFunction fn) const;
   // Nodes built through the returned scope are colocated with `op` (TensorFlow's
   // `_class: ["loc:@op"]` attr; if `op` is itself colocated, with its group).
   Scope ColocateWith(const Operation& op) const;
@@ -95,6 +135,7 @@ class Scope {
   int num_nodes() const;
 
   const std::string& name_scope() const { return name_; }
+  // The WithDevice request (made after the last WithDeviceFunction).
   const std::string& device() const { return device_; }
   const std::vector<Operation>& control_deps() const { return control_deps_; }
 
@@ -106,11 +147,19 @@ class Scope {
   void AddNode(NodeDef node) const;
   // The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;
+  // Sets node->device() from the WithDevice request and the device
+  // functions, by the rule at WithDeviceFunction.
+  absl::Status AssignDevice(NodeDef* node) const;
+
+  // A device function, the WithDevice request in effect where it was added,
+  // and the next function outward.
+  struct DeviceLayer;
 
   std::shared_ptr<ScopeGraph> graph_;
   std::string name_;     // name scope, "" at the root, else "outer/inner"
   std::string op_name_;  // from WithOpName: the name of the op built through this scope
   std::string device_;
+  std::shared_ptr<const DeviceLayer> device_layers_;  // innermost function first
   std::vector<Operation> control_deps_;
   std::vector<std::string> colocation_;  // sorted "loc:@node" entries
 };
