@@ -22,9 +22,9 @@ TEST(JsonQuoteTest, ValidUtf8PassesThrough) {
 }
 
 TEST(JsonQuoteTest, InvalidUtf8BecomesReplacementCharacter) {
-  EXPECT_EQ(JsonQuote("a\xff" "b"), "\"a\\ufffdb\"");
-  EXPECT_EQ(JsonQuote("\xc3"), "\"\\ufffd\"");            // truncated
-  EXPECT_EQ(JsonQuote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");  // overlong '/'
+  EXPECT_EQ(JsonQuote(std::string("a\xff") + "b"), "\"a\\ufffdb\"");
+  EXPECT_EQ(JsonQuote("\xc3"), "\"\\ufffd\"");                        // truncated
+  EXPECT_EQ(JsonQuote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");             // overlong '/'
   EXPECT_EQ(JsonQuote("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate
 }
 

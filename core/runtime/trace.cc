@@ -37,8 +37,8 @@ struct Slice {
   int64_t start_ns;  // relative to the step's first event
   int64_t dur_ns;
   std::string op;
-  std::string peer;     // _Send/_Recv: the other end's device, from the label
-  int64_t bytes = -1;   // _Send/_Recv: from the label
+  std::string peer;    // _Send/_Recv: the other end's device, from the label
+  int64_t bytes = -1;  // _Send/_Recv: from the label
 };
 
 // One end of a transfer, with the keys it can be matched by, strictest first.
@@ -139,8 +139,9 @@ class TraceWriter {
     for (const Slice& s : slices_) WriteSlice(s);
     WriteFlows();
     return absl::StrCat("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":",
-                        JsonQuote("tensorgrid ToChromeTrace"), ",\"step_start_unix_nanos\":",
-                        base_ns_, "},\"traceEvents\":[\n", absl::StrJoin(events_, ",\n"), "\n]}\n");
+                        JsonQuote("tensorgrid ToChromeTrace"),
+                        ",\"step_start_unix_nanos\":", base_ns_, "},\"traceEvents\":[\n",
+                        absl::StrJoin(events_, ",\n"), "\n]}\n");
   }
 
  private:
@@ -169,7 +170,8 @@ class TraceWriter {
         s.pid = pids_[DeviceName(dev)];
         const bool nanos = ns.all_start_nanos() != 0;
         s.start_ns = nanos ? ns.all_start_nanos() : ns.all_start_micros() * 1000;
-        s.dur_ns = std::max<int64_t>(0, nanos ? ns.all_end_rel_nanos() : ns.all_end_rel_micros() * 1000);
+        s.dur_ns =
+            std::max<int64_t>(0, nanos ? ns.all_end_rel_nanos() : ns.all_end_rel_micros() * 1000);
         auto it = facts_.find(ns.node_name());
         if (it != facts_.end()) s.op = it->second.op;
         ParseLabel(ns.node_name(), ns.timeline_label(), &s);
@@ -196,9 +198,9 @@ class TraceWriter {
     for (const DeviceStepStats& dev : metadata_.step_stats().dev_stats()) {
       std::map<uint32_t, std::string> threads(dev.thread_names().begin(), dev.thread_names().end());
       for (const auto& [tid, name] : threads) {
-        events_.push_back(absl::StrCat("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":",
-                                       pids_[DeviceName(dev)], ",\"tid\":", tid,
-                                       ",\"args\":{\"name\":", JsonQuote(name), "}}"));
+        events_.push_back(
+            absl::StrCat("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":", pids_[DeviceName(dev)],
+                         ",\"tid\":", tid, ",\"args\":{\"name\":", JsonQuote(name), "}}"));
       }
     }
   }
@@ -258,10 +260,14 @@ class TraceWriter {
       if (slices_[i].op == "_Recv") recvs.push_back(MakeEnd(i, false));
     }
     std::vector<std::pair<size_t, size_t>> pairs;
-    MatchBy(sends, recvs, [](const TransferEnd& e) -> const std::string& { return e.by_tensor; }, &pairs);
-    MatchBy(sends, recvs, [](const TransferEnd& e) -> const std::string& { return e.by_name; }, &pairs);
-    MatchBy(sends, recvs, [](const TransferEnd& e) -> const std::string& { return e.by_name_only; },
-            &pairs);
+    MatchBy(
+        sends, recvs, [](const TransferEnd& e) -> const std::string& { return e.by_tensor; },
+        &pairs);
+    MatchBy(
+        sends, recvs, [](const TransferEnd& e) -> const std::string& { return e.by_name; }, &pairs);
+    MatchBy(
+        sends, recvs, [](const TransferEnd& e) -> const std::string& { return e.by_name_only; },
+        &pairs);
     std::sort(pairs.begin(), pairs.end());
     int id = 0;
     for (const auto& [s, r] : pairs) {
@@ -269,15 +275,14 @@ class TraceWriter {
       const Slice& recv = slices_[recvs[r].slice];
       ++id;
       const std::string common =
-          absl::StrCat("\"name\":", JsonQuote(sends[s].flow_name), ",\"cat\":\"transfer\",\"id\":", id,
-                       ",\"bind_id\":", id);
+          absl::StrCat("\"name\":", JsonQuote(sends[s].flow_name),
+                       ",\"cat\":\"transfer\",\"id\":", id, ",\"bind_id\":", id);
       events_.push_back(absl::StrCat("{\"ph\":\"s\",", common, ",\"pid\":", send.pid,
                                      ",\"tid\":", send.stats->thread_id(),
                                      ",\"ts\":", Micros(send.start_ns), "}"));
       // The arrow ends when the data could arrive: not before the send began,
       // and inside the _Recv's slice so that it binds to it.
-      const int64_t end_ns =
-          std::clamp(send.start_ns, recv.start_ns, recv.start_ns + recv.dur_ns);
+      const int64_t end_ns = std::clamp(send.start_ns, recv.start_ns, recv.start_ns + recv.dur_ns);
       events_.push_back(absl::StrCat("{\"ph\":\"f\",\"bp\":\"e\",", common, ",\"pid\":", recv.pid,
                                      ",\"tid\":", recv.stats->thread_id(),
                                      ",\"ts\":", Micros(end_ns), "}"));

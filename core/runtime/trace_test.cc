@@ -98,17 +98,18 @@ RunMetadata SeedLikeMetadata() {
   w1->set_device(kWorker1);
   const int64_t t0 = 1'700'000'000'000'000'000;
   AddOutput(AddStats(ps, "x", "x = VariableV2", t0, 2'000), 2, 2);
-  AddStats(ps, "_send_x_0_to_CPU_0", absl::StrCat("_send_x_0_to_CPU_0 = _Send 16 bytes to ", kWorker0),
-           t0 + 3'000, 1'000);
+  AddStats(ps, "_send_x_0_to_CPU_0",
+           absl::StrCat("_send_x_0_to_CPU_0 = _Send 16 bytes to ", kWorker0), t0 + 3'000, 1'000);
   AddStats(ps, "_send_x_0_to_CPU_0_1",
            absl::StrCat("_send_x_0_to_CPU_0_1 = _Send 16 bytes to ", kWorker1), t0 + 4'500, 500);
   AddOutput(AddStats(w0, "_recv_x_0_on_CPU_0",
-                     absl::StrCat("_recv_x_0_on_CPU_0 = _Recv 16 bytes from ", kPs), t0 + 1'000, 5'000, 9),
+                     absl::StrCat("_recv_x_0_on_CPU_0 = _Recv 16 bytes from ", kPs), t0 + 1'000,
+                     5'000, 9),
             2, 2);
   AddOutput(AddStats(w0, "z1", "z1 = MatMul", t0 + 6'500, 1'500, 9), 2, 2);
   AddOutput(AddStats(w1, "_recv_x_0_on_CPU_0_1",
-                     absl::StrCat("_recv_x_0_on_CPU_0_1 = _Recv 16 bytes from ", kPs), t0 + 5'500, 250,
-                     11),
+                     absl::StrCat("_recv_x_0_on_CPU_0_1 = _Recv 16 bytes from ", kPs), t0 + 5'500,
+                     250, 11),
             2, 2);
   return md;
 }
