@@ -108,6 +108,24 @@ std::string TransferNameKey(absl::string_view name, bool is_send) {
                       name.substr(pos + infix.size()));
 }
 
+// What a transfer carries, from Partition's send name: "_send_x_0_to_CPU_1"
+// -> "x:0", "_send_x_control_to_CPU_1" -> "^x"; "" for other names.
+std::string TransferTensor(absl::string_view send_name) {
+  const std::string key = TransferNameKey(send_name, /*is_send=*/true);
+  const size_t bar = key.find('|');
+  const size_t tag = key.rfind('_', bar);
+  if (key.empty() || tag == std::string::npos || tag == 0) return "";
+  const std::string src = key.substr(0, tag);
+  const std::string port = key.substr(tag + 1, bar - tag - 1);
+  return port == "control" ? "^" + src : absl::StrCat(src, ":", port);
+}
+
+// The middle of a slice's inner three quarters nearest to `ns`: a point that
+// binds to the slice without sitting on its edge.
+int64_t InsideSlice(int64_t ns, int64_t start, int64_t dur) {
+  return std::clamp(ns, start + dur / 8, start + dur - dur / 8);
+}
+
 // Pairs unmatched sends with unmatched recvs of the same key, in time order.
 void MatchBy(std::vector<TransferEnd>& sends, std::vector<TransferEnd>& recvs,
              const std::function<const std::string&(const TransferEnd&)>& key,
@@ -240,15 +258,16 @@ class TraceWriter {
     if (it != facts_.end() && !it->second.tensor_name.empty()) {
       end.by_tensor = absl::StrCat(it->second.tensor_name, "|", it->second.send_device, "|",
                                    it->second.recv_device);
-      end.flow_name = it->second.tensor_name;
     }
     end.by_name_only = TransferNameKey(name, is_send);
     if (!end.by_name_only.empty() && !s.peer.empty()) {
       end.by_name = absl::StrCat(end.by_name_only, "|", is_send ? device : s.peer, "|",
                                  is_send ? s.peer : device);
     }
+    end.flow_name = is_send ? TransferTensor(name) : "";
     if (end.flow_name.empty()) {
-      end.flow_name = end.by_name_only.empty() ? name : end.by_name_only;
+      end.flow_name =
+          it != facts_.end() && !it->second.tensor_name.empty() ? it->second.tensor_name : name;
     }
     return end;
   }
@@ -277,12 +296,13 @@ class TraceWriter {
       const std::string common =
           absl::StrCat("\"name\":", JsonQuote(sends[s].flow_name),
                        ",\"cat\":\"transfer\",\"id\":", id, ",\"bind_id\":", id);
-      events_.push_back(absl::StrCat("{\"ph\":\"s\",", common, ",\"pid\":", send.pid,
-                                     ",\"tid\":", send.stats->thread_id(),
-                                     ",\"ts\":", Micros(send.start_ns), "}"));
-      // The arrow ends when the data could arrive: not before the send began,
-      // and inside the _Recv's slice so that it binds to it.
-      const int64_t end_ns = std::clamp(send.start_ns, recv.start_ns, recv.start_ns + recv.dur_ns);
+      // The arrow leaves from inside the _Send and ends inside the _Recv (each
+      // flow event binds to the slice around it), as close to the send's
+      // moment as the _Recv allows.
+      const int64_t start_ns = send.start_ns + send.dur_ns / 2;
+      const int64_t end_ns = InsideSlice(start_ns, recv.start_ns, recv.dur_ns);
+      events_.push_back(absl::StrCat("{\"ph\":\"s\",", common, ",\"pid\":", send.pid, ",\"tid\":",
+                                     send.stats->thread_id(), ",\"ts\":", Micros(start_ns), "}"));
       events_.push_back(absl::StrCat("{\"ph\":\"f\",\"bp\":\"e\",", common, ",\"pid\":", recv.pid,
                                      ",\"tid\":", recv.stats->thread_id(),
                                      ",\"ts\":", Micros(end_ns), "}"));

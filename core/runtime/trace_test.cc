@@ -202,17 +202,19 @@ TEST(ChromeTraceTest, TransfersBecomeFlowsMatchedByNameAndPeerDevice) {
   std::vector<Struct> events = ParseEvents(ToChromeTrace(SeedLikeMetadata()));
   std::vector<Flow> flows = Flows(events);
   ASSERT_EQ(flows.size(), 2u);
-  // To worker 0: the send starts at 3us, inside the recv that waits 1..6us.
+  // To worker 0: from the middle of the send (3..4us) to the same moment in
+  // the recv that waits 1..6us.
+  EXPECT_EQ(Str(flows[0].start, "name"), "x:0");
   EXPECT_EQ(Num(flows[0].start, "pid"), 1);
-  EXPECT_DOUBLE_EQ(Num(flows[0].start, "ts"), 3);
+  EXPECT_DOUBLE_EQ(Num(flows[0].start, "ts"), 3.5);
   EXPECT_EQ(Num(flows[0].finish, "pid"), 2);
   EXPECT_EQ(Num(flows[0].finish, "tid"), 9);
-  EXPECT_DOUBLE_EQ(Num(flows[0].finish, "ts"), 3);
-  // To worker 1 (the "_1" names): the recv starts after the send, so the
-  // arrow ends at the recv's start.
-  EXPECT_DOUBLE_EQ(Num(flows[1].start, "ts"), 4.5);
+  EXPECT_DOUBLE_EQ(Num(flows[0].finish, "ts"), 3.5);
+  // To worker 1 (the "_1" names): the recv (5.5..5.75us) starts after the
+  // send (4.5..5us), so the arrow ends just inside the recv's start.
+  EXPECT_DOUBLE_EQ(Num(flows[1].start, "ts"), 4.75);
   EXPECT_EQ(Num(flows[1].finish, "pid"), 3);
-  EXPECT_DOUBLE_EQ(Num(flows[1].finish, "ts"), 5.5);
+  EXPECT_DOUBLE_EQ(Num(flows[1].finish, "ts"), 5.531);
 }
 
 TEST(ChromeTraceTest, PartitionGraphsMatchTransfersByTensorName) {
@@ -243,10 +245,34 @@ TEST(ChromeTraceTest, PartitionGraphsMatchTransfersByTensorName) {
   EXPECT_EQ(Str(*Named(events, "r_w0"), "cat"), "_Recv");  // the op from the graph
   std::vector<Flow> flows = Flows(events);
   ASSERT_EQ(flows.size(), 2u);
-  EXPECT_EQ(Str(flows[0].start, "name"), "edge_x_0");
   EXPECT_EQ(Num(flows[0].finish, "pid"), 2);
-  EXPECT_EQ(Str(flows[1].start, "name"), "edge_x_0_1");
   EXPECT_EQ(Num(flows[1].finish, "pid"), 3);
+}
+
+TEST(ChromeTraceTest, FlowsAreNamedByWhatTheyCarry) {
+  RunMetadata md;
+  DeviceStepStats* ps = md.mutable_step_stats()->add_dev_stats();
+  ps->set_device(kPs);
+  DeviceStepStats* w0 = md.mutable_step_stats()->add_dev_stats();
+  w0->set_device(kWorker0);
+  // A control edge (Partition's "control" tag) and a pair named otherwise,
+  // known only from the partition graphs.
+  AddStats(ps, "_send_z_control_to_CPU_0",
+           absl::StrCat("_send_z_control_to_CPU_0 = _Send 0 bytes to ", kWorker0), 10, 10);
+  AddStats(w0, "_recv_z_control_on_CPU_0",
+           absl::StrCat("_recv_z_control_on_CPU_0 = _Recv 0 bytes from ", kPs), 5, 30);
+  AddStats(ps, "s", "s = _Send", 40, 10);
+  AddStats(w0, "r", "r = _Recv", 40, 10);
+  for (const char* name : {"s", "r"}) {
+    NodeDef* n = md.add_partition_graphs()->add_node();
+    n->set_name(name);
+    n->set_op(name[0] == 's' ? "_Send" : "_Recv");
+    SetAttr(n, "tensor_name", "edge_q_0");
+  }
+  std::vector<Flow> flows = Flows(ParseEvents(ToChromeTrace(md)));
+  ASSERT_EQ(flows.size(), 2u);
+  EXPECT_EQ(Str(flows[0].start, "name"), "^z");
+  EXPECT_EQ(Str(flows[1].start, "name"), "edge_q_0");
 }
 
 TEST(ChromeTraceTest, TransferWithoutItsPeerHasNoFlow) {
