@@ -120,10 +120,12 @@ std::string TransferTensor(absl::string_view send_name) {
   return port == "control" ? "^" + src : absl::StrCat(src, ":", port);
 }
 
-// The middle of a slice's inner three quarters nearest to `ns`: a point that
-// binds to the slice without sitting on its edge.
+// The point of a slice nearest to `ns` that is at least a little inside it
+// (an eighth of its length, at most 1us), so that a flow event there binds to
+// the slice without sitting on its edge.
 int64_t InsideSlice(int64_t ns, int64_t start, int64_t dur) {
-  return std::clamp(ns, start + dur / 8, start + dur - dur / 8);
+  const int64_t margin = std::min<int64_t>(dur / 8, 1000);
+  return std::clamp(ns, start + margin, start + dur - margin);
 }
 
 // Pairs unmatched sends with unmatched recvs of the same key, in time order.
@@ -296,10 +298,10 @@ class TraceWriter {
       const std::string common =
           absl::StrCat("\"name\":", JsonQuote(sends[s].flow_name),
                        ",\"cat\":\"transfer\",\"id\":", id, ",\"bind_id\":", id);
-      // The arrow leaves from inside the _Send and ends inside the _Recv (each
-      // flow event binds to the slice around it), as close to the send's
-      // moment as the _Recv allows.
-      const int64_t start_ns = send.start_ns + send.dur_ns / 2;
+      // The arrow leaves where the _Send hands the tensor over (its start)
+      // and ends at the same moment inside the _Recv, or as near as the
+      // _Recv allows; each flow event binds to the slice around it.
+      const int64_t start_ns = InsideSlice(send.start_ns, send.start_ns, send.dur_ns);
       const int64_t end_ns = InsideSlice(start_ns, recv.start_ns, recv.dur_ns);
       events_.push_back(absl::StrCat("{\"ph\":\"s\",", common, ",\"pid\":", send.pid, ",\"tid\":",
                                      send.stats->thread_id(), ",\"ts\":", Micros(start_ns), "}"));

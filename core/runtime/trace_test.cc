@@ -202,17 +202,17 @@ TEST(ChromeTraceTest, TransfersBecomeFlowsMatchedByNameAndPeerDevice) {
   std::vector<Struct> events = ParseEvents(ToChromeTrace(SeedLikeMetadata()));
   std::vector<Flow> flows = Flows(events);
   ASSERT_EQ(flows.size(), 2u);
-  // To worker 0: from the middle of the send (3..4us) to the same moment in
-  // the recv that waits 1..6us.
+  // To worker 0: from just inside the send's start (3..4us) to the same
+  // moment in the recv that waits 1..6us.
   EXPECT_EQ(Str(flows[0].start, "name"), "x:0");
   EXPECT_EQ(Num(flows[0].start, "pid"), 1);
-  EXPECT_DOUBLE_EQ(Num(flows[0].start, "ts"), 3.5);
+  EXPECT_DOUBLE_EQ(Num(flows[0].start, "ts"), 3.125);
   EXPECT_EQ(Num(flows[0].finish, "pid"), 2);
   EXPECT_EQ(Num(flows[0].finish, "tid"), 9);
-  EXPECT_DOUBLE_EQ(Num(flows[0].finish, "ts"), 3.5);
+  EXPECT_DOUBLE_EQ(Num(flows[0].finish, "ts"), 3.125);
   // To worker 1 (the "_1" names): the recv (5.5..5.75us) starts after the
   // send (4.5..5us), so the arrow ends just inside the recv's start.
-  EXPECT_DOUBLE_EQ(Num(flows[1].start, "ts"), 4.75);
+  EXPECT_DOUBLE_EQ(Num(flows[1].start, "ts"), 4.562);
   EXPECT_EQ(Num(flows[1].finish, "pid"), 3);
   EXPECT_DOUBLE_EQ(Num(flows[1].finish, "ts"), 5.531);
 }
