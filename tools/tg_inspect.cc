@@ -73,7 +73,8 @@ absl::Status ConvertTrace(const Options& options) {
 absl::Status InspectGraph(const Options& options, const std::vector<DeviceAttributes>& devices) {
   TG_ASSIGN_OR_RETURN(GraphDef graph, tg_run::LoadGraphDef(options.graph_path));
   std::map<std::string, std::string> addresses;
-  if (!options.cluster.empty()) addresses = TaskAddresses(*ParseCluster(options.cluster));
+  // DevicesFromOptions has parsed the cluster already, so this cannot fail.
+  if (!options.cluster.empty()) addresses = TaskAddresses(ParseCluster(options.cluster).value());
   PlacerOptions placer;
   placer.allow_soft_placement = options.allow_soft_placement;
   placer.default_device =
