@@ -185,9 +185,11 @@ class ExecutorState {
     if (n.op() == "_Send" || n.op() == "_Recv") {
       const Tensor& t = n.op() == "_Send" ? slots_[item.input_start].tensor
                                           : (outputs.empty() ? Tensor() : outputs[0].tensor);
-      std::string peer;
+      std::string peer, tensor_name;
       GetNodeAttr(n.def(), n.op() == "_Send" ? "recv_device" : "send_device", &peer).IgnoreError();
-      absl::StrAppend(&label, " ", t.TotalBytes(), " bytes ", n.op() == "_Send" ? "to " : "from ", peer);
+      GetNodeAttr(n.def(), "tensor_name", &tensor_name).IgnoreError();
+      absl::StrAppend(&label, " ", t.TotalBytes(), " bytes ", n.op() == "_Send" ? "to " : "from ", peer,
+                      " (", tensor_name, ")");
     }
     stats->set_timeline_label(std::move(label));
     args_.stats->Save(std::move(*stats));
