@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Turns the JSON of bench/*_benchmark into one plain-text table.
+
+    report.py session.json executor.json matmul.json
+
+Every figure is the median of the benchmark's repetitions. The ratio column
+is tensorgrid's speed over the peer's (> 1: tensorgrid is faster); for the
+TensorFlow figure, which is a reference and not measured here, it is 90 us
+over tensorgrid's time.
+"""
+import json
+import os
+import sys
+
+TF_SESSION_RUN_US = 90.0  # TensorFlow 1.x session.run of a trivial graph (reference only)
+
+
+def load_medians(paths):
+    """Medians by benchmark name, the first file's context, and per file the
+    range of coefficients of variation across repetitions."""
+    medians, context, spread = {}, None, {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        context = context or data.get("context", {})
+        cvs = [b["real_time"] for b in data["benchmarks"] if b.get("aggregate_name") == "cv"]
+        if cvs:
+            spread[path] = (min(cvs), max(cvs))
+        for b in data["benchmarks"]:
+            if b.get("aggregate_name") != "median":
+                continue
+            # "BM_X/pool:2/repeats:5/real_time" -> "BM_X/pool:2"
+            name = b["run_name"].split("/repeats:")[0]
+            medians[name] = b
+    return medians, context, spread
+
+
+def to_us(b):
+    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
+    return b["real_time"] * scale
+
+
+def ns_per_node(b):
+    return b["node_time"] * 1e9  # the counter is seconds per node
+
+
+def gflops(b):
+    return b["FLOPS"] / 1e9
+
+
+def main(paths):
+    m, context, spread = load_medians(paths)
+    rows = []
+
+    def get(name):
+        if name not in m:
+            raise SystemExit(f"report.py: no median for {name} in {paths}")
+        return m[name]
+
+    def step_row(label, name, goal_us):
+        us = to_us(get(name))
+        goal = "-" if goal_us is None else f"<= {goal_us:g} us"
+        met = "" if goal_us is None else (" (met)" if us <= goal_us else " (NOT met)")
+        rows.append((label, f"{us:.2f} us", f"TF ~{TF_SESSION_RUN_US:g} us (reference)",
+                     f"{TF_SESSION_RUN_US / us:.0f}x", goal + met))
+
+    step_row("Session::Run step, 1 node (fed Identity)", "BM_SessionRun_Identity1", None)
+    step_row("callable step, 1 node (fed Identity)", "BM_RunCallable_Identity1", 5)
+    step_row("Session::Run step, 1 node (Const)", "BM_SessionRun_Const1", None)
+    step_row("callable step, 1 node (Const)", "BM_RunCallable_Const1", 5)
+    step_row("Session::Run step, 10-node chain", "BM_SessionRun_Chain10", None)
+    step_row("callable step, 10-node chain", "BM_RunCallable_Chain10", 5)
+    step_row("  same, 1 node (fed Identity), no deadlock det.",
+             "BM_RunCallableNoDeadlockDetection_Identity1", 5)
+    step_row("  same, 1 node (Const), no deadlock det.", "BM_RunCallableNoDeadlockDetection_Const1", 5)
+    step_row("  same, 10-node chain, no deadlock det.", "BM_RunCallableNoDeadlockDetection_Chain10", 5)
+
+    def node_row(label, ours, peer, peer_label):
+        a, b = ns_per_node(get(ours)), ns_per_node(get(peer))
+        met = "met" if a <= b else "NOT met"
+        rows.append((label, f"{a:.1f} ns/node", f"{peer_label} {b:.1f} ns/node", f"{b / a:.2f}x",
+                     f"<= TBB ({met})"))
+
+    node_row("executor, 100k NoOp chain, pool 2", "BM_Executor_Chain/pool:2", "BM_Tbb_Chain/threads:2",
+             "TBB flow_graph 2 thr")
+    node_row("executor, 100k NoOp chain, no pool", "BM_Executor_Chain/pool:0", "BM_Tbb_Chain/threads:1",
+             "TBB flow_graph 1 thr")
+    node_row("executor, 10k fan-out/in, pool 2", "BM_Executor_Fan/pool:2", "BM_Tbb_Fan/threads:2",
+             "TBB flow_graph 2 thr")
+    node_row("executor, 10k fan-out/in, no pool", "BM_Executor_Fan/pool:0", "BM_Tbb_Fan/threads:1",
+             "TBB flow_graph 1 thr")
+
+    def flops_row(label, ours, peer, peer_label):
+        a, b = gflops(get(ours)), gflops(get(peer))
+        met = "met" if a >= 0.9 * b else "NOT met"
+        rows.append((label, f"{a:.1f} GFLOP/s", f"{peer_label} {b:.1f} GFLOP/s", f"{a / b:.2f}x",
+                     f">= 0.9x Eigen ({met})"))
+
+    flops_row("MatMul 1024 f32, 1 intra-op thread", "BM_Session_MatMul/threads:1",
+              "BM_EigenTensor_MatMul/threads:1", "Eigen Tensor 1 thr")
+    flops_row("MatMul 1024 f32, 2 intra-op threads", "BM_Session_MatMul/threads:2",
+              "BM_EigenTensor_MatMul/threads:2", "Eigen Tensor 2 thr")
+    flops_row("MatMul 1024 f32, 1 intra-op thread", "BM_Session_MatMul/threads:1",
+              "BM_EigenMatrix_MatMul/threads:1", "Eigen::Matrix 1 thr")
+
+    header = ("benchmark", "tensorgrid", "peer", "ratio", "goal")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    print(line(header))
+    print("-+-".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+    print()
+    print("medians of 9 repetitions, wall time; ratio = tensorgrid speed / peer speed (> 1: tensorgrid")
+    print("faster). TF ~90 us is TensorFlow 1.x session.run as commonly reported, not measured here.")
+    print("goals: <= 5 us per callable step is the project's; '<= TBB' and '>= 0.9x Eigen' are")
+    print("proposed targets (see docs/PERFORMANCE.md). 'no deadlock det.': the same step with")
+    print("absl::SetMutexDeadlockDetectionMode(kIgnore); Debian's Abseil is built without NDEBUG.")
+    if spread:
+        print("spread across repetitions (cv of wall time): " + "; ".join(
+            f"{os.path.basename(p)} {lo * 100:.0f}-{hi * 100:.0f}%" for p, (lo, hi) in spread.items()))
+    if context:
+        print(f"host as benchmark saw it: {context.get('num_cpus')} CPUs at {context.get('mhz_per_cpu')} MHz; "
+              f"libbenchmark build type: {context.get('library_build_type')}")
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
