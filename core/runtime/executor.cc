@@ -1,6 +1,7 @@
 #include "core/runtime/executor.h"
 
 #include <atomic>
+#include <cstring>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/notification.h"
@@ -22,6 +23,7 @@ Executor::~Executor() = default;
 absl::Status Executor::Initialize() {
   TG_RETURN_IF_ERROR(TopologicalSort(*graph_).status());
   items_.resize(graph_->num_node_ids());
+  initial_pending_.assign(graph_->num_node_ids(), 0);
   for (Node* n : graph_->nodes()) {
     NodeItem& item = items_[n->id()];
     item.node = n;
@@ -36,10 +38,10 @@ absl::Status Executor::Initialize() {
     item.input_start = total_inputs_;
     item.num_inputs = n->num_inputs();
     total_inputs_ += item.num_inputs;
-    item.initial_pending = static_cast<int>(n->in_edges().size());
+    initial_pending_[n->id()] = static_cast<int32_t>(n->in_edges().size());
     item.ref_input.resize(item.num_inputs);
     for (int i = 0; i < item.num_inputs; ++i) item.ref_input[i] = IsRefType(n->input_type(i));
-    if (item.initial_pending == 0) roots_.push_back(n->id());
+    if (initial_pending_[n->id()] == 0) roots_.push_back(n->id());
   }
   for (Node* n : graph_->nodes()) {
     NodeItem& item = items_[n->id()];
@@ -66,9 +68,9 @@ class ExecutorState {
       : exec_(exec), args_(args), done_(std::move(done)),
         slots_(new TensorValue[exec->total_inputs_]),
         pending_(new std::atomic<int32_t>[exec->items_.size()]) {
-    for (size_t i = 0; i < exec->items_.size(); ++i) {
-      pending_[i].store(exec->items_[i].initial_pending, std::memory_order_relaxed);
-    }
+    static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t));
+    std::memcpy(static_cast<void*>(pending_.get()), exec->initial_pending_.data(),
+                exec->initial_pending_.size() * sizeof(int32_t));
   }
 
   void Start() {

@@ -77,7 +77,6 @@ class Executor {
     bool is_async = false;
     int input_start = 0;
     int num_inputs = 0;
-    int initial_pending = 0;
     std::vector<bool> ref_input;  // input i takes a variable reference
     std::vector<OutEdge> out_edges;
   };
@@ -90,6 +89,9 @@ class Executor {
   const std::unique_ptr<const Graph> graph_;
   std::vector<NodeItem> items_;  // by node id; node == null for removed ids
   std::vector<int> roots_;
+  // Per node id: the number of in-edges, copied into each step's pending
+  // counts in one pass (kept apart from items_ so the copy is dense).
+  std::vector<int32_t> initial_pending_;
   int total_inputs_ = 0;
 };
 

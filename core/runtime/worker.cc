@@ -1,5 +1,6 @@
 #include "core/runtime/worker.h"
 
+#include <cstdlib>
 #include <thread>
 
 #include "absl/strings/str_join.h"
@@ -64,8 +65,25 @@ absl::Status WorkerInterface::CleanupGraph(int64_t step_id) {
   return status;
 }
 
+namespace {
+// Debian's Abseil is built without NDEBUG, so every absl::Mutex operation
+// also maintains a global deadlock-detection graph: about half the cost of a
+// small step. Set TG_ABSL_DEADLOCK_DETECTION=1 to keep it (for debugging).
+void DisableDebugDeadlockDetection() {
+  static const bool once = [] {
+    const char* keep = std::getenv("TG_ABSL_DEADLOCK_DETECTION");
+    if (keep == nullptr || std::string(keep) != "1") {
+      absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    }
+    return true;
+  }();
+  (void)once;
+}
+}  // namespace
+
 Worker::Worker(const std::string& task_prefix, const ConfigProto& config)
     : device_mgr_(DeviceMgr::ForTask(task_prefix, config)) {
+  DisableDebugDeadlockDetection();
   int inter = config.inter_op_parallelism_threads();
   inter_op_pool_ = std::make_unique<ThreadPool>(inter > 0 ? inter : NumSchedulableCPUs());
 }
