@@ -70,10 +70,6 @@ def main(paths):
     step_row("callable step, 1 node (Const)", "BM_RunCallable_Const1", 5)
     step_row("Session::Run step, 10-node chain", "BM_SessionRun_Chain10", None)
     step_row("callable step, 10-node chain", "BM_RunCallable_Chain10", 5)
-    step_row("  same, 1 node (fed Identity), no deadlock det.",
-             "BM_RunCallableNoDeadlockDetection_Identity1", 5)
-    step_row("  same, 1 node (Const), no deadlock det.", "BM_RunCallableNoDeadlockDetection_Const1", 5)
-    step_row("  same, 10-node chain, no deadlock det.", "BM_RunCallableNoDeadlockDetection_Chain10", 5)
 
     def node_row(label, ours, peer, peer_label):
         a, b = ns_per_node(get(ours)), ns_per_node(get(peer))
@@ -92,9 +88,9 @@ def main(paths):
 
     def flops_row(label, ours, peer, peer_label):
         a, b = gflops(get(ours)), gflops(get(peer))
-        met = "met" if a >= 0.9 * b else "NOT met"
+        met = "met" if a >= 0.95 * b else "NOT met"
         rows.append((label, f"{a:.1f} GFLOP/s", f"{peer_label} {b:.1f} GFLOP/s", f"{a / b:.2f}x",
-                     f">= 0.9x Eigen ({met})"))
+                     f">= 0.95x Eigen ({met})"))
 
     flops_row("MatMul 1024 f32, 1 intra-op thread", "BM_Session_MatMul/threads:1",
               "BM_EigenTensor_MatMul/threads:1", "Eigen Tensor 1 thr")
@@ -113,9 +109,9 @@ def main(paths):
     print()
     print("medians of 9 repetitions, wall time; ratio = tensorgrid speed / peer speed (> 1: tensorgrid")
     print("faster). TF ~90 us is TensorFlow 1.x session.run as commonly reported, not measured here.")
-    print("goals: <= 5 us per callable step is the project's; '<= TBB' and '>= 0.9x Eigen' are")
-    print("proposed targets (see docs/PERFORMANCE.md). 'no deadlock det.': the same step with")
-    print("absl::SetMutexDeadlockDetectionMode(kIgnore); Debian's Abseil is built without NDEBUG.")
+    print("goals (the project's): <= 5 us per callable step; executor ns/node at or below TBB's;")
+    print("MatMul through a session >= 0.95x the same Eigen call. tensorgrid turns off Abseil's")
+    print("debug deadlock detection (Debian builds Abseil without NDEBUG); see docs/PERFORMANCE.md.")
     if spread:
         print("spread across repetitions (cv of wall time): " + "; ".join(
             f"{os.path.basename(p)} {lo * 100:.0f}-{hi * 100:.0f}%" for p, (lo, hi) in spread.items()))

@@ -19,7 +19,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "client/session.h"
 #include "core/framework/attr_value_util.h"
 
@@ -130,17 +129,6 @@ void RunCallableSteps(benchmark::State& state, const GraphDef& graph, bool fed) 
   }
 }
 
-// Debian's Abseil is built without NDEBUG, so every Mutex lock and destruction
-// runs deadlock detection. These variants show what turning it off would buy.
-// The mode is switched before the session exists and restored after it is
-// gone, so that no mutex outlives the mode it was used under.
-void RunCallableStepsWithoutDeadlockDetection(benchmark::State& state, const GraphDef& graph,
-                                              bool fed) {
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  RunCallableSteps(state, graph, fed);
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kAbort);  // Abseil's debug default
-}
-
 void BM_SessionRun_Identity1(benchmark::State& state) { RunSteps(state, IdentityGraph(), true); }
 void BM_RunCallable_Identity1(benchmark::State& state) {
   RunCallableSteps(state, IdentityGraph(), true);
@@ -153,16 +141,6 @@ void BM_SessionRun_Chain10(benchmark::State& state) { RunSteps(state, ChainGraph
 void BM_RunCallable_Chain10(benchmark::State& state) {
   RunCallableSteps(state, ChainGraph(10), true);
 }
-void BM_RunCallableNoDeadlockDetection_Identity1(benchmark::State& state) {
-  RunCallableStepsWithoutDeadlockDetection(state, IdentityGraph(), true);
-}
-void BM_RunCallableNoDeadlockDetection_Const1(benchmark::State& state) {
-  RunCallableStepsWithoutDeadlockDetection(state, ConstGraph(), false);
-}
-void BM_RunCallableNoDeadlockDetection_Chain10(benchmark::State& state) {
-  RunCallableStepsWithoutDeadlockDetection(state, ChainGraph(10), true);
-}
-
 // Steps hand work to pool threads, so wall time is what counts.
 #define TG_STEP_BENCHMARK(fn) \
   BENCHMARK(fn)->UseRealTime()->Unit(benchmark::kMicrosecond)->Repetitions(9)->ReportAggregatesOnly(true)
@@ -173,9 +151,6 @@ TG_STEP_BENCHMARK(BM_SessionRun_Const1);
 TG_STEP_BENCHMARK(BM_RunCallable_Const1);
 TG_STEP_BENCHMARK(BM_SessionRun_Chain10);
 TG_STEP_BENCHMARK(BM_RunCallable_Chain10);
-TG_STEP_BENCHMARK(BM_RunCallableNoDeadlockDetection_Identity1);
-TG_STEP_BENCHMARK(BM_RunCallableNoDeadlockDetection_Const1);
-TG_STEP_BENCHMARK(BM_RunCallableNoDeadlockDetection_Chain10);
 
 }  // namespace
 }  // namespace tensorgrid

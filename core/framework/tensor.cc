@@ -4,7 +4,9 @@
 #include <cstring>
 #include <new>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -31,17 +33,89 @@ size_t ElementBytes(DataType dtype) {
 }
 }  // namespace
 
+namespace {
+
+// Large buffers are kept for reuse instead of being freed: glibc returns big
+// blocks to the OS on free, and faulting 4 MiB back in costs more than a
+// 1024x1024 MatMul step's bookkeeping (see docs/PERFORMANCE.md). Blocks are
+// grouped in size classes (1/8 of a power of two apart, so at most 12.5%
+// slack), and the cache holds at most `capacity` bytes; beyond that, freed
+// blocks go back to malloc.
+class LargeBlockCache {
+ public:
+  static constexpr size_t kMinBytes = size_t{256} << 10;
+
+  static size_t SizeClass(size_t bytes) {
+    size_t top = size_t{1} << (63 - __builtin_clzll(bytes));
+    size_t step = std::max<size_t>(top / 8, kTensorAlignment);
+    return (bytes + step - 1) / step * step;
+  }
+  void* Get(size_t size_class) {
+    absl::MutexLock lock(&mu_);
+    auto it = free_.find(size_class);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_ -= size_class;
+    return p;
+  }
+  // False if the cache is full (the caller frees the block).
+  bool Put(void* p, size_t size_class) {
+    absl::MutexLock lock(&mu_);
+    if (cached_ + size_class > capacity_) return false;
+    free_[size_class].push_back(p);
+    cached_ += size_class;
+    return true;
+  }
+  void SetCapacity(size_t bytes) {
+    std::vector<void*> drop;
+    {
+      absl::MutexLock lock(&mu_);
+      capacity_ = bytes;
+      for (auto& [size_class, blocks] : free_) {
+        while (cached_ > capacity_ && !blocks.empty()) {
+          drop.push_back(blocks.back());
+          blocks.pop_back();
+          cached_ -= size_class;
+        }
+      }
+    }
+    for (void* p : drop) std::free(p);
+  }
+
+ private:
+  absl::Mutex mu_;
+  size_t capacity_ ABSL_GUARDED_BY(mu_) = size_t{256} << 20;
+  size_t cached_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<size_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+};
+
+LargeBlockCache& BlockCache() {
+  static LargeBlockCache* cache = new LargeBlockCache;  // never destroyed: used at exit
+  return *cache;
+}
+
+}  // namespace
+
 void SetMaxTensorBytes(int64_t bytes) { max_tensor_bytes.store(bytes); }
+void SetTensorBufferCacheBytes(size_t bytes) { BlockCache().SetCapacity(bytes); }
 int64_t MaxTensorBytes() { return max_tensor_bytes.load(); }
 
 TensorBuffer* TensorBuffer::New(DataType dtype, int64_t num_elements, size_t bytes) {
   size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* data = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
+  if (rounded == 0) rounded = kTensorAlignment;
+  void* data = nullptr;
+  if (rounded >= LargeBlockCache::kMinBytes) {
+    rounded = LargeBlockCache::SizeClass(rounded);
+    data = BlockCache().Get(rounded);
+  }
+  if (data == nullptr) data = std::aligned_alloc(kTensorAlignment, rounded);
   if (data == nullptr) return nullptr;
   auto* buf = new TensorBuffer();
   buf->dtype_ = dtype;
   buf->num_elements_ = num_elements;
   buf->bytes_ = bytes;
+  buf->capacity_ = rounded;
   buf->data_ = data;
   if (dtype == DT_STRING) ConstructObjects<std::string>(data, num_elements);
   if (dtype == DT_RESOURCE) ConstructObjects<ResourceHandle>(data, num_elements);
@@ -51,7 +125,7 @@ TensorBuffer* TensorBuffer::New(DataType dtype, int64_t num_elements, size_t byt
 void TensorBuffer::Delete() {
   if (dtype_ == DT_STRING) DestroyObjects<std::string>(data_, num_elements_);
   if (dtype_ == DT_RESOURCE) DestroyObjects<ResourceHandle>(data_, num_elements_);
-  std::free(data_);
+  if (capacity_ < LargeBlockCache::kMinBytes || !BlockCache().Put(data_, capacity_)) std::free(data_);
   delete this;
 }
 

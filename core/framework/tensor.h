@@ -29,6 +29,9 @@ constexpr size_t kTensorAlignment = 64;
 // Largest buffer Tensor::Allocate accepts (bytes). Default 64 GiB.
 void SetMaxTensorBytes(int64_t bytes);
 int64_t MaxTensorBytes();
+// Freed buffers of 256 KiB and more are kept for reuse, up to this many bytes
+// in all (default 256 MiB; 0 frees them at once).
+void SetTensorBufferCacheBytes(size_t bytes);
 
 // Reference-counted, aligned storage. Object dtypes (string, resource) are
 // constructed on allocation and destroyed with the buffer.
@@ -50,6 +53,7 @@ class TensorBuffer {
   DataType dtype_ = DT_INVALID;
   int64_t num_elements_ = 0;
   size_t bytes_ = 0;
+  size_t capacity_ = 0;  // bytes actually allocated
   void* data_ = nullptr;
 };
 

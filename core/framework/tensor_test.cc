@@ -128,3 +128,33 @@ TEST(TensorCodecTest, StringsAndInt64AndBool) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+TEST(TensorBufferCacheTest, LargeBuffersAreReusedAndStillAligned) {
+  void* first;
+  {
+    Tensor t(DT_FLOAT, TensorShape({1 << 20}));  // 4 MiB
+    first = t.raw_data();
+  }
+  Tensor again(DT_FLOAT, TensorShape({1 << 20}));
+  EXPECT_EQ(again.raw_data(), first);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(again.raw_data()) % kTensorAlignment, 0u);
+  // A slightly smaller tensor of the same size class reuses it too.
+  void* p = again.raw_data();
+  again = Tensor();
+  Tensor smaller(DT_FLOAT, TensorShape({(1 << 20) - 1000}));
+  EXPECT_EQ(smaller.raw_data(), p);
+}
+
+TEST(TensorBufferCacheTest, ZeroCapacityFreesAtOnce) {
+  SetTensorBufferCacheBytes(0);
+  { Tensor t(DT_FLOAT, TensorShape({1 << 18})); }
+  Tensor u(DT_FLOAT, TensorShape({1 << 18}));
+  u.data<float>()[0] = 1;  // usable; whether the address repeats is malloc's business
+  SetTensorBufferCacheBytes(size_t{256} << 20);
+}
+
+}  // namespace
+}  // namespace tensorgrid
