@@ -18,6 +18,7 @@
 #include "core/graph/graph.h"
 #include "core/graph/partition.h"
 #include "core/platform/status.h"
+#include "tools/flags.h"
 #include "tools/proto_file.h"
 
 namespace tensorgrid {
@@ -28,29 +29,51 @@ namespace {
 // ---------------------------------------------------------------------------
 // Flags
 
-bool IsBoolFlag(absl::string_view name) { return name == "json" || name == "allow_soft_placement"; }
-
-bool TakesValue(absl::string_view name) {
-  static const std::set<absl::string_view> kFlags = {
-      "graph", "cluster", "devices_per_task", "devices", "default_device", "explain", "dot",
-      "trace", "out"};
-  return kFlags.count(name) > 0;
+const std::vector<tools::Flag>& FlagTable() {
+  // Every flag is repeatable: a repeated flag takes the last value, except
+  // --devices, whose lists accumulate.
+  static const auto* table = new std::vector<tools::Flag>{
+      {"graph", "FILE", true,
+       "GraphDef; *.pbtxt, *.pbtx, *.txt are text, others\n"
+       "binary (binary falls back to text)"},
+      {"cluster", "SPEC", true,
+       "\"ps=host:port;worker=host:port,host:port\": jobs by\n"
+       "';', tasks by ','; task i of job J is\n"
+       "/job:J/replica:0/task:i"},
+      {"devices_per_task", "LIST", true,
+       "devices of every task (default CPU:1), e.g. CPU:2,GPU:1"},
+      {"devices", "NAME,...", true,
+       "an explicit device list of full names instead\n"
+       "(default: /job:localhost/replica:0/task:0/device:CPU:0)"},
+      {"default_device", "SPEC", true,
+       "where unconstrained nodes go (default: the first\n"
+       "worker task if there is a worker job, else the\n"
+       "first task)"},
+      {"allow_soft_placement", "", true,
+       "drop an unsatisfiable device type/id instead of failing"},
+      {"json", "", true,
+       "one JSON object {\"placement\":[...],\"partitions\":[...],\n"
+       "\"transfers\":[...]} instead of the tables"},
+      {"explain", "NODE", true, "the chain of constraints behind one node's placement"},
+      {"dot", "FILE", true,
+       "write a Graphviz DOT graph: one cluster per device,\n"
+       "colored by task, Send->Recv edges dashed; also\n"
+       "FILE.svg when Graphviz's `dot` is on PATH"},
+      {"trace", "FILE", true,
+       "convert a saved RunMetadata (binary or text) to\n"
+       "Chrome trace JSON (chrome://tracing, ui.perfetto.dev)"},
+      {"out", "FILE", true, "where --trace writes (default stdout)"},
+  };
+  return *table;
 }
 
-absl::Status ApplyBoolFlag(absl::string_view name, absl::string_view value, Options* options) {
-  bool on;
-  if (value.empty() || value == "true" || value == "1") {
-    on = true;
-  } else if (value == "false" || value == "0") {
-    on = false;
-  } else {
-    return errors::InvalidArgument("--", name, " takes true or false, got '", value, "'");
+absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
+  const std::string& name = flag.name;
+  const std::string& value = flag.value;
+  if (name == "json" || name == "allow_soft_placement") {
+    (name == "json" ? options->json : options->allow_soft_placement) = value == "true";
+    return absl::OkStatus();
   }
-  (name == "json" ? options->json : options->allow_soft_placement) = on;
-  return absl::OkStatus();
-}
-
-absl::Status ApplyFlag(absl::string_view name, const std::string& value, Options* options) {
   if (name == "graph") options->graph_path = value;
   if (name == "cluster") options->cluster = value;
   if (name == "devices_per_task") options->devices_per_task = value;
@@ -59,13 +82,7 @@ absl::Status ApplyFlag(absl::string_view name, const std::string& value, Options
   if (name == "dot") options->dot_path = value;
   if (name == "trace") options->trace_path = value;
   if (name == "out") options->out_path = value;
-  if (name == "devices") {
-    for (absl::string_view d : absl::StrSplit(value, ',')) {
-      d = absl::StripAsciiWhitespace(d);
-      if (d.empty()) return errors::InvalidArgument("--devices='", value, "' has an empty name");
-      options->devices.emplace_back(d);
-    }
-  }
+  if (name == "devices") TG_RETURN_IF_ERROR(tools::AppendCommaList(flag, &options->devices));
   if (value.empty() && name != "default_device" && name != "devices_per_task") {
     return errors::InvalidArgument("flag '--", name, "' needs a non-empty value");
   }
@@ -245,33 +262,10 @@ std::vector<PartitionSummary> Summarize(const Graph& graph, std::vector<std::str
 
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
   Options options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h" || arg == "-help") {
-      options.help = true;
-      continue;
-    }
-    if (!absl::StartsWith(arg, "--") || arg.size() == 2) {
-      return errors::InvalidArgument("unexpected argument '", arg, "'");
-    }
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (IsBoolFlag(name)) {
-      TG_RETURN_IF_ERROR(
-          ApplyBoolFlag(name, eq == std::string::npos ? "" : arg.substr(eq + 1), &options));
-      continue;
-    }
-    if (!TakesValue(name)) return errors::InvalidArgument("unknown flag '--", name, "'");
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return errors::InvalidArgument("flag '--", name, "' needs a value");
-    }
-    TG_RETURN_IF_ERROR(ApplyFlag(name, value, &options));
-  }
+  TG_ASSIGN_OR_RETURN(options.help,
+                      tools::ParseArgs(FlagTable(), args, [&](const tools::FlagValue& flag) {
+                        return ApplyFlag(flag, &options);
+                      }));
   if (options.help) return options;
   TG_RETURN_IF_ERROR(CheckCombination(options));
   return options;
@@ -289,29 +283,7 @@ node went and why, then one row per device: nodes, Sends, Recvs and the bytes
 they move per step ("?" when a shape is not known statically), then every
 transfer.
 
-  --graph=FILE             GraphDef; *.pbtxt, *.pbtx, *.txt are text, others
-                           binary (binary falls back to text)
-  --cluster=SPEC           "ps=host:port;worker=host:port,host:port": jobs by
-                           ';', tasks by ','; task i of job J is
-                           /job:J/replica:0/task:i
-  --devices_per_task=LIST  devices of every task (default CPU:1), e.g. CPU:2,GPU:1
-  --devices=NAME,...       an explicit device list of full names instead
-                           (default: /job:localhost/replica:0/task:0/device:CPU:0)
-  --default_device=SPEC    where unconstrained nodes go (default: the first
-                           worker task if there is a worker job, else the
-                           first task)
-  --allow_soft_placement   drop an unsatisfiable device type/id instead of failing
-  --json                   one JSON object {"placement":[...],"partitions":[...],
-                           "transfers":[...]} instead of the tables
-  --explain=NODE           the chain of constraints behind one node's placement
-  --dot=FILE               write a Graphviz DOT graph: one cluster per device,
-                           colored by task, Send->Recv edges dashed; also
-                           FILE.svg when Graphviz's `dot` is on PATH
-  --trace=FILE             convert a saved RunMetadata (binary or text) to
-                           Chrome trace JSON (chrome://tracing, ui.perfetto.dev)
-  --out=FILE               where --trace writes (default stdout)
-  --help                   this text
-
+)" + tools::FlagsHelp(FlagTable()) + R"(
 Exit status: 0 on success, 1 when the graph cannot be loaded or placed
 ("error: CODE: message" on stderr), 2 for bad flags.
 )";

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "core/platform/status.h"
 #include "core/runtime/trace.h"
+#include "tools/flags.h"
 #include "tools/inspect_format.h"
 #include "tools/inspect_lib.h"
 #include "tools/tg_run_lib.h"
@@ -106,8 +107,7 @@ absl::Status InspectGraph(const Options& options, const std::vector<DeviceAttrib
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<Options> options = ParseFlags(args);
   if (!options.ok()) {
-    std::cerr << "tg_inspect: " << options.status().message() << "\n\n" << Usage();
-    return 2;
+    return tools::ReportUsageError("tg_inspect", options.status().message(), Usage());
   }
   if (options->help) {
     std::cout << Usage();
@@ -117,20 +117,12 @@ int Main(const std::vector<std::string>& args) {
   if (options->trace_path.empty()) {
     // A device set that does not parse is a flag error, like the flags.
     absl::StatusOr<std::vector<DeviceAttributes>> devices = DevicesFromOptions(*options);
-    if (!devices.ok()) {
-      std::cerr << "tg_inspect: " << devices.status().message() << "\n";
-      return 2;
-    }
+    if (!devices.ok()) return tools::ReportUsageError("tg_inspect", devices.status().message());
     status = InspectGraph(*options, *devices);
   } else {
     status = ConvertTrace(*options);
   }
-  if (!status.ok()) {
-    std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-              << "\n";
-    return 1;
-  }
-  return 0;
+  return tools::ReportError(status);
 }
 
 }  // namespace

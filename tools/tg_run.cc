@@ -12,7 +12,9 @@
 
 #include "absl/status/status.h"
 #include "client/session.h"
+#include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
+#include "tools/flags.h"
 #include "tools/tg_run_lib.h"
 
 namespace tensorgrid {
@@ -45,10 +47,7 @@ absl::Status RunGraph(const Options& options, const GraphDef& graph,
 
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<Options> options = ParseFlags(args);
-  if (!options.ok()) {
-    std::cerr << "tg_run: " << options.status().message() << "\n\n" << Usage();
-    return 2;
-  }
+  if (!options.ok()) return tools::ReportUsageError("tg_run", options.status().message(), Usage());
   if (options->help) {
     std::cout << Usage();
     return 0;
@@ -58,30 +57,16 @@ int Main(const std::vector<std::string>& args) {
   std::set<std::string> fed;
   for (const std::string& spec : options->feeds) {
     absl::StatusOr<Feed> feed = ParseFeed(spec);
-    if (!feed.ok()) {
-      std::cerr << "tg_run: " << feed.status().message() << "\n";
-      return 2;
-    }
+    if (!feed.ok()) return tools::ReportUsageError("tg_run", feed.status().message());
     if (!fed.insert(feed->name).second) {
-      std::cerr << "tg_run: feed '" << feed->name << "' is given more than once\n";
-      return 2;
+      return tools::ReportUsageError(
+          "tg_run", absl::StrCat("feed '", feed->name, "' is given more than once"));
     }
     feeds.emplace_back(std::move(feed->name), std::move(feed->value));
   }
 
-  absl::Status status;
   absl::StatusOr<GraphDef> graph = LoadGraphDef(options->graph_path);
-  if (graph.ok()) {
-    status = RunGraph(*options, *graph, feeds);
-  } else {
-    status = graph.status();
-  }
-  if (!status.ok()) {
-    std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-              << "\n";
-    return 1;
-  }
-  return 0;
+  return tools::ReportError(graph.ok() ? RunGraph(*options, *graph, feeds) : graph.status());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/platform/status.h"
+#include "tools/flags.h"
 #include "tools/proto_file.h"
 
 namespace tensorgrid {
@@ -25,44 +26,50 @@ namespace {
 // ---------------------------------------------------------------------------
 // Flags
 
-// Appends the comma-separated names in `value` to `out`; empty items are
-// errors ("a,,b"), an empty `value` adds nothing.
-absl::Status AppendNameList(absl::string_view flag, absl::string_view value,
-                            std::vector<std::string>* out) {
-  if (value.empty()) return absl::OkStatus();
-  for (absl::string_view name : absl::StrSplit(value, ',')) {
-    name = absl::StripAsciiWhitespace(name);
-    if (name.empty()) {
-      return errors::InvalidArgument("--", flag, "='", value, "' has an empty name");
-    }
-    out->emplace_back(name);
-  }
-  return absl::OkStatus();
+const std::vector<tools::Flag>& FlagTable() {
+  // Every flag is repeatable: a repeated --graph, --target or --max_values
+  // takes the last value, and --feed, --run and --fetch accumulate.
+  static const auto* table = new std::vector<tools::Flag>{
+      {"graph", "FILE", true,
+       "GraphDef; *.pbtxt, *.pbtx, *.txt are text, others binary\n"
+       "(binary falls back to text)"},
+      {"target", "T", true, "session target; \"\" (default) runs in-process"},
+      {"run", "A,B", true, "targets (node names) run before the fetch step"},
+      {"feed", "NAME=VALUES", true,
+       "a tensor to feed; repeatable. NAME may carry a port\n"
+       "(\"x:0\") and a dtype (\"x:int32\", \"x:0:int32\"): float\n"
+       "(default), double, int32, int64, uint8, bool, string.\n"
+       "VALUES: 3 | [1,2] | [[1,2],[3,4]] | [true,false] |\n"
+       "[\"a\",\"b\"]; the shape follows the nesting."},
+      {"fetch", "X,Y", true,
+       "tensors to print (\"node\" or \"node:port\"); may be omitted\n"
+       "when --run is given"},
+      {"max_values", "N", true,
+       "print at most N values per tensor, then \"...\"\n"
+       "(default 0: all)"},
+  };
+  return *table;
 }
 
-absl::Status ApplyFlag(absl::string_view name, const std::string& value, Options* options) {
-  if (name == "graph") {
-    options->graph_path = value;
-  } else if (name == "target") {
-    options->target = value;
-  } else if (name == "feed") {
-    options->feeds.push_back(value);
-  } else if (name == "run") {
-    return AppendNameList(name, value, &options->run_targets);
-  } else if (name == "fetch") {
-    return AppendNameList(name, value, &options->fetches);
-  } else if (name == "max_values") {
-    if (!absl::SimpleAtoi(value, &options->max_values) || options->max_values < 0) {
-      return errors::InvalidArgument("--max_values wants a non-negative integer, got '", value,
-                                     "'");
+absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
+  if (flag.name == "graph") {
+    options->graph_path = flag.value;
+  } else if (flag.name == "target") {
+    options->target = flag.value;
+  } else if (flag.name == "feed") {
+    options->feeds.push_back(flag.value);
+  } else if (flag.name == "run") {
+    // An empty --run or --fetch adds nothing.
+    if (!flag.value.empty()) return tools::AppendCommaList(flag, &options->run_targets);
+  } else if (flag.name == "fetch") {
+    if (!flag.value.empty()) return tools::AppendCommaList(flag, &options->fetches);
+  } else if (flag.name == "max_values") {
+    if (!absl::SimpleAtoi(flag.value, &options->max_values) || options->max_values < 0) {
+      return errors::InvalidArgument("--max_values wants a non-negative integer, got '",
+                                     flag.value, "'");
     }
   }
   return absl::OkStatus();
-}
-
-bool TakesValue(absl::string_view name) {
-  return name == "graph" || name == "target" || name == "feed" || name == "run" ||
-         name == "fetch" || name == "max_values";
 }
 
 // ---------------------------------------------------------------------------
@@ -358,28 +365,10 @@ class NestedWriter {
 
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
   Options options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h" || arg == "-help") {
-      options.help = true;
-      continue;
-    }
-    if (!absl::StartsWith(arg, "--") || arg.size() == 2) {
-      return errors::InvalidArgument("unexpected argument '", arg, "'");
-    }
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (!TakesValue(name)) return errors::InvalidArgument("unknown flag '--", name, "'");
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return errors::InvalidArgument("flag '--", name, "' needs a value");
-    }
-    TG_RETURN_IF_ERROR(ApplyFlag(name, value, &options));
-  }
+  TG_ASSIGN_OR_RETURN(options.help,
+                      tools::ParseArgs(FlagTable(), args, [&](const tools::FlagValue& flag) {
+                        return ApplyFlag(flag, &options);
+                      }));
   if (options.help) return options;
   if (options.graph_path.empty()) return errors::InvalidArgument("--graph is required");
   if (options.fetches.empty() && options.run_targets.empty()) {
@@ -399,21 +388,7 @@ Loads a GraphDef, runs the --run targets (each in its own step, in order), then
 one step that feeds the --feed tensors and prints each --fetch tensor:
   NAME DTYPE [SHAPE] VALUES          e.g.  y float [2,2] [[1,2],[3,4]]
 
-  --graph=FILE       GraphDef; *.pbtxt, *.pbtx, *.txt are text, others binary
-                     (binary falls back to text)
-  --target=T         session target; "" (default) runs in-process
-  --run=A,B          targets (node names) run before the fetch step
-  --feed=NAME=VALUES a tensor to feed; repeatable. NAME may carry a port
-                     ("x:0") and a dtype ("x:int32", "x:0:int32"): float
-                     (default), double, int32, int64, uint8, bool, string.
-                     VALUES: 3 | [1,2] | [[1,2],[3,4]] | [true,false] |
-                     ["a","b"]; the shape follows the nesting.
-  --fetch=X,Y        tensors to print ("node" or "node:port"); may be omitted
-                     when --run is given
-  --max_values=N     print at most N values per tensor, then "..."
-                     (default 0: all)
-  --help             this text
-
+)" + tools::FlagsHelp(FlagTable()) + R"(
 Exit status: 0 on success, 1 when loading or running the graph fails
 ("error: CODE: message" on stderr), 2 for bad flags or feed values.
 )";
