@@ -51,7 +51,8 @@ absl::StatusOr<int> ValidateAddress(absl::string_view address, const ClusterSpec
   } else {
     for (char c : host) {
       if (c == ':') return malformed("more than one ':' (write IPv6 hosts as [::1]:port)");
-      if (!IsHostChar(c)) return malformed(absl::StrCat("bad character '", std::string(1, c), "' in the host"));
+      if (!IsHostChar(c))
+        return malformed(absl::StrCat("bad character '", std::string(1, c), "' in the host"));
     }
   }
   if (port.empty()) return malformed("the port is empty");
@@ -62,7 +63,8 @@ absl::StatusOr<int> ValidateAddress(absl::string_view address, const ClusterSpec
     }
     value = value * 10 + (c - '0');
   }
-  if (value > 65535) return malformed(absl::StrCat("port '", port, "' is not an integer in 0..65535"));
+  if (value > 65535)
+    return malformed(absl::StrCat("port '", port, "' is not an integer in 0..65535"));
   if (value == 0 && !options.allow_port_zero) {
     return errors::InvalidArgument("address '", address,
                                    "' has port 0, which is only allowed with allow_port_zero");
@@ -126,7 +128,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromFlag(absl::string_view flag,
     }
     std::string job(absl::StripAsciiWhitespace(part.substr(0, eq)));
     absl::string_view list = absl::StripAsciiWhitespace(part.substr(eq + 1));
-    if (list.empty()) return errors::InvalidArgument("job '", job, "' has no tasks in '", part, "'");
+    if (list.empty())
+      return errors::InvalidArgument("job '", job, "' has no tasks in '", part, "'");
     TG_ASSIGN_OR_RETURN(std::vector<std::string> tasks, SplitTasks(list));
     if (!jobs.emplace(job, std::move(tasks)).second) {
       return errors::InvalidArgument("job '", job, "' appears twice in cluster '", flag, "'");
@@ -176,8 +179,8 @@ absl::StatusOr<std::string> ClusterSpec::TaskAddress(absl::string_view job, int 
                             absl::StrJoin(jobs(), ", "), "]");
   }
   if (index < 0 || index >= static_cast<int>(it->second.size())) {
-    return errors::NotFound("job '", job, "' has no task ", index, "; it has ",
-                            it->second.size(), " task(s), 0..", it->second.size() - 1);
+    return errors::NotFound("job '", job, "' has no task ", index, "; it has ", it->second.size(),
+                            " task(s), 0..", it->second.size() - 1);
   }
   return it->second[index];
 }

@@ -48,8 +48,8 @@ TEST(ClusterSpecTest, JobNameRules) {
 }
 
 TEST(ClusterSpecTest, JobWithoutTasksIsAnError) {
-  EXPECT_STATUS(ClusterSpec::FromMap({{"ps", {}}, {"worker", {"h:1"}}}).status(),
-                kInvalidArgument, "job 'ps' has no tasks");
+  EXPECT_STATUS(ClusterSpec::FromMap({{"ps", {}}, {"worker", {"h:1"}}}).status(), kInvalidArgument,
+                "job 'ps' has no tasks");
 }
 
 TEST(ClusterSpecTest, AtMostOneChief) {
@@ -61,8 +61,9 @@ TEST(ClusterSpecTest, AtMostOneChief) {
 TEST(ClusterSpecTest, MalformedAddresses) {
   auto check = [](const std::string& address, const std::string& why) {
     SCOPED_TRACE(address);
-    EXPECT_STATUS(ClusterSpec::FromMap({{"worker", {"h:1", address}}}).status(), kInvalidArgument,
-                  "/job:worker/replica:0/task:1: address '" + address + "' is not host:port: " + why);
+    EXPECT_STATUS(
+        ClusterSpec::FromMap({{"worker", {"h:1", address}}}).status(), kInvalidArgument,
+        "/job:worker/replica:0/task:1: address '" + address + "' is not host:port: " + why);
   };
   check("localhost", "no ':port'");
   check(":2222", "the host is empty");
@@ -80,18 +81,17 @@ TEST(ClusterSpecTest, MalformedAddresses) {
 }
 
 TEST(ClusterSpecTest, GoodAddresses) {
-  ASSERT_OK(ClusterSpec::FromMap({{"worker",
-                                   {"localhost:1", "127.0.0.1:65535", "[::1]:2222",
-                                    "my-host.example_corp.com:80"}}})
+  ASSERT_OK(ClusterSpec::FromMap(
+                {{"worker",
+                  {"localhost:1", "127.0.0.1:65535", "[::1]:2222", "my-host.example_corp.com:80"}}})
                 .status());
 }
 
 TEST(ClusterSpecTest, PortZeroOnlyWhenAllowed) {
   EXPECT_STATUS(ClusterSpec::FromMap({{"worker", {"localhost:0"}}}).status(), kInvalidArgument,
                 "address 'localhost:0' has port 0, which is only allowed with allow_port_zero");
-  absl::StatusOr<ClusterSpec> spec =
-      ClusterSpec::FromMap({{"ps", {"localhost:0"}}, {"worker", {"localhost:0", "localhost:0"}}},
-                           AllowPortZero());
+  absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromMap(
+      {{"ps", {"localhost:0"}}, {"worker", {"localhost:0", "localhost:0"}}}, AllowPortZero());
   ASSERT_OK(spec.status());  // port 0 may repeat: each task gets its own port
   EXPECT_EQ(spec->num_tasks("worker"), 2);
 }
@@ -120,8 +120,8 @@ TEST(ClusterSpecTest, FromFlag) {
 }
 
 TEST(ClusterSpecTest, FromFlagToleratesWhitespaceAndEmptyJobs) {
-  absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromFlag(
-      "  worker = localhost:2223 , localhost:2224 ;; ps=localhost:2222 ;\n");
+  absl::StatusOr<ClusterSpec> spec =
+      ClusterSpec::FromFlag("  worker = localhost:2223 , localhost:2224 ;; ps=localhost:2222 ;\n");
   ASSERT_OK(spec.status());
   EXPECT_EQ(spec->ToString(), "ps=localhost:2222;worker=localhost:2223,localhost:2224");
 }
@@ -142,14 +142,12 @@ TEST(ClusterSpecTest, FromFlagErrors) {
   EXPECT_STATUS(ClusterSpec::FromFlag("=h:1").status(), kInvalidArgument, "job name is empty");
   EXPECT_STATUS(ClusterSpec::FromFlag("ps=h:1;worker=h:1").status(), kInvalidArgument,
                 "address 'h:1' is used by both");
-  EXPECT_STATUS(ClusterSpec::FromFlag("worker=h:0").status(), kInvalidArgument,
-                "allow_port_zero");
+  EXPECT_STATUS(ClusterSpec::FromFlag("worker=h:0").status(), kInvalidArgument, "allow_port_zero");
   ASSERT_OK(ClusterSpec::FromFlag("worker=h:0,h:0", AllowPortZero()).status());
 }
 
 TEST(ClusterSpecTest, FromHostsFlags) {
-  absl::StatusOr<ClusterSpec> spec =
-      ClusterSpec::FromHostsFlags("a:1, b:2", "c:3,d:4");
+  absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromHostsFlags("a:1, b:2", "c:3,d:4");
   ASSERT_OK(spec.status());
   EXPECT_EQ(spec->ToString(), "ps=a:1,b:2;worker=c:3,d:4");
 
@@ -195,8 +193,8 @@ TEST(ClusterSpecTest, AllTasks) {
 }
 
 TEST(ClusterSpecTest, ToStringRoundTrips) {
-  ClusterSpec spec = *ClusterSpec::FromFlag("chief=h:0;ps=[::1]:5,h:1;worker=h:2,h:3",
-                                            AllowPortZero());
+  ClusterSpec spec =
+      *ClusterSpec::FromFlag("chief=h:0;ps=[::1]:5,h:1;worker=h:2,h:3", AllowPortZero());
   EXPECT_EQ(spec.ToString(), "chief=h:0;ps=[::1]:5,h:1;worker=h:2,h:3");
   absl::StatusOr<ClusterSpec> again = ClusterSpec::FromFlag(spec.ToString(), AllowPortZero());
   ASSERT_OK(again.status());
@@ -206,8 +204,7 @@ TEST(ClusterSpecTest, ToStringRoundTrips) {
 
 TEST(ClusterSpecTest, ToJson) {
   ClusterSpec spec = *ClusterSpec::FromFlag("ps=localhost:2222;worker=localhost:2223,h:4");
-  EXPECT_EQ(spec.ToJson(),
-            R"({"ps":["localhost:2222"],"worker":["localhost:2223","h:4"]})");
+  EXPECT_EQ(spec.ToJson(), R"({"ps":["localhost:2222"],"worker":["localhost:2223","h:4"]})");
   EXPECT_EQ(ClusterSpec().ToJson(), "{}");
 }
 
@@ -276,21 +273,23 @@ TEST(TfConfigTest, UnknownTaskType) {
   EXPECT_STATUS(
       TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]}, "task": {"type": "ps"}})")
           .status(),
-      kInvalidArgument, "\"task\".\"type\" 'ps' is not a job of the cluster; its jobs are worker=h:1");
+      kInvalidArgument,
+      "\"task\".\"type\" 'ps' is not a job of the cluster; its jobs are worker=h:1");
 }
 
 TEST(TfConfigTest, IndexOutOfRange) {
-  EXPECT_STATUS(TfConfig::ParseTfConfig(
-                    R"({"cluster": {"worker": ["h:1", "h:2"]}, "task": {"type": "worker", "index": 2}})")
-                    .status(),
-                kInvalidArgument,
-                "\"task\".\"index\" 2 is out of range: job 'worker' has 2 task(s)");
+  EXPECT_STATUS(
+      TfConfig::ParseTfConfig(
+          R"({"cluster": {"worker": ["h:1", "h:2"]}, "task": {"type": "worker", "index": 2}})")
+          .status(),
+      kInvalidArgument, "\"task\".\"index\" 2 is out of range: job 'worker' has 2 task(s)");
 }
 
 TEST(TfConfigTest, BadIndexValues) {
   auto parse = [](const std::string& index) {
     return TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]},
-                                       "task": {"type": "worker", "index": )" + index + "}}")
+                                       "task": {"type": "worker", "index": )" +
+                                   index + "}}")
         .status();
   };
   EXPECT_STATUS(parse("\"1\""), kInvalidArgument,
@@ -315,32 +314,30 @@ TEST(TfConfigTest, ClusterRulesApply) {
                     R"({"cluster": {"worker": ["h:1", "h:1"]}, "task": {"type": "worker"}})")
                     .status(),
                 kInvalidArgument, "\"cluster\": address 'h:1' is used by both");
-  EXPECT_STATUS(TfConfig::ParseTfConfig(
-                    R"({"cluster": {"worker": ["h:99999"]}, "task": {"type": "worker"}})")
-                    .status(),
-                kInvalidArgument, "port '99999'");
+  EXPECT_STATUS(
+      TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:99999"]}, "task": {"type": "worker"}})")
+          .status(),
+      kInvalidArgument, "port '99999'");
   EXPECT_STATUS(
       TfConfig::ParseTfConfig(R"({"cluster": {"worker": []}, "task": {"type": "worker"}})")
           .status(),
       kInvalidArgument, "job 'worker' has no tasks");
+  EXPECT_STATUS(TfConfig::ParseTfConfig(R"({"cluster": {}, "task": {"type": "worker"}})").status(),
+                kInvalidArgument, "cluster has no jobs");
   EXPECT_STATUS(
-      TfConfig::ParseTfConfig(R"({"cluster": {}, "task": {"type": "worker"}})").status(),
-      kInvalidArgument, "cluster has no jobs");
-  EXPECT_STATUS(TfConfig::ParseTfConfig(
-                    R"({"cluster": {"bad-job": ["h:1"]}, "task": {"type": "worker"}})")
-                    .status(),
-                kInvalidArgument, "job name 'bad-job' is invalid");
-  ASSERT_OK(TfConfig::ParseTfConfig(
-                R"({"cluster": {"worker": ["h:0", "h:0"]}, "task": {"type": "worker"}})",
-                AllowPortZero())
-                .status());
+      TfConfig::ParseTfConfig(R"({"cluster": {"bad-job": ["h:1"]}, "task": {"type": "worker"}})")
+          .status(),
+      kInvalidArgument, "job name 'bad-job' is invalid");
+  ASSERT_OK(
+      TfConfig::ParseTfConfig(
+          R"({"cluster": {"worker": ["h:0", "h:0"]}, "task": {"type": "worker"}})", AllowPortZero())
+          .status());
 }
 
 TEST(TfConfigTest, MalformedJson) {
   EXPECT_STATUS(TfConfig::ParseTfConfig(R"({"cluster": )").status(), kInvalidArgument,
                 "TF_CONFIG is not valid JSON: ");
-  EXPECT_STATUS(TfConfig::ParseTfConfig("not json").status(), kInvalidArgument,
-                "in 'not json'");
+  EXPECT_STATUS(TfConfig::ParseTfConfig("not json").status(), kInvalidArgument, "in 'not json'");
   EXPECT_STATUS(TfConfig::ParseTfConfig("[1, 2]").status(), kInvalidArgument,
                 "TF_CONFIG is not valid JSON");
   EXPECT_STATUS(TfConfig::ParseTfConfig("").status(), kInvalidArgument,
@@ -360,15 +357,14 @@ TEST(TfConfigTest, MissingSections) {
   EXPECT_STATUS(TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]}})").status(),
                 kInvalidArgument, "TF_CONFIG has no \"task\"");
   EXPECT_STATUS(
-      TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]}, "task": {"index": 0}})")
-          .status(),
+      TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]}, "task": {"index": 0}})").status(),
       kInvalidArgument, "\"task\" has no \"type\": {\"index\":0}");
 }
 
 TEST(TfConfigTest, WrongJsonTypes) {
-  EXPECT_STATUS(TfConfig::ParseTfConfig(R"({"cluster": ["h:1"], "task": {"type": "worker"}})")
-                    .status(),
-                kInvalidArgument, "\"cluster\" must be an object of job name");
+  EXPECT_STATUS(
+      TfConfig::ParseTfConfig(R"({"cluster": ["h:1"], "task": {"type": "worker"}})").status(),
+      kInvalidArgument, "\"cluster\" must be an object of job name");
   EXPECT_STATUS(
       TfConfig::ParseTfConfig(R"({"cluster": {"worker": "h:1"}, "task": {"type": "worker"}})")
           .status(),
@@ -383,8 +379,7 @@ TEST(TfConfigTest, WrongJsonTypes) {
       TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]}, "task": "worker"})").status(),
       kInvalidArgument, "\"task\" must be an object");
   EXPECT_STATUS(
-      TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]}, "task": {"type": 1}})")
-          .status(),
+      TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]}, "task": {"type": 1}})").status(),
       kInvalidArgument, "\"task\".\"type\" must be a string, got a number 1");
   EXPECT_STATUS(TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]},
                                            "task": {"type": "worker"}, "rpc_layer": true})")
@@ -396,17 +391,15 @@ TEST(TfConfigTest, ToJsonRoundTrips) {
   TfConfig config = *TfConfig::ParseTfConfig(R"({
       "cluster": {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]},
       "task": {"type": "worker", "index": 1}, "rpc_layer": "grpc"})");
-  EXPECT_EQ(config.ToJson(),
-            R"({"cluster":{"chief":["h:1"],"ps":["h:4"],"worker":["h:2","h:3"]},)"
-            R"("task":{"type":"worker","index":1},"rpc_layer":"grpc"})");
+  EXPECT_EQ(config.ToJson(), R"({"cluster":{"chief":["h:1"],"ps":["h:4"],"worker":["h:2","h:3"]},)"
+                             R"("task":{"type":"worker","index":1},"rpc_layer":"grpc"})");
   absl::StatusOr<TfConfig> again = TfConfig::ParseTfConfig(config.ToJson());
   ASSERT_OK(again.status());
   EXPECT_EQ(*again, config);
 
   TfConfig seed = *TfConfig::ParseTfConfig(kSeedConfig);
-  EXPECT_EQ(seed.ToJson(),
-            R"({"cluster":{"worker":["localhost:20000","localhost:20001"]},)"
-            R"("task":{"type":"worker","index":1}})");
+  EXPECT_EQ(seed.ToJson(), R"({"cluster":{"worker":["localhost:20000","localhost:20001"]},)"
+                           R"("task":{"type":"worker","index":1}})");
   EXPECT_EQ(*TfConfig::ParseTfConfig(seed.ToJson()), seed);
 }
 

@@ -26,13 +26,20 @@ std::string ValueJson(const Value& value) {
 
 const char* KindName(const Value& value) {
   switch (value.kind_case()) {
-    case Value::kNullValue: return "null";
-    case Value::kNumberValue: return "a number";
-    case Value::kStringValue: return "a string";
-    case Value::kBoolValue: return "a boolean";
-    case Value::kStructValue: return "an object";
-    case Value::kListValue: return "an array";
-    default: return "empty";
+    case Value::kNullValue:
+      return "null";
+    case Value::kNumberValue:
+      return "a number";
+    case Value::kStringValue:
+      return "a string";
+    case Value::kBoolValue:
+      return "a boolean";
+    case Value::kStructValue:
+      return "an object";
+    case Value::kListValue:
+      return "an array";
+    default:
+      return "empty";
   }
 }
 
@@ -62,8 +69,7 @@ absl::StatusOr<ClusterSpec> ParseCluster(const Value& cluster, const ClusterSpec
   }
   auto evaluators = jobs.find("evaluator");
   if (evaluators != jobs.end() && evaluators->second.size() > 1) {
-    return errors::InvalidArgument("\"cluster\".\"evaluator\" has ",
-                                   evaluators->second.size(),
+    return errors::InvalidArgument("\"cluster\".\"evaluator\" has ", evaluators->second.size(),
                                    " tasks; a cluster has at most one evaluator");
   }
   absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromMap(jobs, options);
@@ -77,7 +83,8 @@ absl::StatusOr<TaskId> ParseTask(const Value& task, const ClusterSpec& cluster) 
   }
   const auto& fields = task.struct_value().fields();
   auto type = fields.find("type");
-  if (type == fields.end()) return errors::InvalidArgument("\"task\" has no \"type\": ", ValueJson(task));
+  if (type == fields.end())
+    return errors::InvalidArgument("\"task\" has no \"type\": ", ValueJson(task));
   if (type->second.kind_case() != Value::kStringValue) {
     return WrongType("\"task\".\"type\"", "a string", type->second);
   }
@@ -123,9 +130,11 @@ absl::StatusOr<TfConfig> TfConfig::ParseTfConfig(absl::string_view json,
   }
   const auto& fields = root.fields();
   auto cluster = fields.find("cluster");
-  if (cluster == fields.end()) return errors::InvalidArgument("TF_CONFIG has no \"cluster\": '", json, "'");
+  if (cluster == fields.end())
+    return errors::InvalidArgument("TF_CONFIG has no \"cluster\": '", json, "'");
   auto task = fields.find("task");
-  if (task == fields.end()) return errors::InvalidArgument("TF_CONFIG has no \"task\": '", json, "'");
+  if (task == fields.end())
+    return errors::InvalidArgument("TF_CONFIG has no \"task\": '", json, "'");
 
   TfConfig config;
   TG_ASSIGN_OR_RETURN(config.cluster, ParseCluster(cluster->second, options));
@@ -147,8 +156,9 @@ absl::StatusOr<TfConfig> TfConfig::FromEnvironment(const ClusterSpecOptions& opt
 }
 
 std::string TfConfig::ToJson() const {
-  std::string out = absl::StrCat("{\"cluster\":", cluster.ToJson(), ",\"task\":{\"type\":",
-                                 JsonQuote(task.job), ",\"index\":", task.index, "}");
+  std::string out =
+      absl::StrCat("{\"cluster\":", cluster.ToJson(), ",\"task\":{\"type\":", JsonQuote(task.job),
+                   ",\"index\":", task.index, "}");
   if (!rpc_layer.empty()) absl::StrAppend(&out, ",\"rpc_layer\":", JsonQuote(rpc_layer));
   return out + "}";
 }
