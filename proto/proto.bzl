@@ -1,6 +1,6 @@
 """Compiles .proto files with the system protoc (and grpc_cpp_plugin for services)."""
 
-def tg_proto_library(name, srcs, deps = [], grpc_srcs = []):
+def tg_proto_library(name, srcs = [], deps = [], grpc_srcs = []):
     """One cc_library over the C++ generated from `srcs` (messages) and `grpc_srcs` (services).
 
     Import paths are workspace-relative: `import "proto/tensor.proto";`.
