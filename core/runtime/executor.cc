@@ -55,6 +55,7 @@ absl::Status Executor::Initialize() {
       out.src_output = e->src_output;
       out.dst_slot = e->IsControlEdge() ? -1 : items_[out.dst].input_start + e->dst_input;
       out.last_use = !e->IsControlEdge() && --uses[e->src_output] == 0;
+      out.sole_input = e->dst->in_edges().size() == 1;
       item.out_edges.push_back(out);
     }
   }
@@ -246,7 +247,10 @@ class ExecutorState {
           slots_[e.dst_slot] = out;
         }
       }
-      if (pending_[e.dst].fetch_sub(1, std::memory_order_acq_rel) == 1) ready->push_back(e.dst);
+      // A node with a single in-edge is ready now; no need to touch its count.
+      if (e.sole_input || pending_[e.dst].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        ready->push_back(e.dst);
+      }
     }
     return absl::OkStatus();
   }
@@ -270,10 +274,10 @@ class ExecutorState {
   }
 
   void Abort(const Item& item, const absl::Status& s) {
-    absl::MutexLock lock(&mu_);
-    if (status_.ok()) {
+    // The first failure wins; Finish reads status_ only after every node has
+    // completed, which the outstanding count's acq_rel ordering makes visible.
+    if (!aborted_.exchange(true, std::memory_order_acq_rel)) {
       status_ = WithContext(s, absl::StrCat("node '", item.node->name(), "' (", item.node->op(), ")"));
-      aborted_.store(true, std::memory_order_relaxed);
     }
   }
 
@@ -332,11 +336,7 @@ class ExecutorState {
   }
 
   void Finish() {
-    absl::Status s;
-    {
-      absl::MutexLock lock(&mu_);
-      s = status_;
-    }
+    absl::Status s = std::move(status_);
     Executor::DoneCallback done = std::move(done_);
     delete this;
     done(std::move(s));
@@ -349,8 +349,7 @@ class ExecutorState {
   std::unique_ptr<std::atomic<int32_t>[]> pending_;
   std::atomic<int64_t> outstanding_{0};
   std::atomic<bool> aborted_{false};
-  absl::Mutex mu_;
-  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  absl::Status status_;  // written once, by the Abort that sets aborted_
 };
 
 void Executor::RunAsync(const Args& args, DoneCallback done) {
