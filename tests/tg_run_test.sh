@@ -50,6 +50,12 @@ output_node2 float [] 4"
 run_tg --graph="$GRAPH" --feed='placeholder_1=[1,2]' --feed='placeholder_2=[10,20]' --fetch=Add2
 expect_ok "feed placeholders" "Add2 float [2] [11,22]"
 
+run_tg --graph="$GRAPH" --feed='placeholder_1=[1,2]' --feed='placeholder_2=[10,20]' --fetch=Add2 \
+  --run_metadata="$TMP/run_metadata.pb"
+expect_ok "traced step" "Add2 float [2] [11,22]"
+[[ -s "$TMP/run_metadata.pb" ]] || fail "--run_metadata wrote no file"
+grep -q "device:CPU:0" "$TMP/run_metadata.pb" || fail "--run_metadata has no step stats for CPU:0"
+
 run_tg --graph "$GRAPH" --feed 'placeholder_1:0:float=[1.5,2]' --feed 'placeholder_2:0=[0.1,20]' \
   --fetch Add2:0
 expect_ok "ports, dtypes and space-separated flags" "Add2:0 float [2] [1.6,22]"

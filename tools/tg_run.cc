@@ -4,6 +4,7 @@
 //
 // See docs/tg_run.md and `tg_run --help`. The parsing and printing live in
 // tg_run_lib; this file only drives a Session.
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <string>
@@ -21,6 +22,14 @@ namespace tensorgrid {
 namespace tg_run {
 namespace {
 
+absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metadata) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !metadata.SerializeToOstream(&out) || !out.flush()) {
+    return errors::Unavailable("cannot write run metadata to '", path, "'");
+  }
+  return absl::OkStatus();
+}
+
 // Creates the session, runs each --run target in its own step, then one step
 // for the feeds and fetches, and prints the fetched tensors to stdout.
 absl::Status RunGraph(const Options& options, const GraphDef& graph,
@@ -36,7 +45,16 @@ absl::Status RunGraph(const Options& options, const GraphDef& graph,
                                    absl::StrCat("running target '", target, "'")));
   }
   if (!options.fetches.empty()) {
-    TG_RETURN_IF_ERROR(session->Run(feeds, options.fetches, {}, &outputs));
+    RunOptions run_options;
+    RunMetadata metadata;
+    const bool trace = !options.run_metadata_path.empty();
+    if (trace) {
+      run_options.set_trace_level(RunOptions::FULL_TRACE);
+      run_options.set_output_partition_graphs(true);
+    }
+    TG_RETURN_IF_ERROR(session->Run(run_options, feeds, options.fetches, {}, &outputs,
+                                    trace ? &metadata : nullptr));
+    if (trace) TG_RETURN_IF_ERROR(WriteRunMetadata(options.run_metadata_path, metadata));
     for (size_t i = 0; i < outputs.size() && i < options.fetches.size(); ++i) {
       std::cout << FormatFetch(options.fetches[i], outputs[i], options.max_values) << "\n";
     }

@@ -44,6 +44,10 @@ const std::vector<tools::Flag>& FlagTable() {
       {"fetch", "X,Y", true,
        "tensors to print (\"node\" or \"node:port\"); may be omitted\n"
        "when --run is given"},
+      {"run_metadata", "FILE", true,
+       "trace the fetch step (FULL_TRACE, partition graphs) and\n"
+       "save its RunMetadata (binary) to FILE; view it with\n"
+       "tg_inspect --trace=FILE"},
       {"max_values", "N", true,
        "print at most N values per tensor, then \"...\"\n"
        "(default 0: all)"},
@@ -56,6 +60,8 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
     options->graph_path = flag.value;
   } else if (flag.name == "target") {
     options->target = flag.value;
+  } else if (flag.name == "run_metadata") {
+    options->run_metadata_path = flag.value;
   } else if (flag.name == "feed") {
     options->feeds.push_back(flag.value);
   } else if (flag.name == "run") {

@@ -33,6 +33,7 @@ struct Options {
   std::vector<std::string> feeds;        // --feed, unparsed "name[:dtype]=VALUES"
   std::vector<std::string> fetches;      // --fetch
   int64_t max_values = 0;                // --max_values; 0 prints every value
+  std::string run_metadata_path;         // --run_metadata: save the fetch step's RunMetadata
   bool help = false;                     // --help / -h
 };
 
