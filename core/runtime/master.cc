@@ -2,10 +2,12 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "core/framework/attr_value_util.h"
+#include "core/framework/device_name.h"
 #include "core/framework/rendezvous.h"
 #include "core/graph/partition.h"
 #include "core/platform/status.h"
@@ -20,8 +22,8 @@ int64_t RandomStepBase() {
 }
 }  // namespace
 
-Master::Master(const ConfigProto& config, WorkerInterface* worker, std::string default_task)
-    : config_(config), worker_(worker), default_task_(std::move(default_task)),
+Master::Master(const ConfigProto& config, WorkerMap workers, std::string default_task)
+    : config_(config), workers_(std::move(workers)), default_task_(std::move(default_task)),
       next_step_id_(RandomStepBase()) {}
 
 Master::~Master() { Close().IgnoreError(); }
@@ -126,7 +128,8 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
     RegisterGraphRequest request;
     request.graph = def;
     RegisterGraphResponse response;
-    TG_RETURN_IF_ERROR(WithContext(worker_->RegisterGraph(request, &response),
+    part.worker = device_workers_.at(device);
+    TG_RETURN_IF_ERROR(WithContext(part.worker->RegisterGraph(request, &response),
                                    absl::StrCat("registering partition for ", device)));
     part.graph_handle = response.graph_handle;
     part.graph = std::move(def);
@@ -137,10 +140,19 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
 
 absl::Status Master::LoadDevices() {
   if (!devices_.empty()) return absl::OkStatus();
-  GetStatusResponse status;
-  TG_RETURN_IF_ERROR(worker_->GetStatus(&status));
-  if (status.devices.empty()) return errors::Unavailable("worker has no devices");
-  devices_ = std::move(status.devices);
+  for (const auto& [task, worker] : workers_) {
+    GetStatusResponse status;
+    TG_RETURN_IF_ERROR(WithContext(worker->GetStatus(&status), absl::StrCat("task ", task)));
+    for (DeviceInfo& d : status.devices) {
+      if (!DeviceNameUtils::IsSameAddressSpace(d.name, task)) {
+        return errors::InvalidArgument("task ", task, " reports device ", d.name,
+                                       " of another task");
+      }
+      device_workers_[d.name] = worker;
+      devices_.push_back(std::move(d));
+    }
+  }
+  if (devices_.empty()) return errors::Unavailable("no worker has any device");
   return absl::OkStatus();
 }
 
@@ -207,7 +219,7 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
 absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphRequest>& requests,
                                    std::vector<RunGraphResponse>& responses) {
   const size_t n = requests.size();
-  if (n == 1) return worker_->RunGraph(requests[0], &responses[0]);
+  if (n == 1) return unit.partitions[0].worker->RunGraph(requests[0], &responses[0]);
   // All partitions run at once; the step's error is the first failure that
   // is not an echo of another (a receive aborted because its sender failed).
   absl::Mutex mu;
@@ -215,7 +227,7 @@ absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGra
   size_t pending = n;
   absl::Notification all_done;
   for (size_t p = 0; p < n; ++p) {
-    worker_->RunGraphAsync(requests[p], &responses[p], [&](absl::Status s) {
+    unit.partitions[p].worker->RunGraphAsync(requests[p], &responses[p], [&](absl::Status s) {
       absl::MutexLock lock(&mu);
       if (!s.ok()) {
         if (first.ok()) first = s;
@@ -225,7 +237,9 @@ absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGra
     });
   }
   all_done.WaitForNotification();
-  worker_->CleanupGraph(requests[0].step_id).IgnoreError();
+  std::set<WorkerInterface*> involved;
+  for (const PartitionUnit& part : unit.partitions) involved.insert(part.worker);
+  for (WorkerInterface* w : involved) w->CleanupGraph(requests[0].step_id).IgnoreError();
   absl::MutexLock lock(&mu);
   if (!root.ok()) return root;
   if (!first.ok()) {
@@ -301,7 +315,7 @@ absl::Status Master::Close() {
   absl::Status status;
   for (const auto& [key, unit] : cache) {
     for (const PartitionUnit& part : unit->partitions) {
-      absl::Status s = worker_->DeregisterGraph(part.graph_handle);
+      absl::Status s = part.worker->DeregisterGraph(part.graph_handle);
       if (status.ok()) status = s;
     }
   }

@@ -10,6 +10,7 @@
 #define TENSORGRID_CORE_RUNTIME_MASTER_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,9 +27,13 @@ namespace tensorgrid {
 
 class Master {
  public:
-  // `worker` (not owned) provides the devices; nodes with no device request go
-  // to `default_task` (e.g. "/job:localhost/replica:0/task:0").
-  Master(const ConfigProto& config, WorkerInterface* worker, std::string default_task);
+  // Workers by task name ("/job:ps/replica:0/task:0"; not owned) provide the
+  // devices; nodes with no device request go to `default_task`.
+  using WorkerMap = std::map<std::string, WorkerInterface*>;
+  Master(const ConfigProto& config, WorkerMap workers, std::string default_task);
+  // One worker serving `default_task` (the in-process session).
+  Master(const ConfigProto& config, WorkerInterface* worker, std::string default_task)
+      : Master(config, WorkerMap{{default_task, worker}}, default_task) {}
   ~Master();
 
   absl::Status Create(const GraphDef& graph);
@@ -46,6 +51,7 @@ class Master {
   // One registered partition of an execution unit.
   struct PartitionUnit {
     std::string device;
+    WorkerInterface* worker = nullptr;  // the device's
     std::string graph_handle;
     std::vector<int> feed_index;   // the partition's _Arg i is the step's feed feed_index[i]
     std::vector<int> fetch_index;  // the partition's _Retval i is fetch fetch_index[i]
@@ -79,7 +85,7 @@ class Master {
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const ConfigProto config_;
-  WorkerInterface* const worker_;
+  const WorkerMap workers_;
   const std::string default_task_;
   // Step ids start at a random point so that steps of different masters
   // sharing a worker do not collide.
@@ -89,6 +95,7 @@ class Master {
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<DeviceInfo> devices_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, WorkerInterface*> device_workers_ ABSL_GUARDED_BY(mu_);  // by device name
   absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionUnit>> cache_ ABSL_GUARDED_BY(mu_);
   absl::Mutex callables_mu_;
   int64_t next_callable_ ABSL_GUARDED_BY(callables_mu_) = 0;

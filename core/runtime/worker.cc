@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_join.h"
+#include "core/framework/device_name.h"
 #include "absl/synchronization/notification.h"
 #include "core/platform/status.h"
 
@@ -81,8 +82,48 @@ void DisableDebugDeadlockDetection() {
 }
 }  // namespace
 
+// The rendezvous a partition sees: sends and same-task receives use the
+// step's local table; a receive whose sender lives in another task pulls the
+// tensor from that task's worker (RecvTensor).
+class StepRendezvous final : public Rendezvous {
+ public:
+  StepRendezvous(std::shared_ptr<Rendezvous> local, const std::string& task, int64_t step_id,
+                 const Worker::WorkerLookup& lookup)
+      : local_(std::move(local)), task_(task), step_id_(step_id), lookup_(lookup) {}
+
+  absl::Status Send(const std::string& key, const Tensor& value) override {
+    return local_->Send(key, value);
+  }
+  void RecvAsync(const std::string& key, DoneCallback done) override {
+    const std::string src_device = key.substr(0, key.find(';'));
+    if (DeviceNameUtils::IsSameAddressSpace(src_device, task_)) {
+      local_->RecvAsync(key, std::move(done));
+      return;
+    }
+    auto src = DeviceNameUtils::Parse(src_device);
+    const std::string src_task = src.ok() ? DeviceNameUtils::TaskName(*src) : src_device;
+    WorkerInterface* peer = lookup_ ? lookup_(src_task) : nullptr;
+    if (peer == nullptr) {
+      done(errors::Unavailable("task ", task_, " has no route to task ", src_task,
+                               " to receive '", key, "'"),
+           Tensor());
+      return;
+    }
+    auto tensor = std::make_shared<Tensor>();
+    peer->RecvTensorAsync(step_id_, key, tensor.get(),
+                          [tensor, done = std::move(done)](absl::Status s) { done(s, *tensor); });
+  }
+  void StartAbort(const absl::Status& status) override { local_->StartAbort(status); }
+
+ private:
+  const std::shared_ptr<Rendezvous> local_;
+  const std::string task_;
+  const int64_t step_id_;
+  const Worker::WorkerLookup& lookup_;
+};
+
 Worker::Worker(const std::string& task_prefix, const ConfigProto& config)
-    : device_mgr_(DeviceMgr::ForTask(task_prefix, config)) {
+    : device_mgr_(DeviceMgr::ForTask(task_prefix, config)), task_(task_prefix) {
   DisableDebugDeadlockDetection();
   int inter = config.inter_op_parallelism_threads();
   inter_op_pool_ = std::make_unique<ThreadPool>(inter > 0 ? inter : NumSchedulableCPUs());
@@ -135,6 +176,17 @@ void Worker::GetStatusAsync(GetStatusResponse* response, StatusCallback done) {
 void Worker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
   rendezvous_mgr_.Cleanup(step_id);
   done(absl::OkStatus());
+}
+
+void Worker::SetWorkerLookup(WorkerLookup lookup) { lookup_ = std::move(lookup); }
+
+void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
+                             StatusCallback done) {
+  rendezvous_mgr_.FindOrCreate(step_id)->RecvAsync(
+      rendezvous_key, [tensor, done = std::move(done)](const absl::Status& s, const Tensor& value) {
+        if (s.ok()) *tensor = value;
+        done(s);
+      });
 }
 
 void Worker::RegisterGraphAsync(const RegisterGraphRequest& request,
@@ -204,7 +256,8 @@ void Worker::RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* res
   args.cancellation = &step->cancellation;
   args.inter_op_pool = inter_op_pool_.get();
   if (item->uses_rendezvous) {
-    step->rendezvous = rendezvous_mgr_.FindOrCreate(request.step_id);
+    step->rendezvous = std::make_shared<StepRendezvous>(rendezvous_mgr_.FindOrCreate(request.step_id),
+                                                        task_, request.step_id, lookup_);
     args.rendezvous = step->rendezvous.get();
     // A cancelled step must also wake receives that wait for a peer.
     CancellationManager::Token token;

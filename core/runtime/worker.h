@@ -35,6 +35,14 @@ class Worker final : public WorkerInterface {
   void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
+  void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
+                       StatusCallback done) override;
+
+  // How this worker reaches other tasks, for _Recvs whose sender lives there:
+  // task name ("/job:ps/replica:0/task:0") -> worker, or null if unknown.
+  // Without it, every transfer must stay inside this task.
+  using WorkerLookup = std::function<WorkerInterface*(const std::string& task)>;
+  void SetWorkerLookup(WorkerLookup lookup);
 
  private:
   struct Item {
@@ -48,6 +56,8 @@ class Worker final : public WorkerInterface {
   std::unique_ptr<DeviceMgr> device_mgr_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
   RendezvousMgr rendezvous_mgr_;
+  std::string task_;  // "/job:x/replica:0/task:0"
+  WorkerLookup lookup_;  // set before the first step
   absl::Mutex mu_;
   int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Item>> graphs_ ABSL_GUARDED_BY(mu_);

@@ -60,6 +60,13 @@ class WorkerInterface {
                              StatusCallback done) = 0;
   // Releases per-step state (the rendezvous) once every partition is done.
   virtual void CleanupGraphAsync(int64_t step_id, StatusCallback done) = 0;
+  // Delivers the tensor another task's _Recv wants: waits until this worker's
+  // partition of step `step_id` has sent `rendezvous_key` (or the step fails
+  // or is cleaned up). Workers that cannot serve tensors say Unimplemented.
+  virtual void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
+                               StatusCallback done) {
+    done(absl::UnimplementedError("this worker does not serve RecvTensor"));
+  }
 
   // Blocking forms.
   absl::Status GetStatus(GetStatusResponse* response);
