@@ -1,0 +1,54 @@
+// GrpcRemoteWorker: a WorkerInterface whose worker lives in another process,
+// reached over tensorgrid.WorkerService. A Master drives it exactly as it
+// drives the in-process Worker.
+//
+//   GrpcRemoteWorker worker("localhost:2223");
+//   Master master(config, &worker, "/job:worker/replica:0/task:0");
+//
+// The *Async methods return at once: the RPC goes out on gRPC's callback API
+// and `done` runs on a gRPC thread when it completes, so `done` must not
+// block for long. Response pointers must stay valid until `done` runs, and
+// the worker must outlive its calls. Every RPC has a deadline
+// (Options::rpc_timeout); statuses come back with the peer's code and
+// message, prefixed with the method and address; an unreachable peer is
+// Unavailable naming the address. Thread-safe.
+#ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
+#define TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
+
+#include <string>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "core/runtime/worker_interface.h"
+#include "distributed/rpc/worker_stub.h"
+
+namespace tensorgrid {
+
+class GrpcRemoteWorker final : public WorkerInterface {
+ public:
+  struct Options {
+    absl::Duration rpc_timeout = absl::Seconds(60);  // per RPC, RunGraph included
+  };
+
+  // `address` is "host:port"; nothing connects until the first call.
+  explicit GrpcRemoteWorker(std::string address)
+      : GrpcRemoteWorker(std::move(address), Options()) {}
+  GrpcRemoteWorker(std::string address, const Options& options);
+
+  const std::string& address() const { return stub_.address(); }
+
+  void GetStatusAsync(GetStatusResponse* response, StatusCallback done) override;
+  void RegisterGraphAsync(const RegisterGraphRequest& request, RegisterGraphResponse* response,
+                          StatusCallback done) override;
+  void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;
+  void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+                     StatusCallback done) override;
+  void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
+
+ private:
+  rpc::WorkerStub stub_;
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_

@@ -1,0 +1,22 @@
+// Raw WorkerService calls for grpc_worker_test.cc, which cannot include
+// proto/worker.pb.h itself (see worker_calls.h).
+#ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_TEST_RAW_H_
+#define TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_TEST_RAW_H_
+
+#include <string>
+
+#include "grpcpp/grpcpp.h"
+
+namespace tensorgrid {
+
+// RunGraph of `graph_handle` with one float feed named `feed_name` whose
+// tensor_content is 3 bytes for a shape of [4] when `malformed`.
+grpc::Status RawRunGraph(const std::string& address, const std::string& graph_handle,
+                         const std::string& feed_name, bool malformed);
+
+// RecvTensor of any key.
+grpc::Status RawRecvTensor(const std::string& address);
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_TEST_RAW_H_
