@@ -125,9 +125,9 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
       SetAttr(&n, "index", static_cast<int64_t>(map->size()));
       map->push_back(static_cast<int>(global));
     }
-    RegisterGraphRequest request;
+    RegisterGraphArgs request;
     request.graph = def;
-    RegisterGraphResponse response;
+    RegisterGraphResult response;
     part.worker = device_workers_.at(device);
     TG_RETURN_IF_ERROR(WithContext(part.worker->RegisterGraph(request, &response),
                                    absl::StrCat("registering partition for ", device)));
@@ -141,7 +141,7 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
 absl::Status Master::LoadDevices() {
   if (!devices_.empty()) return absl::OkStatus();
   for (const auto& [task, worker] : workers_) {
-    GetStatusResponse status;
+    GetStatusResult status;
     TG_RETURN_IF_ERROR(WithContext(worker->GetStatus(&status), absl::StrCat("task ", task)));
     for (DeviceInfo& d : status.devices) {
       if (!DeviceNameUtils::IsSameAddressSpace(d.name, task)) {
@@ -183,11 +183,11 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
       options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
   const bool stats = metadata != nullptr && options.trace_level() != RunOptions::NO_TRACE;
   const size_t n = unit.partitions.size();
-  std::vector<RunGraphRequest> requests(n);
-  std::vector<RunGraphResponse> responses(n);
+  std::vector<RunGraphArgs> requests(n);
+  std::vector<RunGraphResult> responses(n);
   for (size_t p = 0; p < n; ++p) {
     const PartitionUnit& part = unit.partitions[p];
-    RunGraphRequest& r = requests[p];
+    RunGraphArgs& r = requests[p];
     r.graph_handle = part.graph_handle;
     r.step_id = step_id;
     r.timeout_in_ms = timeout;
@@ -216,8 +216,8 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
   return absl::OkStatus();
 }
 
-absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphRequest>& requests,
-                                   std::vector<RunGraphResponse>& responses) {
+absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
+                                   std::vector<RunGraphResult>& responses) {
   const size_t n = requests.size();
   if (n == 1) return unit.partitions[0].worker->RunGraph(requests[0], &responses[0]);
   // All partitions run at once; the step's error is the first failure that

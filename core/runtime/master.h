@@ -78,8 +78,8 @@ class Master {
   absl::Status RunUnit(const ExecutionUnit& unit, const RunOptions& options,
                        const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
                        RunMetadata* metadata);
-  absl::Status RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphRequest>& requests,
-                             std::vector<RunGraphResponse>& responses);
+  absl::Status RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
+                             std::vector<RunGraphResult>& responses);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);

@@ -10,8 +10,8 @@
 
 namespace tensorgrid {
 
-absl::Status WorkerInterface::RegisterGraph(const RegisterGraphRequest& request,
-                                            RegisterGraphResponse* response) {
+absl::Status WorkerInterface::RegisterGraph(const RegisterGraphArgs& request,
+                                            RegisterGraphResult* response) {
   absl::Notification n;
   absl::Status status;
   RegisterGraphAsync(request, response, [&](absl::Status s) {
@@ -22,7 +22,7 @@ absl::Status WorkerInterface::RegisterGraph(const RegisterGraphRequest& request,
   return status;
 }
 
-absl::Status WorkerInterface::GetStatus(GetStatusResponse* response) {
+absl::Status WorkerInterface::GetStatus(GetStatusResult* response) {
   absl::Notification n;
   absl::Status status;
   GetStatusAsync(response, [&](absl::Status s) {
@@ -44,7 +44,7 @@ absl::Status WorkerInterface::DeregisterGraph(const std::string& graph_handle) {
   return status;
 }
 
-absl::Status WorkerInterface::RunGraph(const RunGraphRequest& request, RunGraphResponse* response) {
+absl::Status WorkerInterface::RunGraph(const RunGraphArgs& request, RunGraphResult* response) {
   absl::Notification n;
   absl::Status status;
   RunGraphAsync(request, response, [&](absl::Status s) {
@@ -165,7 +165,7 @@ absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def)
   return item;
 }
 
-void Worker::GetStatusAsync(GetStatusResponse* response, StatusCallback done) {
+void Worker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
   response->devices.clear();
   for (const auto& d : device_mgr_->devices()) {
     response->devices.push_back(DeviceInfo{d->name(), d->device_type(), d->incarnation()});
@@ -189,8 +189,8 @@ void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
       });
 }
 
-void Worker::RegisterGraphAsync(const RegisterGraphRequest& request,
-                                RegisterGraphResponse* response, StatusCallback done) {
+void Worker::RegisterGraphAsync(const RegisterGraphArgs& request,
+                                RegisterGraphResult* response, StatusCallback done) {
   auto item = Build(request.graph);
   if (!item.ok()) {
     done(item.status());
@@ -219,7 +219,7 @@ void Worker::DeregisterGraphAsync(const std::string& graph_handle, StatusCallbac
   done(absl::OkStatus());
 }
 
-void Worker::RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                            StatusCallback done) {
   std::shared_ptr<Item> item;
   {

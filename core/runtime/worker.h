@@ -28,11 +28,11 @@ class Worker final : public WorkerInterface {
 
   const DeviceMgr& device_mgr() const { return *device_mgr_; }
 
-  void GetStatusAsync(GetStatusResponse* response, StatusCallback done) override;
-  void RegisterGraphAsync(const RegisterGraphRequest& request, RegisterGraphResponse* response,
+  void GetStatusAsync(GetStatusResult* response, StatusCallback done) override;
+  void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                           StatusCallback done) override;
   void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;
-  void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+  void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,

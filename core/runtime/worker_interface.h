@@ -16,21 +16,21 @@
 
 namespace tensorgrid {
 
-struct RegisterGraphRequest {
+struct RegisterGraphArgs {
   GraphDef graph;  // one partition; every node's `device` names a device of this worker
 };
-struct RegisterGraphResponse {
+struct RegisterGraphResult {
   std::string graph_handle;
 };
 
-struct RunGraphRequest {
+struct RunGraphArgs {
   std::string graph_handle;
   int64_t step_id = 0;
   std::vector<Tensor> feeds;  // by _Arg index
   int64_t timeout_in_ms = 0;  // 0: none
   bool collect_step_stats = false;
 };
-struct RunGraphResponse {
+struct RunGraphResult {
   std::vector<Tensor> fetches;  // by _Retval index
   StepStats step_stats;
 };
@@ -40,7 +40,7 @@ struct DeviceInfo {
   std::string type;  // "CPU", "GPU"
   uint64_t incarnation = 0;
 };
-struct GetStatusResponse {
+struct GetStatusResult {
   std::vector<DeviceInfo> devices;
 };
 
@@ -49,14 +49,14 @@ using StatusCallback = std::function<void(absl::Status)>;
 class WorkerInterface {
  public:
   virtual ~WorkerInterface() = default;
-  virtual void GetStatusAsync(GetStatusResponse* response, StatusCallback done) = 0;
-  virtual void RegisterGraphAsync(const RegisterGraphRequest& request,
-                                  RegisterGraphResponse* response, StatusCallback done) = 0;
+  virtual void GetStatusAsync(GetStatusResult* response, StatusCallback done) = 0;
+  virtual void RegisterGraphAsync(const RegisterGraphArgs& request,
+                                  RegisterGraphResult* response, StatusCallback done) = 0;
   virtual void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) = 0;
   // Runs one partition of a step. Partitions of one step share a step_id and
   // exchange tensors through that step's rendezvous; when one fails, the
   // worker aborts the step's rendezvous so its peers stop waiting.
-  virtual void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+  virtual void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                              StatusCallback done) = 0;
   // Releases per-step state (the rendezvous) once every partition is done.
   virtual void CleanupGraphAsync(int64_t step_id, StatusCallback done) = 0;
@@ -69,10 +69,10 @@ class WorkerInterface {
   }
 
   // Blocking forms.
-  absl::Status GetStatus(GetStatusResponse* response);
-  absl::Status RegisterGraph(const RegisterGraphRequest& request, RegisterGraphResponse* response);
+  absl::Status GetStatus(GetStatusResult* response);
+  absl::Status RegisterGraph(const RegisterGraphArgs& request, RegisterGraphResult* response);
   absl::Status DeregisterGraph(const std::string& graph_handle);
-  absl::Status RunGraph(const RunGraphRequest& request, RunGraphResponse* response);
+  absl::Status RunGraph(const RunGraphArgs& request, RunGraphResult* response);
   absl::Status CleanupGraph(int64_t step_id);
 };
 

@@ -9,7 +9,7 @@ namespace tensorgrid {
 GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
     : stub_(std::move(address), options.rpc_timeout) {}
 
-void GrpcRemoteWorker::GetStatusAsync(GetStatusResponse* response, StatusCallback done) {
+void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
   auto devices = std::make_shared<std::vector<rpc::DeviceStatus>>();
   stub_.GetStatusAsync(devices.get(), [devices, response, done = std::move(done)](absl::Status s) {
     if (s.ok()) {
@@ -22,8 +22,8 @@ void GrpcRemoteWorker::GetStatusAsync(GetStatusResponse* response, StatusCallbac
   });
 }
 
-void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphRequest& request,
-                                          RegisterGraphResponse* response, StatusCallback done) {
+void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
+                                          RegisterGraphResult* response, StatusCallback done) {
   stub_.RegisterGraphAsync(request.graph, &response->graph_handle, std::move(done));
 }
 
@@ -31,7 +31,7 @@ void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, Sta
   stub_.DeregisterGraphAsync(graph_handle, std::move(done));
 }
 
-void GrpcRemoteWorker::RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                                      StatusCallback done) {
   stub_.RunGraphAsync(request.graph_handle, request.step_id, request.feeds, request.timeout_in_ms,
                       request.collect_step_stats, &response->fetches, &response->step_stats,

@@ -37,11 +37,11 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   const std::string& address() const { return stub_.address(); }
 
-  void GetStatusAsync(GetStatusResponse* response, StatusCallback done) override;
-  void RegisterGraphAsync(const RegisterGraphRequest& request, RegisterGraphResponse* response,
+  void GetStatusAsync(GetStatusResult* response, StatusCallback done) override;
+  void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                           StatusCallback done) override;
   void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;
-  void RunGraphAsync(const RunGraphRequest& request, RunGraphResponse* response,
+  void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
 

@@ -67,9 +67,9 @@ class GrpcWorkerTest : public ::testing::Test {
   }
 
   std::string RegisterSquareGraph() {
-    RegisterGraphRequest request;
+    RegisterGraphArgs request;
     request.graph = SquareGraph();
-    RegisterGraphResponse response;
+    RegisterGraphResult response;
     absl::Status s = remote_->RegisterGraph(request, &response);
     EXPECT_TRUE(s.ok()) << s;
     return response.graph_handle;
@@ -83,7 +83,7 @@ class GrpcWorkerTest : public ::testing::Test {
 };
 
 TEST_F(GrpcWorkerTest, GetStatusListsTheDeviceWithItsIncarnation) {
-  GetStatusResponse status;
+  GetStatusResult status;
   ASSERT_TRUE(remote_->GetStatus(&status).ok());
   ASSERT_EQ(status.devices.size(), 1u);
   EXPECT_EQ(status.devices[0].name, kCpu);
@@ -95,12 +95,12 @@ TEST_F(GrpcWorkerTest, GetStatusListsTheDeviceWithItsIncarnation) {
 
 TEST_F(GrpcWorkerTest, RegisteredGraphRunsWithAFeed) {
   const std::string handle = RegisterSquareGraph();
-  RunGraphRequest request;
+  RunGraphArgs request;
   request.graph_handle = handle;
   request.step_id = 7;
   request.feeds = {Tensor::FromVector<float>({1, -2, 3}, TensorShape({3}))};
   request.collect_step_stats = true;
-  RunGraphResponse response;
+  RunGraphResult response;
   absl::Status s = remote_->RunGraph(request, &response);
   ASSERT_TRUE(s.ok()) << s;
   ASSERT_EQ(response.fetches.size(), 1u);
@@ -111,9 +111,9 @@ TEST_F(GrpcWorkerTest, RegisteredGraphRunsWithAFeed) {
 }
 
 TEST_F(GrpcWorkerTest, UnknownHandleIsNotFound) {
-  RunGraphRequest request;
+  RunGraphArgs request;
   request.graph_handle = "no-such-graph";
-  RunGraphResponse response;
+  RunGraphResult response;
   absl::Status s = remote_->RunGraph(request, &response);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
   EXPECT_NE(s.message().find("no-such-graph"), std::string::npos) << s;
@@ -126,9 +126,9 @@ TEST_F(GrpcWorkerTest, UnknownHandleIsNotFound) {
 TEST_F(GrpcWorkerTest, RegisterErrorsCrossTheWireUnchanged) {
   GraphDef graph = SquareGraph();
   graph.mutable_node(1)->set_op("NoSuchOp");
-  RegisterGraphRequest request;
+  RegisterGraphArgs request;
   request.graph = graph;
-  RegisterGraphResponse response;
+  RegisterGraphResult response;
   const absl::Status local = worker_.RegisterGraph(request, &response);
   ASSERT_FALSE(local.ok());
   absl::Status s = remote_->RegisterGraph(request, &response);
@@ -214,7 +214,7 @@ TEST(GrpcRemoteWorkerTest, UnreachablePeerIsUnavailableNamingTheAddress) {
   GrpcRemoteWorker remote(address, options);
 
   const absl::Time start = absl::Now();
-  GetStatusResponse status;
+  GetStatusResult status;
   absl::Status s = remote.GetStatus(&status);
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;

@@ -8,7 +8,7 @@ namespace tensorgrid {
 namespace rpc {
 
 absl::Status GetStatus(WorkerInterface& worker, std::vector<DeviceStatus>* devices) {
-  GetStatusResponse response;
+  GetStatusResult response;
   absl::Status s = worker.GetStatus(&response);
   if (!s.ok()) return s;
   devices->clear();
@@ -19,9 +19,9 @@ absl::Status GetStatus(WorkerInterface& worker, std::vector<DeviceStatus>* devic
 }
 
 absl::Status RegisterGraph(WorkerInterface& worker, GraphDef graph, std::string* graph_handle) {
-  RegisterGraphRequest request;
+  RegisterGraphArgs request;
   request.graph = std::move(graph);
-  RegisterGraphResponse response;
+  RegisterGraphResult response;
   absl::Status s = worker.RegisterGraph(request, &response);
   if (s.ok()) *graph_handle = std::move(response.graph_handle);
   return s;
@@ -34,13 +34,13 @@ absl::Status DeregisterGraph(WorkerInterface& worker, const std::string& graph_h
 absl::Status RunGraph(WorkerInterface& worker, const std::string& graph_handle, int64_t step_id,
                       std::vector<Tensor> feeds, int64_t timeout_in_ms, bool collect_step_stats,
                       std::vector<Tensor>* fetches, StepStats* step_stats) {
-  RunGraphRequest request;
+  RunGraphArgs request;
   request.graph_handle = graph_handle;
   request.step_id = step_id;
   request.feeds = std::move(feeds);
   request.timeout_in_ms = timeout_in_ms;
   request.collect_step_stats = collect_step_stats;
-  RunGraphResponse response;
+  RunGraphResult response;
   absl::Status s = worker.RunGraph(request, &response);
   if (!s.ok()) return s;
   *fetches = std::move(response.fetches);

@@ -1,8 +1,8 @@
 // The WorkerInterface calls with their request structs unpacked into plain
 // arguments, for code that speaks proto/worker.proto.
 //
-// Why this exists: proto/worker.proto's messages (RegisterGraphRequest,
-// RunGraphRequest, GetStatusResponse, ...) and the structs of
+// Why this exists: proto/worker.proto's messages (RegisterGraphArgs,
+// RunGraphArgs, GetStatusResult, ...) and the structs of
 // core/runtime/worker_interface.h share their names in namespace tensorgrid,
 // so no translation unit can include both headers. The gRPC code is split
 // along that line: grpc_worker_service.cc (protos) calls a worker through the
