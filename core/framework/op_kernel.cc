@@ -1,7 +1,7 @@
 #include "core/framework/op_kernel.h"
 
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/notification.h"
+#include "core/platform/blocking.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -10,14 +10,7 @@ OpKernel::OpKernel(OpKernelConstruction& ctx)
     : def_(ctx.def()), input_types_(ctx.input_types()), output_types_(ctx.output_types()) {}
 
 absl::Status AsyncOpKernel::Compute(OpKernelContext& ctx) {
-  absl::Notification done;
-  absl::Status status;
-  ComputeAsync(ctx, [&](absl::Status s) {
-    status = std::move(s);
-    done.Notify();
-  });
-  done.WaitForNotification();
-  return status;
+  return WaitForCallback([&](StatusCallback done) { ComputeAsync(ctx, std::move(done)); });
 }
 
 OpKernelContext::OpKernelContext(const Params& params)

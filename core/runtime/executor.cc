@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/container/inlined_vector.h"
-#include "absl/synchronization/notification.h"
+#include "core/platform/blocking.h"
 #include "core/framework/attr_value_util.h"
 #include "core/platform/logging.h"
 #include "core/platform/status.h"
@@ -357,14 +357,7 @@ void Executor::RunAsync(const Args& args, DoneCallback done) {
 }
 
 absl::Status Executor::Run(const Args& args) {
-  absl::Notification n;
-  absl::Status status;
-  RunAsync(args, [&](absl::Status s) {
-    status = std::move(s);
-    n.Notify();
-  });
-  n.WaitForNotification();
-  return status;
+  return WaitForCallback([&](StatusCallback done) { RunAsync(args, std::move(done)); });
 }
 
 }  // namespace tensorgrid

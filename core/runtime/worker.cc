@@ -4,66 +4,35 @@
 #include <thread>
 
 #include "absl/strings/str_join.h"
+#include "core/platform/blocking.h"
 #include "core/framework/device_name.h"
 #include "absl/synchronization/notification.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
 
-absl::Status WorkerInterface::RegisterGraph(const RegisterGraphArgs& request,
-                                            RegisterGraphResult* response) {
-  absl::Notification n;
-  absl::Status status;
-  RegisterGraphAsync(request, response, [&](absl::Status s) {
-    status = std::move(s);
-    n.Notify();
-  });
-  n.WaitForNotification();
-  return status;
+absl::Status WorkerInterface::GetStatus(GetStatusResult* response) {
+  return WaitForCallback([&](StatusCallback done) { GetStatusAsync(response, std::move(done)); });
 }
 
-absl::Status WorkerInterface::GetStatus(GetStatusResult* response) {
-  absl::Notification n;
-  absl::Status status;
-  GetStatusAsync(response, [&](absl::Status s) {
-    status = std::move(s);
-    n.Notify();
-  });
-  n.WaitForNotification();
-  return status;
+absl::Status WorkerInterface::RegisterGraph(const RegisterGraphArgs& request,
+                                            RegisterGraphResult* response) {
+  return WaitForCallback(
+      [&](StatusCallback done) { RegisterGraphAsync(request, response, std::move(done)); });
 }
 
 absl::Status WorkerInterface::DeregisterGraph(const std::string& graph_handle) {
-  absl::Notification n;
-  absl::Status status;
-  DeregisterGraphAsync(graph_handle, [&](absl::Status s) {
-    status = std::move(s);
-    n.Notify();
-  });
-  n.WaitForNotification();
-  return status;
+  return WaitForCallback(
+      [&](StatusCallback done) { DeregisterGraphAsync(graph_handle, std::move(done)); });
 }
 
 absl::Status WorkerInterface::RunGraph(const RunGraphArgs& request, RunGraphResult* response) {
-  absl::Notification n;
-  absl::Status status;
-  RunGraphAsync(request, response, [&](absl::Status s) {
-    status = std::move(s);
-    n.Notify();
-  });
-  n.WaitForNotification();
-  return status;
+  return WaitForCallback(
+      [&](StatusCallback done) { RunGraphAsync(request, response, std::move(done)); });
 }
 
 absl::Status WorkerInterface::CleanupGraph(int64_t step_id) {
-  absl::Notification n;
-  absl::Status status;
-  CleanupGraphAsync(step_id, [&](absl::Status s) {
-    status = std::move(s);
-    n.Notify();
-  });
-  n.WaitForNotification();
-  return status;
+  return WaitForCallback([&](StatusCallback done) { CleanupGraphAsync(step_id, std::move(done)); });
 }
 
 namespace {

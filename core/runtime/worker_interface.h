@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/platform/blocking.h"
 #include "core/framework/tensor.h"
 #include "proto/graph.pb.h"
 #include "proto/step_stats.pb.h"
@@ -44,7 +45,6 @@ struct GetStatusResult {
   std::vector<DeviceInfo> devices;
 };
 
-using StatusCallback = std::function<void(absl::Status)>;
 
 class WorkerInterface {
  public:
