@@ -42,4 +42,9 @@ void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
   stub_.CleanupGraphAsync(step_id, std::move(done));
 }
 
+void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
+                                       Tensor* tensor, StatusCallback done) {
+  stub_.RecvTensorAsync(step_id, rendezvous_key, tensor, std::move(done));
+}
+
 }  // namespace tensorgrid

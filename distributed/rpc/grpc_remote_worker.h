@@ -44,6 +44,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
   void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
+  // The receiving end of the remote rendezvous: pulls a tensor the peer's
+  // partition of `step_id` sends, within Options::rpc_timeout.
+  void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
+                       StatusCallback done) override;
 
  private:
   rpc::WorkerStub stub_;

@@ -1,7 +1,10 @@
 // Glue between Abseil and gRPC: status conversion and per-RPC deadlines.
 //
 // absl::StatusCode and grpc::StatusCode share their numbering (both follow
-// google.rpc.Code), so codes map one to one and messages pass unchanged:
+// google.rpc.Code), so codes map one to one and messages pass unchanged.
+// Payloads (such as the rendezvous' "derived error" mark, which lets a master
+// tell a root cause from its echoes) travel in the status details, encoded as
+// a google.rpc.Status whose details are google.protobuf.Any(url, payload):
 //
 //   grpc::Status wire = ToGrpcStatus(worker_status);    // server side
 //   absl::Status s = FromGrpcStatus(stub->Call(...));    // client side

@@ -18,6 +18,20 @@ TEST(GrpcUtilTest, EveryCodeRoundTripsWithItsMessage) {
   EXPECT_EQ(FromGrpcStatus(unavailable), absl::UnavailableError("task /job:ps/task:0 is down"));
 }
 
+TEST(GrpcUtilTest, PayloadsRoundTrip) {
+  absl::Status s = absl::AbortedError("receive of 'k' aborted");
+  s.SetPayload("tensorgrid/derived", absl::Cord("1"));
+  s.SetPayload("example.com/other", absl::Cord(std::string("\0\1\2", 3)));
+  const absl::Status back = FromGrpcStatus(ToGrpcStatus(s));
+  EXPECT_EQ(back, s);
+  EXPECT_EQ(back.GetPayload("tensorgrid/derived"), absl::Cord("1"));
+}
+
+TEST(GrpcUtilTest, GarbageDetailsAreIgnored) {
+  grpc::Status odd(grpc::StatusCode::INTERNAL, "boom", std::string("\xff\xff\xff", 3));
+  EXPECT_EQ(FromGrpcStatus(odd), absl::InternalError("boom"));
+}
+
 TEST(GrpcUtilTest, CodeOutsideTheEnumIsUnknown) {
   grpc::Status odd(static_cast<grpc::StatusCode>(99), "what");
   EXPECT_EQ(FromGrpcStatus(odd), absl::UnknownError("what"));

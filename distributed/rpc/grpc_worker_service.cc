@@ -1,19 +1,32 @@
 #include "distributed/rpc/grpc_worker_service.h"
 
+#include <algorithm>
+#include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
+#include "core/runtime/worker_interface.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "distributed/rpc/worker_calls.h"
 
 namespace tensorgrid {
 namespace {
+
+// The longest a RecvTensor waits for its tensor, whatever the client's
+// deadline: a request for a step that never runs here must not hold a server
+// thread forever.
+constexpr absl::Duration kMaxRecvWait = absl::Minutes(5);
+// How often a waiting RecvTensor checks whether its client went away.
+constexpr absl::Duration kCancelPoll = absl::Milliseconds(100);
 
 // Feeds arrive named by their _Arg index as text, in any order; each index
 // in [0, n) must appear exactly once.
@@ -35,6 +48,16 @@ absl::Status DecodeFeeds(const google::protobuf::RepeatedPtrField<NamedTensorPro
     (*feeds)[index] = *std::move(tensor);
   }
   return absl::OkStatus();
+}
+
+// The wait for the tensor is bounded by the client's deadline (answered a
+// little before it, so the client learns which key timed out rather than
+// just that its deadline passed) and by kMaxRecvWait.
+absl::Time RecvAnswerBy(const grpc::ServerContext& context) {
+  const absl::Duration left =
+      absl::FromChrono(context.deadline() - std::chrono::system_clock::now());
+  const absl::Duration margin = std::min(absl::Milliseconds(100), left / 10);
+  return absl::Now() + std::min(kMaxRecvWait, left - margin);
 }
 
 }  // namespace
@@ -107,11 +130,40 @@ grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext*,
   return ToGrpcStatus(rpc::CleanupGraph(*worker_, request->step_id()));
 }
 
-grpc::Status GrpcWorkerService::RecvTensor(grpc::ServerContext*, const RecvTensorRequest*,
-                                           RecvTensorResponse*) {
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                      "RecvTensor is not implemented yet: cross-task tensors need the remote "
-                      "rendezvous");
+grpc::Status GrpcWorkerService::RecvTensor(grpc::ServerContext* context,
+                                           const RecvTensorRequest* request,
+                                           RecvTensorResponse* response) {
+  // Shared with the worker's callback, which may run after this handler has
+  // given up and returned.
+  struct PendingRecv {
+    absl::Notification done;
+    absl::Status status;  // written before `done` is notified
+    Tensor tensor;
+  };
+  auto pending = std::make_shared<PendingRecv>();
+  const std::string& key = request->rendezvous_key();
+  worker_->RecvTensorAsync(request->step_id(), key, &pending->tensor,
+                           [pending](absl::Status s) {
+                             pending->status = std::move(s);
+                             pending->done.Notify();
+                           });
+  const absl::Time answer_by = RecvAnswerBy(*context);
+  for (;;) {
+    const absl::Duration left = answer_by - absl::Now();
+    if (pending->done.WaitForNotificationWithTimeout(std::min(left, kCancelPoll))) break;
+    if (context->IsCancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED,
+                          absl::StrCat("RecvTensor of '", key, "' was cancelled by the client"));
+    }
+    if (absl::Now() >= answer_by) {
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                          absl::StrCat("RecvTensor of '", key, "' for step ", request->step_id(),
+                                       ": no tensor sent before the deadline"));
+    }
+  }
+  if (!pending->status.ok()) return ToGrpcStatus(pending->status);
+  TensorToProto(pending->tensor, response->mutable_tensor());
+  return grpc::Status::OK;
 }
 
 std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker) {

@@ -15,10 +15,16 @@
 // handle) is answered with InvalidArgument / NotFound and a message; worker
 // statuses cross the wire with their code and message unchanged.
 // CreateWorkerSession and DeleteWorkerSession keep no state yet and answer
-// OK; RecvTensor answers Unimplemented.
+// OK.
+//
+// RecvTensor serves the remote rendezvous: it answers with the tensor once
+// this task's partition of the step has sent the key, and may arrive before
+// that step starts here. It waits at most until just before the client's
+// deadline (then DeadlineExceeded naming the key) and never more than five
+// minutes; a step that fails or is cleaned up answers with its status.
 //
 // Thread-safe (the worker is); methods are synchronous and run on gRPC's
-// server threads.
+// server threads (a waiting RecvTensor holds one).
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_SERVICE_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_SERVICE_H_
 

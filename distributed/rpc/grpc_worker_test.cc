@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "core/framework/attr_value_util.h"
 #include "core/runtime/master.h"
@@ -154,9 +155,39 @@ TEST_F(GrpcWorkerTest, GarbageFeedsAreInvalidArgumentAndTheServerKeepsServing) {
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
-TEST_F(GrpcWorkerTest, RecvTensorIsUnimplemented) {
-  grpc::Status s = RawRecvTensor(address_);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED) << s.error_message();
+TEST_F(GrpcWorkerTest, RecvTensorOfAKeyNobodySendsIsDeadlineExceededNamingTheKey) {
+  // The server answers just before the client's deadline, so the message is
+  // its own (naming the key), not the client's bare "Deadline Exceeded".
+  const absl::Time start = absl::Now();
+  grpc::Status s = RawRecvTensor(address_, "a;0;b;never-sent;0:0", absl::Seconds(1));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_NE(s.error_message().find("'a;0;b;never-sent;0:0'"), std::string::npos)
+      << s.error_message();
+  EXPECT_GE(took, absl::Milliseconds(800));
+  EXPECT_LT(took, absl::Milliseconds(1500));
+}
+
+TEST_F(GrpcWorkerTest, RecvTensorOfACleanedUpStepKeepsTheWorkersStatus) {
+  // A step cleaned up while a receive waits: the worker's Aborted status
+  // crosses the wire with its code.
+  Tensor tensor;
+  absl::Notification done;
+  absl::Status status;
+  remote_->RecvTensorAsync(3, "a;0;b;t;0:0", &tensor, [&](absl::Status s) {
+    status = std::move(s);
+    done.Notify();
+  });
+  // Clean up until the request has reached the worker's rendezvous.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  do {
+    ASSERT_OK(worker_.CleanupGraph(3));
+  } while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(100)) && absl::Now() < give_up);
+  ASSERT_TRUE(done.HasBeenNotified());
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
+  EXPECT_NE(status.message().find("RecvTensor of 'a;0;b;t;0:0' on worker " + address_),
+            std::string::npos)
+      << status;
 }
 
 TEST_F(GrpcWorkerTest, MasterRunsAStepThroughTheRemoteWorker) {

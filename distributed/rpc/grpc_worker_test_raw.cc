@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 
+#include "distributed/rpc/grpc_util.h"
 #include "proto/worker.grpc.pb.h"
 
 namespace tensorgrid {
@@ -34,12 +35,13 @@ grpc::Status RawRunGraph(const std::string& address, const std::string& graph_ha
   return NewStub(address)->RunGraph(&context, request, &response);
 }
 
-grpc::Status RawRecvTensor(const std::string& address) {
+grpc::Status RawRecvTensor(const std::string& address, const std::string& key,
+                           absl::Duration timeout) {
   RecvTensorRequest request;
-  request.set_rendezvous_key("a;0;b;t;0:0");
+  request.set_rendezvous_key(key);
   RecvTensorResponse response;
   grpc::ClientContext context;
-  SetTenSecondDeadline(&context);
+  SetDeadline(&context, timeout);
   return NewStub(address)->RecvTensor(&context, request, &response);
 }
 

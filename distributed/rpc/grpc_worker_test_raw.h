@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 
 namespace tensorgrid {
@@ -14,8 +15,9 @@ namespace tensorgrid {
 grpc::Status RawRunGraph(const std::string& address, const std::string& graph_handle,
                          const std::string& feed_name, bool malformed);
 
-// RecvTensor of any key.
-grpc::Status RawRecvTensor(const std::string& address);
+// RecvTensor of `key` (step 0) with a client deadline of `timeout`.
+grpc::Status RawRecvTensor(const std::string& address, const std::string& key,
+                           absl::Duration timeout);
 
 }  // namespace tensorgrid
 

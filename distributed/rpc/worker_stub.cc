@@ -164,5 +164,30 @@ void WorkerStub::CleanupGraphAsync(int64_t step_id, Done done) {
       });
 }
 
+void WorkerStub::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
+                                 Tensor* tensor, Done done) {
+  auto call = NewCall<RecvTensorRequest, RecvTensorResponse>(connection_->rpc_timeout);
+  call->request.set_step_id(step_id);
+  call->request.set_rendezvous_key(rendezvous_key);
+  connection_->stub->async()->RecvTensor(
+      &call->context, &call->request, &call->response,
+      [c = connection_.get(), call, tensor, done = std::move(done)](grpc::Status status) mutable {
+        const std::string method = absl::StrCat("RecvTensor of '", call->request.rendezvous_key(),
+                                                "' on worker ", c->address);
+        absl::Status s = WithContext(FromGrpcStatus(status), method);
+        if (s.ok()) {
+          absl::StatusOr<Tensor> value = TensorFromProto(call->response.tensor());
+          if (value.ok()) {
+            *tensor = *std::move(value);
+          } else {
+            s = errors::InvalidArgument(method, ": bad tensor in the response: ",
+                                        value.status().message());
+          }
+        }
+        call.reset();  // before done: see Call
+        done(s);
+      });
+}
+
 }  // namespace rpc
 }  // namespace tensorgrid

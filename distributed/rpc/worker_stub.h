@@ -48,6 +48,9 @@ class WorkerStub {
                      bool collect_step_stats, std::vector<Tensor>* fetches, StepStats* step_stats,
                      Done done);
   void CleanupGraphAsync(int64_t step_id, Done done);
+  // The tensor this worker's partition of `step_id` sends as `rendezvous_key`.
+  void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
+                       Done done);
 
  private:
   struct Connection;  // the channel and the generated stub
