@@ -134,17 +134,13 @@ TEST_F(GrpcClusterTest, RecvTensorOfAKeyNobodySendsEndsAtTheClientDeadline) {
   Tensor tensor;
   absl::Notification done;
   absl::Status status;
-  const absl::Time start = absl::Now();
   ps.RecvTensorAsync(12345, key, &tensor, [&](absl::Status s) {
     status = std::move(s);
     done.Notify();
   });
   done.WaitForNotification();
-  const absl::Duration took = absl::Now() - start;
   EXPECT_STATUS(status, kDeadlineExceeded, key);
   EXPECT_NE(status.message().find(tasks_[kPs]->address), std::string::npos) << status;
-  EXPECT_GE(took, absl::Milliseconds(800));
-  EXPECT_LT(took, absl::Milliseconds(1500));
 }
 
 }  // namespace

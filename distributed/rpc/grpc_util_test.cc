@@ -47,7 +47,7 @@ TEST(GrpcUtilTest, DeadlineIsSetOnlyForAFiniteTimeout) {
   const auto before = std::chrono::system_clock::now();
   SetDeadline(&two_seconds, absl::Seconds(2));
   EXPECT_GE(two_seconds.deadline(), before + std::chrono::seconds(2));
-  EXPECT_LT(two_seconds.deadline(), before + std::chrono::seconds(3));
+  EXPECT_LT(two_seconds.deadline(), before + std::chrono::seconds(30));  // not a timing check
 }
 
 }  // namespace

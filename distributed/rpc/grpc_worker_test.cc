@@ -158,14 +158,10 @@ TEST_F(GrpcWorkerTest, GarbageFeedsAreInvalidArgumentAndTheServerKeepsServing) {
 TEST_F(GrpcWorkerTest, RecvTensorOfAKeyNobodySendsIsDeadlineExceededNamingTheKey) {
   // The server answers just before the client's deadline, so the message is
   // its own (naming the key), not the client's bare "Deadline Exceeded".
-  const absl::Time start = absl::Now();
   grpc::Status s = RawRecvTensor(address_, "a;0;b;never-sent;0:0", absl::Seconds(1));
-  const absl::Duration took = absl::Now() - start;
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_NE(s.error_message().find("'a;0;b;never-sent;0:0'"), std::string::npos)
       << s.error_message();
-  EXPECT_GE(took, absl::Milliseconds(800));
-  EXPECT_LT(took, absl::Milliseconds(1500));
 }
 
 TEST_F(GrpcWorkerTest, RecvTensorOfACleanedUpStepKeepsTheWorkersStatus) {
@@ -244,10 +240,8 @@ TEST(GrpcRemoteWorkerTest, UnreachablePeerIsUnavailableNamingTheAddress) {
   options.rpc_timeout = absl::Seconds(2);
   GrpcRemoteWorker remote(address, options);
 
-  const absl::Time start = absl::Now();
   GetStatusResult status;
   absl::Status s = remote.GetStatus(&status);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_NE(s.message().find(address), std::string::npos) << s;
 }
