@@ -7,10 +7,6 @@
 //   grpc::ServerBuilder builder;
 //   builder.RegisterService(&service);
 //
-// Code that also includes core/runtime/worker_interface.h cannot include
-// this header (see worker_calls.h); it uses NewGrpcWorkerService from
-// grpc_worker_service_factory.h instead.
-//
 // Bad input (a malformed tensor, a feed index out of range, an unknown graph
 // handle) is answered with InvalidArgument / NotFound and a message; worker
 // statuses cross the wire with their code and message unchanged.

@@ -1,6 +1,5 @@
-// NewGrpcWorkerService: the gRPC WorkerService of a task, for code that holds
-// the task's Worker and so includes core/runtime/worker_interface.h, whose
-// structs clash with proto/worker.proto's messages (see worker_calls.h).
+// NewGrpcWorkerService: the gRPC WorkerService of a task as a plain
+// grpc::Service, so that callers need not include the generated headers.
 //
 //   Worker worker("/job:worker/replica:0/task:0", config);
 //   std::unique_ptr<grpc::Service> service = NewGrpcWorkerService(&worker);

@@ -1,5 +1,5 @@
-// Raw WorkerService calls for grpc_worker_test.cc, which cannot include
-// proto/worker.pb.h itself (see worker_calls.h).
+// Raw WorkerService calls straight through the generated stub, for
+// grpc_worker_test.cc's garbage-input cases.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_TEST_RAW_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_TEST_RAW_H_
 

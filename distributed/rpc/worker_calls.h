@@ -1,14 +1,9 @@
 // The WorkerInterface calls with their request structs unpacked into plain
 // arguments, for code that speaks proto/worker.proto.
 //
-// Why this exists: proto/worker.proto's messages (RegisterGraphArgs,
-// RunGraphArgs, GetStatusResult, ...) and the structs of
-// core/runtime/worker_interface.h share their names in namespace tensorgrid,
-// so no translation unit can include both headers. The gRPC code is split
-// along that line: grpc_worker_service.cc (protos) calls a worker through the
-// functions below, which are defined next to worker_interface.h's structs;
-// grpc_remote_worker.cc (structs) calls the wire through WorkerStub. Only
-// types that appear on neither side cross it.
+// (This split was needed while the core structs and the proto messages
+// shared names; they no longer do, and the adapter could be folded into
+// grpc_worker_service.cc.)
 #ifndef TENSORGRID_DISTRIBUTED_RPC_WORKER_CALLS_H_
 #define TENSORGRID_DISTRIBUTED_RPC_WORKER_CALLS_H_
 
