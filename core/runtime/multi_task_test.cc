@@ -102,3 +102,18 @@ TEST_F(MultiTaskTest, MissingRouteIsUnavailableNamingTheTask) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+TEST(WorkerRecvTensorTest, LateRequestForACleanedStepIsAbortedAndLeavesNothing) {
+  Worker worker(kPs, ConfigProto());
+  ASSERT_OK(worker.CleanupGraph(77));
+  Tensor t;
+  absl::Status s = WaitForCallback(
+      [&](StatusCallback done) { worker.RecvTensorAsync(77, "k", &t, std::move(done)); });
+  EXPECT_STATUS(s, kAborted, "step 77 is already over");
+}
+
+}  // namespace
+}  // namespace tensorgrid

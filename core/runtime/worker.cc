@@ -151,7 +151,13 @@ void Worker::SetWorkerLookup(WorkerLookup lookup) { lookup_ = std::move(lookup);
 
 void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                              StatusCallback done) {
-  rendezvous_mgr_.FindOrCreate(step_id)->RecvAsync(
+  std::shared_ptr<Rendezvous> r = rendezvous_mgr_.FindOrCreateUnlessCleaned(step_id);
+  if (r == nullptr) {
+    done(errors::Aborted("step ", step_id, " is already over on ", task_, "; cannot serve '",
+                         rendezvous_key, "'"));
+    return;
+  }
+  r->RecvAsync(
       rendezvous_key, [tensor, done = std::move(done)](const absl::Status& s, const Tensor& value) {
         if (s.ok()) *tensor = value;
         done(s);
