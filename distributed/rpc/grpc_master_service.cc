@@ -1,0 +1,164 @@
+#include "distributed/rpc/grpc_master_service.h"
+
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/framework/tensor_codec.h"
+#include "core/platform/status.h"
+#include "distributed/rpc/grpc_util.h"
+
+namespace tensorgrid {
+namespace {
+
+// 128 random bits as hex: unguessable enough that one client cannot stumble
+// on another's session.
+std::string RandomHandle() {
+  std::random_device random;
+  std::string handle;
+  for (int i = 0; i < 4; ++i) {
+    absl::StrAppend(&handle, absl::Hex(random(), absl::kZeroPad8));
+  }
+  return handle;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> DecodeFeeds(
+    const google::protobuf::RepeatedPtrField<NamedTensorProto>& feed) {
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  feeds.reserve(feed.size());
+  for (const NamedTensorProto& named : feed) {
+    absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
+    if (!tensor.ok()) {
+      return errors::InvalidArgument("feed '", named.name(), "': ", tensor.status().message());
+    }
+    feeds.emplace_back(named.name(), *std::move(tensor));
+  }
+  return feeds;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Master>> GrpcMasterService::Find(const std::string& handle) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(handle);
+  if (it == sessions_.end()) return errors::NotFound("no session with handle '", handle, "'");
+  return it->second;
+}
+
+grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext*,
+                                              const CreateSessionRequest* request,
+                                              CreateSessionResponse* response) {
+  std::shared_ptr<Master> master = factory_(request->config());
+  if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
+  // The graph is checked before the session exists: a bad graph leaves nothing behind.
+  if (absl::Status s = master->Create(request->graph_def()); !s.ok()) return ToGrpcStatus(s);
+  std::string handle;
+  {
+    absl::MutexLock lock(&mu_);
+    do {
+      handle = RandomHandle();
+    } while (sessions_.contains(handle));
+    sessions_.emplace(handle, std::move(master));
+  }
+  response->set_session_handle(std::move(handle));
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext*,
+                                              const ExtendSessionRequest* request,
+                                              ExtendSessionResponse*) {
+  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
+  if (!master.ok()) return ToGrpcStatus(master.status());
+  return ToGrpcStatus((*master)->Extend(request->graph_def()));
+}
+
+grpc::Status GrpcMasterService::RunStep(grpc::ServerContext*, const RunStepRequest* request,
+                                        RunStepResponse* response) {
+  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
+  if (!master.ok()) return ToGrpcStatus(master.status());
+  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> feeds = DecodeFeeds(request->feed());
+  if (!feeds.ok()) return ToGrpcStatus(feeds.status());
+  const std::vector<std::string> fetches(request->fetch().begin(), request->fetch().end());
+  const std::vector<std::string> targets(request->target().begin(), request->target().end());
+  std::vector<Tensor> outputs;
+  absl::Status s = (*master)->Run(request->options(), *feeds, fetches, targets, &outputs,
+                                  response->mutable_metadata());
+  if (!s.ok()) return ToGrpcStatus(s);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    NamedTensorProto* named = response->add_tensor();
+    named->set_name(fetches[i]);
+    TensorToProto(outputs[i], named->mutable_tensor());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext*,
+                                             const MakeCallableRequest* request,
+                                             MakeCallableResponse* response) {
+  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
+  if (!master.ok()) return ToGrpcStatus(master.status());
+  absl::StatusOr<int64_t> handle = (*master)->MakeCallable(request->options());
+  if (!handle.ok()) return ToGrpcStatus(handle.status());
+  response->set_handle(*handle);
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcMasterService::RunCallable(grpc::ServerContext*,
+                                            const RunCallableRequest* request,
+                                            RunCallableResponse* response) {
+  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
+  if (!master.ok()) return ToGrpcStatus(master.status());
+  std::vector<Tensor> feeds;
+  feeds.reserve(request->feed_size());
+  for (int i = 0; i < request->feed_size(); ++i) {
+    absl::StatusOr<Tensor> tensor = TensorFromProto(request->feed(i));
+    if (!tensor.ok()) {
+      return ToGrpcStatus(errors::InvalidArgument("feed ", i, ": ", tensor.status().message()));
+    }
+    feeds.push_back(*std::move(tensor));
+  }
+  std::vector<Tensor> fetches;
+  absl::Status s =
+      (*master)->RunCallable(request->handle(), feeds, &fetches, response->mutable_metadata());
+  if (!s.ok()) return ToGrpcStatus(s);
+  for (const Tensor& t : fetches) TensorToProto(t, response->add_fetch());
+  return grpc::Status::OK;
+}
+
+grpc::Status GrpcMasterService::ReleaseCallable(grpc::ServerContext*,
+                                                const ReleaseCallableRequest* request,
+                                                ReleaseCallableResponse*) {
+  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
+  if (!master.ok()) return ToGrpcStatus(master.status());
+  return ToGrpcStatus((*master)->ReleaseCallable(request->handle()));
+}
+
+grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext*,
+                                             const CloseSessionRequest* request,
+                                             CloseSessionResponse*) {
+  std::shared_ptr<Master> master;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sessions_.find(request->session_handle());
+    if (it == sessions_.end()) {
+      return ToGrpcStatus(
+          errors::NotFound("no session with handle '", request->session_handle(), "'"));
+    }
+    master = std::move(it->second);
+    sessions_.erase(it);
+  }
+  // Outside the lock: Close waits for the session's running steps.
+  return ToGrpcStatus(master->Close());
+}
+
+grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*, const ListDevicesRequest*,
+                                            ListDevicesResponse*) {
+  return ToGrpcStatus(errors::Unimplemented("MasterService.ListDevices is not implemented yet"));
+}
+
+grpc::Status GrpcMasterService::Reset(grpc::ServerContext*, const ResetRequest*, ResetResponse*) {
+  return ToGrpcStatus(errors::Unimplemented("MasterService.Reset is not implemented yet"));
+}
+
+}  // namespace tensorgrid

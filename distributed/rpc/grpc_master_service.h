@@ -1,0 +1,76 @@
+// GrpcMasterService: tensorgrid.MasterService, one Master per client session.
+// The server decides which workers a session's master drives: it passes a
+// factory that builds a Master for a session's ConfigProto.
+//
+//   Worker worker("/job:localhost/replica:0/task:0", ConfigProto());
+//   GrpcMasterService service([&](const ConfigProto& config) {
+//     return std::make_unique<Master>(config, &worker, "/job:localhost/replica:0/task:0");
+//   });
+//   grpc::ServerBuilder builder;
+//   builder.RegisterService(&service);
+//
+// CreateSession answers with a random handle that names the session in every
+// later call; an unknown handle is NotFound naming it. Feeds arrive named by
+// tensor ("x" or "x:0"); a feed whose TensorProto does not decode is
+// InvalidArgument naming it. Master statuses cross the wire unchanged.
+// ListDevices and Reset answer Unimplemented for now.
+//
+// Thread-safe: the methods are synchronous and run on gRPC's server threads;
+// steps of one session run concurrently (the Master allows it), and a step in
+// flight keeps its Master alive across a concurrent CloseSession (the step
+// then fails with FailedPrecondition, "session is closed").
+#ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
+#define TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "core/runtime/master.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/master.grpc.pb.h"
+
+namespace tensorgrid {
+
+class GrpcMasterService final : public MasterService::Service {
+ public:
+  // Builds the Master of a new session. The workers it drives must outlive
+  // the service.
+  using MasterFactory = std::function<std::unique_ptr<Master>(const ConfigProto& config)>;
+
+  explicit GrpcMasterService(MasterFactory factory) : factory_(std::move(factory)) {}
+
+  grpc::Status CreateSession(grpc::ServerContext* context, const CreateSessionRequest* request,
+                             CreateSessionResponse* response) override;
+  grpc::Status ExtendSession(grpc::ServerContext* context, const ExtendSessionRequest* request,
+                             ExtendSessionResponse* response) override;
+  grpc::Status RunStep(grpc::ServerContext* context, const RunStepRequest* request,
+                       RunStepResponse* response) override;
+  grpc::Status MakeCallable(grpc::ServerContext* context, const MakeCallableRequest* request,
+                            MakeCallableResponse* response) override;
+  grpc::Status RunCallable(grpc::ServerContext* context, const RunCallableRequest* request,
+                           RunCallableResponse* response) override;
+  grpc::Status ReleaseCallable(grpc::ServerContext* context, const ReleaseCallableRequest* request,
+                               ReleaseCallableResponse* response) override;
+  grpc::Status CloseSession(grpc::ServerContext* context, const CloseSessionRequest* request,
+                            CloseSessionResponse* response) override;
+  grpc::Status ListDevices(grpc::ServerContext* context, const ListDevicesRequest* request,
+                           ListDevicesResponse* response) override;
+  grpc::Status Reset(grpc::ServerContext* context, const ResetRequest* request,
+                     ResetResponse* response) override;
+
+ private:
+  // The session's Master, shared so that a step in flight outlives CloseSession.
+  absl::StatusOr<std::shared_ptr<Master>> Find(const std::string& handle);
+
+  const MasterFactory factory_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_

@@ -1,0 +1,228 @@
+#include "distributed/rpc/grpc_session.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/framework/rendezvous.h"
+#include "core/framework/tensor_codec.h"
+#include "core/platform/status.h"
+#include "distributed/rpc/grpc_util.h"
+
+namespace tensorgrid {
+namespace {
+
+constexpr char kPrefix[] = "grpc://";
+constexpr absl::Duration kDefaultRpcTimeout = absl::Seconds(60);
+// Extra time a step's RPC gets beyond the step's own limit, which the master
+// enforces with a more telling message.
+constexpr absl::Duration kStepGrace = absl::Seconds(1);
+
+// Registers GrpcSession for "grpc://" targets when this library is linked.
+struct Registration {
+  Registration() {
+    RegisterSessionFactory(kPrefix, [](const SessionOptions& options)
+                                        -> absl::StatusOr<std::unique_ptr<Session>> {
+      TG_ASSIGN_OR_RETURN(std::unique_ptr<GrpcSession> session, GrpcSession::New(options));
+      return std::unique_ptr<Session>(std::move(session));
+    });
+  }
+};
+Registration registration;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GrpcSession>> GrpcSession::New(const SessionOptions& options) {
+  if (!absl::StartsWith(options.target, kPrefix) || options.target.size() == sizeof(kPrefix) - 1) {
+    return errors::InvalidArgument("target '", options.target, "' is not grpc://host:port");
+  }
+  return std::unique_ptr<GrpcSession>(
+      new GrpcSession(options.target.substr(sizeof(kPrefix) - 1), options.config));
+}
+
+GrpcSession::GrpcSession(std::string address, const ConfigProto& config)
+    : address_(std::move(address)),
+      config_(config),
+      rpc_timeout_(config.operation_timeout_in_ms() > 0
+                       ? absl::Milliseconds(config.operation_timeout_in_ms())
+                       : kDefaultRpcTimeout) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // fetches may be large; the server caps requests
+  stub_ = MasterService::NewStub(
+      grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+}
+
+GrpcSession::~GrpcSession() {
+  bool open;
+  {
+    absl::MutexLock lock(&mu_);
+    open = !handle_.empty() && !closed_;
+  }
+  // Frees the session on the master; a master that is gone has nothing to free.
+  if (open) Close().IgnoreError();
+}
+
+absl::StatusOr<std::string> GrpcSession::Handle() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (closed_) return errors::FailedPrecondition("session is closed");
+  if (handle_.empty()) return errors::FailedPrecondition("session has no graph; call Create first");
+  return handle_;
+}
+
+absl::Duration GrpcSession::StepTimeout(const RunOptions& options) const {
+  const int64_t ms =
+      options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
+  return ms > 0 ? absl::Milliseconds(ms) + kStepGrace : kDefaultRpcTimeout;
+}
+
+absl::Status GrpcSession::Finish(const char* method, const grpc::Status& status) const {
+  absl::Status s = FromGrpcStatus(status);
+  if (s.ok()) return s;
+  // The mark only helps a master choose among its workers' errors.
+  if (IsDerivedError(s)) s = absl::Status(s.code(), s.message());
+  switch (s.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kCancelled:
+      return WithContext(s, absl::StrCat(method, " on master ", address_));
+    default:
+      return s;
+  }
+}
+
+absl::Status GrpcSession::Create(const GraphDef& graph) {
+  absl::MutexLock lock(&mu_);  // one Create at a time
+  if (closed_) return errors::FailedPrecondition("session is closed");
+  if (!handle_.empty()) {
+    return errors::AlreadyExists("session already has a graph; use Extend to add nodes");
+  }
+  CreateSessionRequest request;
+  *request.mutable_graph_def() = graph;
+  *request.mutable_config() = config_;
+  CreateSessionResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, rpc_timeout_);
+  TG_RETURN_IF_ERROR(Finish("CreateSession", stub_->CreateSession(&context, request, &response)));
+  handle_ = response.session_handle();
+  return absl::OkStatus();
+}
+
+absl::Status GrpcSession::Extend(const GraphDef& graph) {
+  TG_ASSIGN_OR_RETURN(std::string handle, Handle());
+  ExtendSessionRequest request;
+  request.set_session_handle(std::move(handle));
+  *request.mutable_graph_def() = graph;
+  ExtendSessionResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, rpc_timeout_);
+  return Finish("ExtendSession", stub_->ExtendSession(&context, request, &response));
+}
+
+absl::Status GrpcSession::Run(const RunOptions& run_options,
+                              const std::vector<std::pair<std::string, Tensor>>& inputs,
+                              const std::vector<std::string>& output_names,
+                              const std::vector<std::string>& target_names,
+                              std::vector<Tensor>* outputs, RunMetadata* run_metadata) {
+  TG_ASSIGN_OR_RETURN(std::string handle, Handle());
+  RunStepRequest request;
+  request.set_session_handle(std::move(handle));
+  for (const auto& [name, tensor] : inputs) {
+    NamedTensorProto* feed = request.add_feed();
+    feed->set_name(name);
+    TensorToProto(tensor, feed->mutable_tensor());
+  }
+  for (const std::string& name : output_names) request.add_fetch(name);
+  for (const std::string& name : target_names) request.add_target(name);
+  *request.mutable_options() = run_options;
+  RunStepResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, StepTimeout(run_options));
+  TG_RETURN_IF_ERROR(Finish("RunStep", stub_->RunStep(&context, request, &response)));
+  if (response.tensor_size() != static_cast<int>(output_names.size())) {
+    return errors::Internal("RunStep on master ", address_, " returned ", response.tensor_size(),
+                            " tensors for ", output_names.size(), " fetches");
+  }
+  outputs->clear();
+  outputs->reserve(output_names.size());
+  for (const NamedTensorProto& named : response.tensor()) {
+    absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
+    if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch '", named.name(), "'"));
+    outputs->push_back(*std::move(tensor));
+  }
+  if (run_metadata != nullptr) *run_metadata = std::move(*response.mutable_metadata());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Session::CallableHandle> GrpcSession::MakeCallable(const CallableOptions& options) {
+  TG_ASSIGN_OR_RETURN(std::string handle, Handle());
+  MakeCallableRequest request;
+  request.set_session_handle(std::move(handle));
+  *request.mutable_options() = options;
+  MakeCallableResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, rpc_timeout_);
+  TG_RETURN_IF_ERROR(Finish("MakeCallable", stub_->MakeCallable(&context, request, &response)));
+  absl::MutexLock lock(&mu_);
+  callable_timeouts_[response.handle()] = StepTimeout(options.run_options());
+  return response.handle();
+}
+
+absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<Tensor>& feeds,
+                                      std::vector<Tensor>* fetches, RunMetadata* run_metadata) {
+  TG_ASSIGN_OR_RETURN(std::string session_handle, Handle());
+  absl::Duration timeout = StepTimeout(RunOptions());
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = callable_timeouts_.find(handle);
+    if (it != callable_timeouts_.end()) timeout = it->second;
+  }
+  RunCallableRequest request;
+  request.set_session_handle(std::move(session_handle));
+  request.set_handle(handle);
+  for (const Tensor& t : feeds) TensorToProto(t, request.add_feed());
+  RunCallableResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout);
+  TG_RETURN_IF_ERROR(Finish("RunCallable", stub_->RunCallable(&context, request, &response)));
+  fetches->clear();
+  fetches->reserve(response.fetch_size());
+  for (int i = 0; i < response.fetch_size(); ++i) {
+    absl::StatusOr<Tensor> tensor = TensorFromProto(response.fetch(i));
+    if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch ", i));
+    fetches->push_back(*std::move(tensor));
+  }
+  if (run_metadata != nullptr) *run_metadata = std::move(*response.mutable_metadata());
+  return absl::OkStatus();
+}
+
+absl::Status GrpcSession::ReleaseCallable(CallableHandle handle) {
+  TG_ASSIGN_OR_RETURN(std::string session_handle, Handle());
+  ReleaseCallableRequest request;
+  request.set_session_handle(std::move(session_handle));
+  request.set_handle(handle);
+  ReleaseCallableResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, rpc_timeout_);
+  TG_RETURN_IF_ERROR(
+      Finish("ReleaseCallable", stub_->ReleaseCallable(&context, request, &response)));
+  absl::MutexLock lock(&mu_);
+  callable_timeouts_.erase(handle);
+  return absl::OkStatus();
+}
+
+absl::Status GrpcSession::Close() {
+  std::string handle;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+    handle = std::move(handle_);
+  }
+  if (handle.empty()) return absl::OkStatus();  // never created: nothing on the master
+  CloseSessionRequest request;
+  request.set_session_handle(std::move(handle));
+  CloseSessionResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, rpc_timeout_);
+  return Finish("CloseSession", stub_->CloseSession(&context, request, &response));
+}
+
+}  // namespace tensorgrid

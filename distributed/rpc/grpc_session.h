@@ -1,0 +1,80 @@
+// GrpcSession: a Session whose master runs in another process, reached over
+// tensorgrid.MasterService at target "grpc://host:port". Linking
+// //distributed/rpc:grpc_session registers it for the "grpc://" prefix, so
+// the ordinary entry point works:
+//
+//   SessionOptions options;
+//   options.target = "grpc://localhost:2222";
+//   TG_ASSIGN_OR_RETURN(auto session, NewSession(options));
+//   TG_RETURN_IF_ERROR(session->Create(graph_def));
+//
+// Every RPC has a deadline: ConfigProto.operation_timeout_in_ms if set, else
+// 60 s; a step with RunOptions.timeout_in_ms (or a callable whose
+// CallableOptions.run_options has one) gets that plus a second of grace, so
+// that the master's own DeadlineExceeded, which names what was slow, arrives
+// first. The master's statuses come back with their code and message (the
+// internal "derived error" mark removed); transport failures (Unavailable,
+// DeadlineExceeded, Cancelled) name the master's address. Nothing connects
+// until the first call. Destroying an open session closes it on the master
+// (best effort). Thread-safe, as Session promises.
+#ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
+#define TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "client/session.h"
+#include "proto/master.grpc.pb.h"
+
+namespace tensorgrid {
+
+class GrpcSession final : public Session {
+ public:
+  // InvalidArgument unless options.target is "grpc://host:port".
+  static absl::StatusOr<std::unique_ptr<GrpcSession>> New(const SessionOptions& options);
+  ~GrpcSession() override;
+
+  absl::Status Create(const GraphDef& graph) override;
+  absl::Status Extend(const GraphDef& graph) override;
+  absl::Status Run(const RunOptions& run_options,
+                   const std::vector<std::pair<std::string, Tensor>>& inputs,
+                   const std::vector<std::string>& output_names,
+                   const std::vector<std::string>& target_names, std::vector<Tensor>* outputs,
+                   RunMetadata* run_metadata) override;
+  using Session::Run;
+  absl::StatusOr<CallableHandle> MakeCallable(const CallableOptions& options) override;
+  absl::Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feeds,
+                           std::vector<Tensor>* fetches, RunMetadata* run_metadata) override;
+  absl::Status ReleaseCallable(CallableHandle handle) override;
+  absl::Status Close() override;
+
+ private:
+  GrpcSession(std::string address, const ConfigProto& config);
+
+  // The session handle, or FailedPrecondition before Create / after Close.
+  absl::StatusOr<std::string> Handle() const;
+  // The RPC deadline for a step with `options`.
+  absl::Duration StepTimeout(const RunOptions& options) const;
+  // `status` as the caller sees it: see the header comment.
+  absl::Status Finish(const char* method, const grpc::Status& status) const;
+
+  const std::string address_;  // host:port
+  const ConfigProto config_;
+  const absl::Duration rpc_timeout_;
+  std::unique_ptr<MasterService::Stub> stub_;
+
+  mutable absl::Mutex mu_;
+  std::string handle_ ABSL_GUARDED_BY(mu_);  // empty before Create
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // Deadlines of callables that asked for one, by callable handle.
+  absl::flat_hash_map<CallableHandle, absl::Duration> callable_timeouts_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_

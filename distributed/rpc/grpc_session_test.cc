@@ -1,0 +1,267 @@
+// A client session over gRPC: NewSession("grpc://127.0.0.1:PORT") talks to a
+// GrpcMasterService whose Masters drive one in-process Worker.
+//
+//   GrpcSession ══ MasterService on 127.0.0.1:<port> ══► GrpcMasterService
+//                                                          └─► Master ──► Worker
+//
+//   x (float [2], fed) ──► y = Square(x) ──► z = Square(y)  (z added by Extend)
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/session.h"
+#include "core/framework/attr_value_util.h"
+#include "core/framework/rendezvous.h"
+#include "core/framework/tensor_codec.h"
+#include "core/runtime/master.h"
+#include "core/runtime/worker.h"
+#include "distributed/rpc/grpc_master_service.h"
+#include "distributed/rpc/grpc_util.h"
+#include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
+
+namespace tensorgrid {
+namespace {
+
+constexpr char kTask[] = "/job:localhost/replica:0/task:0";
+
+NodeDef MakeNode(const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+  NodeDef n;
+  n.set_name(name);
+  n.set_op(op);
+  for (auto& i : inputs) n.add_input(i);
+  return n;
+}
+
+NodeDef Square(const std::string& name, const std::string& input) {
+  NodeDef n = MakeNode(name, "Square", {input});
+  SetAttr(&n, "T", DT_FLOAT);
+  return n;
+}
+
+// x (float placeholder [2]) -> y = Square(x)
+GraphDef SquareGraph() {
+  GraphDef g;
+  NodeDef x = MakeNode("x", "Placeholder", {});
+  SetAttr(&x, "dtype", DT_FLOAT);
+  SetAttr(&x, "shape", PartialTensorShape({2}));
+  *g.add_node() = x;
+  *g.add_node() = Square("y", "x");
+  return g;
+}
+
+// A GrpcMasterService on a free loopback port over one Worker.
+class GrpcSessionTest : public ::testing::Test {
+ protected:
+  GrpcSessionTest()
+      : worker_(kTask, ConfigProto()), service_([this](const ConfigProto& config) {
+          return std::make_unique<Master>(config, &worker_, kTask);
+        }) {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    address_ = "127.0.0.1:" + std::to_string(port);
+  }
+  ~GrpcSessionTest() override { server_->Shutdown(); }
+
+  std::unique_ptr<Session> Connect() {
+    SessionOptions options;
+    options.target = "grpc://" + address_;
+    auto session = NewSession(options);
+    EXPECT_TRUE(session.ok()) << session.status();
+    return session.ok() ? *std::move(session) : nullptr;
+  }
+
+  std::unique_ptr<MasterService::Stub> RawStub() {
+    return MasterService::NewStub(
+        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  }
+
+  Worker worker_;
+  GrpcMasterService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+TEST_F(GrpcSessionTest, CreateRunExtendAndRunMetadata) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({{"x", Tensor::FromVector<float>({2, 3}, {2})}}, {"y"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {4, 9}, TensorShape({2}));
+
+  GraphDef more;
+  *more.add_node() = Square("z", "y");
+  ASSERT_OK(session->Extend(more));
+  RunOptions options;
+  options.set_output_partition_graphs(true);
+  RunMetadata metadata;
+  ASSERT_OK(session->Run(options, {{"x:0", Tensor::FromVector<float>({2, 3}, {2})}}, {"z", "y:0"},
+                         {}, &out, &metadata));
+  ExpectTensorEqual<float>(out[0], {16, 81}, TensorShape({2}));
+  ExpectTensorEqual<float>(out[1], {4, 9}, TensorShape({2}));
+  EXPECT_GE(metadata.partition_graphs_size(), 1);
+  EXPECT_STATUS(session->Create(SquareGraph()), kAlreadyExists, "use Extend");
+  EXPECT_OK(session->Close());
+}
+
+TEST_F(GrpcSessionTest, Callable) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  CallableOptions options;
+  options.add_feed("x");
+  options.add_fetch("y");
+  absl::StatusOr<Session::CallableHandle> handle = session->MakeCallable(options);
+  ASSERT_OK(handle.status());
+  std::vector<Tensor> out;
+  for (float v : {1.0f, 5.0f}) {
+    ASSERT_OK(session->RunCallable(*handle, {Tensor::FromVector<float>({v, -v}, {2})}, &out,
+                                   nullptr));
+    ExpectTensorEqual<float>(out[0], {v * v, v * v}, TensorShape({2}));
+  }
+  ASSERT_OK(session->ReleaseCallable(*handle));
+  EXPECT_STATUS(session->RunCallable(*handle, {Tensor::FromVector<float>({1, 2}, {2})}, &out,
+                                     nullptr),
+                kInvalidArgument, "no callable with handle");
+}
+
+TEST_F(GrpcSessionTest, WrongFeedShapeNamesThePlaceholder) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session->Run({{"x", Tensor::FromVector<float>({1, 2, 3}, {3})}}, {"y"}, {}, &out),
+                kInvalidArgument, "'x'");
+}
+
+TEST_F(GrpcSessionTest, UninitializedVariableIsFailedPreconditionNamingIt) {
+  GraphDef g;
+  NodeDef w = MakeNode("w", "VariableV2", {});
+  SetAttr(&w, "dtype", DT_FLOAT);
+  SetAttr(&w, "shape", PartialTensorShape({2}));
+  *g.add_node() = w;
+  NodeDef read = MakeNode("read", "Identity", {"w"});
+  SetAttr(&read, "T", DT_FLOAT);
+  *g.add_node() = read;
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(g));
+  std::vector<Tensor> out;
+  absl::Status s = session->Run({}, {"read"}, {}, &out);
+  EXPECT_STATUS(s, kFailedPrecondition, "uninitialized variable 'w'");
+  EXPECT_FALSE(IsDerivedError(s)) << s;
+}
+
+TEST_F(GrpcSessionTest, RunAfterCloseFails) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  ASSERT_OK(session->Close());
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session->Run({{"x", Tensor::FromVector<float>({1, 2}, {2})}}, {"y"}, {}, &out),
+                kFailedPrecondition, "session is closed");
+  EXPECT_STATUS(session->Extend(GraphDef()), kFailedPrecondition, "session is closed");
+}
+
+TEST_F(GrpcSessionTest, RunBeforeCreateFails) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session->Run({}, {"y"}, {}, &out), kFailedPrecondition, "call Create first");
+}
+
+TEST(GrpcSessionTargetTest, UnreachableTargetIsUnavailableNamingTheAddress) {
+  SessionOptions options;
+  options.target = "grpc://127.0.0.1:1";  // nothing listens on port 1
+  options.config.set_operation_timeout_in_ms(10000);
+  auto session = NewSession(options);
+  ASSERT_OK(session.status());
+  EXPECT_STATUS((*session)->Create(SquareGraph()), kUnavailable, "127.0.0.1:1");
+}
+
+TEST(GrpcSessionTargetTest, TargetWithoutAddressIsInvalidArgument) {
+  SessionOptions options;
+  options.target = "grpc://";
+  EXPECT_STATUS(NewSession(options).status(), kInvalidArgument, "grpc://host:port");
+}
+
+TEST_F(GrpcSessionTest, ConcurrentRunsOnOneSession) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  std::vector<absl::Status> failures(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const float v = static_cast<float>(t * 100 + i);
+        std::vector<Tensor> out;
+        absl::Status s = session->Run({{"x", Tensor::FromVector<float>({v, 1}, {2})}}, {"y"}, {},
+                                      &out);
+        if (s.ok() && out[0].data<float>()[0] != v * v) {
+          s = absl::InternalError("thread " + std::to_string(t) + " got a wrong value");
+        }
+        if (!s.ok()) {
+          failures[t] = s;
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (const absl::Status& s : failures) EXPECT_OK(s);
+}
+
+// The service itself, through the generated stub.
+TEST_F(GrpcSessionTest, ServiceRejectsUnknownHandlesAndBadFeeds) {
+  auto stub = RawStub();
+  auto deadline = [](grpc::ClientContext* c) { SetDeadline(c, absl::Seconds(10)); };
+
+  CreateSessionRequest create;
+  *create.mutable_graph_def() = SquareGraph();
+  CreateSessionResponse created;
+  grpc::ClientContext c1;
+  deadline(&c1);
+  ASSERT_TRUE(stub->CreateSession(&c1, create, &created).ok());
+  ASSERT_FALSE(created.session_handle().empty());
+
+  RunStepRequest run;
+  run.set_session_handle(created.session_handle());
+  run.add_fetch("y");
+  NamedTensorProto* feed = run.add_feed();
+  feed->set_name("x");
+  feed->mutable_tensor()->set_dtype(DT_FLOAT);
+  feed->mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(2);
+  feed->mutable_tensor()->set_tensor_content(std::string(3, '\0'));  // 8 bytes expected
+  RunStepResponse response;
+  grpc::ClientContext c2;
+  deadline(&c2);
+  EXPECT_STATUS(FromGrpcStatus(stub->RunStep(&c2, run, &response)), kInvalidArgument, "feed 'x'");
+
+  CloseSessionRequest close;
+  close.set_session_handle(created.session_handle());
+  CloseSessionResponse closed;
+  grpc::ClientContext c3;
+  deadline(&c3);
+  ASSERT_TRUE(stub->CloseSession(&c3, close, &closed).ok());
+
+  grpc::ClientContext c4;
+  deadline(&c4);
+  EXPECT_STATUS(FromGrpcStatus(stub->RunStep(&c4, run, &response)), kNotFound,
+                created.session_handle());
+
+  ListDevicesRequest list;
+  ListDevicesResponse devices;
+  grpc::ClientContext c5;
+  deadline(&c5);
+  EXPECT_STATUS(FromGrpcStatus(stub->ListDevices(&c5, list, &devices)), kUnimplemented,
+                "ListDevices");
+}
+
+}  // namespace
+}  // namespace tensorgrid
