@@ -1,0 +1,157 @@
+#include "distributed/server.h"
+
+#include <climits>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/platform/status.h"
+#include "core/runtime/master.h"
+#include "core/runtime/worker.h"
+#include "distributed/rpc/grpc_master_service.h"
+#include "distributed/rpc/grpc_remote_worker.h"
+#include "distributed/rpc/grpc_worker_service_factory.h"
+#include "grpcpp/grpcpp.h"
+
+namespace tensorgrid {
+namespace {
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+
+// "host:port" or "[v6]:port". The ClusterSpec has validated the port; this
+// only splits.
+absl::StatusOr<HostPort> SplitAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  HostPort out;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &out.port)) {
+    return errors::InvalidArgument("address '", address, "' is not host:port");
+  }
+  out.host = address.substr(0, colon);
+  return out;
+}
+
+bool IsWildcard(const std::string& host) {
+  return host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster,
+                                                       const std::string& job, int task_index,
+                                                       const ConfigProto& config,
+                                                       const ServerOptions& options) {
+  const std::string task = TaskName(job, task_index);
+  absl::StatusOr<std::string> address = cluster.TaskAddress(job, task_index);
+  if (!address.ok()) {
+    return errors::InvalidArgument("creating the server of ", task, ": ",
+                                   address.status().message());
+  }
+  TG_ASSIGN_OR_RETURN(HostPort own, SplitAddress(*address));
+  std::string bind_host = options.bind_host.empty() ? own.host : options.bind_host;
+  if (bind_host == "localhost") bind_host = "127.0.0.1";
+  std::string advertised_host = bind_host;
+  if (IsWildcard(bind_host)) advertised_host = own.host == "localhost" ? "127.0.0.1" : own.host;
+  return std::unique_ptr<Server>(new Server(cluster, task, std::move(bind_host),
+                                            std::move(advertised_host), own.port, config,
+                                            options));
+}
+
+Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_host,
+               std::string advertised_host, int port, const ConfigProto& config,
+               const ServerOptions& options)
+    : task_(std::move(task)),
+      bind_host_(std::move(bind_host)),
+      advertised_host_(std::move(advertised_host)),
+      options_(options),
+      worker_(std::make_unique<Worker>(task_, config)),
+      port_(port) {
+  Master::WorkerMap workers{{task_, worker_.get()}};
+  for (const ClusterSpec::Task& t : cluster.AllTasks()) {
+    if (t.name == task_) continue;
+    auto remote = std::make_unique<GrpcRemoteWorker>(t.address);
+    workers[t.name] = remote.get();
+    remote_workers_[t.name] = std::move(remote);
+  }
+  // The map is fixed from here on, so lookups need no lock.
+  worker_->SetWorkerLookup([workers](const std::string& name) -> WorkerInterface* {
+    auto it = workers.find(name);
+    return it == workers.end() ? nullptr : it->second;
+  });
+  worker_service_ = NewGrpcWorkerService(worker_.get());
+  master_service_ = std::make_unique<GrpcMasterService>(
+      [workers, task = task_](const ConfigProto& session_config) {
+        return std::make_unique<Master>(session_config, workers, task);
+      });
+}
+
+Server::~Server() {
+  Stop();
+  // gRPC's server first: nothing may call into the services or workers after.
+  absl::MutexLock lock(&mu_);
+  grpc_server_.reset();
+}
+
+absl::Status Server::Start() {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kNew) {
+    return errors::FailedPrecondition("server of ", task_, " was already ",
+                                      state_ == State::kStarted ? "started" : "stopped");
+  }
+  const std::string address = absl::StrCat(bind_host_, ":", port_);
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
+  // Tensors may be large: allow the most a gRPC message can hold.
+  builder.SetMaxReceiveMessageSize(INT_MAX);
+  builder.SetMaxSendMessageSize(INT_MAX);
+  // gRPC sets SO_REUSEPORT by default, which would let a second server share
+  // the port silently; a port in use must be an error instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(worker_service_.get());
+  builder.RegisterService(master_service_.get());
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || selected_port == 0) {
+    if (server != nullptr) server->Shutdown();
+    return errors::Unavailable("server of ", task_, " cannot listen on ", address,
+                               ": the port is in use or the host is not this machine's");
+  }
+  grpc_server_ = std::move(server);
+  port_ = selected_port;
+  state_ = State::kStarted;
+  return absl::OkStatus();
+}
+
+void Server::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
+  grpc::Server* server = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kNew) state_ = State::kStopped;
+    if (state_ == State::kStopped) return;
+    server = grpc_server_.get();
+  }
+  // Without mu_: handlers still running may need address() and the like.
+  const absl::Time deadline = absl::Now() + options_.stop_timeout;
+  server->Shutdown(absl::ToChronoTime(deadline));
+  server->Wait();
+  absl::MutexLock lock(&mu_);
+  state_ = State::kStopped;
+}
+
+void Server::Join() {
+  absl::MutexLock lock(&mu_);
+  if (state_ == State::kNew) return;
+  mu_.Await(absl::Condition(
+      +[](State* state) { return *state == State::kStopped; }, &state_));
+}
+
+std::string Server::address() const {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat(advertised_host_, ":", port_);
+}
+
+}  // namespace tensorgrid

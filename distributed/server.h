@@ -1,0 +1,114 @@
+// Server: one task of a cluster, serving tensorgrid.WorkerService (its own
+// Worker) and tensorgrid.MasterService (a Master per client session that
+// drives every task of the cluster) on the task's one port.
+//
+//   TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromFlag(
+//       "ps=localhost:2222;worker=localhost:2223,localhost:2224"));
+//   TG_ASSIGN_OR_RETURN(auto server, Server::Create(cluster, "worker", 0, ConfigProto()));
+//   TG_RETURN_IF_ERROR(server->Start());   // binds 127.0.0.1:2223
+//   // clients: NewSession({.target = server->target()}) == "grpc://127.0.0.1:2223"
+//   server->Stop();                        // or Join() from a thread that waits
+//
+// Binding: the host of the task's own cluster entry ("localhost" binds the
+// loopback address 127.0.0.1 only) unless ServerOptions::bind_host says
+// otherwise; port 0 picks a free port, which address() and target() report
+// once Start has succeeded. The other tasks are reached at their cluster
+// addresses, as GrpcRemoteWorkers; a tensor this task sends to itself stays
+// in process.
+//
+// Lifetime: Create -> Start -> Stop (graceful: new calls are refused, calls
+// in flight get ServerOptions::stop_timeout to finish and are cancelled
+// after it). Join blocks until the server is stopped. Stop and Join are
+// idempotent, thread-safe and may race; the destructor stops the server.
+#ifndef TENSORGRID_DISTRIBUTED_SERVER_H_
+#define TENSORGRID_DISTRIBUTED_SERVER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "distributed/cluster_spec.h"
+#include "proto/config.pb.h"
+
+namespace grpc {
+class Server;
+class Service;
+}  // namespace grpc
+
+namespace tensorgrid {
+
+class GrpcMasterService;
+class GrpcRemoteWorker;
+class Worker;
+
+struct ServerOptions {
+  // The host to bind. Empty: the host of the task's own cluster entry, with
+  // "localhost" meaning 127.0.0.1. "0.0.0.0" listens on every interface.
+  std::string bind_host;
+  // How long Stop lets calls in flight finish before cancelling them.
+  absl::Duration stop_timeout = absl::Seconds(5);
+};
+
+class Server {
+ public:
+  // The server of task `task_index` of `job`; `config` configures its Worker
+  // (devices, thread pools). InvalidArgument if the cluster has no such
+  // task or its address does not parse. Binds nothing yet.
+  static absl::StatusOr<std::unique_ptr<Server>> Create(const ClusterSpec& cluster,
+                                                        const std::string& job, int task_index,
+                                                        const ConfigProto& config,
+                                                        const ServerOptions& options = {});
+  ~Server();
+
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts serving. Unavailable naming the address when it cannot
+  // be bound (a port in use, a host that is not this machine's);
+  // FailedPrecondition if called twice or after Stop.
+  absl::Status Start();
+  // Graceful shutdown, bounded by ServerOptions::stop_timeout. Harmless
+  // before Start and when already stopped.
+  void Stop();
+  // Blocks until Stop has finished (returns at once if never started).
+  void Join();
+
+  // "/job:worker/replica:0/task:0"
+  const std::string& task() const { return task_; }
+  // "host:port", the real port once started.
+  std::string address() const;
+  // "grpc://" + address(), for SessionOptions::target.
+  std::string target() const { return "grpc://" + address(); }
+
+ private:
+  Server(const ClusterSpec& cluster, std::string task, std::string bind_host,
+         std::string advertised_host, int port, const ConfigProto& config,
+         const ServerOptions& options);
+
+  const std::string task_;
+  const std::string bind_host_;        // what the listening socket binds
+  const std::string advertised_host_;  // what address() reports
+  const ServerOptions options_;
+
+  std::unique_ptr<Worker> worker_;
+  // The other tasks, by task name.
+  std::map<std::string, std::unique_ptr<GrpcRemoteWorker>> remote_workers_;
+  std::unique_ptr<grpc::Service> worker_service_;
+  std::unique_ptr<GrpcMasterService> master_service_;
+
+  mutable absl::Mutex mu_;
+  enum class State { kNew, kStarted, kStopped };
+  State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
+  int port_ ABSL_GUARDED_BY(mu_);  // the cluster's until Start, then the real one
+  // Set by Start; shut down (never reset) by Stop, so Join can still Wait on it.
+  std::unique_ptr<grpc::Server> grpc_server_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex stop_mu_;  // serializes Stop so a second caller waits for the first
+};
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_DISTRIBUTED_SERVER_H_

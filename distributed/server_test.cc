@@ -1,0 +1,160 @@
+// Three Servers in one process form the seed cluster on loopback ports; a
+// grpc:// session on worker 0 runs the seed example across all three:
+//
+//   /job:ps/task:0          /job:worker/task:0        /job:worker/task:1
+//   x, y (variables) ══x,y══► z1b = x·y + x ══z1b══► z2b = z1b·x + x
+//                    ══════════════════ x ═════════►
+//
+//   client ══ grpc://127.0.0.1:<worker 0> ══► Server(worker 0): Master ──► Workers
+#include "distributed/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/session.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
+
+namespace tensorgrid {
+namespace {
+
+// A port nobody listens on right now: bound to 127.0.0.1:0, read, closed.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  EXPECT_NE(port, 0);
+  return port;
+}
+
+ClusterSpecOptions AllowPortZero() {
+  ClusterSpecOptions options;
+  options.allow_port_zero = true;
+  return options;
+}
+
+GraphDef SeedGraph() {
+  std::ifstream in("tests/testdata/seed_placement.pbtxt");
+  std::stringstream text;
+  text << in.rdbuf();
+  GraphDef g;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text.str(), &g));
+  return g;
+}
+
+std::unique_ptr<Server> StartServer(const ClusterSpec& cluster, const std::string& job, int index) {
+  auto server = Server::Create(cluster, job, index, ConfigProto());
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (!server.ok()) return nullptr;
+  EXPECT_OK((*server)->Start());
+  return *std::move(server);
+}
+
+TEST(ServerTest, SeedExampleRunsOnAThreeTaskCluster) {
+  const std::string ps = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string w0 = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string w1 = absl::StrCat("127.0.0.1:", FreePort());
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", ps, ";worker=", w0, ",", w1));
+  ASSERT_OK(cluster.status());
+  std::vector<std::unique_ptr<Server>> servers;
+  servers.push_back(StartServer(*cluster, "ps", 0));
+  servers.push_back(StartServer(*cluster, "worker", 0));
+  servers.push_back(StartServer(*cluster, "worker", 1));
+  for (const auto& s : servers) ASSERT_NE(s, nullptr);
+  EXPECT_EQ(servers[1]->task(), "/job:worker/replica:0/task:0");
+  EXPECT_EQ(servers[1]->address(), w0);
+  EXPECT_EQ(servers[1]->target(), "grpc://" + w0);
+
+  SessionOptions options;
+  options.target = servers[1]->target();
+  auto session = NewSession(options);
+  ASSERT_OK(session.status());
+  ASSERT_OK((*session)->Create(SeedGraph()));
+  std::vector<Tensor> out;
+  ASSERT_OK((*session)->Run({}, {}, {"x/Assign", "y/Assign"}, &out));
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));
+    // x = y = ones: z1b = x·y + x = 3s; z2b = z1b·x + x = 7s.
+    ExpectTensorEqual<float>(out[0], {7, 7, 7, 7}, TensorShape({2, 2}));
+  }
+  EXPECT_OK((*session)->Close());
+  for (auto& s : servers) s->Stop();
+}
+
+TEST(ServerTest, PortZeroReportsTheRealPort) {
+  auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+  ASSERT_OK(cluster.status());
+  std::unique_ptr<Server> server = StartServer(*cluster, "worker", 0);
+  ASSERT_NE(server, nullptr);
+  const std::string address = server->address();
+  EXPECT_EQ(address.rfind("127.0.0.1:", 0), 0u) << address;
+  EXPECT_NE(address, "127.0.0.1:0");
+
+  // A one-task cluster serves a session by itself.
+  SessionOptions options;
+  options.target = server->target();
+  auto session = NewSession(options);
+  ASSERT_OK(session.status());
+  GraphDef empty;
+  ASSERT_OK((*session)->Create(empty));
+  EXPECT_OK((*session)->Close());
+}
+
+TEST(ServerTest, PortInUseIsUnavailableNamingTheAddress) {
+  const std::string address = absl::StrCat("127.0.0.1:", FreePort());
+  auto cluster = ClusterSpec::FromFlag("worker=" + address);
+  ASSERT_OK(cluster.status());
+  std::unique_ptr<Server> first = StartServer(*cluster, "worker", 0);
+  ASSERT_NE(first, nullptr);
+  auto second = Server::Create(*cluster, "worker", 0, ConfigProto());
+  ASSERT_OK(second.status());
+  EXPECT_STATUS((*second)->Start(), kUnavailable, address);
+  // The first one keeps serving.
+  EXPECT_EQ(first->address(), address);
+}
+
+TEST(ServerTest, UnknownTaskIsInvalidArgument) {
+  auto cluster = ClusterSpec::FromFlag("worker=127.0.0.1:2223");
+  ASSERT_OK(cluster.status());
+  auto server = Server::Create(*cluster, "worker", 3, ConfigProto());
+  EXPECT_STATUS(server.status(), kInvalidArgument, "/job:worker/replica:0/task:3");
+  server = Server::Create(*cluster, "ps", 0, ConfigProto());
+  EXPECT_STATUS(server.status(), kInvalidArgument, "/job:ps/replica:0/task:0");
+}
+
+TEST(ServerTest, StartTwiceIsFailedPreconditionAndStopIsIdempotent) {
+  auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+  ASSERT_OK(cluster.status());
+  std::unique_ptr<Server> server = StartServer(*cluster, "worker", 0);
+  ASSERT_NE(server, nullptr);
+  EXPECT_STATUS(server->Start(), kFailedPrecondition, "already started");
+  std::thread joiner([&] { server->Join(); });
+  server->Stop();
+  server->Stop();
+  joiner.join();
+  EXPECT_STATUS(server->Start(), kFailedPrecondition, "already stopped");
+}
+
+}  // namespace
+}  // namespace tensorgrid

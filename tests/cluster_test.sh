@@ -1,0 +1,140 @@
+#!/bin/bash
+# A real three-process cluster on loopback: tg_server for /job:ps/task:0,
+# /job:worker/task:0 and /job:worker/task:1 on free ports, then tg_run
+# against grpc://worker 0 runs the seed example (tests/testdata/
+# seed_placement.pbtxt):
+#
+#   /job:ps/task:0          /job:worker/task:0        /job:worker/task:1
+#   x, y (variables) ══x,y══► z1b = x·y + x ══z1b══► z2b = z1b·x + x
+#
+# Also: a task started with TF_CONFIG instead of flags, a second server on a
+# port in use, and SIGTERM/SIGINT stopping every server with exit status 0.
+# Every wait is bounded; an EXIT trap kills whatever is left.
+#
+# Usage: cluster_test.sh TG_SERVER TG_RUN  (Bazel passes the rootpaths.)
+set -u
+
+RUNFILES="${TEST_SRCDIR:-$PWD}/tensorgrid"
+TG_SERVER="${1:-$RUNFILES/tools/tg_server}"
+TG_RUN="${2:-$RUNFILES/tools/tg_run}"
+GRAPH="$RUNFILES/tests/testdata/seed_placement.pbtxt"
+[[ -f "$GRAPH" ]] || GRAPH="tests/testdata/seed_placement.pbtxt"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+}
+trap cleanup EXIT
+
+# free_ports N: N distinct ports nobody listens on right now.
+free_ports() {
+  python3 - "$1" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks:
+    s.close()
+EOF
+}
+
+# start_server NAME ARGS...: starts tg_server in the background, stdout in
+# $TMP/NAME.out, stderr in $TMP/NAME.err; sets $LAST_PID.
+start_server() {
+  local name="$1"
+  shift
+  "$TG_SERVER" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+}
+
+# wait_ready NAME PID: waits up to 30 s for the ready line; 1 if the
+# process exits first or the time runs out.
+wait_ready() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    grep -q "^tg_server ready " "$TMP/$1.out" 2>/dev/null && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "$1 not ready: stdout [$(cat "$TMP/$1.out")] stderr [$(cat "$TMP/$1.err")]"
+  return 1
+}
+
+# wait_exit PID: waits up to 30 s for PID to exit; sets $RC (124: still running).
+wait_exit() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    if ! kill -0 "$1" 2>/dev/null; then
+      wait "$1"
+      RC=$?
+      return
+    fi
+    sleep 0.1
+  done
+  RC=124
+}
+
+read -r PS W0 W1 < <(free_ports 3)
+CLUSTER="ps=127.0.0.1:$PS;worker=127.0.0.1:$W0,127.0.0.1:$W1"
+
+start_server ps --cluster="$CLUSTER" --job_name=ps --task_index=0
+PS_PID=$LAST_PID
+start_server worker0 --cluster="$CLUSTER" --job_name=worker --task_index=0
+W0_PID=$LAST_PID
+# Worker 1 from TF_CONFIG, as TensorFlow's launchers start tasks.
+TF_CONFIG="{\"cluster\": {\"ps\": [\"127.0.0.1:$PS\"],
+            \"worker\": [\"127.0.0.1:$W0\", \"127.0.0.1:$W1\"]},
+            \"task\": {\"type\": \"worker\", \"index\": 1}}" start_server worker1
+W1_PID=$LAST_PID
+
+wait_ready ps "$PS_PID" || exit 1
+wait_ready worker0 "$W0_PID" || exit 1
+wait_ready worker1 "$W1_PID" || exit 1
+[[ "$(cat "$TMP/ps.out")" == "tg_server ready /job:ps/replica:0/task:0 127.0.0.1:$PS" ]] ||
+  fail "ps ready line: [$(cat "$TMP/ps.out")]"
+[[ "$(cat "$TMP/worker1.out")" == "tg_server ready /job:worker/replica:0/task:1 127.0.0.1:$W1" ]] ||
+  fail "worker1 ready line: [$(cat "$TMP/worker1.out")]"
+
+# The seed example, twice: variables live on the ps across client sessions.
+for run in first second; do
+  OUT="$(timeout 60 "$TG_RUN" --target="grpc://127.0.0.1:$W0" --graph="$GRAPH" \
+    --run=x/Assign,y/Assign --fetch=z2b 2>"$TMP/tg_run.err")"
+  RC=$?
+  [[ $RC -eq 0 ]] || fail "$run tg_run: exit status $RC, stderr: $(cat "$TMP/tg_run.err")"
+  [[ "$OUT" == "z2b float [2,2] [[7,7],[7,7]]" ]] || fail "$run tg_run: stdout [$OUT]"
+done
+
+# A second server on worker 0's port: a clear error, exit status 1.
+timeout 30 "$TG_SERVER" --cluster="$CLUSTER" --job_name=worker --task_index=0 \
+  >"$TMP/dup.out" 2>"$TMP/dup.err"
+RC=$?
+[[ $RC -eq 1 ]] || fail "second server on a port in use: exit status $RC"
+grep -q "UNAVAILABLE: .*cannot listen on 127.0.0.1:$W0" "$TMP/dup.err" ||
+  fail "second server on a port in use: stderr [$(cat "$TMP/dup.err")]"
+[[ ! -s "$TMP/dup.out" ]] || fail "second server printed [$(cat "$TMP/dup.out")]"
+
+# Graceful stops: SIGTERM for two, SIGINT for one; each exits 0.
+kill -TERM "$PS_PID" "$W0_PID"
+kill -INT "$W1_PID"
+for pid in "$PS_PID" "$W0_PID" "$W1_PID"; do
+  wait_exit "$pid"
+  [[ $RC -eq 0 ]] || fail "server $pid after a signal: exit status $RC"
+done
+
+if ((failures > 0)); then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "PASS"

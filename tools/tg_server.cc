@@ -1,0 +1,152 @@
+// tg_server: runs one task of a cluster (its WorkerService and MasterService)
+// until SIGTERM or SIGINT.
+//
+//   tg_server --cluster="ps=localhost:2222;worker=localhost:2223,localhost:2224"
+//             --job_name=worker --task_index=0
+//   TF_CONFIG='{"cluster": {...}, "task": {"type": "ps", "index": 0}}' tg_server
+//
+// Prints one line, "tg_server ready /job:worker/replica:0/task:0 127.0.0.1:2223",
+// to stdout once it serves; a signal stops it gracefully and it exits 0.
+// See docs/server.md.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/platform/status.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/server.h"
+#include "tools/flags.h"
+
+namespace tensorgrid {
+namespace tg_server {
+namespace {
+
+struct Options {
+  std::string cluster;
+  std::string job_name;
+  int task_index = -1;
+  std::string bind_host;
+  bool help = false;
+};
+
+const std::vector<tools::Flag>& Table() {
+  static const auto* table = new std::vector<tools::Flag>{
+      {"cluster", "SPEC", false,
+       "the cluster, \"ps=host:port;worker=host:port,host:port\";\n"
+       "without it, TF_CONFIG from the environment"},
+      {"job_name", "JOB", false, "this task's job (with --cluster)"},
+      {"task_index", "N", false, "this task's index in its job (with --cluster; default 0)"},
+      {"bind", "HOST", false,
+       "host to listen on; default: the host of this task's address\n"
+       "(localhost: 127.0.0.1 only); 0.0.0.0 for every interface"},
+  };
+  return *table;
+}
+
+std::string Usage() {
+  return absl::StrCat(
+      "usage: tg_server --cluster=SPEC --job_name=JOB [--task_index=N] [--bind=HOST]\n"
+      "       TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": JOB, \"index\": N}}' tg_server\n"
+      "\n"
+      "Serves one task of a cluster until SIGTERM or SIGINT, then stops gracefully\n"
+      "and exits 0. Prints \"tg_server ready TASK HOST:PORT\" once serving; a port of\n"
+      "0 picks a free one.\n"
+      "\n",
+      tools::FlagsHelp(Table()));
+}
+
+absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
+  Options options;
+  TG_ASSIGN_OR_RETURN(options.help, tools::ParseArgs(Table(), args, [&](const tools::FlagValue& f) {
+    if (f.name == "cluster") options.cluster = f.value;
+    if (f.name == "job_name") options.job_name = f.value;
+    if (f.name == "bind") options.bind_host = f.value;
+    if (f.name == "task_index" &&
+        (!absl::SimpleAtoi(f.value, &options.task_index) || options.task_index < 0)) {
+      return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
+    }
+    return absl::OkStatus();
+  }));
+  if (options.help) return options;
+  if (options.cluster.empty()) {
+    if (!options.job_name.empty() || options.task_index >= 0) {
+      return errors::InvalidArgument("--job_name and --task_index need --cluster");
+    }
+  } else if (options.job_name.empty()) {
+    return errors::InvalidArgument("--cluster needs --job_name");
+  }
+  return options;
+}
+
+// The cluster and this task, from the flags or else TF_CONFIG.
+absl::StatusOr<TfConfig> ResolveTask(const Options& options) {
+  ClusterSpecOptions spec_options;
+  spec_options.allow_port_zero = true;
+  if (options.cluster.empty()) {
+    absl::StatusOr<TfConfig> config = TfConfig::FromEnvironment(spec_options);
+    if (!config.ok()) return WithContext(config.status(), "no --cluster, and TF_CONFIG");
+    return config;
+  }
+  TfConfig config;
+  TG_ASSIGN_OR_RETURN(config.cluster, ClusterSpec::FromFlag(options.cluster, spec_options));
+  config.task.job = options.job_name;
+  config.task.index = options.task_index < 0 ? 0 : options.task_index;
+  return config;
+}
+
+// Serves until SIGTERM or SIGINT. The signals are blocked in every thread
+// (the mask is set before gRPC starts any) and taken here with sigwait.
+absl::Status Serve(const TfConfig& config, const Options& options, const sigset_t& signals) {
+  ServerOptions server_options;
+  server_options.bind_host = options.bind_host;
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                      Server::Create(config.cluster, config.task.job, config.task.index,
+                                     ConfigProto(), server_options));
+  TG_RETURN_IF_ERROR(server->Start());
+  std::cout << "tg_server ready " << server->task() << " " << server->address() << std::endl;
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::cerr << "tg_server: " << strsignal(signal) << ", stopping " << server->task() << std::endl;
+  server->Stop();
+  return absl::OkStatus();
+}
+
+int Main(const std::vector<std::string>& args) {
+  // A shell starts background jobs with SIGINT ignored; we want it.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<Options> options = ParseFlags(args);
+  if (!options.ok()) return tools::ReportUsageError("tg_server", options.status().message(), Usage());
+  if (options->help) {
+    std::cout << Usage();
+    return 0;
+  }
+  if (options->cluster.empty() && std::getenv("TF_CONFIG") == nullptr) {
+    return tools::ReportUsageError("tg_server", "give --cluster, or set TF_CONFIG", Usage());
+  }
+  absl::StatusOr<TfConfig> config = ResolveTask(*options);
+  if (!config.ok()) return tools::ReportError(config.status());
+  return tools::ReportError(Serve(*config, *options, signals));
+}
+
+}  // namespace
+}  // namespace tg_server
+}  // namespace tensorgrid
+
+int main(int argc, char** argv) {
+  return tensorgrid::tg_server::Main(std::vector<std::string>(argv + 1, argv + argc));
+}
