@@ -43,7 +43,8 @@ class Session {
   virtual absl::Status Extend(const GraphDef& graph) = 0;
 
   // Feeds `inputs` ("name" or "name:port"), runs what `output_names` and
-  // `target_names` need, and returns the outputs in order.
+  // `target_names` need, and returns the outputs in order. `outputs` may be
+  // null when nothing is fetched (InvalidArgument otherwise).
   virtual absl::Status Run(const RunOptions& run_options,
                            const std::vector<std::pair<std::string, Tensor>>& inputs,
                            const std::vector<std::string>& output_names,

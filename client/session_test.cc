@@ -217,6 +217,14 @@ TEST(SessionTest, ClosedSessionRefusesSteps) {
                 kFailedPrecondition, "closed");
 }
 
+TEST(SessionTest, NullOutputsAreFineWithoutFetchesOnly) {
+  auto session = NewLocalSession();
+  ASSERT_OK(session->Create(LoadTextGraph(kVariableGraph)));
+  ASSERT_OK(session->Run(RunOptions(), {}, {}, {"init"}, nullptr, nullptr));
+  EXPECT_STATUS(session->Run(RunOptions(), {}, {"output_node"}, {}, nullptr, nullptr),
+                kInvalidArgument, "no outputs vector");
+}
+
 TEST(SessionTest, UnknownTargetIsInvalidArgument) {
   SessionOptions options;
   options.target = "carrier-pigeon://x";

@@ -254,6 +254,11 @@ absl::Status Master::Run(const RunOptions& options,
                          const std::vector<std::string>& fetches,
                          const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
                          RunMetadata* metadata) {
+  if (outputs == nullptr && !fetches.empty()) {
+    return errors::InvalidArgument("Run fetches ", fetches.size(), " tensors but has no outputs vector");
+  }
+  std::vector<Tensor> unused;
+  if (outputs == nullptr) outputs = &unused;
   std::vector<std::string> feed_names;
   std::vector<Tensor> feed_values;
   feed_names.reserve(feeds.size());
@@ -280,6 +285,8 @@ absl::StatusOr<int64_t> Master::MakeCallable(const CallableOptions& options) {
 
 absl::Status Master::RunCallable(int64_t handle, const std::vector<Tensor>& feeds,
                                  std::vector<Tensor>* fetches, RunMetadata* metadata) {
+  std::vector<Tensor> unused;
+  if (fetches == nullptr) fetches = &unused;
   Callable callable;
   {
     absl::MutexLock lock(&callables_mu_);
@@ -290,6 +297,10 @@ absl::Status Master::RunCallable(int64_t handle, const std::vector<Tensor>& feed
   {
     absl::ReaderMutexLock lock(&mu_);
     TG_RETURN_IF_ERROR(CheckOpen());
+  }
+  if (fetches == &unused && callable.unit->num_fetches > 0) {
+    return errors::InvalidArgument("callable ", handle, " fetches ", callable.unit->num_fetches,
+                                   " tensors but RunCallable has no fetches vector");
   }
   return RunUnit(*callable.unit, callable.options, feeds, fetches, metadata);
 }

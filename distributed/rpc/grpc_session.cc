@@ -121,6 +121,10 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
                               const std::vector<std::string>& output_names,
                               const std::vector<std::string>& target_names,
                               std::vector<Tensor>* outputs, RunMetadata* run_metadata) {
+  if (outputs == nullptr && !output_names.empty()) {
+    return errors::InvalidArgument("Run fetches ", output_names.size(),
+                                   " tensors but has no outputs vector");
+  }
   TG_ASSIGN_OR_RETURN(std::string handle, Handle());
   RunStepRequest request;
   request.set_session_handle(std::move(handle));
@@ -140,12 +144,14 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
     return errors::Internal("RunStep on master ", address_, " returned ", response.tensor_size(),
                             " tensors for ", output_names.size(), " fetches");
   }
-  outputs->clear();
-  outputs->reserve(output_names.size());
-  for (const NamedTensorProto& named : response.tensor()) {
-    absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
-    if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch '", named.name(), "'"));
-    outputs->push_back(*std::move(tensor));
+  if (outputs != nullptr) {
+    outputs->clear();
+    outputs->reserve(output_names.size());
+    for (const NamedTensorProto& named : response.tensor()) {
+      absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
+      if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch '", named.name(), "'"));
+      outputs->push_back(*std::move(tensor));
+    }
   }
   if (run_metadata != nullptr) *run_metadata = std::move(*response.mutable_metadata());
   return absl::OkStatus();
@@ -182,12 +188,18 @@ absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<T
   grpc::ClientContext context;
   SetDeadline(&context, timeout);
   TG_RETURN_IF_ERROR(Finish("RunCallable", stub_->RunCallable(&context, request, &response)));
-  fetches->clear();
-  fetches->reserve(response.fetch_size());
-  for (int i = 0; i < response.fetch_size(); ++i) {
-    absl::StatusOr<Tensor> tensor = TensorFromProto(response.fetch(i));
-    if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch ", i));
-    fetches->push_back(*std::move(tensor));
+  if (fetches == nullptr && response.fetch_size() > 0) {
+    return errors::InvalidArgument("callable ", handle, " fetched ", response.fetch_size(),
+                                   " tensors but RunCallable has no fetches vector");
+  }
+  if (fetches != nullptr) {
+    fetches->clear();
+    fetches->reserve(response.fetch_size());
+    for (int i = 0; i < response.fetch_size(); ++i) {
+      absl::StatusOr<Tensor> tensor = TensorFromProto(response.fetch(i));
+      if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch ", i));
+      fetches->push_back(*std::move(tensor));
+    }
   }
   if (run_metadata != nullptr) *run_metadata = std::move(*response.mutable_metadata());
   return absl::OkStatus();

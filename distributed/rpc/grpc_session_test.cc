@@ -157,6 +157,18 @@ TEST_F(GrpcSessionTest, UninitializedVariableIsFailedPreconditionNamingIt) {
   EXPECT_FALSE(IsDerivedError(s)) << s;
 }
 
+TEST_F(GrpcSessionTest, NullOutputsAreFineWithoutFetchesOnly) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  // Targets only: no outputs vector needed (ClientSession passes none).
+  ASSERT_OK(session->Run(RunOptions(), {{"x", Tensor::FromVector<float>({2, 3}, {2})}}, {}, {"y"},
+                         nullptr, nullptr));
+  EXPECT_STATUS(session->Run(RunOptions(), {{"x", Tensor::FromVector<float>({2, 3}, {2})}}, {"y"},
+                             {}, nullptr, nullptr),
+                kInvalidArgument, "no outputs vector");
+}
+
 TEST_F(GrpcSessionTest, RunAfterCloseFails) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
