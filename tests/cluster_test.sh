@@ -11,7 +11,7 @@
 # port in use, and SIGTERM/SIGINT stopping every server with exit status 0.
 # Every wait is bounded; an EXIT trap kills whatever is left.
 #
-# Usage: cluster_test.sh TG_SERVER TG_RUN  (Bazel passes the rootpaths.)
+# Usage: cluster_test.sh TG_SERVER TG_RUN CLUSTER_LIB  (Bazel passes the rootpaths.)
 set -u
 
 RUNFILES="${TEST_SRCDIR:-$PWD}/tensorgrid"
@@ -21,70 +21,8 @@ GRAPH="$RUNFILES/tests/testdata/seed_placement.pbtxt"
 [[ -f "$GRAPH" ]] || GRAPH="tests/testdata/seed_placement.pbtxt"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-PIDS=()
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-}
-trap cleanup EXIT
-
-# free_ports N: N distinct ports nobody listens on right now.
-free_ports() {
-  python3 - "$1" <<'EOF'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-for s in socks:
-    s.close()
-EOF
-}
-
-# start_server NAME ARGS...: starts tg_server in the background, stdout in
-# $TMP/NAME.out, stderr in $TMP/NAME.err; sets $LAST_PID.
-start_server() {
-  local name="$1"
-  shift
-  "$TG_SERVER" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-  LAST_PID=$!
-  PIDS+=("$LAST_PID")
-}
-
-# wait_ready NAME PID: waits up to 30 s for the ready line; 1 if the
-# process exits first or the time runs out.
-wait_ready() {
-  local i
-  for ((i = 0; i < 300; i++)); do
-    grep -q "^tg_server ready " "$TMP/$1.out" 2>/dev/null && return 0
-    kill -0 "$2" 2>/dev/null || break
-    sleep 0.1
-  done
-  fail "$1 not ready: stdout [$(cat "$TMP/$1.out")] stderr [$(cat "$TMP/$1.err")]"
-  return 1
-}
-
-# wait_exit PID: waits up to 30 s for PID to exit; sets $RC (124: still running).
-wait_exit() {
-  local i
-  for ((i = 0; i < 300; i++)); do
-    if ! kill -0 "$1" 2>/dev/null; then
-      wait "$1"
-      RC=$?
-      return
-    fi
-    sleep 0.1
-  done
-  RC=124
-}
+# shellcheck source=tests/cluster_lib.sh
+source "$3"
 
 read -r PS W0 W1 < <(free_ports 3)
 CLUSTER="ps=127.0.0.1:$PS;worker=127.0.0.1:$W0,127.0.0.1:$W1"
