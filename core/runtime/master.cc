@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/device_name.h"
 #include "core/framework/rendezvous.h"
@@ -138,17 +139,47 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
   return absl::OkStatus();
 }
 
+// Asks every task for its devices. Tasks that are not up yet (Unavailable,
+// DeadlineExceeded) are asked again until the startup timeout
+// (operation_timeout_in_ms, default 60 s); then the error names each missing
+// task and why.
 absl::Status Master::LoadDevices() {
   if (!devices_.empty()) return absl::OkStatus();
-  for (const auto& [task, worker] : workers_) {
-    GetStatusResult status;
-    TG_RETURN_IF_ERROR(WithContext(worker->GetStatus(&status), absl::StrCat("task ", task)));
+  const int64_t timeout_ms =
+      config_.operation_timeout_in_ms() > 0 ? config_.operation_timeout_in_ms() : 60000;
+  const absl::Time deadline = absl::Now() + absl::Milliseconds(timeout_ms);
+  std::map<std::string, GetStatusResult> answered;
+  std::map<std::string, absl::Status> missing;
+  while (true) {
+    missing.clear();
+    for (const auto& [task, worker] : workers_) {
+      if (answered.count(task)) continue;
+      GetStatusResult status;
+      absl::Status s = worker->GetStatus(&status);
+      if (s.ok()) {
+        answered[task] = std::move(status);
+      } else if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
+        missing[task] = s;
+      } else {
+        return WithContext(s, absl::StrCat("task ", task));
+      }
+    }
+    if (missing.empty()) break;
+    if (absl::Now() >= deadline) {
+      std::vector<std::string> why;
+      for (const auto& [task, s] : missing) why.push_back(absl::StrCat(task, " (", s.message(), ")"));
+      return errors::Unavailable("cannot reach ", missing.size(), " of ", workers_.size(),
+                                 " tasks after ", timeout_ms, " ms: ", absl::StrJoin(why, "; "));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  for (auto& [task, status] : answered) {
     for (DeviceInfo& d : status.devices) {
       if (!DeviceNameUtils::IsSameAddressSpace(d.name, task)) {
         return errors::InvalidArgument("task ", task, " reports device ", d.name,
                                        " of another task");
       }
-      device_workers_[d.name] = worker;
+      device_workers_[d.name] = workers_.at(task);
       devices_.push_back(std::move(d));
     }
   }

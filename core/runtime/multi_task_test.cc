@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/framework/attr_value_util.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
 #include "google/protobuf/text_format.h"
@@ -113,6 +114,71 @@ TEST(WorkerRecvTensorTest, LateRequestForACleanedStepIsAbortedAndLeavesNothing) 
   absl::Status s = WaitForCallback(
       [&](StatusCallback done) { worker.RecvTensorAsync(77, "k", &t, std::move(done)); });
   EXPECT_STATUS(s, kAborted, "step 77 is already over");
+}
+
+}  // namespace
+}  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+// A task that is "not up yet" for its first `down_for` GetStatus calls.
+class LateWorker final : public WorkerInterface {
+ public:
+  LateWorker(Worker* real, int down_for) : real_(real), down_for_(down_for) {}
+  void GetStatusAsync(GetStatusResult* r, StatusCallback done) override {
+    if (down_for_-- > 0) {
+      done(errors::Unavailable("connection refused by 127.0.0.1:9"));
+      return;
+    }
+    real_->GetStatusAsync(r, std::move(done));
+  }
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
+    real_->RegisterGraphAsync(a, r, std::move(d));
+  }
+  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
+    real_->DeregisterGraphAsync(h, std::move(d));
+  }
+  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
+    real_->RunGraphAsync(a, r, std::move(d));
+  }
+  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
+    real_->CleanupGraphAsync(step_id, std::move(d));
+  }
+
+ private:
+  Worker* real_;
+  int down_for_;
+};
+
+TEST(MasterStartupTest, WaitsForATaskThatComesUpLate) {
+  Worker ps(kPs, ConfigProto());
+  Worker w0(kWorker0, ConfigProto());
+  LateWorker late_ps(&ps, /*down_for=*/3);
+  Master master(ConfigProto(), {{kPs, &late_ps}, {kWorker0, &w0}}, kWorker0);
+  GraphDef g;
+  NodeDef* n = g.add_node();
+  n->set_name("c");
+  n->set_op("Const");
+  n->set_device("/job:ps/task:0");
+  SetAttr(n, "dtype", DT_FLOAT);
+  SetAttr(n, "value", Tensor::Scalar<float>(5));
+  ASSERT_OK(master.Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
+  ExpectTensorEqual<float>(out[0], {5}, TensorShape({}));
+}
+
+TEST(MasterStartupTest, MissingTaskIsUnavailableNamingItAfterTheStartupTimeout) {
+  Worker ps(kPs, ConfigProto());
+  Worker w0(kWorker0, ConfigProto());
+  LateWorker never(&ps, /*down_for=*/1 << 30);
+  ConfigProto config;
+  config.set_operation_timeout_in_ms(300);
+  Master master(config, {{kPs, &never}, {kWorker0, &w0}}, kWorker0);
+  EXPECT_STATUS(master.Create(GraphDef()), kUnavailable,
+                "cannot reach 1 of 2 tasks after 300 ms: /job:ps/replica:0/task:0 (connection "
+                "refused by 127.0.0.1:9)");
 }
 
 }  // namespace
