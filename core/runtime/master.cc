@@ -226,7 +226,8 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
     r.feeds.reserve(part.feed_index.size());
     for (int i : part.feed_index) r.feeds.push_back(feeds[i]);
   }
-  TG_RETURN_IF_ERROR(RunPartitions(unit, requests, responses));
+  absl::Status ran = RunPartitions(unit, requests, responses);
+  if (!ran.ok()) return ExplainRestart(unit, ran);
   fetches->assign(unit.num_fetches, Tensor());
   for (size_t p = 0; p < n; ++p) {
     const std::vector<int>& index = unit.partitions[p].fetch_index;
@@ -245,6 +246,36 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
     }
   }
   return absl::OkStatus();
+}
+
+// A task that restarted lost its registered graphs and variables; its
+// devices then report new incarnations. Says so instead of the symptom.
+absl::Status Master::ExplainRestart(const ExecutionUnit& unit, const absl::Status& failure) {
+  if (!absl::IsNotFound(failure) && !absl::IsUnavailable(failure) && !absl::IsAborted(failure)) {
+    return failure;
+  }
+  std::map<std::string, uint64_t> known;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const DeviceInfo& d : devices_) known[d.name] = d.incarnation;
+  }
+  std::set<WorkerInterface*> involved;
+  for (const PartitionUnit& part : unit.partitions) involved.insert(part.worker);
+  for (WorkerInterface* w : involved) {
+    GetStatusResult now;
+    if (!w->GetStatus(&now).ok()) continue;
+    for (const DeviceInfo& d : now.devices) {
+      auto it = known.find(d.name);
+      if (it != known.end() && it->second != d.incarnation) {
+        auto parsed = DeviceNameUtils::Parse(d.name);
+        return errors::Aborted("task ", parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : d.name,
+                               " restarted (device ", d.name, " has a new incarnation); its "
+                               "variables and registered graphs are gone: create a new session. "
+                               "The step failed with: ", failure.message());
+      }
+    }
+  }
+  return failure;
 }
 
 absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,

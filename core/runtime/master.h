@@ -78,6 +78,7 @@ class Master {
   absl::Status RunUnit(const ExecutionUnit& unit, const RunOptions& options,
                        const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
                        RunMetadata* metadata);
+  absl::Status ExplainRestart(const ExecutionUnit& unit, const absl::Status& failure);
   absl::Status RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
                              std::vector<RunGraphResult>& responses);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);

@@ -183,3 +183,51 @@ TEST(MasterStartupTest, MissingTaskIsUnavailableNamingItAfterTheStartupTimeout) 
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+// Stands in for a task's address: the worker behind it can be replaced, as
+// when the task's process restarts.
+class RestartableTask final : public WorkerInterface {
+ public:
+  explicit RestartableTask(const std::string& task) : task_(task) { Restart(); }
+  void Restart() { worker_ = std::make_unique<Worker>(task_, ConfigProto()); }
+  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override { worker_->GetStatusAsync(r, std::move(d)); }
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
+    worker_->RegisterGraphAsync(a, r, std::move(d));
+  }
+  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
+    worker_->DeregisterGraphAsync(h, std::move(d));
+  }
+  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
+    worker_->RunGraphAsync(a, r, std::move(d));
+  }
+  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
+    worker_->CleanupGraphAsync(step_id, std::move(d));
+  }
+
+ private:
+  const std::string task_;
+  std::unique_ptr<Worker> worker_;
+};
+
+TEST(MasterRestartTest, RestartedTaskIsAbortedNamingIt) {
+  RestartableTask ps(kPs);
+  Master master(ConfigProto(), {{kPs, &ps}}, kPs);
+  GraphDef g;
+  NodeDef* n = g.add_node();
+  n->set_name("c");
+  n->set_op("Const");
+  SetAttr(n, "dtype", DT_FLOAT);
+  SetAttr(n, "value", Tensor::Scalar<float>(5));
+  ASSERT_OK(master.Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
+  ps.Restart();
+  EXPECT_STATUS(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr), kAborted,
+                "task /job:ps/replica:0/task:0 restarted");
+}
+
+}  // namespace
+}  // namespace tensorgrid
