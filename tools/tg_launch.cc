@@ -401,7 +401,8 @@ std::vector<std::string> CommandEnvironment(const ClusterSpec& cluster) {
 // to end with when the launch cannot go on (a task died, the time ran out, a
 // signal), -1 when every task serves.
 int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options& options,
-               std::vector<int>& reserved) {
+               std::vector<int>& reserved, bool* task_exited) {
+  *task_exited = false;
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
   // Free the reserved ports just before the servers bind them.
@@ -428,6 +429,7 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
     }
     for (Child* child : supervisor.TakeExited()) {
       Say(absl::StrCat("task ", child->task, " ", DescribeStatus(child->status)));
+      *task_exited = true;
       return 1;
     }
     if (supervisor.received_signal() != 0) return 0;
@@ -494,10 +496,6 @@ int Main(const std::vector<std::string>& args) {
     return tools::ReportError(errors::NotFound("no tg_server at ", options->server_binary,
                                                " (give --server_binary=PATH)"));
   }
-  std::vector<int> reserved;
-  absl::StatusOr<ClusterSpec> cluster = BuildCluster(*options, &reserved);
-  if (!cluster.ok()) return tools::ReportError(cluster.status());
-
   // Signals are taken from a signalfd in the poll loop; children unblock them.
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
@@ -511,13 +509,33 @@ int Main(const std::vector<std::string>& args) {
   const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) return tools::ReportError(errors::Internal("signalfd: ", strerror(errno)));
 
-  Supervisor supervisor(signal_fd);
-  int status = StartTasks(supervisor, *cluster, *options, reserved);
-  if (status < 0) {
-    PrintTargets(supervisor, *cluster);
-    status = Supervise(supervisor, *cluster, *options);
+  // Ports we picked ourselves are free when picked but may be taken by
+  // someone else before a server binds them; a task that dies while
+  // starting then gets a second (and third) try on other ports.
+  constexpr int kAttempts = 3;
+  int status = 1;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    std::vector<int> reserved;
+    absl::StatusOr<ClusterSpec> cluster = BuildCluster(*options, &reserved);
+    if (!cluster.ok()) {
+      status = tools::ReportError(cluster.status());
+      break;
+    }
+    Supervisor supervisor(signal_fd);
+    bool task_exited = false;
+    status = StartTasks(supervisor, *cluster, *options, reserved, &task_exited);
+    if (status > 0 && task_exited && options->cluster.empty() && attempt < kAttempts) {
+      supervisor.StopAll();
+      Say("retrying on other free ports");
+      continue;
+    }
+    if (status < 0) {
+      PrintTargets(supervisor, *cluster);
+      status = Supervise(supervisor, *cluster, *options);
+    }
+    supervisor.StopAll();
+    break;
   }
-  supervisor.StopAll();
   close(signal_fd);
   return status;
 }
