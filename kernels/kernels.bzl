@@ -10,6 +10,7 @@ def tg_kernel_family(name, deps = [], test_deps = []):
         deps = [
             "//core/framework",
             "//core/platform",
+            "//kernels:index_values",
             "@system//:eigen",
         ] + deps,
         alwayslink = True,

@@ -14,7 +14,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
-#include "kernels/array/index_values.h"
+#include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/platform/status.h"
+#include "kernels/index_values.h"
 
 namespace tensorgrid {
 namespace math {
@@ -14,19 +15,11 @@ absl::StatusOr<std::vector<int64_t>> ReadAxes(const Tensor& axes) {
     return errors::InvalidArgument("reduction_indices must be a scalar or a vector, got shape ",
                                    axes.shape().DebugString());
   }
-  switch (axes.dtype()) {
-    case DT_INT32: {
-      auto v = axes.values<int32_t>();
-      return std::vector<int64_t>(v.begin(), v.end());
-    }
-    case DT_INT64: {
-      auto v = axes.values<int64_t>();
-      return std::vector<int64_t>(v.begin(), v.end());
-    }
-    default:
-      return errors::InvalidArgument("reduction_indices must be int32 or int64, got ",
-                                     DataTypeString(axes.dtype()));
+  if (axes.dtype() != DT_INT32 && axes.dtype() != DT_INT64) {
+    return errors::InvalidArgument("reduction_indices must be int32 or int64, got ",
+                                   DataTypeString(axes.dtype()));
   }
+  return IndexValues(axes);
 }
 
 }  // namespace

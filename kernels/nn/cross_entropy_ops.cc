@@ -20,6 +20,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
+#include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {
@@ -128,16 +129,6 @@ class SoftmaxXentOp final : public OpKernel {
   }
 };
 
-// Labels are int32 or int64 (Tlabels); widened here, they are one per row.
-std::vector<int64_t> LabelValues(const Tensor& labels) {
-  if (labels.dtype() == DT_INT32) {
-    auto v = labels.values<int32_t>();
-    return std::vector<int64_t>(v.begin(), v.end());
-  }
-  auto v = labels.values<int64_t>();
-  return std::vector<int64_t>(v.begin(), v.end());
-}
-
 template <typename T>
 class SparseSoftmaxXentOp final : public OpKernel {
  public:
@@ -164,7 +155,7 @@ class SparseSoftmaxXentOp final : public OpKernel {
       return errors::InvalidArgument("Must have at least one class, but got logits shape ",
                                      features.shape().DebugString());
     }
-    const std::vector<int64_t> labels = LabelValues(labels_tensor);
+    const std::vector<int64_t> labels = IndexValues(labels_tensor);
     for (int64_t r = 0; r < batch; ++r) {
       if (labels[r] < 0 || labels[r] >= classes) {
         return errors::InvalidArgument("Received a label value of ", labels[r],

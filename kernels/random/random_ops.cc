@@ -20,6 +20,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
+#include "kernels/index_values.h"
 #include "kernels/random/philox_random.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
@@ -62,16 +63,6 @@ class GuardedPhilox {
   PhiloxRandom generator_ ABSL_GUARDED_BY(mu_){0, 0};
 };
 
-// The values of the int32 or int64 `shape` input.
-std::vector<int64_t> ShapeValues(const Tensor& shape) {
-  if (shape.dtype() == DT_INT32) {
-    auto v = shape.values<int32_t>();
-    return std::vector<int64_t>(v.begin(), v.end());
-  }
-  auto v = shape.values<int64_t>();
-  return std::vector<int64_t>(v.begin(), v.end());
-}
-
 // Fills `out` group by group from the stream starting at `gen`.
 template <typename T, typename Dist>
 void FillRandom(const Eigen::ThreadPoolDevice& device, const PhiloxRandom& gen, int64_t groups,
@@ -107,7 +98,7 @@ class RandomOp final : public OpKernel {
       return errors::InvalidArgument("shape must be a vector, got a tensor of shape ",
                                      shape_tensor.shape().DebugString());
     }
-    TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(ShapeValues(shape_tensor)));
+    TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(IndexValues(shape_tensor)));
     Tensor* out;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, shape, &out));
     const int64_t n = out->NumElements();

@@ -1,10 +1,10 @@
-// Reading the small int32/int64 tensors that array ops take as their shape,
-// perm, dims and axis inputs (the op's Tshape/Tperm/index_type/Tidx attr picks
-// which of the two it is).
+// Reading the small int32/int64 tensors that ops take as their shape, perm,
+// dims, axis or label inputs (the op's Tshape/Tperm/index_type/Tidx/Tlabels
+// attr picks which of the two it is).
 //
 //   std::vector<int64_t> perm = IndexValues(ctx.input(1));
-#ifndef TENSORGRID_KERNELS_ARRAY_INDEX_VALUES_H_
-#define TENSORGRID_KERNELS_ARRAY_INDEX_VALUES_H_
+#ifndef TENSORGRID_KERNELS_INDEX_VALUES_H_
+#define TENSORGRID_KERNELS_INDEX_VALUES_H_
 
 #include <cstdint>
 #include <string>
@@ -33,4 +33,4 @@ inline std::string IndexValuesString(const std::vector<int64_t>& values) {
 
 }  // namespace tensorgrid
 
-#endif  // TENSORGRID_KERNELS_ARRAY_INDEX_VALUES_H_
+#endif  // TENSORGRID_KERNELS_INDEX_VALUES_H_
