@@ -39,6 +39,10 @@ class LocalSession final : public Session {
     return master_.ReleaseCallable(handle);
   }
   absl::Status Close() override { return master_.Close(); }
+  absl::StatusOr<std::vector<DeviceInfo>> ListDevices() override { return master_.ListDevices(); }
+  absl::Status Reset(const std::vector<std::string>& containers) override {
+    return master_.Reset(containers);
+  }
 
  private:
   Worker worker_;  // declared first: the master deregisters from it on destruction
@@ -80,6 +84,11 @@ absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& option
   }
   return errors::InvalidArgument("unknown session target '", options.target,
                                  "' (expected \"\" or grpc://host:port)");
+}
+
+absl::Status Reset(const SessionOptions& options, const std::vector<std::string>& containers) {
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  return session->Reset(containers);
 }
 
 }  // namespace tensorgrid

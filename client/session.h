@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/framework/tensor.h"
+#include "core/runtime/worker_interface.h"  // DeviceInfo
 #include "proto/config.pb.h"
 #include "proto/graph.pb.h"
 
@@ -65,7 +66,25 @@ class Session {
 
   // Releases the session's graphs; later calls fail with FailedPrecondition.
   virtual absl::Status Close() = 0;
+
+  // The devices this session places nodes on: every device of the tasks it
+  // reaches, less those ConfigProto.device_filters exclude. Waits for tasks
+  // that are not up yet like Create does.
+  virtual absl::StatusOr<std::vector<DeviceInfo>> ListDevices() = 0;
+
+  // Clears resource containers on every task the session reaches (its
+  // device_filters apply): every container when `containers` is empty, else
+  // the named ones ("" is the default container, where variables live unless
+  // given another). Variables there lose their values. For a grpc:// session
+  // this is TensorFlow's tf.Session.reset: it also closes every session open
+  // on that master, this one included.
+  virtual absl::Status Reset(const std::vector<std::string>& containers) = 0;
 };
+
+// Reset on a fresh session for `options`: clears `containers` on the
+// cluster of options.target (see Session::Reset). Variables on a ps outlive
+// client sessions; this is how to drop them without restarting the ps.
+absl::Status Reset(const SessionOptions& options, const std::vector<std::string>& containers);
 
 // "" or "local": in-process. Other targets go to the factory registered for
 // their prefix (the gRPC session registers "grpc://"); InvalidArgument for

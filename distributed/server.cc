@@ -134,6 +134,10 @@ void Server::Stop() {
     if (state_ == State::kStopped) return;
     server = grpc_server_.get();
   }
+  // Steps in flight here fail now, with a reason, rather than run on until
+  // gRPC's shutdown deadline cancels their calls; the tasks they exchange
+  // tensors with learn it through their receives.
+  worker_->Shutdown(errors::Aborted("task ", task_, " is shutting down"));
   // Without mu_: handlers still running may need address() and the like.
   const absl::Time deadline = absl::Now() + options_.stop_timeout;
   server->Shutdown(absl::ToChronoTime(deadline));

@@ -16,9 +16,10 @@
 // addresses, as GrpcRemoteWorkers; a tensor this task sends to itself stays
 // in process.
 //
-// Lifetime: Create -> Start -> Stop (graceful: new calls are refused, calls
-// in flight get ServerOptions::stop_timeout to finish and are cancelled
-// after it). Join blocks until the server is stopped. Stop and Join are
+// Lifetime: Create -> Start -> Stop (graceful: new calls are refused, steps
+// running on this task fail at once with Aborted "task ... is shutting
+// down", other calls in flight get ServerOptions::stop_timeout to finish and
+// are cancelled after it). Join blocks until the server is stopped. Stop and Join are
 // idempotent, thread-safe and may race; the destructor stops the server.
 #ifndef TENSORGRID_DISTRIBUTED_SERVER_H_
 #define TENSORGRID_DISTRIBUTED_SERVER_H_

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "client/session.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -119,6 +120,44 @@ TEST(ServerTest, PortZeroReportsTheRealPort) {
   GraphDef empty;
   ASSERT_OK((*session)->Create(empty));
   EXPECT_OK((*session)->Close());
+}
+
+// A step blocked for good (a _Recv whose _Send never comes, no timeout)
+// fails with the shutdown's reason when the server stops under it.
+TEST(ServerTest, StopFailsTheRunningStepNamingTheTask) {
+  auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+  ASSERT_OK(cluster.status());
+  std::unique_ptr<Server> server = StartServer(*cluster, "worker", 0);
+  ASSERT_NE(server, nullptr);
+  GraphDef g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    node {
+      name: "never"
+      op: "_Recv"
+      device: "/job:worker/replica:0/task:0/device:CPU:0"
+      attr { key: "tensor_type" value { type: DT_FLOAT } }
+      attr { key: "tensor_name" value { s: "never_sent" } }
+      attr { key: "send_device" value { s: "/job:worker/replica:0/task:0/device:CPU:0" } }
+      attr { key: "send_device_incarnation" value { i: 1 } }
+      attr { key: "recv_device" value { s: "/job:worker/replica:0/task:0/device:CPU:0" } }
+    })pb", &g));
+  SessionOptions options;
+  options.target = server->target();
+  auto session = NewSession(options);
+  ASSERT_OK(session.status());
+  ASSERT_OK((*session)->Create(g));
+  absl::Notification ran;
+  absl::Status status;
+  std::thread client([&] {
+    std::vector<Tensor> out;
+    status = (*session)->Run({}, {"never"}, {}, &out);
+    ran.Notify();
+  });
+  EXPECT_FALSE(ran.WaitForNotificationWithTimeout(absl::Milliseconds(200)));
+  server->Stop();
+  EXPECT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  client.join();
+  EXPECT_STATUS(status, kAborted, "task /job:worker/replica:0/task:0 is shutting down");
 }
 
 TEST(ServerTest, PortInUseIsUnavailableNamingTheAddress) {

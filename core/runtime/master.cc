@@ -25,7 +25,39 @@ int64_t RandomStepBase() {
 
 Master::Master(const ConfigProto& config, WorkerMap workers, std::string default_task)
     : config_(config), workers_(std::move(workers)), default_task_(std::move(default_task)),
-      next_step_id_(RandomStepBase()) {}
+      next_step_id_(RandomStepBase()) {
+  if (config_.device_filters().empty()) return;
+  for (const std::string& filter : config_.device_filters()) {
+    absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(filter);
+    if (!parsed.ok()) {
+      filter_error_ = errors::InvalidArgument("ConfigProto.device_filters: ",
+                                              parsed.status().message());
+      return;
+    }
+    filters_.push_back(*parsed);
+  }
+  WorkerMap kept;
+  std::vector<std::string> all;
+  for (auto& [task, worker] : workers_) {
+    all.push_back(task);
+    absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(task);
+    if (!parsed.ok()) continue;
+    for (const ParsedDeviceName& filter : filters_) {
+      if (DeviceNameUtils::IsSpecification(DeviceNameUtils::AddressSpace(filter), *parsed)) {
+        kept.emplace(task, worker);
+        break;
+      }
+    }
+  }
+  if (kept.empty()) {
+    filter_error_ = errors::InvalidArgument(
+        "ConfigProto.device_filters [", absl::StrJoin(config_.device_filters(), ", "),
+        "] match no task of the cluster (", absl::StrJoin(all, ", "), ")");
+    return;
+  }
+  workers_ = std::move(kept);
+  if (!workers_.count(default_task_)) default_task_ = workers_.begin()->first;
+}
 
 Master::~Master() { Close().IgnoreError(); }
 
@@ -144,6 +176,7 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
 // (operation_timeout_in_ms, default 60 s); then the error names each missing
 // task and why.
 absl::Status Master::LoadDevices() {
+  TG_RETURN_IF_ERROR(filter_error_);
   if (!devices_.empty()) return absl::OkStatus();
   const int64_t timeout_ms =
       config_.operation_timeout_in_ms() > 0 ? config_.operation_timeout_in_ms() : 60000;
@@ -179,12 +212,63 @@ absl::Status Master::LoadDevices() {
         return errors::InvalidArgument("task ", task, " reports device ", d.name,
                                        " of another task");
       }
+      if (!PassesFilters(d.name)) continue;
       device_workers_[d.name] = workers_.at(task);
       devices_.push_back(std::move(d));
     }
   }
-  if (devices_.empty()) return errors::Unavailable("no worker has any device");
+  if (devices_.empty()) {
+    if (!filters_.empty()) {
+      return errors::InvalidArgument("ConfigProto.device_filters [",
+                                     absl::StrJoin(config_.device_filters(), ", "),
+                                     "] match no device of the cluster");
+    }
+    return errors::Unavailable("no worker has any device");
+  }
   return absl::OkStatus();
+}
+
+bool Master::PassesFilters(const std::string& device) const {
+  if (filters_.empty()) return true;
+  absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(device);
+  if (!parsed.ok()) return false;
+  for (const ParsedDeviceName& filter : filters_) {
+    if (DeviceNameUtils::IsSpecification(filter, *parsed)) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<DeviceInfo>> Master::ListDevices() {
+  absl::MutexLock lock(&mu_);
+  TG_RETURN_IF_ERROR(CheckOpen());
+  TG_RETURN_IF_ERROR(LoadDevices());
+  return devices_;
+}
+
+absl::Status Master::Reset(const std::vector<std::string>& containers) {
+  TG_RETURN_IF_ERROR(filter_error_);
+  // All tasks at once: one that is down costs one RPC timeout, not one each.
+  absl::Mutex mu;
+  std::vector<std::string> failed;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  size_t pending = workers_.size();
+  absl::Notification all_done;
+  for (const auto& [task, worker] : workers_) {
+    worker->CleanupAllAsync(containers, [&, task = task](absl::Status s) {
+      absl::MutexLock lock(&mu);
+      if (!s.ok()) {
+        failed.push_back(absl::StrCat(task, " (", s.message(), ")"));
+        if (code == absl::StatusCode::kOk) code = s.code();
+      }
+      if (--pending == 0) all_done.Notify();
+    });
+  }
+  all_done.WaitForNotification();
+  absl::MutexLock lock(&mu);
+  if (failed.empty()) return absl::OkStatus();
+  return absl::Status(code, absl::StrCat("resetting containers failed on ", failed.size(), " of ",
+                                         workers_.size(), " tasks: ",
+                                         absl::StrJoin(failed, "; ")));
 }
 
 absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& options,

@@ -6,6 +6,12 @@
 // run the partitions (concurrently, sharing one step id).
 // Callables hold their cache entry directly and skip even that lookup.
 // Thread-safe: steps run concurrently; Create/Extend/Close exclude them.
+//
+// ConfigProto.device_filters ("/job:ps", "/job:worker/task:1/device:CPU:0")
+// limit the session to the devices matching at least one filter: tasks with
+// no such device are never contacted, so a session does not wait for them.
+// Nodes with no device request go to `default_task` if it survives the
+// filters, else to the first task that does.
 #ifndef TENSORGRID_CORE_RUNTIME_MASTER_H_
 #define TENSORGRID_CORE_RUNTIME_MASTER_H_
 
@@ -18,6 +24,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "core/framework/device_name.h"
 #include "core/graph/graph.h"
 #include "core/graph/subgraph.h"
 #include "core/runtime/worker_interface.h"
@@ -46,6 +53,17 @@ class Master {
                            std::vector<Tensor>* fetches, RunMetadata* metadata);
   absl::Status ReleaseCallable(int64_t handle);
   absl::Status Close();
+
+  // The session's devices (after the filters), waiting for their tasks like
+  // Create does.
+  absl::StatusOr<std::vector<DeviceInfo>> ListDevices();
+  // Drops the resources in `containers` (all containers if empty) on every
+  // task the session may use: variables there lose their values. Fails
+  // Unavailable naming a task that cannot be reached; the others are still
+  // reset.
+  absl::Status Reset(const std::vector<std::string>& containers);
+  // The task nodes without a device request are placed on.
+  const std::string& default_task() const { return default_task_; }
 
  private:
   // One registered partition of an execution unit.
@@ -84,10 +102,16 @@ class Master {
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  bool PassesFilters(const std::string& device) const;
 
   const ConfigProto config_;
-  const WorkerMap workers_;
-  const std::string default_task_;
+  // The tasks the device filters let through (all without filters).
+  WorkerMap workers_;
+  std::string default_task_;
+  // Parsed ConfigProto.device_filters; a filter that does not parse makes
+  // Create fail with filter_error_.
+  std::vector<ParsedDeviceName> filters_;
+  absl::Status filter_error_;
   // Step ids start at a random point so that steps of different masters
   // sharing a worker do not collide.
   std::atomic<int64_t> next_step_id_;

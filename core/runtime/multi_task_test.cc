@@ -231,3 +231,126 @@ TEST(MasterRestartTest, RestartedTaskIsAbortedNamingIt) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+TEST(MasterDeviceFiltersTest, FilteredOutTaskIsNeverContacted) {
+  Worker ps(kPs, ConfigProto());
+  Worker w0(kWorker0, ConfigProto());
+  LateWorker never(&w0, /*down_for=*/1 << 30);
+  ConfigProto config;
+  config.add_device_filters("/job:ps");
+  config.set_operation_timeout_in_ms(60000);  // a wait for worker 0 would show as a hang
+  Master master(config, {{kPs, &ps}, {kWorker0, &never}}, kWorker0);
+  EXPECT_EQ(master.default_task(), kPs);  // worker 0 is filtered out
+  absl::StatusOr<std::vector<DeviceInfo>> devices = master.ListDevices();
+  ASSERT_OK(devices.status());
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].name, "/job:ps/replica:0/task:0/device:CPU:0");
+  GraphDef g;
+  NodeDef* n = g.add_node();
+  n->set_name("c");
+  n->set_op("Const");
+  SetAttr(n, "dtype", DT_FLOAT);
+  SetAttr(n, "value", Tensor::Scalar<float>(5));
+  ASSERT_OK(master.Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
+  ExpectTensorEqual<float>(out[0], {5}, TensorShape({}));
+}
+
+TEST(MasterDeviceFiltersTest, DeviceLevelFilterKeepsOnlyThatDevice) {
+  ConfigProto two_cpus;
+  (*two_cpus.mutable_device_count())["CPU"] = 2;
+  Worker ps(kPs, two_cpus);
+  ConfigProto config;
+  config.add_device_filters("/job:ps/task:0/device:CPU:1");
+  Master master(config, {{kPs, &ps}}, kPs);
+  absl::StatusOr<std::vector<DeviceInfo>> devices = master.ListDevices();
+  ASSERT_OK(devices.status());
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].name, "/job:ps/replica:0/task:0/device:CPU:1");
+}
+
+TEST(MasterDeviceFiltersTest, BadOrUnmatchedFiltersAreInvalidArgument) {
+  Worker ps(kPs, ConfigProto());
+  ConfigProto malformed;
+  malformed.add_device_filters("/job:ps/task:x");
+  EXPECT_STATUS(Master(malformed, {{kPs, &ps}}, kPs).Create(GraphDef()), kInvalidArgument,
+                "device_filters: device name '/job:ps/task:x' is malformed");
+  ConfigProto unmatched;
+  unmatched.add_device_filters("/job:chief");
+  EXPECT_STATUS(Master(unmatched, {{kPs, &ps}}, kPs).Create(GraphDef()), kInvalidArgument,
+                "device_filters [/job:chief] match no task of the cluster "
+                "(/job:ps/replica:0/task:0)");
+}
+
+TEST_F(MultiTaskTest, ResetClearsVariablesOnEveryTask) {
+  {
+    Master master(ConfigProto(), map_, kWorker0);
+    ASSERT_OK(master.Create(SeedGraph()));
+    ASSERT_OK(master.Run(RunOptions(), {}, {}, {"x/Assign", "y/Assign"}, nullptr, nullptr));
+    ASSERT_OK(master.Reset({}));
+  }
+  Master after(ConfigProto(), map_, kWorker0);
+  ASSERT_OK(after.Create(SeedGraph()));
+  std::vector<Tensor> out;
+  EXPECT_STATUS(after.Run(RunOptions(), {}, {"z1b"}, {}, &out, nullptr), kFailedPrecondition,
+                "uninitialized variable");
+}
+
+TEST_F(MultiTaskTest, ResetOfAnotherContainerKeepsTheVariables) {
+  Master master(ConfigProto(), map_, kWorker0);
+  ASSERT_OK(master.Create(SeedGraph()));
+  ASSERT_OK(master.Run(RunOptions(), {}, {}, {"x/Assign", "y/Assign"}, nullptr, nullptr));
+  ASSERT_OK(master.Reset({"some_other_container"}));
+  std::vector<Tensor> out;
+  ASSERT_OK(master.Run(RunOptions(), {}, {"z1b"}, {}, &out, nullptr));
+  ExpectTensorEqual<float>(out[0], {3, 3, 3, 3}, TensorShape({2, 2}));
+}
+
+TEST(WorkerShutdownTest, RunningStepFailsAtOnceAndLaterStepsAreRefused) {
+  Worker worker(kWorker0, ConfigProto());
+  // A step blocked in a _Recv whose _Send never comes (no timeout).
+  GraphDef g;
+  NodeDef* recv = g.add_node();
+  recv->set_name("r");
+  recv->set_op("_Recv");
+  recv->set_device("/job:worker/replica:0/task:0/device:CPU:0");
+  SetAttr(recv, "tensor_type", DT_FLOAT);
+  SetAttr(recv, "tensor_name", "never");
+  SetAttr(recv, "send_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  SetAttr(recv, "send_device_incarnation", int64_t{1});
+  SetAttr(recv, "recv_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  SetAttr(recv, "client_terminated", false);
+  RegisterGraphArgs reg;
+  reg.graph = g;
+  RegisterGraphResult registered;
+  ASSERT_OK(worker.RegisterGraph(reg, &registered));
+  RunGraphArgs run;
+  run.graph_handle = registered.graph_handle;
+  run.step_id = 1;
+  RunGraphResult result;
+  absl::Notification done;
+  absl::Status status;
+  worker.RunGraphAsync(run, &result, [&](absl::Status s) {
+    status = s;
+    done.Notify();
+  });
+  EXPECT_FALSE(done.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+  worker.Shutdown(errors::Aborted("task /job:worker/replica:0/task:0 is shutting down"));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_STATUS(status, kAborted, "is shutting down; its running step was cancelled");
+  run.step_id = 2;
+  EXPECT_STATUS(worker.RunGraph(run, &result), kAborted, "task /job:worker/replica:0/task:0 is "
+                "shutting down");
+  Tensor t;
+  EXPECT_STATUS(WaitForCallback([&](StatusCallback d) {
+                  worker.RecvTensorAsync(3, "k", &t, std::move(d));
+                }),
+                kAborted, "is shutting down");
+}
+
+}  // namespace
+}  // namespace tensorgrid

@@ -35,6 +35,11 @@ absl::Status WorkerInterface::CleanupGraph(int64_t step_id) {
   return WaitForCallback([&](StatusCallback done) { CleanupGraphAsync(step_id, std::move(done)); });
 }
 
+absl::Status WorkerInterface::CleanupAll(const std::vector<std::string>& containers) {
+  return WaitForCallback(
+      [&](StatusCallback done) { CleanupAllAsync(containers, std::move(done)); });
+}
+
 namespace {
 // Debian's Abseil is built without NDEBUG, so every absl::Mutex operation
 // also maintains a global deadlock-detection graph: about half the cost of a
@@ -147,10 +152,37 @@ void Worker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
   done(absl::OkStatus());
 }
 
+void Worker::CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) {
+  for (const auto& device : device_mgr_->devices()) {
+    ResourceMgr* resources = device->resource_manager();
+    if (containers.empty()) resources->Clear();
+    for (const std::string& container : containers) resources->Cleanup(container);
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::Shutdown(const absl::Status& reason) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!shutdown_reason_.ok()) return;
+    shutdown_reason_ = reason;
+  }
+  shutdown_.StartCancel();
+}
+
+absl::Status Worker::ShutdownReason() {
+  absl::MutexLock lock(&mu_);
+  return shutdown_reason_;
+}
+
 void Worker::SetWorkerLookup(WorkerLookup lookup) { lookup_ = std::move(lookup); }
 
 void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                              StatusCallback done) {
+  if (absl::Status down = ShutdownReason(); !down.ok()) {
+    done(down);
+    return;
+  }
   std::shared_ptr<Rendezvous> r = rendezvous_mgr_.FindOrCreateUnlessCleaned(step_id);
   if (r == nullptr) {
     done(errors::Aborted("step ", step_id, " is already over on ", task_, "; cannot serve '",
@@ -220,6 +252,8 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
     std::shared_ptr<Rendezvous> rendezvous;
     absl::Notification finished;
     std::atomic<bool> timed_out{false};
+    std::atomic<bool> shut_down{false};
+    CancellationManager::Token shutdown_token = 0;
   };
   auto step = std::make_shared<Step>();
   step->item = item;
@@ -246,6 +280,14 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
     step->stats = std::make_unique<StepStatsCollector>(dev);
     args.stats = step->stats.get();
   }
+  // Shutdown cancels the step like a timeout does, and says why.
+  if (!shutdown_.RegisterCallback(&step->shutdown_token, [step] {
+        step->shut_down.store(true);
+        step->cancellation.StartCancel();
+      })) {
+    done(ShutdownReason());
+    return;
+  }
   if (request.timeout_in_ms > 0) {
     // A step past its deadline is cancelled: nodes not yet started are skipped
     // and blocking kernels are woken through the cancellation manager.
@@ -257,8 +299,14 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
     }).detach();
   }
   const int64_t timeout = request.timeout_in_ms;
-  item->executor->RunAsync(args, [step, response, timeout, done = std::move(done)](absl::Status s) {
-    if (step->timed_out.load()) {
+  item->executor->RunAsync(args, [this, step, response, timeout,
+                                  done = std::move(done)](absl::Status s) {
+    shutdown_.DeregisterCallback(step->shutdown_token);
+    if (step->shut_down.load()) {
+      const absl::Status reason = ShutdownReason();
+      s = absl::Status(reason.code(),
+                       absl::StrCat(reason.message(), "; its running step was cancelled"));
+    } else if (step->timed_out.load()) {
       s = errors::DeadlineExceeded("step did not finish within ", timeout, " ms");
     } else if (s.ok()) {
       response->fetches = std::move(step->frame.retvals);

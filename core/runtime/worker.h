@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "core/framework/cancellation.h"
 #include "core/framework/device.h"
 #include "core/runtime/device_mgr.h"
 #include "core/runtime/executor.h"
@@ -38,6 +39,14 @@ class Worker final : public WorkerInterface {
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                        StatusCallback done) override;
 
+  void CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) override;
+
+  // Stops serving steps: running steps are cancelled and fail with `reason`
+  // (their receives wake at once), and later RunGraph and RecvTensor calls
+  // fail with it. Registered graphs and resources stay. For Server::Stop;
+  // the first call's reason wins.
+  void Shutdown(const absl::Status& reason);
+
   // How this worker reaches other tasks, for _Recvs whose sender lives there:
   // task name ("/job:ps/replica:0/task:0") -> worker, or null if unknown.
   // Without it, every transfer must stay inside this task.
@@ -52,6 +61,7 @@ class Worker final : public WorkerInterface {
     bool uses_rendezvous = false;  // has _Send/_Recv nodes
   };
   absl::StatusOr<std::shared_ptr<Item>> Build(const GraphDef& def);
+  absl::Status ShutdownReason();  // OK until Shutdown
 
   std::unique_ptr<DeviceMgr> device_mgr_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
@@ -61,6 +71,8 @@ class Worker final : public WorkerInterface {
   absl::Mutex mu_;
   int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Item>> graphs_ ABSL_GUARDED_BY(mu_);
+  absl::Status shutdown_reason_ ABSL_GUARDED_BY(mu_);
+  CancellationManager shutdown_;  // every running step registers with it
 };
 
 }  // namespace tensorgrid

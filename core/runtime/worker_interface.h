@@ -67,6 +67,12 @@ class WorkerInterface {
                                StatusCallback done) {
     done(absl::UnimplementedError("this worker does not serve RecvTensor"));
   }
+  // Drops every resource (variables, queues) in the named containers of all
+  // this worker's devices; every container when `containers` is empty.
+  // Variables there become uninitialized. Workers that cannot say Unimplemented.
+  virtual void CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) {
+    done(absl::UnimplementedError("this worker does not support CleanupAll"));
+  }
 
   // Blocking forms.
   absl::Status GetStatus(GetStatusResult* response);
@@ -74,6 +80,7 @@ class WorkerInterface {
   absl::Status DeregisterGraph(const std::string& graph_handle);
   absl::Status RunGraph(const RunGraphArgs& request, RunGraphResult* response);
   absl::Status CleanupGraph(int64_t step_id);
+  absl::Status CleanupAll(const std::vector<std::string>& containers);
 };
 
 }  // namespace tensorgrid

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/framework/device_name.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "distributed/rpc/grpc_util.h"
@@ -152,13 +153,48 @@ grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext*,
   return ToGrpcStatus(master->Close());
 }
 
-grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*, const ListDevicesRequest*,
-                                            ListDevicesResponse*) {
-  return ToGrpcStatus(errors::Unimplemented("MasterService.ListDevices is not implemented yet"));
+grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*,
+                                            const ListDevicesRequest* request,
+                                            ListDevicesResponse* response) {
+  std::shared_ptr<Master> master;
+  if (request->session_handle().empty()) {
+    master = factory_(request->config());
+    if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
+  } else {
+    absl::StatusOr<std::shared_ptr<Master>> found = Find(request->session_handle());
+    if (!found.ok()) return ToGrpcStatus(found.status());
+    master = *std::move(found);
+  }
+  absl::StatusOr<std::vector<DeviceInfo>> devices = master->ListDevices();
+  if (!devices.ok()) return ToGrpcStatus(devices.status());
+  for (const DeviceInfo& d : *devices) {
+    DeviceAttributesProto* out = DeviceNameUtils::IsSameAddressSpace(d.name, master->default_task())
+                                     ? response->add_local_device()
+                                     : response->add_remote_device();
+    out->set_name(d.name);
+    out->set_device_type(d.type);
+    out->set_incarnation(d.incarnation);
+  }
+  return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::Reset(grpc::ServerContext*, const ResetRequest*, ResetResponse*) {
-  return ToGrpcStatus(errors::Unimplemented("MasterService.Reset is not implemented yet"));
+grpc::Status GrpcMasterService::Reset(grpc::ServerContext*, const ResetRequest* request,
+                                      ResetResponse*) {
+  ConfigProto config;
+  for (const std::string& f : request->device_filters()) config.add_device_filters(f);
+  std::shared_ptr<Master> master = factory_(config);
+  if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
+  absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    sessions.swap(sessions_);
+  }
+  // Outside the lock, as in CloseSession. A session that fails to close
+  // cleanly is gone from this master all the same.
+  for (auto& [handle, session] : sessions) session->Close().IgnoreError();
+  const std::vector<std::string> containers(request->container().begin(),
+                                            request->container().end());
+  return ToGrpcStatus(master->Reset(containers));
 }
 
 }  // namespace tensorgrid

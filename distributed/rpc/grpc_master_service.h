@@ -13,7 +13,12 @@
 // later call; an unknown handle is NotFound naming it. Feeds arrive named by
 // tensor ("x" or "x:0"); a feed whose TensorProto does not decode is
 // InvalidArgument naming it. Master statuses cross the wire unchanged.
-// ListDevices and Reset answer Unimplemented for now.
+// ListDevices lists the session's devices (local_device: those of the
+// master's own task, remote_device: the others); with no handle, those a new
+// session with the request's config would see. Reset, as in TensorFlow,
+// closes every session of this master, then clears the named resource
+// containers (all of them if none is named) on every task matching the
+// request's device_filters.
 //
 // Thread-safe: the methods are synchronous and run on gRPC's server threads;
 // steps of one session run concurrently (the Master allows it), and a step in

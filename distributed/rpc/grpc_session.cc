@@ -220,6 +220,41 @@ absl::Status GrpcSession::ReleaseCallable(CallableHandle handle) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<DeviceInfo>> GrpcSession::ListDevices() {
+  ListDevicesRequest request;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (closed_) return errors::FailedPrecondition("session is closed");
+    request.set_session_handle(handle_);  // empty before Create: the config says what to list
+  }
+  *request.mutable_config() = config_;
+  ListDevicesResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, rpc_timeout_ + kStepGrace);  // the master may wait for tasks that long
+  TG_RETURN_IF_ERROR(Finish("ListDevices", stub_->ListDevices(&context, request, &response)));
+  std::vector<DeviceInfo> devices;
+  for (const auto* list : {&response.local_device(), &response.remote_device()}) {
+    for (const DeviceAttributesProto& d : *list) {
+      devices.push_back(DeviceInfo{d.name(), d.device_type(), d.incarnation()});
+    }
+  }
+  return devices;
+}
+
+absl::Status GrpcSession::Reset(const std::vector<std::string>& containers) {
+  ResetRequest request;
+  for (const std::string& c : containers) request.add_container(c);
+  for (const std::string& f : config_.device_filters()) request.add_device_filters(f);
+  ResetResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, rpc_timeout_ + kStepGrace);
+  TG_RETURN_IF_ERROR(Finish("Reset", stub_->Reset(&context, request, &response)));
+  // The master closed every session it had, this one included.
+  absl::MutexLock lock(&mu_);
+  if (!handle_.empty()) closed_ = true;
+  return absl::OkStatus();
+}
+
 absl::Status GrpcSession::Close() {
   std::string handle;
   {

@@ -52,6 +52,8 @@ class GrpcSession final : public Session {
                            std::vector<Tensor>* fetches, RunMetadata* run_metadata) override;
   absl::Status ReleaseCallable(CallableHandle handle) override;
   absl::Status Close() override;
+  absl::StatusOr<std::vector<DeviceInfo>> ListDevices() override;
+  absl::Status Reset(const std::vector<std::string>& containers) override;
 
  private:
   GrpcSession(std::string address, const ConfigProto& config);

@@ -157,6 +157,60 @@ TEST_F(GrpcSessionTest, UninitializedVariableIsFailedPreconditionNamingIt) {
   EXPECT_FALSE(IsDerivedError(s)) << s;
 }
 
+TEST_F(GrpcSessionTest, ListDevicesBeforeAndAfterCreate) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  for (int created = 0; created < 2; ++created) {
+    absl::StatusOr<std::vector<DeviceInfo>> devices = session->ListDevices();
+    ASSERT_OK(devices.status());
+    ASSERT_EQ(devices->size(), 1u);
+    EXPECT_EQ((*devices)[0].name, "/job:localhost/replica:0/task:0/device:CPU:0");
+    EXPECT_EQ((*devices)[0].type, "CPU");
+    EXPECT_NE((*devices)[0].incarnation, 0u);
+    if (!created) ASSERT_OK(session->Create(SquareGraph()));
+  }
+}
+
+// w = 2 (assigned), read = Identity(w); Reset drops w and closes the session.
+TEST_F(GrpcSessionTest, ResetClearsVariablesAndClosesSessions) {
+  GraphDef g;
+  NodeDef w = MakeNode("w", "VariableV2", {});
+  SetAttr(&w, "dtype", DT_FLOAT);
+  SetAttr(&w, "shape", PartialTensorShape({}));
+  *g.add_node() = w;
+  NodeDef two = MakeNode("two", "Const", {});
+  SetAttr(&two, "dtype", DT_FLOAT);
+  SetAttr(&two, "value", Tensor::Scalar<float>(2));
+  *g.add_node() = two;
+  NodeDef assign = MakeNode("assign", "Assign", {"w", "two"});
+  SetAttr(&assign, "T", DT_FLOAT);
+  *g.add_node() = assign;
+  NodeDef read = MakeNode("read", "Identity", {"w"});
+  SetAttr(&read, "T", DT_FLOAT);
+  *g.add_node() = read;
+
+  auto first = Connect();
+  ASSERT_NE(first, nullptr);
+  ASSERT_OK(first->Create(g));
+  ASSERT_OK(first->Run({}, {}, {"assign"}, nullptr));
+  auto second = Connect();  // another client sees w
+  ASSERT_NE(second, nullptr);
+  ASSERT_OK(second->Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(second->Run({}, {"read"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {2}, TensorShape({}));
+
+  SessionOptions options;
+  options.target = "grpc://" + address_;
+  ASSERT_OK(Reset(options, {}));
+  EXPECT_STATUS(first->Run({}, {"read"}, {}, &out), kNotFound, "no session with handle");
+  auto third = Connect();
+  ASSERT_NE(third, nullptr);
+  ASSERT_OK(third->Create(g));
+  EXPECT_STATUS(third->Run({}, {"read"}, {}, &out), kFailedPrecondition,
+                "uninitialized variable 'w'");
+}
+
 TEST_F(GrpcSessionTest, NullOutputsAreFineWithoutFetchesOnly) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
@@ -268,11 +322,12 @@ TEST_F(GrpcSessionTest, ServiceRejectsUnknownHandlesAndBadFeeds) {
                 created.session_handle());
 
   ListDevicesRequest list;
+  list.set_session_handle(created.session_handle());  // closed above
   ListDevicesResponse devices;
   grpc::ClientContext c5;
   deadline(&c5);
-  EXPECT_STATUS(FromGrpcStatus(stub->ListDevices(&c5, list, &devices)), kUnimplemented,
-                "ListDevices");
+  EXPECT_STATUS(FromGrpcStatus(stub->ListDevices(&c5, list, &devices)), kNotFound,
+                created.session_handle());
 }
 
 }  // namespace
