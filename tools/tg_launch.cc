@@ -3,6 +3,7 @@
 //
 //   tg_launch --ps=1 --workers=2              # free loopback ports; Ctrl-C ends it
 //   tg_launch --cluster="ps=localhost:2222;worker=localhost:2223"
+//   tg_launch --tf_config_file=cluster.json   # {"cluster": {"worker": [...], ...}}
 //   tg_launch --ps=1 --workers=2 -- sh -c 'echo "$TG_CLUSTER"'
 //
 // Each task's output lines come back prefixed with its name ("[ps:0] ...").
@@ -30,13 +31,17 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/platform/status.h"
 #include "distributed/cluster_spec.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "tools/flags.h"
+#include "tools/proto_file.h"
 
 extern char** environ;
 
@@ -54,10 +59,15 @@ struct Options {
   int workers = 0;
   bool chief = false;
   std::string cluster;
+  std::string tf_config_file;
   std::string server_binary;
   int startup_timeout_s = 30;
   std::vector<std::string> command;  // after "--"
   bool help = false;
+
+  // The cluster comes from --ps/--workers/--chief: we pick its ports, so a
+  // port someone else took first is worth a retry on other ones.
+  bool picks_ports() const { return cluster.empty() && tf_config_file.empty(); }
 };
 
 const std::vector<tools::Flag>& Table() {
@@ -68,6 +78,9 @@ const std::vector<tools::Flag>& Table() {
       {"cluster", "SPEC", false,
        "the cluster instead: \"ps=localhost:2222;worker=localhost:2223\";\n"
        "every task of it is started here"},
+      {"tf_config_file", "FILE", false,
+       "the cluster instead, from the \"cluster\" of a TF_CONFIG-style\n"
+       "JSON file; its \"task\", if any, is ignored"},
       {"server_binary", "PATH", false,
        "the tg_server to run; default: tg_server next to tg_launch"},
       {"startup_timeout", "SECONDS", false,
@@ -80,6 +93,7 @@ std::string Usage() {
   return absl::StrCat(
       "usage: tg_launch --ps=N --workers=M [--chief] [-- COMMAND ARGS...]\n"
       "       tg_launch --cluster=SPEC [-- COMMAND ARGS...]\n"
+      "       tg_launch --tf_config_file=FILE [-- COMMAND ARGS...]\n"
       "\n"
       "Starts one tg_server per task, waits until all serve, then prints the\n"
       "cluster and the grpc:// target of every task. Without COMMAND it runs\n"
@@ -112,13 +126,17 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& argv) {
     if (f.name == "startup_timeout") return ParseCount(f, 1, &options.startup_timeout_s);
     if (f.name == "chief") options.chief = f.value == "true";
     if (f.name == "cluster") options.cluster = f.value;
+    if (f.name == "tf_config_file") options.tf_config_file = f.value;
     if (f.name == "server_binary") options.server_binary = f.value;
     return absl::OkStatus();
   }));
   if (options.help) return options;
   const bool counts = options.ps > 0 || options.workers > 0 || options.chief;
-  if (options.cluster.empty() == !counts) {
-    return errors::InvalidArgument("give either --ps/--workers/--chief or --cluster");
+  const int sources = (counts ? 1 : 0) + (options.cluster.empty() ? 0 : 1) +
+                      (options.tf_config_file.empty() ? 0 : 1);
+  if (sources != 1) {
+    return errors::InvalidArgument(
+        "give exactly one of --ps/--workers/--chief, --cluster and --tf_config_file");
   }
   if (counts && options.workers == 0) return errors::InvalidArgument("--workers must be >= 1");
   return options;
@@ -145,10 +163,95 @@ absl::StatusOr<std::vector<int>> ReservePorts(int n, std::vector<int>* sockets) 
   return ports;
 }
 
+void WriteAll(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // stdout gone (SIGPIPE is ignored): drop the output
+    done += n;
+  }
+}
+
+void Say(const std::string& line) { WriteAll(STDERR_FILENO, absl::StrCat("tg_launch: ", line, "\n")); }
+
+// The cluster in a TF_CONFIG-style JSON file, {"cluster": {...}}. The file
+// is parsed here only to take its "task" out: TfConfig::ParseTfConfig (the
+// one TF_CONFIG parser, with its rules and messages) requires a task, and
+// the file's own one means nothing to us since we start every task. So its
+// "task" (if any) is dropped with a note, one naming a job of the cluster
+// takes its place, and the result goes through ParseTfConfig.
+absl::StatusOr<ClusterSpec> ClusterFromTfConfigFile(const std::string& path) {
+  TG_ASSIGN_OR_RETURN(std::string json, ReadFileToString(path, "TF_CONFIG file"));
+  // Protobuf's parser says "Root element must be a message" for these.
+  if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(json), "{")) {
+    return errors::InvalidArgument("not a JSON object; expected {\"cluster\": {...}}");
+  }
+  google::protobuf::Struct root;
+  const auto parsed = google::protobuf::util::JsonStringToMessage(json, &root);
+  if (!parsed.ok()) {
+    return errors::InvalidArgument("not valid JSON: ",
+                                   std::string(parsed.message().data(), parsed.message().size()));
+  }
+  auto& fields = *root.mutable_fields();
+  auto cluster = fields.find("cluster");
+  if (cluster == fields.end()) {
+    return errors::InvalidArgument(
+        "no \"cluster\"; expected {\"cluster\": {\"worker\": [\"localhost:2223\", ...], ...}}");
+  }
+  // A job of the cluster for the stand-in task; if there is none, the
+  // cluster itself is what ParseTfConfig rejects.
+  std::string job = "worker";
+  if (cluster->second.has_struct_value() && !cluster->second.struct_value().fields().empty()) {
+    job = cluster->second.struct_value().fields().begin()->first;
+  }
+  if (fields.erase("task") > 0) {
+    Say(absl::StrCat("ignoring the \"task\" of ", path, ": every task of its cluster is started"));
+  }
+  google::protobuf::Value& task = fields["task"];
+  (*task.mutable_struct_value()->mutable_fields())["type"].set_string_value(job);
+  std::string with_task;
+  if (!google::protobuf::util::MessageToJsonString(root, &with_task).ok()) {
+    return errors::Internal("cannot print the JSON of ", path, " back");
+  }
+  // Port 0 passes here so that ClusterWithFixedPorts can say why it fails.
+  ClusterSpecOptions spec_options;
+  spec_options.allow_port_zero = true;
+  TG_ASSIGN_OR_RETURN(TfConfig config, TfConfig::ParseTfConfig(with_task, spec_options));
+  if (!config.rpc_layer.empty() && config.rpc_layer != "grpc") {
+    return errors::InvalidArgument("\"rpc_layer\" is '", config.rpc_layer,
+                                   "'; tg_server speaks only \"grpc\"");
+  }
+  return config.cluster;
+}
+
+// `cluster`, unless a task has port 0: every task has to know every other
+// task's port before it starts, so none can pick its own.
+absl::StatusOr<ClusterSpec> ClusterWithFixedPorts(ClusterSpec cluster) {
+  for (const ClusterSpec::Task& task : cluster.AllTasks()) {
+    int port = -1;
+    if (absl::SimpleAtoi(task.address.substr(task.address.rfind(':') + 1), &port) && port == 0) {
+      return errors::InvalidArgument(task.name, " has port 0 (", task.address,
+                                     "); give every task a fixed port, or use --ps/--workers "
+                                     "for free ones");
+    }
+  }
+  return cluster;
+}
+
 absl::StatusOr<ClusterSpec> BuildCluster(const Options& options, std::vector<int>* sockets) {
-  if (!options.cluster.empty()) {
-    absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromFlag(options.cluster);
-    if (!spec.ok()) return WithContext(spec.status(), "--cluster");
+  if (!options.cluster.empty() || !options.tf_config_file.empty()) {
+    ClusterSpecOptions spec_options;
+    spec_options.allow_port_zero = true;  // ClusterWithFixedPorts explains the rule
+    absl::StatusOr<ClusterSpec> spec = !options.cluster.empty()
+                                           ? ClusterSpec::FromFlag(options.cluster, spec_options)
+                                           : ClusterFromTfConfigFile(options.tf_config_file);
+    if (spec.ok()) spec = ClusterWithFixedPorts(*std::move(spec));
+    if (!spec.ok()) {
+      return WithContext(spec.status(), !options.cluster.empty()
+                                            ? "--cluster"
+                                            : "--tf_config_file=" + options.tf_config_file);
+    }
     return spec;
   }
   const int chief = options.chief ? 1 : 0;
@@ -174,18 +277,6 @@ std::string DefaultServerBinary() {
   const size_t slash = self.rfind('/');
   return slash == std::string::npos ? "tg_server" : self.substr(0, slash + 1) + "tg_server";
 }
-
-void WriteAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // stdout gone (SIGPIPE is ignored): drop the output
-    done += n;
-  }
-}
-
-void Say(const std::string& line) { WriteAll(STDERR_FILENO, absl::StrCat("tg_launch: ", line, "\n")); }
 
 // "exited with status 1", "was killed by signal 9 (Killed)".
 std::string DescribeStatus(int status) {
@@ -432,7 +523,11 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
       *task_exited = true;
       return 1;
     }
-    if (supervisor.received_signal() != 0) return 0;
+    if (const int signal = supervisor.received_signal(); signal != 0) {
+      Say(absl::StrCat(strsignal(signal), " while starting, stopping the cluster"));
+      // Without a command that is how a launch ends; a command never ran.
+      return options.command.empty() ? 0 : 128 + signal;
+    }
     if (waiting.empty()) return -1;
     if (Clock::now() >= deadline) {
       Say(absl::StrCat("not ready after ", options.startup_timeout_s,
@@ -524,7 +619,7 @@ int Main(const std::vector<std::string>& args) {
     Supervisor supervisor(signal_fd);
     bool task_exited = false;
     status = StartTasks(supervisor, *cluster, *options, reserved, &task_exited);
-    if (status > 0 && task_exited && options->cluster.empty() && attempt < kAttempts) {
+    if (status > 0 && task_exited && options->picks_ports() && attempt < kAttempts) {
       supervisor.StopAll();
       Say("retrying on other free ports");
       continue;
