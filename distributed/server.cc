@@ -85,7 +85,8 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
   master_service_ = std::make_unique<GrpcMasterService>(
       [workers, task = task_](const ConfigProto& session_config) {
         return std::make_unique<Master>(session_config, workers, task);
-      });
+      },
+      options.security.auth_token);
 }
 
 Server::~Server() {
@@ -104,10 +105,13 @@ absl::Status Server::Start() {
   const std::string address = absl::StrCat(bind_host_, ":", port_);
   grpc::ServerBuilder builder;
   int selected_port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
-  // Tensors may be large: allow the most a gRPC message can hold.
-  builder.SetMaxReceiveMessageSize(INT_MAX);
+  builder.AddListeningPort(address, ServerCredentials(options_.security), &selected_port);
+  builder.SetMaxReceiveMessageSize(options_.max_request_bytes);
+  // Fetched tensors may be large: allow the most a gRPC message can hold.
   builder.SetMaxSendMessageSize(INT_MAX);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(NewBadRequestInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   // gRPC sets SO_REUSEPORT by default, which would let a second server share
   // the port silently; a port in use must be an error instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -33,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distributed/cluster_spec.h"
+#include "distributed/rpc/grpc_util.h"
 #include "proto/config.pb.h"
 
 namespace grpc {
@@ -52,6 +53,12 @@ struct ServerOptions {
   std::string bind_host;
   // How long Stop lets calls in flight finish before cancelling them.
   absl::Duration stop_timeout = absl::Seconds(5);
+  // Auth token and TLS, for this server's port and for its calls to the
+  // other tasks (which must all use the same).
+  RpcSecurity security;
+  // The largest request the server accepts; larger ones are refused with
+  // ResourceExhausted before they are read. Feeds travel in requests.
+  int max_request_bytes = 1 << 30;
 };
 
 class Server {

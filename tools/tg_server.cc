@@ -34,6 +34,9 @@ struct Options {
   std::string job_name;
   int task_index = -1;
   std::string bind_host;
+  // Empty: the TG_* environment variable of the same meaning, if set.
+  std::string auth_token_file, tls_ca_file, tls_cert_file, tls_key_file;
+  int max_request_bytes = 1 << 30;
   bool help = false;
 };
 
@@ -47,6 +50,17 @@ const std::vector<tools::Flag>& Table() {
       {"bind", "HOST", false,
        "host to listen on; default: the host of this task's address\n"
        "(localhost: 127.0.0.1 only); 0.0.0.0 for every interface"},
+      {"auth_token_file", "FILE", false,
+       "require this shared token on every call, and send it to the\n"
+       "other tasks (default: $TG_AUTH_TOKEN_FILE)"},
+      {"tls_cert_file", "FILE", false,
+       "serve TLS with this PEM certificate (default: $TG_TLS_CERT_FILE)"},
+      {"tls_key_file", "FILE", false, "its PEM private key (default: $TG_TLS_KEY_FILE)"},
+      {"tls_ca_file", "FILE", false,
+       "PEM roots that verify the other tasks' certificates; clients\n"
+       "must then present one too: mutual TLS (default: $TG_TLS_CA_FILE)"},
+      {"max_request_bytes", "N", false,
+       "refuse larger requests with ResourceExhausted (default 1 GiB)"},
   };
   return *table;
 }
@@ -54,6 +68,8 @@ const std::vector<tools::Flag>& Table() {
 std::string Usage() {
   return absl::StrCat(
       "usage: tg_server --cluster=SPEC --job_name=JOB [--task_index=N] [--bind=HOST]\n"
+      "                 [--auth_token_file=FILE] [--tls_cert_file=FILE --tls_key_file=FILE]\n"
+      "                 [--tls_ca_file=FILE] [--max_request_bytes=N]\n"
       "       TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": JOB, \"index\": N}}' tg_server\n"
       "\n"
       "Serves one task of a cluster until SIGTERM or SIGINT, then stops gracefully\n"
@@ -69,6 +85,15 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
     if (f.name == "cluster") options.cluster = f.value;
     if (f.name == "job_name") options.job_name = f.value;
     if (f.name == "bind") options.bind_host = f.value;
+    if (f.name == "auth_token_file") options.auth_token_file = f.value;
+    if (f.name == "tls_ca_file") options.tls_ca_file = f.value;
+    if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
+    if (f.name == "tls_key_file") options.tls_key_file = f.value;
+    if (f.name == "max_request_bytes" &&
+        (!absl::SimpleAtoi(f.value, &options.max_request_bytes) || options.max_request_bytes <= 0)) {
+      return errors::InvalidArgument("--max_request_bytes='", f.value,
+                                     "' is not a positive number of bytes below 2 GiB");
+    }
     if (f.name == "task_index" &&
         (!absl::SimpleAtoi(f.value, &options.task_index) || options.task_index < 0)) {
       return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
@@ -107,6 +132,17 @@ absl::StatusOr<TfConfig> ResolveTask(const Options& options) {
 absl::Status Serve(const TfConfig& config, const Options& options, const sigset_t& signals) {
   ServerOptions server_options;
   server_options.bind_host = options.bind_host;
+  server_options.max_request_bytes = options.max_request_bytes;
+  auto flag_or_env = [](const std::string& flag, const char* env) {
+    const char* value = std::getenv(env);
+    return !flag.empty() || value == nullptr ? flag : std::string(value);
+  };
+  TG_ASSIGN_OR_RETURN(
+      server_options.security,
+      RpcSecurity::FromFiles(flag_or_env(options.auth_token_file, "TG_AUTH_TOKEN_FILE"),
+                             flag_or_env(options.tls_ca_file, "TG_TLS_CA_FILE"),
+                             flag_or_env(options.tls_cert_file, "TG_TLS_CERT_FILE"),
+                             flag_or_env(options.tls_key_file, "TG_TLS_KEY_FILE")));
   TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
                       Server::Create(config.cluster, config.task.job, config.task.index,
                                      ConfigProto(), server_options));

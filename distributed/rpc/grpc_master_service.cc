@@ -47,9 +47,10 @@ absl::StatusOr<std::shared_ptr<Master>> GrpcMasterService::Find(const std::strin
   return it->second;
 }
 
-grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext*,
+grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
                                               const CreateSessionRequest* request,
                                               CreateSessionResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   std::shared_ptr<Master> master = factory_(request->config());
   if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
   // The graph is checked before the session exists: a bad graph leaves nothing behind.
@@ -66,16 +67,18 @@ grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext*,
+grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
                                               const ExtendSessionRequest* request,
                                               ExtendSessionResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
   if (!master.ok()) return ToGrpcStatus(master.status());
   return ToGrpcStatus((*master)->Extend(request->graph_def()));
 }
 
-grpc::Status GrpcMasterService::RunStep(grpc::ServerContext*, const RunStepRequest* request,
+grpc::Status GrpcMasterService::RunStep(grpc::ServerContext* context, const RunStepRequest* request,
                                         RunStepResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
   if (!master.ok()) return ToGrpcStatus(master.status());
   absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> feeds = DecodeFeeds(request->feed());
@@ -94,9 +97,10 @@ grpc::Status GrpcMasterService::RunStep(grpc::ServerContext*, const RunStepReque
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext*,
+grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
                                              const MakeCallableRequest* request,
                                              MakeCallableResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
   if (!master.ok()) return ToGrpcStatus(master.status());
   absl::StatusOr<int64_t> handle = (*master)->MakeCallable(request->options());
@@ -105,9 +109,10 @@ grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::RunCallable(grpc::ServerContext*,
+grpc::Status GrpcMasterService::RunCallable(grpc::ServerContext* context,
                                             const RunCallableRequest* request,
                                             RunCallableResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
   if (!master.ok()) return ToGrpcStatus(master.status());
   std::vector<Tensor> feeds;
@@ -127,17 +132,19 @@ grpc::Status GrpcMasterService::RunCallable(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::ReleaseCallable(grpc::ServerContext*,
+grpc::Status GrpcMasterService::ReleaseCallable(grpc::ServerContext* context,
                                                 const ReleaseCallableRequest* request,
                                                 ReleaseCallableResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
   if (!master.ok()) return ToGrpcStatus(master.status());
   return ToGrpcStatus((*master)->ReleaseCallable(request->handle()));
 }
 
-grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext*,
+grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext* context,
                                              const CloseSessionRequest* request,
                                              CloseSessionResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   std::shared_ptr<Master> master;
   {
     absl::MutexLock lock(&mu_);
@@ -153,9 +160,10 @@ grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext*,
   return ToGrpcStatus(master->Close());
 }
 
-grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*,
+grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext* context,
                                             const ListDevicesRequest* request,
                                             ListDevicesResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   std::shared_ptr<Master> master;
   if (request->session_handle().empty()) {
     master = factory_(request->config());
@@ -178,8 +186,9 @@ grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::Reset(grpc::ServerContext*, const ResetRequest* request,
+grpc::Status GrpcMasterService::Reset(grpc::ServerContext* context, const ResetRequest* request,
                                       ResetResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   ConfigProto config;
   for (const std::string& f : request->device_filters()) config.add_device_filters(f);
   std::shared_ptr<Master> master = factory_(config);

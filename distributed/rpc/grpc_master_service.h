@@ -46,7 +46,10 @@ class GrpcMasterService final : public MasterService::Service {
   // the service.
   using MasterFactory = std::function<std::unique_ptr<Master>(const ConfigProto& config)>;
 
-  explicit GrpcMasterService(MasterFactory factory) : factory_(std::move(factory)) {}
+  // With a non-empty `auth_token`, every call must carry it (see
+  // RpcSecurity in grpc_util.h) or is Unauthenticated before any work.
+  explicit GrpcMasterService(MasterFactory factory, std::string auth_token = "")
+      : factory_(std::move(factory)), auth_token_(std::move(auth_token)) {}
 
   grpc::Status CreateSession(grpc::ServerContext* context, const CreateSessionRequest* request,
                              CreateSessionResponse* response) override;
@@ -72,6 +75,7 @@ class GrpcMasterService final : public MasterService::Service {
   absl::StatusOr<std::shared_ptr<Master>> Find(const std::string& handle);
 
   const MasterFactory factory_;
+  const std::string auth_token_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions_ ABSL_GUARDED_BY(mu_);
 };

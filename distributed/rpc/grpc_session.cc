@@ -34,20 +34,25 @@ absl::StatusOr<std::unique_ptr<GrpcSession>> GrpcSession::New(const SessionOptio
   if (!absl::StartsWith(options.target, kPrefix) || options.target.size() == sizeof(kPrefix) - 1) {
     return errors::InvalidArgument("target '", options.target, "' is not grpc://host:port");
   }
-  return std::unique_ptr<GrpcSession>(
-      new GrpcSession(options.target.substr(sizeof(kPrefix) - 1), options.config));
+  TG_ASSIGN_OR_RETURN(RpcSecurity security, RpcSecurity::FromEnvironment());
+  return std::unique_ptr<GrpcSession>(new GrpcSession(options.target.substr(sizeof(kPrefix) - 1),
+                                                      options.config, std::move(security)));
 }
 
-GrpcSession::GrpcSession(std::string address, const ConfigProto& config)
+GrpcSession::GrpcSession(std::string address, const ConfigProto& config, RpcSecurity security)
     : address_(std::move(address)),
       config_(config),
       rpc_timeout_(config.operation_timeout_in_ms() > 0
                        ? absl::Milliseconds(config.operation_timeout_in_ms())
-                       : kDefaultRpcTimeout) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);  // fetches may be large; the server caps requests
-  stub_ = MasterService::NewStub(
-      grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+                       : kDefaultRpcTimeout),
+      security_(std::move(security)) {
+  // Fetches may be large; the server caps what it receives.
+  stub_ = MasterService::NewStub(NewChannel(address_, security_, /*max_receive_bytes=*/-1));
+}
+
+void GrpcSession::Prepare(grpc::ClientContext* context, absl::Duration timeout) const {
+  SetDeadline(context, timeout);
+  AttachAuth(context, security_);
 }
 
 GrpcSession::~GrpcSession() {
@@ -99,7 +104,7 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   *request.mutable_config() = config_;
   CreateSessionResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, rpc_timeout_);
+  Prepare(&context, rpc_timeout_);
   TG_RETURN_IF_ERROR(Finish("CreateSession", stub_->CreateSession(&context, request, &response)));
   handle_ = response.session_handle();
   return absl::OkStatus();
@@ -112,7 +117,7 @@ absl::Status GrpcSession::Extend(const GraphDef& graph) {
   *request.mutable_graph_def() = graph;
   ExtendSessionResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, rpc_timeout_);
+  Prepare(&context, rpc_timeout_);
   return Finish("ExtendSession", stub_->ExtendSession(&context, request, &response));
 }
 
@@ -138,7 +143,7 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
   *request.mutable_options() = run_options;
   RunStepResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, StepTimeout(run_options));
+  Prepare(&context, StepTimeout(run_options));
   TG_RETURN_IF_ERROR(Finish("RunStep", stub_->RunStep(&context, request, &response)));
   if (response.tensor_size() != static_cast<int>(output_names.size())) {
     return errors::Internal("RunStep on master ", address_, " returned ", response.tensor_size(),
@@ -164,7 +169,7 @@ absl::StatusOr<Session::CallableHandle> GrpcSession::MakeCallable(const Callable
   *request.mutable_options() = options;
   MakeCallableResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, rpc_timeout_);
+  Prepare(&context, rpc_timeout_);
   TG_RETURN_IF_ERROR(Finish("MakeCallable", stub_->MakeCallable(&context, request, &response)));
   absl::MutexLock lock(&mu_);
   callable_timeouts_[response.handle()] = StepTimeout(options.run_options());
@@ -186,7 +191,7 @@ absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<T
   for (const Tensor& t : feeds) TensorToProto(t, request.add_feed());
   RunCallableResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, timeout);
+  Prepare(&context, timeout);
   TG_RETURN_IF_ERROR(Finish("RunCallable", stub_->RunCallable(&context, request, &response)));
   if (fetches == nullptr && response.fetch_size() > 0) {
     return errors::InvalidArgument("callable ", handle, " fetched ", response.fetch_size(),
@@ -212,7 +217,7 @@ absl::Status GrpcSession::ReleaseCallable(CallableHandle handle) {
   request.set_handle(handle);
   ReleaseCallableResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, rpc_timeout_);
+  Prepare(&context, rpc_timeout_);
   TG_RETURN_IF_ERROR(
       Finish("ReleaseCallable", stub_->ReleaseCallable(&context, request, &response)));
   absl::MutexLock lock(&mu_);
@@ -230,7 +235,7 @@ absl::StatusOr<std::vector<DeviceInfo>> GrpcSession::ListDevices() {
   *request.mutable_config() = config_;
   ListDevicesResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, rpc_timeout_ + kStepGrace);  // the master may wait for tasks that long
+  Prepare(&context, rpc_timeout_ + kStepGrace);  // the master may wait for tasks that long
   TG_RETURN_IF_ERROR(Finish("ListDevices", stub_->ListDevices(&context, request, &response)));
   std::vector<DeviceInfo> devices;
   for (const auto* list : {&response.local_device(), &response.remote_device()}) {
@@ -247,7 +252,7 @@ absl::Status GrpcSession::Reset(const std::vector<std::string>& containers) {
   for (const std::string& f : config_.device_filters()) request.add_device_filters(f);
   ResetResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, rpc_timeout_ + kStepGrace);
+  Prepare(&context, rpc_timeout_ + kStepGrace);
   TG_RETURN_IF_ERROR(Finish("Reset", stub_->Reset(&context, request, &response)));
   // The master closed every session it had, this one included.
   absl::MutexLock lock(&mu_);
@@ -268,7 +273,7 @@ absl::Status GrpcSession::Close() {
   request.set_session_handle(std::move(handle));
   CloseSessionResponse response;
   grpc::ClientContext context;
-  SetDeadline(&context, rpc_timeout_);
+  Prepare(&context, rpc_timeout_);
   return Finish("CloseSession", stub_->CloseSession(&context, request, &response));
 }
 

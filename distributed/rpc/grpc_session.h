@@ -15,7 +15,9 @@
 // first. The master's statuses come back with their code and message (the
 // internal "derived error" mark removed); transport failures (Unavailable,
 // DeadlineExceeded, Cancelled) name the master's address. Nothing connects
-// until the first call. Destroying an open session closes it on the master
+// until the first call. Credentials (an auth token, TLS) come from the
+// environment: TG_AUTH_TOKEN_FILE, TG_TLS_CA_FILE, TG_TLS_CERT_FILE,
+// TG_TLS_KEY_FILE (see RpcSecurity). Destroying an open session closes it on the master
 // (best effort). Thread-safe, as Session promises.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
@@ -29,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/session.h"
+#include "distributed/rpc/grpc_util.h"
 #include "proto/master.grpc.pb.h"
 
 namespace tensorgrid {
@@ -56,7 +59,9 @@ class GrpcSession final : public Session {
   absl::Status Reset(const std::vector<std::string>& containers) override;
 
  private:
-  GrpcSession(std::string address, const ConfigProto& config);
+  GrpcSession(std::string address, const ConfigProto& config, RpcSecurity security);
+  // Sets the call's deadline and credentials.
+  void Prepare(grpc::ClientContext* context, absl::Duration timeout) const;
 
   // The session handle, or FailedPrecondition before Create / after Close.
   absl::StatusOr<std::string> Handle() const;
@@ -68,6 +73,7 @@ class GrpcSession final : public Session {
   const std::string address_;  // host:port
   const ConfigProto config_;
   const absl::Duration rpc_timeout_;
+  const RpcSecurity security_;
   std::unique_ptr<MasterService::Stub> stub_;
 
   mutable absl::Mutex mu_;

@@ -5,11 +5,14 @@
 //                                                          └─► Master ──► Worker
 //
 //   x (float [2], fed) ──► y = Square(x) ──► z = Square(y)  (z added by Extend)
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "client/session.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/rendezvous.h"
@@ -18,6 +21,7 @@
 #include "core/runtime/worker.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_util.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -328,6 +332,176 @@ TEST_F(GrpcSessionTest, ServiceRejectsUnknownHandlesAndBadFeeds) {
   deadline(&c5);
   EXPECT_STATUS(FromGrpcStatus(stub->ListDevices(&c5, list, &devices)), kNotFound,
                 created.session_handle());
+}
+
+}  // namespace
+}  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+std::string TlsFile(const std::string& name) { return "tests/testdata/tls/" + name; }
+
+RpcSecurity Load(const std::string& token_file, const std::string& ca, const std::string& cert,
+                 const std::string& key) {
+  absl::StatusOr<RpcSecurity> s = RpcSecurity::FromFiles(token_file, ca, cert, key);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : RpcSecurity();
+}
+
+std::string WriteToken(const std::string& name, const std::string& token) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir == nullptr ? "/tmp" : dir) + "/" + name;
+  std::ofstream(path) << token << "\n";
+  return path;
+}
+
+// Sets the client's TG_* variables for the life of the object.
+class ClientEnv {
+ public:
+  ClientEnv(const std::string& token_file, const std::string& ca, const std::string& cert,
+            const std::string& key) {
+    Set("TG_AUTH_TOKEN_FILE", token_file);
+    Set("TG_TLS_CA_FILE", ca);
+    Set("TG_TLS_CERT_FILE", cert);
+    Set("TG_TLS_KEY_FILE", key);
+  }
+  ~ClientEnv() {
+    for (const char* name :
+         {"TG_AUTH_TOKEN_FILE", "TG_TLS_CA_FILE", "TG_TLS_CERT_FILE", "TG_TLS_KEY_FILE"}) {
+      unsetenv(name);
+    }
+  }
+
+ private:
+  static void Set(const char* name, const std::string& value) {
+    if (value.empty()) {
+      unsetenv(name);
+    } else {
+      setenv(name, value.c_str(), 1);
+    }
+  }
+};
+
+// A master service on 127.0.0.1 with the given security, as Server sets it up.
+class SecureMaster {
+ public:
+  explicit SecureMaster(const RpcSecurity& security)
+      : worker_(kTask, ConfigProto()),
+        service_(
+            [this](const ConfigProto& config) {
+              return std::make_unique<Master>(config, &worker_, kTask);
+            },
+            security.auth_token) {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", ServerCredentials(security), &port);
+    builder.RegisterService(&service_);
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> i;
+    i.push_back(NewBadRequestInterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(i));
+    server_ = builder.BuildAndStart();
+    address_ = "127.0.0.1:" + std::to_string(port);
+  }
+  ~SecureMaster() { server_->Shutdown(); }
+
+  const std::string& address() const { return address_; }
+
+  // Creates a session and runs y = Square(x) once, with the client's
+  // credentials from the environment.
+  absl::Status Use() {
+    SessionOptions options;
+    options.target = "grpc://" + address_;
+    options.config.set_operation_timeout_in_ms(10000);
+    TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+    TG_RETURN_IF_ERROR(session->Create(SquareGraph()));
+    std::vector<Tensor> out;
+    TG_RETURN_IF_ERROR(session->Run({{"x", Tensor::FromVector<float>({2, 3}, {2})}}, {"y"}, {}, &out));
+    ExpectTensorEqual<float>(out[0], {4, 9}, TensorShape({2}));
+    return session->Close();
+  }
+
+ private:
+  Worker worker_;
+  GrpcMasterService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+TEST(GrpcSecurityTest, TokenIsRequiredOnEveryCall) {
+  SecureMaster master(Load(WriteToken("server_token", "s3cret"), "", "", ""));
+  {
+    ClientEnv none("", "", "", "");
+    EXPECT_STATUS(master.Use(), kUnauthenticated, "requires an auth token; the call carried none");
+  }
+  {
+    ClientEnv wrong(WriteToken("wrong_token", "guess"), "", "", "");
+    EXPECT_STATUS(master.Use(), kUnauthenticated, "auth token does not match");
+  }
+  ClientEnv right(WriteToken("client_token", "s3cret"), "", "", "");
+  EXPECT_OK(master.Use());
+}
+
+TEST(GrpcSecurityTest, TlsServerAndClientCheckingItsCertificate) {
+  SecureMaster master(Load("", "", TlsFile("server.pem"), TlsFile("server.key")));
+  {
+    ClientEnv plain("", "", "", "");  // a plaintext client cannot talk to a TLS port
+    EXPECT_STATUS(master.Use(), kUnavailable, master.address());
+  }
+  {
+    ClientEnv untrusted("", TlsFile("other_ca.pem"), "", "");
+    EXPECT_STATUS(master.Use(), kUnavailable, master.address());
+  }
+  ClientEnv trusted("", TlsFile("ca.pem"), "", "");
+  EXPECT_OK(master.Use());
+}
+
+TEST(GrpcSecurityTest, MutualTlsRequiresAClientCertificate) {
+  SecureMaster master(Load("", TlsFile("ca.pem"), TlsFile("server.pem"), TlsFile("server.key")));
+  {
+    ClientEnv no_cert("", TlsFile("ca.pem"), "", "");
+    EXPECT_STATUS(master.Use(), kUnavailable, master.address());
+  }
+  ClientEnv with_cert("", TlsFile("ca.pem"), TlsFile("client.pem"), TlsFile("client.key"));
+  EXPECT_OK(master.Use());
+}
+
+TEST(GrpcSecurityTest, TokenAndMutualTlsTogether) {
+  SecureMaster master(Load(WriteToken("both_token", "t0ken"), TlsFile("ca.pem"),
+                           TlsFile("server.pem"), TlsFile("server.key")));
+  ClientEnv client(WriteToken("both_client_token", "t0ken"), TlsFile("ca.pem"),
+                   TlsFile("client.pem"), TlsFile("client.key"));
+  EXPECT_OK(master.Use());
+}
+
+// Bytes that are no protobuf message, sent to every method: InvalidArgument
+// naming the method, and the server goes on serving.
+TEST(GrpcSecurityTest, GarbageRequestsAreInvalidArgumentAndTheServerKeepsServing) {
+  SecureMaster master(RpcSecurity{});
+  ClientEnv none("", "", "", "");
+  grpc::GenericStub stub(grpc::CreateChannel(master.address(), grpc::InsecureChannelCredentials()));
+  const std::string garbage = "\xff\xff\xff\xff\x0f garbage \x01\x02";
+  for (const char* method : {"CreateSession", "ExtendSession", "RunStep", "MakeCallable",
+                             "RunCallable", "ReleaseCallable", "CloseSession", "ListDevices",
+                             "Reset"}) {
+    const std::string path = std::string("/tensorgrid.MasterService/") + method;
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(30));
+    grpc::Status status;
+    absl::Notification done;
+    stub.UnaryCall(&context, path, grpc::StubOptions(), &request, &response,
+                   [&](grpc::Status s) {
+                     status = std::move(s);
+                     done.Notify();
+                   });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+    EXPECT_STATUS(FromGrpcStatus(status), kInvalidArgument,
+                  "request to " + path + " is not a valid message");
+  }
+  EXPECT_OK(master.Use());
 }
 
 }  // namespace

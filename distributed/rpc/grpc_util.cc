@@ -1,9 +1,18 @@
 #include "distributed/rpc/grpc_util.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/platform/status.h"
 #include "google/protobuf/any.pb.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -91,6 +100,164 @@ void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
                             absl::ToChronoNanoseconds(timeout)));
+}
+
+}  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+constexpr char kAuthKey[] = "authorization";
+constexpr char kBearer[] = "Bearer ";
+
+absl::StatusOr<std::string> ReadWhole(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return errors::InvalidArgument("cannot read the ", what, " file '", path,
+                                   "': ", std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return errors::InvalidArgument("cannot read the ", what, " file '", path, "'");
+  return text.str();
+}
+
+// Constant time in where the strings differ (not in their lengths, which
+// say little about a random token).
+bool SameSecret(absl::string_view a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+class BadRequestInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit BadRequestInterceptor(std::string method) : method_(std::move(method)) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const grpc::Status status = methods->GetSendStatus();
+      // gRPC's own answer to a request that does not parse; our handlers
+      // never answer Internal without a message.
+      if (status.error_code() == grpc::StatusCode::INTERNAL &&
+          (status.error_message().empty() || status.error_message() == "No payload")) {
+        methods->ModifySendStatus(grpc::Status(
+            grpc::StatusCode::INVALID_ARGUMENT,
+            absl::StrCat("request to ", method_, " is not a valid message for that method")));
+      }
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string method_;
+};
+
+class BadRequestInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new BadRequestInterceptor(info->method() == nullptr ? "" : info->method());
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<RpcSecurity> RpcSecurity::FromFiles(const std::string& auth_token_file,
+                                                   const std::string& tls_ca_file,
+                                                   const std::string& tls_cert_file,
+                                                   const std::string& tls_key_file) {
+  RpcSecurity out;
+  if (!auth_token_file.empty()) {
+    TG_ASSIGN_OR_RETURN(std::string token, ReadWhole(auth_token_file, "auth token"));
+    out.auth_token = std::string(absl::StripAsciiWhitespace(token));
+    if (out.auth_token.empty()) {
+      return errors::InvalidArgument("the auth token file '", auth_token_file, "' is empty");
+    }
+  }
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    return errors::InvalidArgument("TLS needs both a certificate and its key; got only the ",
+                                   tls_cert_file.empty() ? "key '" : "certificate '",
+                                   tls_cert_file.empty() ? tls_key_file : tls_cert_file, "'");
+  }
+  if (!tls_ca_file.empty()) {
+    TG_ASSIGN_OR_RETURN(out.tls_ca, ReadWhole(tls_ca_file, "TLS CA certificate"));
+  }
+  if (!tls_cert_file.empty()) {
+    TG_ASSIGN_OR_RETURN(out.tls_cert, ReadWhole(tls_cert_file, "TLS certificate"));
+    TG_ASSIGN_OR_RETURN(out.tls_key, ReadWhole(tls_key_file, "TLS key"));
+  }
+  return out;
+}
+
+absl::StatusOr<RpcSecurity> RpcSecurity::FromEnvironment() {
+  auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value == nullptr ? "" : value);
+  };
+  absl::StatusOr<RpcSecurity> out =
+      FromFiles(env("TG_AUTH_TOKEN_FILE"), env("TG_TLS_CA_FILE"), env("TG_TLS_CERT_FILE"),
+                env("TG_TLS_KEY_FILE"));
+  if (!out.ok()) return WithContext(out.status(), "from the TG_* environment variables");
+  return out;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const RpcSecurity& security) {
+  if (!security.tls()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = security.tls_ca;
+  options.pem_cert_chain = security.tls_cert;
+  options.pem_private_key = security.tls_key;
+  return grpc::SslCredentials(options);
+}
+
+std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const RpcSecurity& security) {
+  if (!security.tls()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(
+      security.tls_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = security.tls_ca;
+  options.pem_key_cert_pairs.push_back({security.tls_key, security.tls_cert});
+  return grpc::SslServerCredentials(options);
+}
+
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const RpcSecurity& security,
+                                          int max_receive_bytes) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(max_receive_bytes);
+  args.SetMaxSendMessageSize(-1);  // the receiving server enforces its own cap
+  return grpc::CreateCustomChannel(address, ChannelCredentials(security), args);
+}
+
+void AttachAuth(grpc::ClientContext* context, const RpcSecurity& security) {
+  if (!security.auth_token.empty()) {
+    context->AddMetadata(kAuthKey, absl::StrCat(kBearer, security.auth_token));
+  }
+}
+
+grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string& token) {
+  if (token.empty()) return grpc::Status::OK;
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kAuthKey);
+  if (it == metadata.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "this server requires an auth token; the call carried none (set "
+                        "TG_AUTH_TOKEN_FILE or --auth_token_file)");
+  }
+  const absl::string_view given(it->second.data(), it->second.size());
+  if (!absl::StartsWith(given, kBearer) ||
+      !SameSecret(given.substr(sizeof(kBearer) - 1), token)) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "the call's auth token does not match this server's");
+  }
+  return grpc::Status::OK;
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewBadRequestInterceptorFactory() {
+  return std::make_unique<BadRequestInterceptorFactory>();
 }
 
 }  // namespace tensorgrid

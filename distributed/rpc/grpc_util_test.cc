@@ -1,8 +1,12 @@
 #include "distributed/rpc/grpc_util.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
 namespace {
@@ -48,6 +52,45 @@ TEST(GrpcUtilTest, DeadlineIsSetOnlyForAFiniteTimeout) {
   SetDeadline(&two_seconds, absl::Seconds(2));
   EXPECT_GE(two_seconds.deadline(), before + std::chrono::seconds(2));
   EXPECT_LT(two_seconds.deadline(), before + std::chrono::seconds(30));  // not a timing check
+}
+
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir == nullptr ? "/tmp" : dir) + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(RpcSecurityTest, TokenFileIsTrimmedAndMustNotBeEmpty) {
+  absl::StatusOr<RpcSecurity> s = RpcSecurity::FromFiles(WriteTemp("token", "  s3cret\n"), "", "", "");
+  ASSERT_OK(s.status());
+  EXPECT_EQ(s->auth_token, "s3cret");
+  EXPECT_FALSE(s->tls());
+  const std::string empty = WriteTemp("empty_token", "\n\n");
+  EXPECT_STATUS(RpcSecurity::FromFiles(empty, "", "", "").status(), kInvalidArgument,
+                "the auth token file '" + empty + "' is empty");
+}
+
+TEST(RpcSecurityTest, MissingFilesAndHalfACertificateAreNamed) {
+  EXPECT_STATUS(RpcSecurity::FromFiles("/nonexistent/token", "", "", "").status(),
+                kInvalidArgument, "cannot read the auth token file '/nonexistent/token'");
+  EXPECT_STATUS(RpcSecurity::FromFiles("", "/nonexistent/ca.pem", "", "").status(),
+                kInvalidArgument, "TLS CA certificate file '/nonexistent/ca.pem'");
+  const std::string cert = WriteTemp("cert.pem", "not really a certificate");
+  EXPECT_STATUS(RpcSecurity::FromFiles("", "", cert, "").status(), kInvalidArgument,
+                "TLS needs both a certificate and its key; got only the certificate '" + cert);
+  absl::StatusOr<RpcSecurity> both = RpcSecurity::FromFiles("", "", cert, cert);
+  ASSERT_OK(both.status());
+  EXPECT_TRUE(both->tls());
+}
+
+TEST(RpcSecurityTest, EnvironmentErrorsSayWhereTheyCameFrom) {
+  setenv("TG_AUTH_TOKEN_FILE", "/nonexistent/token", 1);
+  absl::StatusOr<RpcSecurity> s = RpcSecurity::FromEnvironment();
+  unsetenv("TG_AUTH_TOKEN_FILE");
+  EXPECT_STATUS(s.status(), kInvalidArgument, "TG_* environment variables");
+  ASSERT_OK(RpcSecurity::FromEnvironment().status());
 }
 
 }  // namespace
