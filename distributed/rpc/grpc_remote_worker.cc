@@ -1,50 +1,186 @@
 #include "distributed/rpc/grpc_remote_worker.h"
 
+#include <climits>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/framework/tensor_codec.h"
+#include "core/platform/status.h"
+#include "distributed/rpc/grpc_util.h"
+#include "distributed/rpc/tensor_coding.h"
+
 namespace tensorgrid {
+namespace {
+
+// The generated stub's name for RecvTensor, for the raw call. Must outlive
+// every call (gRPC keeps the pointer).
+const char kRecvTensorMethod[] = "/tensorgrid.WorkerService/RecvTensor";
+
+std::shared_ptr<grpc::Channel> NewWorkerChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  // Fetches, feeds and received tensors may be large: allow what one gRPC
+  // message can carry (larger tensors fail on the sender, naming the key).
+  args.SetMaxReceiveMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
+  args.SetMaxSendMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+// One call in flight: owns what gRPC reads and writes until it completes.
+// The completion callback frees it before running `done`: once `done`
+// returns, the caller may tear everything down (the process, even), so
+// nothing of ours may be left for gRPC's thread to destroy afterwards.
+template <typename Request, typename Response>
+struct Call {
+  explicit Call(absl::Duration timeout) { SetDeadline(&context, timeout); }
+  grpc::ClientContext context;
+  Request request;
+  Response response;
+};
+
+template <typename Request, typename Response>
+std::shared_ptr<Call<Request, Response>> NewCall(const absl::Duration timeout) {
+  return std::make_shared<Call<Request, Response>>(timeout);
+}
+
+// Fetches arrive named by their _Retval index; each index in [0, n) once.
+absl::Status DecodeFetches(const google::protobuf::RepeatedPtrField<NamedTensorProto>& recv,
+                           std::vector<Tensor>* fetches) {
+  const int n = recv.size();
+  fetches->assign(n, Tensor());
+  std::vector<bool> seen(n, false);
+  for (const NamedTensorProto& named : recv) {
+    int index = -1;
+    if (!absl::SimpleAtoi(named.name(), &index) || index < 0 || index >= n || seen[index]) {
+      return errors::Internal("fetch '", named.name(), "' is not a distinct index in [0, ", n, ")");
+    }
+    seen[index] = true;
+    absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
+    if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch ", index));
+    (*fetches)[index] = *std::move(tensor);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
-    : stub_(std::move(address), options.rpc_timeout) {}
+    : address_(std::move(address)),
+      rpc_timeout_(options.rpc_timeout),
+      channel_(NewWorkerChannel(address_)),
+      stub_(WorkerService::NewStub(channel_)),
+      raw_stub_(channel_) {}
+
+absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
+  return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on worker ", address_));
+}
 
 void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
-  auto devices = std::make_shared<std::vector<rpc::DeviceStatus>>();
-  stub_.GetStatusAsync(devices.get(), [devices, response, done = std::move(done)](absl::Status s) {
-    if (s.ok()) {
-      response->devices.clear();
-      for (rpc::DeviceStatus& d : *devices) {
-        response->devices.push_back({std::move(d.name), std::move(d.type), d.incarnation});
-      }
-    }
-    done(s);
-  });
+  auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_);
+  stub_->async()->GetStatus(
+      &call->context, &call->request, &call->response,
+      [this, call, response, done = std::move(done)](grpc::Status status) mutable {
+        absl::Status s = Finish("GetStatus", status);
+        if (s.ok()) {
+          response->devices.clear();
+          for (const DeviceAttributesProto& d : call->response.device_attributes()) {
+            response->devices.push_back({d.name(), d.device_type(), d.incarnation()});
+          }
+        }
+        call.reset();  // before done: see Call
+        done(s);
+      });
 }
 
 void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
                                           RegisterGraphResult* response, StatusCallback done) {
-  stub_.RegisterGraphAsync(request.graph, &response->graph_handle, std::move(done));
+  auto call = NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_);
+  *call->request.mutable_graph_def() = request.graph;
+  stub_->async()->RegisterGraph(
+      &call->context, &call->request, &call->response,
+      [this, call, response, done = std::move(done)](grpc::Status status) mutable {
+        absl::Status s = Finish("RegisterGraph", status);
+        if (s.ok()) response->graph_handle = std::move(*call->response.mutable_graph_handle());
+        call.reset();  // before done: see Call
+        done(s);
+      });
 }
 
 void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) {
-  stub_.DeregisterGraphAsync(graph_handle, std::move(done));
+  auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(rpc_timeout_);
+  call->request.set_graph_handle(graph_handle);
+  stub_->async()->DeregisterGraph(
+      &call->context, &call->request, &call->response,
+      [this, call, done = std::move(done)](grpc::Status status) mutable {
+        call.reset();  // before done: see Call
+        done(Finish("DeregisterGraph", status));
+      });
 }
 
 void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                                      StatusCallback done) {
-  stub_.RunGraphAsync(request.graph_handle, request.step_id, request.feeds, request.timeout_in_ms,
-                      request.collect_step_stats, &response->fetches, &response->step_stats,
-                      std::move(done));
+  // The worker enforces timeout_in_ms itself and says so more precisely than
+  // an expired deadline would, so the RPC keeps the stub's own deadline.
+  auto call = NewCall<RunGraphRequest, RunGraphResponse>(rpc_timeout_);
+  RunGraphRequest& wire = call->request;
+  wire.set_graph_handle(request.graph_handle);
+  wire.set_step_id(request.step_id);
+  wire.set_timeout_in_ms(request.timeout_in_ms);
+  wire.set_collect_step_stats(request.collect_step_stats);
+  for (size_t i = 0; i < request.feeds.size(); ++i) {
+    NamedTensorProto* named = wire.add_send();
+    named->set_name(std::to_string(i));
+    TensorToProto(request.feeds[i], named->mutable_tensor());
+  }
+  stub_->async()->RunGraph(
+      &call->context, &call->request, &call->response,
+      [this, call, response, done = std::move(done)](grpc::Status status) mutable {
+        absl::Status s = Finish("RunGraph", status);
+        if (s.ok()) {
+          s = WithContext(DecodeFetches(call->response.recv(), &response->fetches),
+                          absl::StrCat("RunGraph on worker ", address_));
+        }
+        if (s.ok()) response->step_stats = std::move(*call->response.mutable_step_stats());
+        call.reset();  // before done: see Call
+        done(s);
+      });
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
-  stub_.CleanupGraphAsync(step_id, std::move(done));
+  auto call = NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_);
+  call->request.set_step_id(step_id);
+  stub_->async()->CleanupGraph(&call->context, &call->request, &call->response,
+                               [this, call, done = std::move(done)](grpc::Status status) mutable {
+                                 call.reset();  // before done: see Call
+                                 done(Finish("CleanupGraph", status));
+                               });
 }
 
 void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, StatusCallback done) {
-  stub_.RecvTensorAsync(step_id, rendezvous_key, tensor, std::move(done));
+  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(rpc_timeout_);
+  call->request.set_step_id(step_id);
+  call->request.set_rendezvous_key(rendezvous_key);
+  raw_stub_.UnaryCall(
+      &call->context, kRecvTensorMethod, grpc::StubOptions(), &call->request, &call->response,
+      [this, call, tensor, done = std::move(done)](grpc::Status status) mutable {
+        const std::string method =
+            absl::StrCat("RecvTensor of '", call->request.rendezvous_key(), "'");
+        absl::Status s = Finish(method, status);
+        if (s.ok()) {
+          absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(call->response);
+          if (value.ok()) {
+            *tensor = *std::move(value);
+          } else {
+            s = WithContext(value.status(),
+                            absl::StrCat(method, " on worker ", address_, ": bad response"));
+          }
+        }
+        call.reset();  // before done: see Call; frees the received bytes too
+        done(s);
+      });
 }
 
 }  // namespace tensorgrid

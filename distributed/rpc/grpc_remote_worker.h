@@ -6,21 +6,27 @@
 //   Master master(config, &worker, "/job:worker/replica:0/task:0");
 //
 // The *Async methods return at once: the RPC goes out on gRPC's callback API
-// and `done` runs on a gRPC thread when it completes, so `done` must not
-// block for long. Response pointers must stay valid until `done` runs, and
-// the worker must outlive its calls. Every RPC has a deadline
-// (Options::rpc_timeout); statuses come back with the peer's code and
-// message, prefixed with the method and address; an unreachable peer is
-// Unavailable naming the address. Thread-safe.
+// (no thread of our own) and `done` runs on a gRPC thread when it completes,
+// so `done` must not block for long. Response pointers must stay valid until
+// `done` runs, and the worker must outlive its calls. Every RPC has a
+// deadline (Options::rpc_timeout); statuses come back with the peer's code
+// and message, prefixed with the method and address; an unreachable peer is
+// Unavailable naming the address. Messages up to kMaxGrpcMessageBytes (2 GiB
+// - 1) go both ways. Thread-safe.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/runtime/worker_interface.h"
-#include "distributed/rpc/worker_stub.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/worker.grpc.pb.h"
 
 namespace tensorgrid {
 
@@ -35,7 +41,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
       : GrpcRemoteWorker(std::move(address), Options()) {}
   GrpcRemoteWorker(std::string address, const Options& options);
 
-  const std::string& address() const { return stub_.address(); }
+  const std::string& address() const { return address_; }
 
   void GetStatusAsync(GetStatusResult* response, StatusCallback done) override;
   void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
@@ -45,12 +51,23 @@ class GrpcRemoteWorker final : public WorkerInterface {
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
   // The receiving end of the remote rendezvous: pulls a tensor the peer's
-  // partition of `step_id` sends, within Options::rpc_timeout.
+  // partition of `step_id` sends, within Options::rpc_timeout. The response
+  // arrives as raw bytes and is decoded straight into `tensor`'s buffer (see
+  // tensor_coding.h); a response that does not decode is DataLoss or
+  // InvalidArgument naming the key.
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                        StatusCallback done) override;
 
  private:
-  rpc::WorkerStub stub_;
+  // `status` of a finished call, prefixed with `method` and the address.
+  absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
+
+  const std::string address_;
+  const absl::Duration rpc_timeout_;
+  const std::shared_ptr<grpc::Channel> channel_;
+  const std::unique_ptr<WorkerService::Stub> stub_;
+  // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.
+  grpc::TemplatedGenericStub<RecvTensorRequest, grpc::ByteBuffer> raw_stub_;
 };
 
 }  // namespace tensorgrid

@@ -7,26 +7,26 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
-#include "distributed/rpc/worker_calls.h"
+#include "distributed/rpc/tensor_coding.h"
+#include "grpcpp/alarm.h"
 
 namespace tensorgrid {
 namespace {
 
 // The longest a RecvTensor waits for its tensor, whatever the client's
-// deadline: a request for a step that never runs here must not hold a server
-// thread forever.
+// deadline: a request for a step that never runs here must not stay open
+// forever (it would also hold up the server's shutdown).
 constexpr absl::Duration kMaxRecvWait = absl::Minutes(5);
-// How often a waiting RecvTensor checks whether its client went away.
-constexpr absl::Duration kCancelPoll = absl::Milliseconds(100);
 
 // Feeds arrive named by their _Arg index as text, in any order; each index
 // in [0, n) must appear exactly once.
@@ -50,24 +50,116 @@ absl::Status DecodeFeeds(const google::protobuf::RepeatedPtrField<NamedTensorPro
   return absl::OkStatus();
 }
 
-// The wait for the tensor is bounded by the client's deadline (answered a
-// little before it, so the client learns which key timed out rather than
-// just that its deadline passed) and by kMaxRecvWait.
-absl::Time RecvAnswerBy(const grpc::ServerContext& context) {
+// How long a RecvTensor may wait: until a little before the client's
+// deadline (so the client learns which key timed out rather than just that
+// its deadline passed), and at most kMaxRecvWait.
+absl::Duration RecvWait(const grpc::CallbackServerContext& context) {
   const absl::Duration left =
       absl::FromChrono(context.deadline() - std::chrono::system_clock::now());
   const absl::Duration margin = std::min(absl::Milliseconds(100), left / 10);
-  return absl::Now() + std::min(kMaxRecvWait, left - margin);
+  return std::min(kMaxRecvWait, left - margin);
 }
+
+// A call answered at once, from the handler itself (a bad request, and
+// later a failed authorization check).
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
+// One RecvTensor call, answered by whichever comes first: the worker's
+// callback with the tensor (or the step's failure), the deadline alarm, or
+// the client's cancellation. No thread waits meanwhile.
+//
+// gRPC owns the call until OnDone, which comes after Finish; the reactor
+// deletes itself there, as gRPC's callback API expects. The worker's
+// callback and the alarm may run after that, so they hold the shared Latch
+// rather than the reactor, and only the event that takes the reactor from
+// the latch may touch it.
+class RecvTensorReactor final : public grpc::ServerUnaryReactor {
+ public:
+  RecvTensorReactor(RecvTensorRequest request, grpc::ByteBuffer* response)
+      : request_(std::move(request)), response_(response), latch_(std::make_shared<Latch>(this)) {}
+
+  // Asks `worker` for the tensor and arms the deadline `wait` from now.
+  void Start(WorkerInterface& worker, absl::Duration wait) {
+    wait = std::max(wait, absl::ZeroDuration());
+    std::shared_ptr<Latch> latch = latch_;
+    deadline_.Set(std::chrono::system_clock::now() +
+                      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                          absl::ToChronoNanoseconds(wait)),
+                  [latch, wait](bool fired) {
+                    if (!fired) return;  // cancelled: the call was answered otherwise
+                    if (RecvTensorReactor* self = latch->Take()) self->AnswerDeadlineExceeded(wait);
+                  });
+    worker.RecvTensorAsync(request_.step_id(), request_.rendezvous_key(), &latch->tensor,
+                           [latch](absl::Status status) {
+                             Tensor tensor = std::move(latch->tensor);  // even if nobody waits
+                             if (RecvTensorReactor* self = latch->Take()) {
+                               self->AnswerWithTensor(status, tensor);
+                             }
+                           });
+  }
+
+  void OnCancel() override {
+    if (latch_->Take() == nullptr) return;
+    Answer(grpc::Status(grpc::StatusCode::CANCELLED,
+                        absl::StrCat("RecvTensor of '", request_.rendezvous_key(),
+                                     "' was cancelled by the client")));
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  struct Latch {
+    explicit Latch(RecvTensorReactor* r) : reactor(r) {}
+    // The reactor the first time, null afterwards: exactly one event answers.
+    RecvTensorReactor* Take() {
+      absl::MutexLock lock(&mu);
+      return std::exchange(reactor, nullptr);
+    }
+    absl::Mutex mu;
+    RecvTensorReactor* reactor ABSL_GUARDED_BY(mu);
+    Tensor tensor;  // written by the worker just before its callback runs
+  };
+
+  void AnswerWithTensor(const absl::Status& status, const Tensor& tensor) {
+    if (!status.ok()) return Answer(ToGrpcStatus(status));
+    absl::Status encoded = EncodeRecvTensorResponse(tensor, request_.rendezvous_key(), response_);
+    Answer(encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
+  }
+
+  void AnswerDeadlineExceeded(absl::Duration waited) {
+    Answer(
+        grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                     absl::StrCat("RecvTensor of '", request_.rendezvous_key(), "' for step ",
+                                  request_.step_id(), ": no tensor sent within ",
+                                  absl::FormatDuration(waited), " (the client's deadline, at most ",
+                                  absl::FormatDuration(kMaxRecvWait), ")")));
+  }
+
+  // The last thing any event does with the reactor: after Finish, gRPC may
+  // call OnDone (and so delete it) at any moment.
+  void Answer(grpc::Status status) {
+    deadline_.Cancel();  // no effect when it is the alarm answering
+    Finish(std::move(status));
+  }
+
+  const RecvTensorRequest request_;
+  grpc::ByteBuffer* const response_;
+  const std::shared_ptr<Latch> latch_;
+  grpc::Alarm deadline_;
+};
 
 }  // namespace
 
-grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext*, const GetStatusRequest*,
+grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const GetStatusRequest*,
                                           GetStatusResponse* response) {
-  std::vector<rpc::DeviceStatus> devices;
-  absl::Status s = rpc::GetStatus(*worker_, &devices);
+  GetStatusResult result;
+  absl::Status s = worker_->GetStatus(&result);
   if (!s.ok()) return ToGrpcStatus(s);
-  for (const rpc::DeviceStatus& d : devices) {
+  for (const DeviceInfo& d : result.devices) {
     DeviceAttributesProto* attributes = response->add_device_attributes();
     attributes->set_name(d.name);
     attributes->set_device_type(d.type);
@@ -77,93 +169,78 @@ grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext*, const GetStatusR
 }
 
 // Worker sessions keep no state yet: every graph is registered task-wide.
-grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext* context,
                                                     const CreateWorkerSessionRequest*,
                                                     CreateWorkerSessionResponse*) {
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext* context,
                                                     const DeleteWorkerSessionRequest*,
                                                     DeleteWorkerSessionResponse*) {
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
                                               const RegisterGraphRequest* request,
                                               RegisterGraphResponse* response) {
-  std::string handle;
-  absl::Status s = rpc::RegisterGraph(*worker_, request->graph_def(), &handle);
-  if (s.ok()) response->set_graph_handle(std::move(handle));
+  RegisterGraphArgs args;
+  args.graph = request->graph_def();
+  RegisterGraphResult result;
+  absl::Status s = worker_->RegisterGraph(args, &result);
+  if (s.ok()) response->set_graph_handle(std::move(result.graph_handle));
   return ToGrpcStatus(s);
 }
 
-grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
                                                 const DeregisterGraphRequest* request,
                                                 DeregisterGraphResponse*) {
-  return ToGrpcStatus(rpc::DeregisterGraph(*worker_, request->graph_handle()));
+  return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
 }
 
-grpc::Status GrpcWorkerService::RunGraph(grpc::ServerContext*, const RunGraphRequest* request,
+grpc::Status GrpcWorkerService::RunGraph(grpc::ServerContext* context,
+                                         const RunGraphRequest* request,
                                          RunGraphResponse* response) {
-  std::vector<Tensor> feeds;
-  absl::Status s = DecodeFeeds(request->send(), &feeds);
+  RunGraphArgs args;
+  absl::Status s = DecodeFeeds(request->send(), &args.feeds);
   if (!s.ok()) {
     return ToGrpcStatus(WithContext(s, absl::StrCat("RunGraph '", request->graph_handle(), "'")));
   }
-  std::vector<Tensor> fetches;
-  s = rpc::RunGraph(*worker_, request->graph_handle(), request->step_id(), std::move(feeds),
-                    request->timeout_in_ms(), request->collect_step_stats(), &fetches,
-                    response->mutable_step_stats());
+  args.graph_handle = request->graph_handle();
+  args.step_id = request->step_id();
+  args.timeout_in_ms = request->timeout_in_ms();
+  args.collect_step_stats = request->collect_step_stats();
+  RunGraphResult result;
+  s = worker_->RunGraph(args, &result);
   if (!s.ok()) return ToGrpcStatus(s);
-  for (size_t i = 0; i < fetches.size(); ++i) {
+  for (size_t i = 0; i < result.fetches.size(); ++i) {
     NamedTensorProto* named = response->add_recv();
     named->set_name(std::to_string(i));
-    TensorToProto(fetches[i], named->mutable_tensor());
+    TensorToProto(result.fetches[i], named->mutable_tensor());
   }
+  *response->mutable_step_stats() = std::move(result.step_stats);
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext*,
+grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext* context,
                                              const CleanupGraphRequest* request,
                                              CleanupGraphResponse*) {
-  return ToGrpcStatus(rpc::CleanupGraph(*worker_, request->step_id()));
+  return ToGrpcStatus(worker_->CleanupGraph(request->step_id()));
 }
 
-grpc::Status GrpcWorkerService::RecvTensor(grpc::ServerContext* context,
-                                           const RecvTensorRequest* request,
-                                           RecvTensorResponse* response) {
-  // Shared with the worker's callback, which may run after this handler has
-  // given up and returned.
-  struct PendingRecv {
-    absl::Notification done;
-    absl::Status status;  // written before `done` is notified
-    Tensor tensor;
-  };
-  auto pending = std::make_shared<PendingRecv>();
-  const std::string& key = request->rendezvous_key();
-  worker_->RecvTensorAsync(request->step_id(), key, &pending->tensor,
-                           [pending](absl::Status s) {
-                             pending->status = std::move(s);
-                             pending->done.Notify();
-                           });
-  const absl::Time answer_by = RecvAnswerBy(*context);
-  for (;;) {
-    const absl::Duration left = answer_by - absl::Now();
-    if (pending->done.WaitForNotificationWithTimeout(std::min(left, kCancelPoll))) break;
-    if (context->IsCancelled()) {
-      return grpc::Status(grpc::StatusCode::CANCELLED,
-                          absl::StrCat("RecvTensor of '", key, "' was cancelled by the client"));
-    }
-    if (absl::Now() >= answer_by) {
-      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                          absl::StrCat("RecvTensor of '", key, "' for step ", request->step_id(),
-                                       ": no tensor sent before the deadline"));
-    }
+grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* context,
+                                                        const grpc::ByteBuffer* request,
+                                                        grpc::ByteBuffer* response) {
+  RecvTensorRequest parsed;
+  if (!ParseFromByteBuffer(*request, &parsed)) {
+    return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                           "RecvTensor: the request does not parse as a "
+                                           "RecvTensorRequest"));
   }
-  if (!pending->status.ok()) return ToGrpcStatus(pending->status);
-  TensorToProto(pending->tensor, response->mutable_tensor());
-  return grpc::Status::OK;
+  // Deleted by itself in OnDone, once gRPC is through with the call.
+  auto* reactor = new RecvTensorReactor(std::move(parsed), response);
+  reactor->Start(*worker_, RecvWait(*context));
+  return reactor;
 }
 
 std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker) {

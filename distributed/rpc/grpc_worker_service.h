@@ -15,12 +15,18 @@
 //
 // RecvTensor serves the remote rendezvous: it answers with the tensor once
 // this task's partition of the step has sent the key, and may arrive before
-// that step starts here. It waits at most until just before the client's
-// deadline (then DeadlineExceeded naming the key) and never more than five
-// minutes; a step that fails or is cleaned up answers with its status.
+// that step starts here. It runs on gRPC's callback API, so a waiting
+// RecvTensor holds no thread: the call finishes when the worker delivers the
+// tensor, when the client cancels, or a little before the client's deadline
+// (DeadlineExceeded naming the key and step), and never waits more than five
+// minutes; a step that fails or is cleaned up answers with its status. The
+// response is written as raw bytes that reference the tensor's memory (see
+// tensor_coding.h); a tensor too large for one gRPC message is
+// ResourceExhausted.
 //
-// Thread-safe (the worker is); methods are synchronous and run on gRPC's
-// server threads (a waiting RecvTensor holds one).
+// Every handler starts from the request's context, so a per-call check (such
+// as an auth token in the metadata) goes at the top of each. Thread-safe
+// (the worker is); the other methods are synchronous on gRPC's server threads.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_SERVICE_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_SERVICE_H_
 
@@ -31,7 +37,8 @@ namespace tensorgrid {
 
 class WorkerInterface;
 
-class GrpcWorkerService final : public WorkerService::Service {
+class GrpcWorkerService final
+    : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::Service> {
  public:
   // `worker` is not owned and must outlive the service.
   explicit GrpcWorkerService(WorkerInterface* worker) : worker_(worker) {}
@@ -52,8 +59,11 @@ class GrpcWorkerService final : public WorkerService::Service {
                         RunGraphResponse* response) override;
   grpc::Status CleanupGraph(grpc::ServerContext* context, const CleanupGraphRequest* request,
                             CleanupGraphResponse* response) override;
-  grpc::Status RecvTensor(grpc::ServerContext* context, const RecvTensorRequest* request,
-                          RecvTensorResponse* response) override;
+  // The request is a serialized RecvTensorRequest, the response a
+  // RecvTensorResponse written by EncodeRecvTensorResponse.
+  grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* context,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
 
  private:
   WorkerInterface* const worker_;

@@ -4,43 +4,121 @@
 //   Master ──► GrpcRemoteWorker ══ gRPC, 127.0.0.1:<free port> ══►
 //   GrpcWorkerService ──► Worker
 //                                                                   /job:worker/replica:0/task:0
+//
+// Tensors reach the worker's rendezvous through a registered partition
+// `x = _Arg(0) -> _Send(x)`, fed by RunGraph, and come back by RecvTensor.
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "core/framework/attr_value_util.h"
+#include "core/framework/rendezvous.h"
+#include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
 #include "distributed/rpc/grpc_remote_worker.h"
+#include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
-#include "distributed/rpc/grpc_worker_test_raw.h"
+#include "distributed/rpc/tensor_coding.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
+#include "proto/worker.grpc.pb.h"
 
 namespace tensorgrid {
 namespace {
 
 constexpr char kTask[] = "/job:worker/replica:0/task:0";
 constexpr char kCpu[] = "/job:worker/replica:0/task:0/device:CPU:0";
+constexpr char kPeer[] = "/job:worker/replica:0/task:1/device:CPU:0";
+constexpr char kRecvTensorMethod[] = "/tensorgrid.WorkerService/RecvTensor";
 
-class GrpcWorkerTest : public ::testing::Test {
- protected:
-  GrpcWorkerTest() : worker_(kTask, ConfigProto()), service_(NewGrpcWorkerService(&worker_)) {
+// A gRPC server for `service` on a free loopback port.
+struct LoopbackServer {
+  explicit LoopbackServer(grpc::Service* service) {
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    address_ = "127.0.0.1:" + std::to_string(port);
-    remote_ = std::make_unique<GrpcRemoteWorker>(address_);
+    // Feeds of the large-tensor tests arrive in one RunGraph request.
+    builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
+    builder.RegisterService(service);
+    server = builder.BuildAndStart();
+    address = "127.0.0.1:" + std::to_string(port);
   }
-  ~GrpcWorkerTest() override { server_->Shutdown(); }
+  std::unique_ptr<grpc::Server> server;
+  std::string address;
+};
+
+// The key under which SendGraph's _Send leaves its input.
+std::string SendKey() { return CreateRendezvousKey(kCpu, 1, kPeer, "x"); }
+
+// x = _Arg(0) -> _Send(x) to kPeer, all of type `dtype` on kCpu.
+GraphDef SendGraph(DataType dtype) {
+  GraphDef g;
+  NodeDef* x = g.add_node();
+  x->set_name("x");
+  x->set_op("_Arg");
+  x->set_device(kCpu);
+  SetAttr(x, "T", dtype);
+  SetAttr(x, "index", 0);
+  NodeDef* send = g.add_node();
+  send->set_name("send");
+  send->set_op("_Send");
+  send->set_device(kCpu);
+  send->add_input("x");
+  SetAttr(send, "T", dtype);
+  SetAttr(send, "tensor_name", "x");
+  SetAttr(send, "send_device", kCpu);
+  SetAttr(send, "send_device_incarnation", 1);
+  SetAttr(send, "recv_device", kPeer);
+  return g;
+}
+
+// Waits for the answer; the RPC's own deadline bounds the wait.
+absl::Status RecvTensor(WorkerInterface& worker, int64_t step_id, const std::string& key,
+                        Tensor* tensor) {
+  absl::Notification done;
+  absl::Status status;
+  worker.RecvTensorAsync(step_id, key, tensor, [&](absl::Status s) {
+    status = std::move(s);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return status;
+}
+
+void ExpectSameTensor(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.shape(), want.shape());
+  if (want.dtype() == DT_STRING) {
+    for (int64_t i = 0; i < want.NumElements(); ++i) {
+      EXPECT_EQ(got.data<std::string>()[i], want.data<std::string>()[i]) << i;
+    }
+    return;
+  }
+  ASSERT_EQ(got.TotalBytes(), want.TotalBytes());
+  EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), want.TotalBytes()), 0);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(got.raw_data()) % kTensorAlignment, 0u);
+}
+
+class GrpcWorkerTest : public ::testing::Test {
+ protected:
+  GrpcWorkerTest()
+      : worker_(kTask, ConfigProto()),
+        service_(NewGrpcWorkerService(&worker_)),
+        server_(service_.get()),
+        address_(server_.address),
+        remote_(std::make_unique<GrpcRemoteWorker>(address_)) {}
+  ~GrpcWorkerTest() override { server_.server->Shutdown(); }
 
   // x = _Arg(0) -> y = Square(x) -> _Retval(0), all on kCpu.
   static GraphDef SquareGraph() {
@@ -67,18 +145,45 @@ class GrpcWorkerTest : public ::testing::Test {
     return g;
   }
 
-  std::string RegisterSquareGraph() {
+  std::string Register(GraphDef graph) {
     RegisterGraphArgs request;
-    request.graph = SquareGraph();
+    request.graph = std::move(graph);
     RegisterGraphResult response;
     absl::Status s = remote_->RegisterGraph(request, &response);
     EXPECT_TRUE(s.ok()) << s;
     return response.graph_handle;
   }
 
+  // Runs SendGraph fed with `value` as step `step_id`.
+  absl::Status RunSend(const std::string& handle, int64_t step_id, const Tensor& value) {
+    RunGraphArgs request;
+    request.graph_handle = handle;
+    request.step_id = step_id;
+    request.feeds = {value};
+    RunGraphResult response;
+    return remote_->RunGraph(request, &response);
+  }
+
+  // `value` sent by the worker's partition and pulled back over RecvTensor.
+  absl::StatusOr<Tensor> RoundTrip(const Tensor& value, int64_t step_id) {
+    const std::string handle = Register(SendGraph(value.dtype()));
+    TG_RETURN_IF_ERROR(RunSend(handle, step_id, value));
+    Tensor received;
+    absl::Status s = RecvTensor(*remote_, step_id, SendKey(), &received);
+    EXPECT_OK(remote_->CleanupGraph(step_id));
+    EXPECT_OK(remote_->DeregisterGraph(handle));
+    if (!s.ok()) return s;
+    return received;
+  }
+
+  std::unique_ptr<WorkerService::Stub> RawStub() {
+    return WorkerService::NewStub(
+        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  }
+
   Worker worker_;
   std::unique_ptr<grpc::Service> service_;
-  std::unique_ptr<grpc::Server> server_;
+  LoopbackServer server_;
   std::string address_;
   std::unique_ptr<GrpcRemoteWorker> remote_;
 };
@@ -95,7 +200,7 @@ TEST_F(GrpcWorkerTest, GetStatusListsTheDeviceWithItsIncarnation) {
 }
 
 TEST_F(GrpcWorkerTest, RegisteredGraphRunsWithAFeed) {
-  const std::string handle = RegisterSquareGraph();
+  const std::string handle = Register(SquareGraph());
   RunGraphArgs request;
   request.graph_handle = handle;
   request.step_id = 7;
@@ -139,28 +244,101 @@ TEST_F(GrpcWorkerTest, RegisterErrorsCrossTheWireUnchanged) {
 }
 
 TEST_F(GrpcWorkerTest, GarbageFeedsAreInvalidArgumentAndTheServerKeepsServing) {
-  const std::string handle = RegisterSquareGraph();
-  grpc::Status s = RawRunGraph(address_, handle, "0", /*malformed=*/true);
+  const std::string handle = Register(SquareGraph());
+  // RunGraph with one float feed named `feed_name`, whose tensor_content is
+  // 3 bytes for a shape of [4] when `malformed`.
+  auto run = [&](const std::string& feed_name, bool malformed) {
+    RunGraphRequest request;
+    request.set_graph_handle(handle);
+    NamedTensorProto* feed = request.add_send();
+    feed->set_name(feed_name);
+    TensorProto* tensor = feed->mutable_tensor();
+    tensor->set_dtype(DT_FLOAT);
+    tensor->mutable_tensor_shape()->add_dim()->set_size(malformed ? 4 : 1);
+    tensor->set_tensor_content(malformed ? std::string(3, '\0') : std::string(4, '\0'));
+    RunGraphResponse response;
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(10));
+    return RawStub()->RunGraph(&context, request, &response);
+  };
+  grpc::Status s = run("0", /*malformed=*/true);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
   EXPECT_NE(s.error_message().find("feed 0"), std::string::npos) << s.error_message();
 
-  s = RawRunGraph(address_, handle, "3", /*malformed=*/false);
+  s = run("3", /*malformed=*/false);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
   EXPECT_NE(s.error_message().find("feed '3'"), std::string::npos) << s.error_message();
 
-  s = RawRunGraph(address_, handle, "zero", /*malformed=*/false);
+  s = run("zero", /*malformed=*/false);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
 
-  s = RawRunGraph(address_, handle, "0", /*malformed=*/false);
+  s = run("0", /*malformed=*/false);
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
-TEST_F(GrpcWorkerTest, RecvTensorOfAKeyNobodySendsIsDeadlineExceededNamingTheKey) {
+TEST_F(GrpcWorkerTest, RecvTensorRoundTripsEveryKindOfTensor) {
+  Tensor strings(DT_STRING, TensorShape({3}));
+  strings.data<std::string>()[0] = "";
+  strings.data<std::string>()[1] = "two";
+  strings.data<std::string>()[2] = std::string(100000, 's');
+  std::vector<Tensor> tensors = {
+      Tensor::Scalar<float>(-1.5f),
+      Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3})),
+      Tensor::FromVector<int32_t>({-7, 0, 1 << 30}, TensorShape({3})),
+      Tensor::FromVector<int64_t>({int64_t{1} << 40}, TensorShape({1, 1})),
+      Tensor::FromVector<bool>({true, false, false, true}, TensorShape({4})),
+      strings,
+      Tensor(DT_FLOAT, TensorShape({0, 3})),
+      Tensor(DT_STRING, TensorShape({0})),
+  };
+  Tensor large(DT_INT32, TensorShape({1 << 18}));  // 1 MiB: the referenced-slice path
+  for (int32_t i = 0; i < (1 << 18); ++i) large.data<int32_t>()[i] = i * 7;
+  tensors.push_back(large);
+  int64_t step = 100;
+  for (const Tensor& t : tensors) {
+    absl::StatusOr<Tensor> got = RoundTrip(t, ++step);
+    ASSERT_TRUE(got.ok()) << t.DebugString() << ": " << got.status();
+    ExpectSameTensor(*got, t);
+  }
+}
+
+TEST_F(GrpcWorkerTest, RecvTensorOf64MiBArrivesIntact) {
+  Tensor big(DT_FLOAT, TensorShape({16 << 20}));
+  float* p = big.data<float>();
+  for (int64_t i = 0; i < big.NumElements(); ++i) p[i] = static_cast<float>(i % 100003) * 0.5f;
+  absl::StatusOr<Tensor> got = RoundTrip(big, 1);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectSameTensor(*got, big);
+}
+
+TEST_F(GrpcWorkerTest, RecvTensorThatArrivesBeforeTheStepStartsIsAnsweredWhenItSends) {
+  const std::string handle = Register(SendGraph(DT_FLOAT));
+  Tensor received;
+  absl::Notification done;
+  absl::Status status;
+  remote_->RecvTensorAsync(5, SendKey(), &received, [&](absl::Status s) {
+    status = std::move(s);
+    done.Notify();
+  });
+  ASSERT_OK(RunSend(handle, 5, Tensor::FromVector<float>({3, 4}, TensorShape({2}))));
+  done.WaitForNotification();  // bounded by the RPC's deadline
+  ASSERT_TRUE(status.ok()) << status;
+  ExpectTensorEqual<float>(received, {3, 4}, TensorShape({2}));
+  EXPECT_OK(remote_->CleanupGraph(5));
+}
+
+TEST_F(GrpcWorkerTest, RecvTensorOfAKeyNobodySendsIsDeadlineExceededNamingKeyAndStep) {
   // The server answers just before the client's deadline, so the message is
   // its own (naming the key), not the client's bare "Deadline Exceeded".
-  grpc::Status s = RawRecvTensor(address_, "a;0;b;never-sent;0:0", absl::Seconds(1));
+  RecvTensorRequest request;
+  request.set_step_id(12);
+  request.set_rendezvous_key("a;0;b;never-sent;0:0");
+  RecvTensorResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, absl::Seconds(1));
+  grpc::Status s = RawStub()->RecvTensor(&context, request, &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
-  EXPECT_NE(s.error_message().find("'a;0;b;never-sent;0:0'"), std::string::npos)
+  EXPECT_NE(s.error_message().find("'a;0;b;never-sent;0:0' for step 12"), std::string::npos)
       << s.error_message();
 }
 
@@ -184,6 +362,26 @@ TEST_F(GrpcWorkerTest, RecvTensorOfACleanedUpStepKeepsTheWorkersStatus) {
   EXPECT_NE(status.message().find("RecvTensor of 'a;0;b;t;0:0' on worker " + address_),
             std::string::npos)
       << status;
+}
+
+TEST_F(GrpcWorkerTest, GarbageRecvTensorRequestIsInvalidArgument) {
+  grpc::GenericStub stub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  grpc::Slice garbage(std::string("\x12\x7f not a request"));
+  grpc::ByteBuffer request(&garbage, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  SetDeadline(&context, absl::Seconds(10));
+  absl::Notification done;
+  grpc::Status status;
+  stub.UnaryCall(&context, kRecvTensorMethod, grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+  done.WaitForNotification();  // bounded by the deadline
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_NE(status.error_message().find("RecvTensorRequest"), std::string::npos)
+      << status.error_message();
 }
 
 TEST_F(GrpcWorkerTest, MasterRunsAStepThroughTheRemoteWorker) {
@@ -210,6 +408,123 @@ TEST_F(GrpcWorkerTest, MasterRunsAStepThroughTheRemoteWorker) {
     ExpectTensorEqual<float>(outputs[0], {v * v}, TensorShape({1}));
   }
   EXPECT_TRUE(master.Close().ok());
+}
+
+// Forwards to a Worker and says when a RecvTensor has reached it.
+class RecvWatchingWorker final : public WorkerInterface {
+ public:
+  explicit RecvWatchingWorker(Worker* worker) : worker_(worker) {}
+  void GetStatusAsync(GetStatusResult* r, StatusCallback done) override {
+    worker_->GetStatusAsync(r, std::move(done));
+  }
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r,
+                          StatusCallback done) override {
+    worker_->RegisterGraphAsync(a, r, std::move(done));
+  }
+  void DeregisterGraphAsync(const std::string& handle, StatusCallback done) override {
+    worker_->DeregisterGraphAsync(handle, std::move(done));
+  }
+  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback done) override {
+    worker_->RunGraphAsync(a, r, std::move(done));
+  }
+  void CleanupGraphAsync(int64_t step_id, StatusCallback done) override {
+    worker_->CleanupGraphAsync(step_id, std::move(done));
+  }
+  void RecvTensorAsync(int64_t step_id, const std::string& key, Tensor* tensor,
+                       StatusCallback done) override {
+    worker_->RecvTensorAsync(step_id, key, tensor, std::move(done));
+    if (!recv_started.HasBeenNotified()) recv_started.Notify();
+  }
+  absl::Notification recv_started;
+
+ private:
+  Worker* const worker_;
+};
+
+TEST(GrpcWorkerServiceTest, RecvTensorCancelledByTheClientEndsTheCallOnTheServer) {
+  Worker worker(kTask, ConfigProto());
+  RecvWatchingWorker watching(&worker);
+  std::unique_ptr<grpc::Service> service = NewGrpcWorkerService(&watching);
+  LoopbackServer server(service.get());
+
+  // A receive for a key nobody sends, with a deadline far beyond the test.
+  auto stub = WorkerService::NewStub(
+      grpc::CreateChannel(server.address, grpc::InsecureChannelCredentials()));
+  RecvTensorRequest request;
+  request.set_step_id(4);
+  request.set_rendezvous_key("a;0;b;never-sent;0:0");
+  RecvTensorResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, absl::Hours(1));
+  absl::Notification answered;
+  grpc::Status status;
+  stub->async()->RecvTensor(&context, &request, &response, [&](grpc::Status s) {
+    status = std::move(s);
+    answered.Notify();
+  });
+  ASSERT_TRUE(watching.recv_started.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  context.TryCancel();
+  answered.WaitForNotification();  // a cancelled call completes at once
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+
+  // Shutdown waits for calls in progress: it returns only if the server
+  // ended the cancelled call rather than waiting for its deadline.
+  absl::Notification shut_down;
+  std::thread shutdown([&] {
+    server.server->Shutdown();
+    shut_down.Notify();
+  });
+  const bool ended = shut_down.WaitForNotificationWithTimeout(absl::Seconds(60));
+  EXPECT_TRUE(ended) << "the server still holds the cancelled RecvTensor";
+  if (!ended) EXPECT_OK(worker.CleanupGraph(4));  // answers it, so that Shutdown returns
+  shutdown.join();
+}
+
+// A WorkerService whose RecvTensor answers `bytes`, whatever was asked.
+class CannedRecvTensorService final
+    : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::Service> {
+ public:
+  explicit CannedRecvTensorService(std::string bytes) : bytes_(std::move(bytes)) {}
+  grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* context,
+                                       const grpc::ByteBuffer*,
+                                       grpc::ByteBuffer* response) override {
+    grpc::Slice slice(bytes_);
+    *response = grpc::ByteBuffer(&slice, 1);
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+ private:
+  const std::string bytes_;
+};
+
+absl::Status RecvFromCannedService(const std::string& bytes) {
+  CannedRecvTensorService service(bytes);
+  LoopbackServer server(&service);
+  GrpcRemoteWorker remote(server.address);
+  Tensor tensor;
+  absl::Status s = RecvTensor(remote, 1, "a;0;b;canned;0:0", &tensor);
+  EXPECT_NE(s.message().find("RecvTensor of 'a;0;b;canned;0:0' on worker " + server.address),
+            std::string::npos)
+      << s;
+  server.server->Shutdown();
+  return s;
+}
+
+TEST(GrpcRemoteWorkerTest, UnparseableRecvTensorResponseIsDataLossNamingTheKey) {
+  absl::Status s = RecvFromCannedService("\x0a\xff\xff\xff\x0f truncated");
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+}
+
+TEST(GrpcRemoteWorkerTest, RecvTensorResponseWithContentOfTheWrongSizeIsInvalidArgument) {
+  RecvTensorResponse response;
+  response.mutable_tensor()->set_dtype(DT_FLOAT);
+  response.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(4);
+  response.mutable_tensor()->set_tensor_content(std::string(15, '\0'));
+  absl::Status s = RecvFromCannedService(response.SerializeAsString());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("15 bytes of tensor_content"), std::string::npos) << s;
 }
 
 // A TCP port that is bound (so nobody else takes it) but not listening.
@@ -242,6 +557,11 @@ TEST(GrpcRemoteWorkerTest, UnreachablePeerIsUnavailableNamingTheAddress) {
 
   GetStatusResult status;
   absl::Status s = remote.GetStatus(&status);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find(address), std::string::npos) << s;
+
+  Tensor tensor;
+  s = RecvTensor(remote, 1, "a;0;b;t;0:0", &tensor);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_NE(s.message().find(address), std::string::npos) << s;
 }
