@@ -1,0 +1,68 @@
+// FloorMod: z = x - floor(x / y) * y element-wise with numpy broadcasting,
+// so the result has the sign of y (Python's %). An integer y of 0 is
+// InvalidArgument, as for integer division.
+#define EIGEN_USE_THREADS
+
+// GCC 12 reports reads of uninitialized values inside its own AVX-512
+// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
+// 105593). The reports are false, so they are silenced for the headers only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <cmath>
+#include <type_traits>
+
+#include "core/framework/shape_inference.h"
+#include "kernels/math/cwise_binary_op.h"
+#pragma GCC diagnostic pop
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+template <typename T>
+struct FloorModFunctor : Eigen::internal::binary_op_base<T, T> {
+  using result_type = T;
+  T operator()(const T& x, const T& y) const {
+    T r;
+    if constexpr (std::is_integral<T>::value) {
+      if (y == T(-1)) return T(0);  // INT_MIN % -1 would trap
+      r = x % y;
+    } else {
+      r = std::fmod(x, y);
+    }
+    if (r != T(0) && ((r < T(0)) != (y < T(0)))) r += y;
+    return r;
+  }
+};
+
+}  // namespace
+
+// Integer FloorMod checks for a zero divisor as integer division does.
+template <typename T>
+struct IsIntDivFunctor<FloorModFunctor<T>> : std::is_integral<T> {};
+
+namespace {
+
+TG_REGISTER_OP("FloorMod")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("z: T")
+    .Attr("T: {int8, int16, int32, int64, uint8, uint16, bfloat16, half, float, double}")
+    .SetShapeFn(shape_fns::BroadcastBinary);
+
+template <typename T>
+using FloorModOp = BinaryOp<T, FloorModFunctor<T>>;
+
+TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   FloorModOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   FloorModOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   FloorModOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   FloorModOp<double>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid

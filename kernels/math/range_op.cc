@@ -1,0 +1,90 @@
+// Range: the sequence start, start + delta, ... up to but not including
+// limit, as a vector of Tidx.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+namespace math {
+namespace {
+
+// A vector; its length is known only from the values.
+absl::Status RangeShape(ShapeInferenceContext& c) {
+  c.set_output(0, PartialTensorShape({-1}));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Range")
+    .Input("start: Tidx")
+    .Input("limit: Tidx")
+    .Input("delta: Tidx")
+    .Output("output: Tidx")
+    .Attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64} = DT_INT32")
+    .SetShapeFn(RangeShape);
+
+template <typename T>
+class RangeOp final : public OpKernel {
+ public:
+  explicit RangeOp(OpKernelConstruction& ctx) : OpKernel(ctx) {}
+  bool IsExpensive() const override { return false; }
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    static const char* const kNames[] = {"start", "limit", "delta"};
+    for (int i = 0; i < 3; ++i) {
+      if (ctx.input(i).dims() != 0) {
+        return errors::InvalidArgument(kNames[i], " must be a scalar, not shape ",
+                                       ctx.input(i).shape().DebugString());
+      }
+    }
+    const T start = ctx.input(0).scalar<T>();
+    const T limit = ctx.input(1).scalar<T>();
+    const T delta = ctx.input(2).scalar<T>();
+    if (delta == T(0)) return errors::InvalidArgument("Requires delta != 0: ", delta);
+    if (delta > T(0) && start > limit) {
+      return errors::InvalidArgument("Requires start <= limit when delta > 0: ", start, "/", limit);
+    }
+    if (delta < T(0) && start < limit) {
+      return errors::InvalidArgument("Requires start >= limit when delta < 0: ", start, "/", limit);
+    }
+    int64_t size;
+    if constexpr (std::is_integral<T>::value) {
+      const int64_t span = std::abs(static_cast<int64_t>(limit) - static_cast<int64_t>(start));
+      const int64_t step = std::abs(static_cast<int64_t>(delta));
+      size = (span + step - 1) / step;
+    } else {
+      const double n = std::ceil(std::abs((static_cast<double>(limit) - static_cast<double>(start)) /
+                                          static_cast<double>(delta)));
+      if (!(n < 9.2e18)) {
+        return errors::InvalidArgument("Range of ", start, " to ", limit, " by ", delta,
+                                       " has too many elements");
+      }
+      size = static_cast<int64_t>(n);
+    }
+    Tensor* output;
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({size}), &output));
+    T* out = output->data<T>();
+    T value = start;
+    for (int64_t i = 0; i < size; ++i) {
+      out[i] = value;
+      value += delta;
+    }
+    return absl::OkStatus();
+  }
+};
+
+TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<int32_t>("Tidx"),
+                   RangeOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<int64_t>("Tidx"),
+                   RangeOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<float>("Tidx"),
+                   RangeOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<double>("Tidx"),
+                   RangeOp<double>);
+
+}  // namespace
+}  // namespace math
+}  // namespace tensorgrid
