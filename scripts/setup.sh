@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages tensorgrid builds with (only those missing).
+# Installs the Debian packages tensorgrid builds and tests with, Fashion-MNIST
+# included (only those missing).
 # Safe to run any number of times. Needs root (or sudo) on Debian 12.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ PACKAGES=(
   g++ pkg-config python3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libeigen3-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libtbb-dev zlib1g-dev
+  dataset-fashion-mnist  # the demo's data: /usr/share/datasets/fashion-mnist (docs/data.md)
 )
 
 missing=()
