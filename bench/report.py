@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Turns the JSON of bench/*_benchmark into one plain-text table.
 
-    report.py session.json executor.json matmul.json
+    report.py [--torch_rpc=torch_rpc.json] session.json executor.json matmul.json \
+        distributed_step.json
+
+--torch_rpc is the output of bench/torch_rpc_peer.py (a JSON object with
+"available" and "median_us", or "reason" when torch rpc could not run).
 
 Every figure is the median of the benchmark's repetitions. The ratio column
 is tensorgrid's speed over the peer's (> 1: tensorgrid is faster); for the
@@ -13,6 +17,8 @@ import os
 import sys
 
 TF_SESSION_RUN_US = 90.0  # TensorFlow 1.x session.run of a trivial graph (reference only)
+TF_DISTRIBUTED_STEP_US = 1800.0  # TensorFlow's distributed null step (reference only)
+NULL_STEP_GOAL_X = 3.0  # the goal: a distributed null step <= 3x a raw gRPC ping-pong
 
 
 def load_medians(paths):
@@ -48,7 +54,59 @@ def gflops(b):
     return b["FLOPS"] / 1e9
 
 
-def main(paths):
+def load_torch_rpc(path):
+    """The torch rpc_sync peer's result, or why there is none."""
+    if path is None:
+        return {"available": False, "reason": "not run (no --torch_rpc)"}
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        return {"available": False, "reason": f"cannot read {path}: {e}"}
+
+
+def distributed_rows(m, torch_rpc, rows):
+    """Null step rows: against the same binary's gRPC ping-pong (goal <= 3x),
+    torch rpc_sync (goal: faster) and TensorFlow's ~1.8 ms (reference)."""
+    ping = to_us(m["BM_GrpcPingPong"])
+    rows.append(("raw gRPC unary ping-pong (2 processes)", f"{ping:.1f} us", "-", "-", "-"))
+
+    def vs_ping(label, name, goal):
+        us = to_us(m[name])
+        x = us / ping
+        met = " (met)" if x <= NULL_STEP_GOAL_X else " (NOT met)"
+        rows.append((label, f"{us:.1f} us", f"gRPC ping-pong {ping:.1f} us", f"{ping / us:.2f}x",
+                     f"<= {NULL_STEP_GOAL_X:g}x ping-pong: {x:.1f}x{met}" if goal else
+                     f"- ({x:.1f}x ping-pong)"))
+
+    vs_ping("null step, Session::Run (3 processes)", "BM_NullStep_SessionRun", True)
+    vs_ping("null step, callable (3 processes)", "BM_NullStep_RunCallable", True)
+    vs_ping("null step, callable, master on the ps", "BM_NullStep_MasterOnPs", False)
+    callable_us = to_us(m["BM_NullStep_RunCallable"])
+    if torch_rpc.get("available"):
+        peer = torch_rpc["median_us"]
+        met = "met" if callable_us < peer else "NOT met"
+        rows.append(("null step, callable vs torch rpc_sync", f"{callable_us:.1f} us",
+                     f"torch rpc_sync {peer:.1f} us", f"{peer / callable_us:.2f}x",
+                     f"faster than rpc_sync ({met})"))
+    else:
+        rows.append(("null step, callable vs torch rpc_sync", f"{callable_us:.1f} us",
+                     "torch rpc_sync: not available", "-", "-"))
+    step_us = to_us(m["BM_NullStep_SessionRun"])
+    rows.append(("null step, Session::Run vs TensorFlow", f"{step_us:.1f} us",
+                 f"TF ~{TF_DISTRIBUTED_STEP_US:g} us (reference)",
+                 f"{TF_DISTRIBUTED_STEP_US / step_us:.0f}x", "-"))
+
+
+def main(args):
+    torch_path = None
+    paths = []
+    for a in args:
+        if a.startswith("--torch_rpc="):
+            torch_path = a[len("--torch_rpc="):]
+        else:
+            paths.append(a)
+    torch_rpc = load_torch_rpc(torch_path)
     m, context, spread = load_medians(paths)
     rows = []
 
@@ -99,6 +157,10 @@ def main(paths):
     flops_row("MatMul 1024 f32, 1 intra-op thread", "BM_Session_MatMul/threads:1",
               "BM_EigenMatrix_MatMul/threads:1", "Eigen::Matrix 1 thr")
 
+    distributed = "BM_GrpcPingPong" in m
+    if distributed:
+        distributed_rows(m, torch_rpc, rows)
+
     header = ("benchmark", "tensorgrid", "peer", "ratio", "goal")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
@@ -112,6 +174,16 @@ def main(paths):
     print("goals (the project's): <= 5 us per callable step; executor ns/node at or below TBB's;")
     print("MatMul through a session >= 0.95x the same Eigen call. tensorgrid turns off Abseil's")
     print("debug deadlock detection (Debian builds Abseil without NDEBUG); see docs/PERFORMANCE.md.")
+    if distributed:
+        print("null step: client -> master on worker 0 -> scalar variable on the ps, each task its own")
+        print(f"process on 127.0.0.1; goal <= {NULL_STEP_GOAL_X:g}x the same binary's gRPC ping-pong and faster than")
+        print(f"torch rpc_sync. TF ~{TF_DISTRIBUTED_STEP_US:g} us is TensorFlow's distributed null step as reported, not measured here.")
+        if torch_rpc.get("available"):
+            print(f"torch rpc_sync: torch {torch_rpc.get('torch')}, {torch_rpc.get('backend')}, median of "
+                  f"{len(torch_rpc.get('repetitions_us', []))} repetitions of "
+                  f"{torch_rpc.get('calls_per_repetition')} calls")
+        else:
+            print(f"torch rpc_sync: not available: {torch_rpc.get('reason')}")
     if spread:
         print("spread across repetitions (cv of wall time): " + "; ".join(
             f"{os.path.basename(p)} {lo * 100:.0f}-{hi * 100:.0f}%" for p, (lo, hi) in spread.items()))

@@ -28,7 +28,7 @@ if awk -v l="${LOAD_BEFORE%% *}" 'BEGIN { exit !(l > 1.0) }'; then
 fi
 # Repetitions of different benchmarks are interleaved at random, so that a
 # burst of outside load spreads over all of them instead of sinking one.
-for name in session executor matmul; do
+for name in session executor matmul distributed_step; do
   echo "running ${name}_benchmark ..." >&2
   "$BIN/${name}_benchmark" --benchmark_min_time="$MIN_TIME" \
     --benchmark_enable_random_interleaving=true \
@@ -36,9 +36,21 @@ for name in session executor matmul; do
     >"$OUT_DIR/$name.txt" 2>&1
 done
 
+# The peer of distributed_step: torch.distributed.rpc's rpc_sync, from
+# Debian's python3-torch. Without it the report says "not available" and why.
+echo "running torch_rpc_peer.py ..." >&2
+if [[ -x /usr/bin/python3 ]]; then
+  /usr/bin/python3 bench/torch_rpc_peer.py >"$OUT_DIR/torch_rpc.json" 2>"$OUT_DIR/torch_rpc.txt" ||
+    echo "{\"available\": false, \"reason\": \"torch_rpc_peer.py failed, see $OUT_DIR/torch_rpc.txt\"}" \
+      >"$OUT_DIR/torch_rpc.json"
+else
+  echo '{"available": false, "reason": "no /usr/bin/python3"}' >"$OUT_DIR/torch_rpc.json"
+fi
+
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
   "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-python3 bench/report.py "$OUT_DIR/session.json" "$OUT_DIR/executor.json" "$OUT_DIR/matmul.json"
+python3 bench/report.py --torch_rpc="$OUT_DIR/torch_rpc.json" "$OUT_DIR/session.json" \
+  "$OUT_DIR/executor.json" "$OUT_DIR/matmul.json" "$OUT_DIR/distributed_step.json"
 echo
 echo "raw results: $OUT_DIR"

@@ -1,0 +1,348 @@
+// Latency of a distributed null step, against a raw gRPC ping-pong timed by
+// the same binary on the same machine at the same time.
+//
+//   this process                 child: /job:worker/task:0     child: /job:ps/task:0
+//   GrpcSession ───RunStep────►  master ────RunGraph─────────►  v (float scalar Variable)
+//               ◄──── v ───────         ◄──── v ─────────────
+//
+//   this process ───Echo (4 bytes)───► child: EchoService      (the reference)
+//
+// Every task is a separate process: the tasks run distributed::Server exactly
+// as tg_server does (default ConfigProto), forked from this binary before it
+// starts any thread, on loopback ports picked free just before; the echo
+// server picks its own port. Children stop on SIGTERM when the benchmarks
+// end, and get SIGTERM from the kernel if this process dies first.
+//
+// Rows:
+//   BM_GrpcPingPong             one unary EchoService.Echo: a fresh
+//                               ClientContext with a deadline, 4 bytes each way
+//   BM_NullStep_SessionRun      Session::Run fetching "v:0" on a grpc:// session
+//                               whose master is worker 0
+//   BM_NullStep_RunCallable     the same step as a callable (no name lookups)
+//   BM_NullStep_MasterOnPs      the callable on a session whose master is the
+//                               ps itself: one RPC instead of two, to tell the
+//                               master's own cost from the second hop's
+//
+// A null step needs at least two round trips in a row (client -> master,
+// master -> ps), so about 2x the ping-pong is the floor; the goal is 3x.
+// See docs/PERFORMANCE.md and bench/report.py.
+#include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "bench/echo.grpc.pb.h"
+#include "client/ops/standard_ops.h"
+#include "client/scope.h"
+#include "client/session.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/server.h"
+
+namespace tensorgrid {
+namespace {
+
+constexpr char kTool[] = "distributed_step_benchmark";
+// How long the children get to start serving.
+constexpr std::chrono::seconds kStartupTimeout(30);
+// Every RPC of the reference gets a deadline, as the session's do.
+constexpr std::chrono::seconds kCallTimeout(10);
+
+// Setup failures end the run: there is nothing to measure without a cluster.
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", kTool, message.c_str());
+  std::exit(1);
+}
+
+void CheckOk(const absl::Status& status, const std::string& what) {
+  if (!status.ok()) Die(absl::StrCat(what, ": ", status.ToString()));
+}
+
+// ---- child processes -----------------------------------------------------------
+
+struct Child {
+  std::string name;  // "/job:ps/replica:0/task:0", "echo server"
+  pid_t pid = -1;
+  int ready_fd = -1;    // read end of the pipe the child reports on
+  std::string address;  // "127.0.0.1:PORT", from its "ready" line
+};
+
+// Writes one line to the parent; async-signal-safe enough for a child.
+void Report(int fd, const std::string& line) {
+  const std::string text = line + "\n";
+  (void)!write(fd, text.data(), text.size());
+}
+
+// Forks a child that runs `serve(report_fd, signals)`; `serve` reports
+// "ready ADDRESS" or "error MESSAGE" and must not return while serving. The
+// child blocks SIGTERM/SIGINT before any of its threads exist, so `serve`
+// can sigwait for them; it dies with us (PR_SET_PDEATHSIG).
+Child Spawn(const std::string& name,
+            const std::function<void(int report_fd, const sigset_t& signals)>& serve) {
+  int fds[2];
+  if (pipe(fds) != 0) Die(absl::StrCat("pipe: ", std::strerror(errno)));
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) Die(absl::StrCat("fork: ", std::strerror(errno)));
+  if (pid == 0) {
+    close(fds[0]);
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigprocmask(SIG_BLOCK, &signals, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
+    serve(fds[1], signals);
+    _exit(0);  // never run static destructors that belong to the parent
+  }
+  close(fds[1]);
+  Child child;
+  child.name = name;
+  child.pid = pid;
+  child.ready_fd = fds[0];
+  return child;
+}
+
+// Waits (bounded) for the child's "ready ADDRESS" line.
+void AwaitReady(Child& child, std::chrono::steady_clock::time_point deadline) {
+  std::string line;
+  char c;
+  while (line.empty() || line.back() != '\n') {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd fd = {child.ready_fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&fd, 1, static_cast<int>(left.count())) == 0) {
+      Die(absl::StrCat(child.name, " not ready after ", kStartupTimeout.count(), " s"));
+    }
+    const ssize_t n = read(child.ready_fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) Die(absl::StrCat(child.name, " exited before it was ready"));
+    line += c;
+  }
+  line.pop_back();
+  if (!absl::StartsWith(line, "ready ")) Die(absl::StrCat(child.name, ": ", line));
+  child.address = line.substr(6);
+}
+
+// SIGTERM to each child, up to 10 s for all of them to exit, then SIGKILL.
+void StopChildren(std::vector<Child>& children) {
+  for (const Child& child : children) kill(child.pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (Child& child : children) {
+    int status;
+    while (waitpid(child.pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "%s: %s did not stop in 10 s; killing it\n", kTool,
+                     child.name.c_str());
+        kill(child.pid, SIGKILL);
+        waitpid(child.pid, &status, 0);
+        break;
+      }
+      usleep(10000);
+    }
+    close(child.ready_fd);
+  }
+  children.clear();
+}
+
+// ---- the cluster and the echo server --------------------------------------------
+
+// `n` loopback ports free right now. Another program could take one before
+// the servers bind it; the run then fails naming the task (run it again).
+std::vector<int> PickFreePorts(int n) {
+  std::vector<int> sockets, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      Die(absl::StrCat("cannot pick a free loopback port: ", std::strerror(errno)));
+    }
+    sockets.push_back(fd);  // held open so that the ports differ
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : sockets) close(fd);
+  return ports;
+}
+
+// One task of `cluster`, as tg_server runs it.
+void ServeTask(const ClusterSpec& cluster, const std::string& job, int report_fd,
+               const sigset_t& signals) {
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(cluster, job, 0, ConfigProto());
+  absl::Status status = server.ok() ? (*server)->Start() : server.status();
+  if (!status.ok()) {
+    Report(report_fd, "error " + status.ToString());
+    _exit(1);
+  }
+  Report(report_fd, "ready " + (*server)->address());
+  int signal = 0;
+  sigwait(&signals, &signal);
+  (*server)->Stop();
+}
+
+class EchoService final : public bench::EchoService::Service {
+  grpc::Status Echo(grpc::ServerContext*, const bench::EchoMessage* request,
+                    bench::EchoMessage* response) override {
+    response->set_payload(request->payload());
+    return grpc::Status::OK;
+  }
+};
+
+// A plain synchronous gRPC server with EchoService on a free loopback port.
+void ServeEcho(int report_fd, const sigset_t& signals) {
+  EchoService service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    Report(report_fd, "error the echo server cannot listen on 127.0.0.1:0");
+    _exit(1);
+  }
+  Report(report_fd, absl::StrCat("ready 127.0.0.1:", port));
+  int signal = 0;
+  sigwait(&signals, &signal);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+}
+
+struct Processes {
+  std::vector<Child> children;  // ps, worker, echo server
+  std::string ps_target, worker_target, echo_address;
+};
+Processes* processes = nullptr;
+
+// Starts the three children and waits until all serve. Call it while this
+// process has a single thread: a fork copies only the calling thread.
+void StartProcesses(Processes* out) {
+  const std::vector<int> ports = PickFreePorts(2);
+  absl::StatusOr<ClusterSpec> cluster =
+      ClusterSpec::FromFlag(absl::StrCat("ps=localhost:", ports[0], ";worker=localhost:", ports[1]));
+  CheckOk(cluster.status(), "cluster");
+  for (const std::string job : {"ps", "worker"}) {
+    out->children.push_back(Spawn(TaskName(job, 0), [&](int fd, const sigset_t& signals) {
+      ServeTask(*cluster, job, fd, signals);
+    }));
+  }
+  out->children.push_back(Spawn("echo server", ServeEcho));
+  const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
+  for (Child& child : out->children) AwaitReady(child, deadline);
+  out->ps_target = "grpc://" + out->children[0].address;
+  out->worker_target = "grpc://" + out->children[1].address;
+  out->echo_address = out->children[2].address;
+}
+
+// ---- the benchmarks -------------------------------------------------------------
+
+void BM_GrpcPingPong(benchmark::State& state) {
+  auto stub = bench::EchoService::NewStub(
+      grpc::CreateChannel(processes->echo_address, grpc::InsecureChannelCredentials()));
+  bench::EchoMessage request, response;
+  request.set_payload(std::string(sizeof(float), '\1'));  // as big as the fetched scalar
+  auto call = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+    return stub->Echo(&context, request, &response);
+  };
+  const grpc::Status warm_up = call();  // connects
+  if (!warm_up.ok()) Die("echo: " + warm_up.error_message());
+  for (auto _ : state) {
+    const grpc::Status status = call();
+    if (!status.ok()) state.SkipWithError(status.error_message().c_str());
+  }
+}
+
+// A grpc:// session on `target` whose graph is one float scalar Variable
+// "v" on /job:ps/task:0, initialized to 1.
+std::unique_ptr<Session> NullStepSession(const std::string& target) {
+  Scope root = Scope::NewRootScope();
+  Scope ps = root.WithDevice("/job:ps/task:0");
+  auto v = ops::Variable(ps.WithOpName("v"), {}, DT_FLOAT);
+  ops::Assign(ps.WithOpName("v/Assign"), v, ops::Const(ps.WithOpName("one"), 1.f));
+  GraphDef graph;
+  CheckOk(root.ToGraphDef(&graph), "building the graph");
+  SessionOptions options;
+  options.target = target;
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options);
+  CheckOk(session.status(), "NewSession " + target);
+  CheckOk((*session)->Create(graph), "Create on " + target);
+  CheckOk((*session)->Run({}, {}, {"v/Assign"}, nullptr), "initializing v on " + target);
+  return std::move(session).value();
+}
+
+void BM_NullStep_SessionRun(benchmark::State& state) {
+  std::unique_ptr<Session> session = NullStepSession(processes->worker_target);
+  std::vector<Tensor> out;
+  CheckOk(session->Run({}, {"v:0"}, {}, &out), "warm-up step");  // places and registers
+  for (auto _ : state) {
+    const absl::Status status = session->Run({}, {"v:0"}, {}, &out);
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+void RunCallableSteps(benchmark::State& state, const std::string& target) {
+  std::unique_ptr<Session> session = NullStepSession(target);
+  CallableOptions options;
+  options.add_fetch("v:0");
+  absl::StatusOr<Session::CallableHandle> handle = session->MakeCallable(options);
+  CheckOk(handle.status(), "MakeCallable");
+  std::vector<Tensor> out;
+  CheckOk(session->RunCallable(*handle, {}, &out, nullptr), "warm-up step");
+  for (auto _ : state) {
+    const absl::Status status = session->RunCallable(*handle, {}, &out, nullptr);
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+void BM_NullStep_RunCallable(benchmark::State& state) {
+  RunCallableSteps(state, processes->worker_target);
+}
+void BM_NullStep_MasterOnPs(benchmark::State& state) {
+  RunCallableSteps(state, processes->ps_target);
+}
+
+// The work happens in other processes, so wall time is what counts.
+#define TG_RPC_BENCHMARK(fn) \
+  BENCHMARK(fn)->UseRealTime()->Unit(benchmark::kMicrosecond)->Repetitions(9)->ReportAggregatesOnly(true)
+
+TG_RPC_BENCHMARK(BM_GrpcPingPong);
+TG_RPC_BENCHMARK(BM_NullStep_SessionRun);
+TG_RPC_BENCHMARK(BM_NullStep_RunCallable);
+TG_RPC_BENCHMARK(BM_NullStep_MasterOnPs);
+
+}  // namespace
+}  // namespace tensorgrid
+
+int main(int argc, char** argv) {
+  using tensorgrid::processes;
+  benchmark::Initialize(&argc, argv);  // parses flags only: still one thread
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  tensorgrid::Processes children;
+  processes = &children;
+  tensorgrid::StartProcesses(processes);
+  benchmark::RunSpecifiedBenchmarks();
+  tensorgrid::StopChildren(children.children);
+  return 0;
+}
