@@ -72,7 +72,9 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
   Master::WorkerMap workers{{task_, worker_.get()}};
   for (const ClusterSpec::Task& t : cluster.AllTasks()) {
     if (t.name == task_) continue;
-    auto remote = std::make_unique<GrpcRemoteWorker>(t.address);
+    GrpcRemoteWorker::Options remote_options;
+    remote_options.security = options.security;
+    auto remote = std::make_unique<GrpcRemoteWorker>(t.address, remote_options);
     workers[t.name] = remote.get();
     remote_workers_[t.name] = std::move(remote);
   }
@@ -81,7 +83,7 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
     auto it = workers.find(name);
     return it == workers.end() ? nullptr : it->second;
   });
-  worker_service_ = NewGrpcWorkerService(worker_.get());
+  worker_service_ = NewGrpcWorkerService(worker_.get(), options.security.auth_token);
   master_service_ = std::make_unique<GrpcMasterService>(
       [workers, task = task_](const ConfigProto& session_config) {
         return std::make_unique<Master>(session_config, workers, task);

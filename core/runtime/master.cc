@@ -362,30 +362,60 @@ absl::Status Master::ExplainRestart(const ExecutionUnit& unit, const absl::Statu
   return failure;
 }
 
+namespace {
+// A task that cannot be reached or does not answer in time is named: the
+// transport's message only knows its address.
+absl::Status NameTask(const std::string& device, absl::Status s) {
+  if (!absl::IsUnavailable(s) && !absl::IsDeadlineExceeded(s)) return s;
+  absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(device);
+  if (!parsed.ok()) return s;
+  return WithContext(s, absl::StrCat("task ", DeviceNameUtils::TaskName(*parsed)));
+}
+}  // namespace
+
 absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
                                    std::vector<RunGraphResult>& responses) {
   const size_t n = requests.size();
-  if (n == 1) return unit.partitions[0].worker->RunGraph(requests[0], &responses[0]);
+  if (n == 1) {
+    return NameTask(unit.partitions[0].device,
+                    unit.partitions[0].worker->RunGraph(requests[0], &responses[0]));
+  }
   // All partitions run at once; the step's error is the first failure that
   // is not an echo of another (a receive aborted because its sender failed).
+  std::set<WorkerInterface*> involved;
+  for (const PartitionUnit& part : unit.partitions) involved.insert(part.worker);
+  const int64_t step_id = requests[0].step_id;
   absl::Mutex mu;
   absl::Status root, first;
   size_t pending = n;
   absl::Notification all_done;
   for (size_t p = 0; p < n; ++p) {
-    unit.partitions[p].worker->RunGraphAsync(requests[p], &responses[p], [&](absl::Status s) {
-      absl::MutexLock lock(&mu);
-      if (!s.ok()) {
-        if (first.ok()) first = s;
-        if (root.ok() && !IsDerivedError(s)) root = s;
+    unit.partitions[p].worker->RunGraphAsync(requests[p], &responses[p], [&, p](absl::Status s) {
+      s = NameTask(unit.partitions[p].device, std::move(s));
+      bool first_failure = false;
+      {
+        absl::MutexLock lock(&mu);
+        if (!s.ok()) {
+          first_failure = first.ok();
+          if (first.ok()) first = s;
+          if (root.ok() && !IsDerivedError(s)) root = s;
+        }
       }
+      // The first failure ends the step everywhere: cleaning it up aborts
+      // its rendezvous on every task, which wakes partitions that wait for
+      // a tensor the failed one will never send (also when that one failed
+      // before it began, as on a restarted task). Not under `mu`: a local
+      // worker may finish partitions, and so call back, right here. The
+      // callback captures nothing that dies with this frame.
+      if (first_failure) {
+        for (WorkerInterface* w : involved) w->CleanupGraphAsync(step_id, [](absl::Status) {});
+      }
+      absl::MutexLock lock(&mu);
       if (--pending == 0) all_done.Notify();
     });
   }
   all_done.WaitForNotification();
-  std::set<WorkerInterface*> involved;
-  for (const PartitionUnit& part : unit.partitions) involved.insert(part.worker);
-  for (WorkerInterface* w : involved) w->CleanupGraph(requests[0].step_id).IgnoreError();
+  for (WorkerInterface* w : involved) w->CleanupGraph(step_id).IgnoreError();
   absl::MutexLock lock(&mu);
   if (!root.ok()) return root;
   if (!first.ok()) {

@@ -19,14 +19,6 @@ namespace {
 // every call (gRPC keeps the pointer).
 const char kRecvTensorMethod[] = "/tensorgrid.WorkerService/RecvTensor";
 
-std::shared_ptr<grpc::Channel> NewWorkerChannel(const std::string& address) {
-  grpc::ChannelArguments args;
-  // Fetches, feeds and received tensors may be large: allow what one gRPC
-  // message can carry (larger tensors fail on the sender, naming the key).
-  args.SetMaxReceiveMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
-  args.SetMaxSendMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-}
 
 // One call in flight: owns what gRPC reads and writes until it completes.
 // The completion callback frees it before running `done`: once `done`
@@ -34,15 +26,19 @@ std::shared_ptr<grpc::Channel> NewWorkerChannel(const std::string& address) {
 // nothing of ours may be left for gRPC's thread to destroy afterwards.
 template <typename Request, typename Response>
 struct Call {
-  explicit Call(absl::Duration timeout) { SetDeadline(&context, timeout); }
+  Call(absl::Duration timeout, const RpcSecurity& security) {
+    SetDeadline(&context, timeout);
+    AttachAuth(&context, security);
+  }
   grpc::ClientContext context;
   Request request;
   Response response;
 };
 
 template <typename Request, typename Response>
-std::shared_ptr<Call<Request, Response>> NewCall(const absl::Duration timeout) {
-  return std::make_shared<Call<Request, Response>>(timeout);
+std::shared_ptr<Call<Request, Response>> NewCall(const absl::Duration timeout,
+                                                 const RpcSecurity& security) {
+  return std::make_shared<Call<Request, Response>>(timeout, security);
 }
 
 // Fetches arrive named by their _Retval index; each index in [0, n) once.
@@ -69,7 +65,11 @@ absl::Status DecodeFetches(const google::protobuf::RepeatedPtrField<NamedTensorP
 GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
     : address_(std::move(address)),
       rpc_timeout_(options.rpc_timeout),
-      channel_(NewWorkerChannel(address_)),
+      security_(options.security),
+      // Fetches, feeds and received tensors may be large: allow what one
+      // gRPC message can carry (larger tensors fail on the sender, naming
+      // the key).
+      channel_(NewChannel(address_, security_, static_cast<int>(kMaxGrpcMessageBytes))),
       stub_(WorkerService::NewStub(channel_)),
       raw_stub_(channel_) {}
 
@@ -78,7 +78,7 @@ absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Stat
 }
 
 void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
-  auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_);
+  auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
   stub_->async()->GetStatus(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
@@ -96,7 +96,7 @@ void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback 
 
 void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
                                           RegisterGraphResult* response, StatusCallback done) {
-  auto call = NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_);
+  auto call = NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_, security_);
   *call->request.mutable_graph_def() = request.graph;
   stub_->async()->RegisterGraph(
       &call->context, &call->request, &call->response,
@@ -109,7 +109,7 @@ void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
 }
 
 void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) {
-  auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(rpc_timeout_);
+  auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(rpc_timeout_, security_);
   call->request.set_graph_handle(graph_handle);
   stub_->async()->DeregisterGraph(
       &call->context, &call->request, &call->response,
@@ -123,7 +123,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
                                      StatusCallback done) {
   // The worker enforces timeout_in_ms itself and says so more precisely than
   // an expired deadline would, so the RPC keeps the stub's own deadline.
-  auto call = NewCall<RunGraphRequest, RunGraphResponse>(rpc_timeout_);
+  auto call = NewCall<RunGraphRequest, RunGraphResponse>(rpc_timeout_, security_);
   RunGraphRequest& wire = call->request;
   wire.set_graph_handle(request.graph_handle);
   wire.set_step_id(request.step_id);
@@ -149,7 +149,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
-  auto call = NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_);
+  auto call = NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_, security_);
   call->request.set_step_id(step_id);
   stub_->async()->CleanupGraph(&call->context, &call->request, &call->response,
                                [this, call, done = std::move(done)](grpc::Status status) mutable {
@@ -158,9 +158,20 @@ void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
                                });
 }
 
+void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& containers,
+                                       StatusCallback done) {
+  auto call = NewCall<CleanupAllRequest, CleanupAllResponse>(rpc_timeout_, security_);
+  for (const std::string& c : containers) call->request.add_container(c);
+  stub_->async()->CleanupAll(&call->context, &call->request, &call->response,
+                             [this, call, done = std::move(done)](grpc::Status status) mutable {
+                               call.reset();  // before done: see Call
+                               done(Finish("CleanupAll", status));
+                             });
+}
+
 void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, StatusCallback done) {
-  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(rpc_timeout_);
+  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(rpc_timeout_, security_);
   call->request.set_step_id(step_id);
   call->request.set_rendezvous_key(rendezvous_key);
   raw_stub_.UnaryCall(

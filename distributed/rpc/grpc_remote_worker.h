@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/runtime/worker_interface.h"
+#include "distributed/rpc/grpc_util.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/worker.grpc.pb.h"
@@ -34,6 +35,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
  public:
   struct Options {
     absl::Duration rpc_timeout = absl::Seconds(60);  // per RPC, RunGraph included
+    RpcSecurity security;  // the token and TLS settings of the peer's server
   };
 
   // `address` is "host:port"; nothing connects until the first call.
@@ -50,6 +52,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
+  void CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) override;
   // The receiving end of the remote rendezvous: pulls a tensor the peer's
   // partition of `step_id` sends, within Options::rpc_timeout. The response
   // arrives as raw bytes and is decoded straight into `tensor`'s buffer (see
@@ -64,6 +67,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   const std::string address_;
   const absl::Duration rpc_timeout_;
+  const RpcSecurity security_;
   const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<WorkerService::Stub> stub_;
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.

@@ -104,7 +104,9 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   *request.mutable_config() = config_;
   CreateSessionResponse response;
   grpc::ClientContext context;
-  Prepare(&context, rpc_timeout_);
+  // The master may wait up to the startup timeout (operation_timeout_in_ms)
+  // for tasks; its answer naming the missing ones must arrive first.
+  Prepare(&context, rpc_timeout_ + kStepGrace);
   TG_RETURN_IF_ERROR(Finish("CreateSession", stub_->CreateSession(&context, request, &response)));
   handle_ = response.session_handle();
   return absl::OkStatus();
@@ -117,7 +119,7 @@ absl::Status GrpcSession::Extend(const GraphDef& graph) {
   *request.mutable_graph_def() = graph;
   ExtendSessionResponse response;
   grpc::ClientContext context;
-  Prepare(&context, rpc_timeout_);
+  Prepare(&context, rpc_timeout_ + kStepGrace);  // as Create: the first graph waits for tasks
   return Finish("ExtendSession", stub_->ExtendSession(&context, request, &response));
 }
 

@@ -156,6 +156,7 @@ class RecvTensorReactor final : public grpc::ServerUnaryReactor {
 
 grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const GetStatusRequest*,
                                           GetStatusResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   GetStatusResult result;
   absl::Status s = worker_->GetStatus(&result);
   if (!s.ok()) return ToGrpcStatus(s);
@@ -172,18 +173,21 @@ grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const Ge
 grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext* context,
                                                     const CreateWorkerSessionRequest*,
                                                     CreateWorkerSessionResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   return grpc::Status::OK;
 }
 
 grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext* context,
                                                     const DeleteWorkerSessionRequest*,
                                                     DeleteWorkerSessionResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   return grpc::Status::OK;
 }
 
 grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
                                               const RegisterGraphRequest* request,
                                               RegisterGraphResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   RegisterGraphArgs args;
   args.graph = request->graph_def();
   RegisterGraphResult result;
@@ -195,12 +199,14 @@ grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
 grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
                                                 const DeregisterGraphRequest* request,
                                                 DeregisterGraphResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
 }
 
 grpc::Status GrpcWorkerService::RunGraph(grpc::ServerContext* context,
                                          const RunGraphRequest* request,
                                          RunGraphResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   RunGraphArgs args;
   absl::Status s = DecodeFeeds(request->send(), &args.feeds);
   if (!s.ok()) {
@@ -225,17 +231,21 @@ grpc::Status GrpcWorkerService::RunGraph(grpc::ServerContext* context,
 grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext* context,
                                              const CleanupGraphRequest* request,
                                              CleanupGraphResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   return ToGrpcStatus(worker_->CleanupGraph(request->step_id()));
 }
 
 grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* context,
                                                         const grpc::ByteBuffer* request,
                                                         grpc::ByteBuffer* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
   RecvTensorRequest parsed;
   if (!ParseFromByteBuffer(*request, &parsed)) {
     return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                           "RecvTensor: the request does not parse as a "
-                                           "RecvTensorRequest"));
+                                           "request to /tensorgrid.WorkerService/RecvTensor is "
+                                           "not a valid message for that method"));
   }
   // Deleted by itself in OnDone, once gRPC is through with the call.
   auto* reactor = new RecvTensorReactor(std::move(parsed), response);
@@ -243,8 +253,18 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
   return reactor;
 }
 
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker) {
-  return std::make_unique<GrpcWorkerService>(worker);
+grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext* context,
+                                           const CleanupAllRequest* request,
+                                           CleanupAllResponse*) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
+  const std::vector<std::string> containers(request->container().begin(),
+                                            request->container().end());
+  return ToGrpcStatus(worker_->CleanupAll(containers));
+}
+
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker,
+                                                    std::string auth_token) {
+  return std::make_unique<GrpcWorkerService>(worker, std::move(auth_token));
 }
 
 }  // namespace tensorgrid

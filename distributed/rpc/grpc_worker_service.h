@@ -30,6 +30,8 @@
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_SERVICE_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_SERVICE_H_
 
+#include <string>
+
 #include "grpcpp/grpcpp.h"
 #include "proto/worker.grpc.pb.h"
 
@@ -40,8 +42,11 @@ class WorkerInterface;
 class GrpcWorkerService final
     : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::Service> {
  public:
-  // `worker` is not owned and must outlive the service.
-  explicit GrpcWorkerService(WorkerInterface* worker) : worker_(worker) {}
+  // `worker` is not owned and must outlive the service. With a non-empty
+  // `auth_token`, every call must carry it (RpcSecurity in grpc_util.h) or
+  // is Unauthenticated before any work.
+  explicit GrpcWorkerService(WorkerInterface* worker, std::string auth_token = "")
+      : worker_(worker), auth_token_(std::move(auth_token)) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const GetStatusRequest* request,
                          GetStatusResponse* response) override;
@@ -59,6 +64,8 @@ class GrpcWorkerService final
                         RunGraphResponse* response) override;
   grpc::Status CleanupGraph(grpc::ServerContext* context, const CleanupGraphRequest* request,
                             CleanupGraphResponse* response) override;
+  grpc::Status CleanupAll(grpc::ServerContext* context, const CleanupAllRequest* request,
+                          CleanupAllResponse* response) override;
   // The request is a serialized RecvTensorRequest, the response a
   // RecvTensorResponse written by EncodeRecvTensorResponse.
   grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* context,
@@ -67,6 +74,7 @@ class GrpcWorkerService final
 
  private:
   WorkerInterface* const worker_;
+  const std::string auth_token_;
 };
 
 }  // namespace tensorgrid

@@ -8,6 +8,7 @@
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_WORKER_SERVICE_FACTORY_H_
 
 #include <memory>
+#include <string>
 
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/service_type.h"
@@ -17,7 +18,9 @@ namespace tensorgrid {
 class WorkerInterface;
 
 // A GrpcWorkerService over `worker` (not owned; must outlive the service).
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker);
+// `auth_token`: see GrpcWorkerService.
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker,
+                                                    std::string auth_token = "");
 
 }  // namespace tensorgrid
 

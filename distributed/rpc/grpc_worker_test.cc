@@ -380,7 +380,7 @@ TEST_F(GrpcWorkerTest, GarbageRecvTensorRequestIsInvalidArgument) {
                  });
   done.WaitForNotification();  // bounded by the deadline
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-  EXPECT_NE(status.error_message().find("RecvTensorRequest"), std::string::npos)
+  EXPECT_NE(status.error_message().find("RecvTensor is not a valid message"), std::string::npos)
       << status.error_message();
 }
 
