@@ -311,6 +311,28 @@ TEST(DistributedRuntimeTest, TokenIsRequiredAndTasksUseItAmongThemselves) {
   EXPECT_OK(RunSeed(*session, /*initialize=*/true));
 }
 
+// Mutual TLS everywhere: each task serves with its certificate and presents
+// it to the others; the client presents its own.
+TEST(DistributedRuntimeTest, MutualTlsBetweenTasksAndWithTheClient) {
+  const std::string dir = "tests/testdata/tls/";
+  SeedCluster cluster({"TG_TLS_CA_FILE=" + dir + "ca.pem", "TG_TLS_CERT_FILE=" + dir + "server.pem",
+                       "TG_TLS_KEY_FILE=" + dir + "server.key"});
+  ASSERT_TRUE(cluster.Start());
+  {
+    std::unique_ptr<Session> plaintext = cluster.Connect(/*timeout_ms=*/3000);
+    ASSERT_NE(plaintext, nullptr);
+    EXPECT_STATUS(plaintext->Create(SeedGraph()), kUnavailable, cluster.address(1));
+  }
+  setenv("TG_TLS_CA_FILE", (dir + "ca.pem").c_str(), 1);
+  setenv("TG_TLS_CERT_FILE", (dir + "client.pem").c_str(), 1);
+  setenv("TG_TLS_KEY_FILE", (dir + "client.key").c_str(), 1);
+  std::unique_ptr<Session> session = cluster.Connect();
+  for (const char* name : {"TG_TLS_CA_FILE", "TG_TLS_CERT_FILE", "TG_TLS_KEY_FILE"}) unsetenv(name);
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SeedGraph()));
+  EXPECT_OK(RunSeed(*session, /*initialize=*/true));
+}
+
 // Garbage bytes to every method of both services: InvalidArgument naming
 // the method; the cluster then still runs the seed example.
 TEST(DistributedRuntimeTest, GarbageRequestsAreInvalidArgumentAndTheTaskKeepsServing) {
