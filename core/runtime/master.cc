@@ -273,7 +273,7 @@ absl::Status Master::Reset(const std::vector<std::string>& containers) {
 
 absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& options,
                              const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
-                             RunMetadata* metadata) {
+                             RunMetadata* metadata, const ClientGone& client_gone) {
   if (feeds.size() != unit.feeds.size()) {
     return errors::InvalidArgument("expected ", unit.feeds.size(), " feeds, got ", feeds.size());
   }
@@ -310,7 +310,7 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
     r.feeds.reserve(part.feed_index.size());
     for (int i : part.feed_index) r.feeds.push_back(feeds[i]);
   }
-  absl::Status ran = RunPartitions(unit, requests, responses);
+  absl::Status ran = RunPartitions(unit, requests, responses, client_gone);
   if (!ran.ok()) return ExplainRestart(unit, ran);
   fetches->assign(unit.num_fetches, Tensor());
   for (size_t p = 0; p < n; ++p) {
@@ -374,9 +374,10 @@ absl::Status NameTask(const std::string& device, absl::Status s) {
 }  // namespace
 
 absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
-                                   std::vector<RunGraphResult>& responses) {
+                                   std::vector<RunGraphResult>& responses,
+                                   const ClientGone& client_gone) {
   const size_t n = requests.size();
-  if (n == 1) {
+  if (n == 1 && client_gone == nullptr) {
     return NameTask(unit.partitions[0].device,
                     unit.partitions[0].worker->RunGraph(requests[0], &responses[0]));
   }
@@ -414,9 +415,23 @@ absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGra
       if (--pending == 0) all_done.Notify();
     });
   }
-  all_done.WaitForNotification();
+  bool gone = false;
+  if (client_gone == nullptr) {
+    all_done.WaitForNotification();
+  } else {
+    while (!all_done.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
+      if (!gone && client_gone()) {
+        gone = true;  // cleaning up cancels the step's partitions everywhere
+        for (WorkerInterface* w : involved) w->CleanupGraphAsync(step_id, [](absl::Status) {});
+      }
+    }
+  }
   for (WorkerInterface* w : involved) w->CleanupGraph(step_id).IgnoreError();
   absl::MutexLock lock(&mu);
+  if (gone && !first.ok()) {
+    return errors::Cancelled("step ", step_id, " was cancelled: its client cancelled the call or "
+                             "went away");
+  }
   if (!root.ok()) return root;
   if (!first.ok()) {
     absl::Status s(first.code(), first.message());  // drop the "derived" mark
@@ -429,7 +444,7 @@ absl::Status Master::Run(const RunOptions& options,
                          const std::vector<std::pair<std::string, Tensor>>& feeds,
                          const std::vector<std::string>& fetches,
                          const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
-                         RunMetadata* metadata) {
+                         RunMetadata* metadata, const ClientGone& client_gone) {
   if (outputs == nullptr && !fetches.empty()) {
     return errors::InvalidArgument("Run fetches ", fetches.size(), " tensors but has no outputs vector");
   }
@@ -445,7 +460,7 @@ absl::Status Master::Run(const RunOptions& options,
   }
   TG_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionUnit> unit,
                       GetOrBuild(feed_names, fetches, targets));
-  return RunUnit(*unit, options, feed_values, outputs, metadata);
+  return RunUnit(*unit, options, feed_values, outputs, metadata, client_gone);
 }
 
 absl::StatusOr<int64_t> Master::MakeCallable(const CallableOptions& options) {
@@ -460,7 +475,8 @@ absl::StatusOr<int64_t> Master::MakeCallable(const CallableOptions& options) {
 }
 
 absl::Status Master::RunCallable(int64_t handle, const std::vector<Tensor>& feeds,
-                                 std::vector<Tensor>* fetches, RunMetadata* metadata) {
+                                 std::vector<Tensor>* fetches, RunMetadata* metadata,
+                                 const ClientGone& client_gone) {
   std::vector<Tensor> unused;
   if (fetches == nullptr) fetches = &unused;
   Callable callable;
@@ -478,7 +494,7 @@ absl::Status Master::RunCallable(int64_t handle, const std::vector<Tensor>& feed
     return errors::InvalidArgument("callable ", handle, " fetches ", callable.unit->num_fetches,
                                    " tensors but RunCallable has no fetches vector");
   }
-  return RunUnit(*callable.unit, callable.options, feeds, fetches, metadata);
+  return RunUnit(*callable.unit, callable.options, feeds, fetches, metadata, client_gone);
 }
 
 absl::Status Master::ReleaseCallable(int64_t handle) {

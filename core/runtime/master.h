@@ -16,6 +16,7 @@
 #define TENSORGRID_CORE_RUNTIME_MASTER_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,12 +46,18 @@ class Master {
 
   absl::Status Create(const GraphDef& graph);
   absl::Status Extend(const GraphDef& graph);
+  // `client_gone`, if given, is asked every 100 ms while the step runs; once
+  // it says true, the step is cancelled on every task and fails Cancelled.
+  // (The gRPC master passes "the client cancelled the call or went away".)
+  using ClientGone = std::function<bool()>;
   absl::Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
                    const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
-                   std::vector<Tensor>* outputs, RunMetadata* metadata);
+                   std::vector<Tensor>* outputs, RunMetadata* metadata,
+                   const ClientGone& client_gone = nullptr);
   absl::StatusOr<int64_t> MakeCallable(const CallableOptions& options);
   absl::Status RunCallable(int64_t handle, const std::vector<Tensor>& feeds,
-                           std::vector<Tensor>* fetches, RunMetadata* metadata);
+                           std::vector<Tensor>* fetches, RunMetadata* metadata,
+                           const ClientGone& client_gone = nullptr);
   absl::Status ReleaseCallable(int64_t handle);
   absl::Status Close();
 
@@ -95,10 +102,10 @@ class Master {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status RunUnit(const ExecutionUnit& unit, const RunOptions& options,
                        const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
-                       RunMetadata* metadata);
+                       RunMetadata* metadata, const ClientGone& client_gone);
   absl::Status ExplainRestart(const ExecutionUnit& unit, const absl::Status& failure);
   absl::Status RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
-                             std::vector<RunGraphResult>& responses);
+                             std::vector<RunGraphResult>& responses, const ClientGone& client_gone);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);

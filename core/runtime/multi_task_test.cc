@@ -354,3 +354,34 @@ TEST(WorkerShutdownTest, RunningStepFailsAtOnceAndLaterStepsAreRefused) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+// A step blocked for good (a _Recv whose _Send never comes, no timeout) ends
+// Cancelled once its client is gone, and the worker forgets it.
+TEST(MasterClientGoneTest, StepIsCancelledWhenTheClientGoes) {
+  Worker worker(kWorker0, ConfigProto());
+  Master master(ConfigProto(), &worker, kWorker0);
+  GraphDef g;
+  NodeDef* recv = g.add_node();
+  recv->set_name("never");
+  recv->set_op("_Recv");
+  recv->set_device("/job:worker/replica:0/task:0/device:CPU:0");
+  SetAttr(recv, "tensor_type", DT_FLOAT);
+  SetAttr(recv, "tensor_name", "never_sent");
+  SetAttr(recv, "send_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  SetAttr(recv, "send_device_incarnation", int64_t{1});
+  SetAttr(recv, "recv_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  ASSERT_OK(master.Create(g));
+  std::atomic<int> asked{0};
+  std::vector<Tensor> out;
+  // "Gone" from the third question on, i.e. after about 200 ms.
+  absl::Status s = master.Run(RunOptions(), {}, {"never"}, {}, &out, nullptr,
+                              [&] { return asked.fetch_add(1) >= 2; });
+  EXPECT_STATUS(s, kCancelled, "its client cancelled the call or went away");
+  EXPECT_GE(asked.load(), 3);
+}
+
+}  // namespace
+}  // namespace tensorgrid

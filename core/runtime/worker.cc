@@ -148,6 +148,17 @@ void Worker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
 }
 
 void Worker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
+  // Partitions of the step still running here are cancelled: the master
+  // cleans a step up early when it failed elsewhere or its client went away.
+  std::vector<std::function<void()>> cancels;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = running_.find(step_id);
+    if (it != running_.end()) {
+      for (auto& [id, cancel] : it->second) cancels.push_back(cancel);
+    }
+  }
+  for (auto& cancel : cancels) cancel();
   rendezvous_mgr_.Cleanup(step_id);
   done(absl::OkStatus());
 }
@@ -298,10 +309,23 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
       }
     }).detach();
   }
+  uint64_t running_id;
+  {
+    absl::MutexLock lock(&mu_);
+    running_id = next_running_id_++;
+    running_[request.step_id][running_id] = [step] { step->cancellation.StartCancel(); };
+  }
   const int64_t timeout = request.timeout_in_ms;
-  item->executor->RunAsync(args, [this, step, response, timeout,
+  const int64_t step_id = request.step_id;
+  item->executor->RunAsync(args, [this, step, response, timeout, step_id, running_id,
                                   done = std::move(done)](absl::Status s) {
     shutdown_.DeregisterCallback(step->shutdown_token);
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = running_.find(step_id);
+      it->second.erase(running_id);
+      if (it->second.empty()) running_.erase(it);
+    }
     if (step->shut_down.load()) {
       const absl::Status reason = ShutdownReason();
       s = absl::Status(reason.code(),

@@ -4,6 +4,8 @@
 #ifndef TENSORGRID_CORE_RUNTIME_WORKER_H_
 #define TENSORGRID_CORE_RUNTIME_WORKER_H_
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +74,10 @@ class Worker final : public WorkerInterface {
   int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Item>> graphs_ ABSL_GUARDED_BY(mu_);
   absl::Status shutdown_reason_ ABSL_GUARDED_BY(mu_);
+  // Partitions running now, by step id: what cancels each.
+  uint64_t next_running_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<int64_t, std::map<uint64_t, std::function<void()>>> running_
+      ABSL_GUARDED_BY(mu_);
   CancellationManager shutdown_;  // every running step registers with it
 };
 

@@ -59,6 +59,8 @@ class WorkerInterface {
   virtual void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                              StatusCallback done) = 0;
   // Releases per-step state (the rendezvous) once every partition is done.
+  // Partitions of the step still running are cancelled: a master cleans a
+  // step up early when it failed elsewhere or its client went away.
   virtual void CleanupGraphAsync(int64_t step_id, StatusCallback done) = 0;
   // Delivers the tensor another task's _Recv wants: waits until this worker's
   // partition of step `step_id` has sent `rendezvous_key` (or the step fails

@@ -87,7 +87,8 @@ grpc::Status GrpcMasterService::RunStep(grpc::ServerContext* context, const RunS
   const std::vector<std::string> targets(request->target().begin(), request->target().end());
   std::vector<Tensor> outputs;
   absl::Status s = (*master)->Run(request->options(), *feeds, fetches, targets, &outputs,
-                                  response->mutable_metadata());
+                                  response->mutable_metadata(),
+                                  [context] { return context->IsCancelled(); });
   if (!s.ok()) return ToGrpcStatus(s);
   for (size_t i = 0; i < outputs.size(); ++i) {
     NamedTensorProto* named = response->add_tensor();
@@ -125,8 +126,9 @@ grpc::Status GrpcMasterService::RunCallable(grpc::ServerContext* context,
     feeds.push_back(*std::move(tensor));
   }
   std::vector<Tensor> fetches;
-  absl::Status s =
-      (*master)->RunCallable(request->handle(), feeds, &fetches, response->mutable_metadata());
+  absl::Status s = (*master)->RunCallable(request->handle(), feeds, &fetches,
+                                          response->mutable_metadata(),
+                                          [context] { return context->IsCancelled(); });
   if (!s.ok()) return ToGrpcStatus(s);
   for (const Tensor& t : fetches) TensorToProto(t, response->add_fetch());
   return grpc::Status::OK;
