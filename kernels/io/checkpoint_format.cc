@@ -1,0 +1,736 @@
+// The checkpoint format of checkpoint_format.h; docs/checkpoints.md has the
+// byte layout. Integers are encoded little-endian byte by byte; tensor
+// contents are copied as they lie in memory, which is why the build requires
+// a little-endian host.
+#include "kernels/io/checkpoint_format.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "core/platform/status.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "checkpoint tensor bytes are stored little-endian as they lie in memory");
+
+namespace tensorgrid {
+namespace checkpoint {
+namespace {
+
+constexpr char kIndexMagic[8] = {'T', 'G', 'C', 'K', 'P', 'I', 'D', 'X'};
+constexpr char kDataMagic[8] = {'T', 'G', 'C', 'K', 'D', 'A', 'T', 'A'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kIndexHeaderBytes = 40;  // magic, version, flags, id, data size, count
+constexpr size_t kDataHeaderBytes = 24;   // magic, version, flags, id
+constexpr size_t kIndexFooterBytes = 4;   // CRC-32 of everything before it
+constexpr char kTempMarker[] = ".tempstate";
+constexpr size_t kWriteBufferBytes = 1 << 20;
+
+// ---------------------------------------------------------------- test hook
+
+absl::Mutex hook_mu;
+SaveHook* save_hook ABSL_GUARDED_BY(hook_mu) = nullptr;
+
+void AtSavePoint(SavePoint point, const std::string& path) {
+  SaveHook hook;
+  {
+    absl::MutexLock lock(&hook_mu);
+    if (save_hook == nullptr) return;
+    hook = *save_hook;
+  }
+  hook(point, path);
+}
+
+// ---------------------------------------------------------------- files
+
+absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& path) {
+  const std::string msg = absl::StrCat(what, " '", path, "': ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return absl::PermissionDeniedError(msg);
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+      return absl::ResourceExhaustedError(msg);
+    default:
+      return absl::UnknownError(msg);
+  }
+}
+
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Random, and different in a forked child than in its parent.
+uint64_t RandomId() {
+  static absl::Mutex mu(absl::kConstInit);
+  static std::mt19937_64* rng = nullptr;
+  static pid_t rng_pid = 0;
+  absl::MutexLock lock(&mu);
+  if (rng == nullptr || rng_pid != ::getpid()) {
+    rng_pid = ::getpid();
+    std::random_device device;
+    std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(rng_pid),
+                       static_cast<unsigned>(time(nullptr))};
+    delete rng;
+    rng = new std::mt19937_64(seed);
+  }
+  uint64_t id;
+  do {
+    id = (*rng)();
+  } while (id == 0);
+  return id;
+}
+
+std::string TempPath(const std::string& path) {
+  return absl::StrCat(path, kTempMarker, absl::StrFormat("%016x", RandomId()));
+}
+
+absl::Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "writing", path);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyncAndClose(int fd, const std::string& path) {
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err, "syncing", path);
+  }
+  if (::close(fd) != 0) return ErrnoStatus(errno, "closing", path);
+  return absl::OkStatus();
+}
+
+// Makes a rename in `dir` durable.
+absl::Status SyncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "opening directory", dir);
+  if (::fsync(fd) != 0 && errno != EINVAL) {  // some file systems cannot sync directories
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err, "syncing directory", dir);
+  }
+  ::close(fd);
+  return absl::OkStatus();
+}
+
+absl::Status RenameFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return ErrnoStatus(errno, absl::StrCat("renaming '", from, "' to"), to);
+  }
+  return SyncDirectory(Dirname(to));
+}
+
+// Writes a complete file at `path` (created or truncated) and syncs it.
+absl::Status WriteWholeFile(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(errno, "creating", path);
+  absl::Status s = WriteAll(fd, contents.data(), contents.size(), path);
+  if (!s.ok()) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return s;
+  }
+  s = SyncAndClose(fd, path);
+  if (!s.ok()) ::unlink(path.c_str());
+  return s;
+}
+
+uint32_t Crc32(uint32_t crc, const void* data, size_t n) {
+  const auto* p = static_cast<const Bytef*>(data);
+  while (n > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    crc = static_cast<uint32_t>(::crc32(crc, p, chunk));
+    p += chunk;
+    n -= chunk;
+  }
+  return crc;
+}
+
+// ---------------------------------------------------------------- encoding
+
+void PutU32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+uint64_t GetU64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+std::string DataHeader(uint64_t id) {
+  std::string h(kDataMagic, sizeof(kDataMagic));
+  PutU32(&h, kFormatVersion);
+  PutU32(&h, 0);
+  PutU64(&h, id);
+  return h;
+}
+
+// Reads the parts of an index in order; any read past the end fails.
+class IndexCursor {
+ public:
+  IndexCursor(const std::string& bytes, size_t begin, size_t end)
+      : bytes_(bytes), pos_(begin), end_(end) {}
+  bool U32(uint32_t* v) {
+    if (end_ - pos_ < 4) return false;
+    *v = GetU32(bytes_.data() + pos_);
+    pos_ += 4;
+    return true;
+  }
+  bool U64(uint64_t* v) {
+    if (end_ - pos_ < 8) return false;
+    *v = GetU64(bytes_.data() + pos_);
+    pos_ += 8;
+    return true;
+  }
+  bool Bytes(size_t n, std::string* out) {
+    if (end_ - pos_ < n) return false;
+    out->assign(bytes_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool AtEnd() const { return pos_ == end_; }
+
+ private:
+  const std::string& bytes_;
+  size_t pos_;
+  const size_t end_;
+};
+
+bool IsSaveableType(DataType dtype) {
+  return DataTypeIsSupported(dtype) && !IsRefType(dtype) && dtype != DT_RESOURCE;
+}
+
+absl::Status BadIndex(const std::string& path, absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("checkpoint index '", path, "' is corrupted: ", what));
+}
+
+// The bytes a tensor of `entry`'s dtype and shape must (POD) or may at least
+// (string: an 8-byte length per element) take.
+bool SizeFits(const CheckpointReader::Entry& entry) {
+  const int64_t n = entry.shape.num_elements();
+  uint64_t bytes;
+  if (entry.dtype == DT_STRING) {
+    if (__builtin_mul_overflow(static_cast<uint64_t>(n), uint64_t{8}, &bytes)) return false;
+    return entry.size >= bytes;
+  }
+  if (__builtin_mul_overflow(static_cast<uint64_t>(n),
+                             static_cast<uint64_t>(DataTypeSize(entry.dtype)), &bytes)) {
+    return false;
+  }
+  return entry.size == bytes;
+}
+
+absl::StatusOr<CheckpointReader::Entry> ParseEntry(IndexCursor& in, const std::string& path) {
+  CheckpointReader::Entry e;
+  uint32_t name_len, dtype, rank;
+  if (!in.U32(&name_len) || !in.Bytes(name_len, &e.name) || !in.U32(&dtype) || !in.U32(&rank)) {
+    return BadIndex(path, "an entry runs past the end");
+  }
+  e.dtype = static_cast<DataType>(dtype);
+  if (!IsSaveableType(e.dtype)) {
+    return BadIndex(path, absl::StrCat("tensor '", e.name, "' has invalid dtype ", dtype));
+  }
+  if (rank > static_cast<uint32_t>(kMaxTensorRank)) {
+    return BadIndex(path, absl::StrCat("tensor '", e.name, "' has rank ", rank));
+  }
+  std::vector<int64_t> dims(rank);
+  for (int64_t& d : dims) {
+    uint64_t v;
+    if (!in.U64(&v)) return BadIndex(path, "an entry runs past the end");
+    d = static_cast<int64_t>(v);
+  }
+  auto shape = BuildTensorShape(dims);
+  if (!shape.ok()) {
+    return BadIndex(path, absl::StrCat("tensor '", e.name, "': ", shape.status().message()));
+  }
+  e.shape = *std::move(shape);
+  if (!in.U64(&e.offset) || !in.U64(&e.size) || !in.U32(&e.crc32)) {
+    return BadIndex(path, "an entry runs past the end");
+  }
+  if (!SizeFits(e)) {
+    return BadIndex(path, absl::StrCat("tensor '", e.name, "' of type ", DataTypeString(e.dtype),
+                                       " and shape ", e.shape.DebugString(), " cannot take ",
+                                       e.size, " bytes"));
+  }
+  return e;
+}
+
+// Decodes the string elements of `bytes` into `t`; false if they do not fit.
+bool DecodeStrings(const std::string& bytes, Tensor* t) {
+  size_t pos = 0;
+  for (std::string& s : t->values<std::string>()) {
+    if (bytes.size() - pos < 8) return false;
+    const uint64_t len = GetU64(bytes.data() + pos);
+    pos += 8;
+    if (bytes.size() - pos < len) return false;
+    s.assign(bytes.data() + pos, len);
+    pos += len;
+  }
+  return pos == bytes.size();
+}
+
+}  // namespace
+
+void SetSaveHookForTesting(SaveHook hook) {
+  absl::MutexLock lock(&hook_mu);
+  delete save_hook;
+  save_hook = hook ? new SaveHook(std::move(hook)) : nullptr;
+}
+
+// ---------------------------------------------------------------- paths, files
+
+std::string IndexPath(const std::string& prefix) { return prefix + ".index"; }
+
+std::string DataPath(const std::string& prefix, uint64_t checkpoint_id) {
+  return absl::StrCat(prefix, ".data-", absl::StrFormat("%016x", checkpoint_id));
+}
+
+bool CheckpointExists(const std::string& prefix) {
+  struct stat st;
+  return ::stat(IndexPath(prefix).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+namespace {
+
+// Removes the data and temporary files of `prefix` except `keep`.
+absl::Status RemovePrefixFiles(const std::string& prefix, const std::string& keep) {
+  const std::string dir = Dirname(prefix);
+  const std::string data_start = Basename(prefix) + ".data-";
+  const std::string index_temp_start = Basename(IndexPath(prefix)) + kTempMarker;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return errno == ENOENT ? absl::OkStatus() : ErrnoStatus(errno, "listing", dir);
+  std::vector<std::string> doomed;
+  while (struct dirent* ent = ::readdir(d)) {
+    const std::string name = ent->d_name;
+    const bool data = absl::StartsWith(name, data_start) &&
+                      name.size() >= data_start.size() + 16 &&
+                      name.find_first_not_of("0123456789abcdef", data_start.size()) >=
+                          data_start.size() + 16;
+    if ((data || absl::StartsWith(name, index_temp_start)) && name != keep) doomed.push_back(name);
+  }
+  ::closedir(d);
+  absl::Status status;
+  for (const std::string& name : doomed) {
+    const std::string path = dir + "/" + name;
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT && status.ok()) {
+      status = ErrnoStatus(errno, "removing", path);
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+absl::Status DeleteCheckpoint(const std::string& prefix) {
+  const std::string index = IndexPath(prefix);
+  if (::unlink(index.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "removing", index);
+  return RemovePrefixFiles(prefix, "");
+}
+
+absl::Status CreateDirectories(const std::string& dir) {
+  if (dir.empty() || dir == "." || dir == "/") return absl::OkStatus();
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' exists and is not a directory"));
+  }
+  TG_RETURN_IF_ERROR(CreateDirectories(Dirname(dir)));
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus(errno, "creating directory", dir);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  const std::string temp = TempPath(path);
+  TG_RETURN_IF_ERROR(WriteWholeFile(temp, contents));
+  AtSavePoint(SavePoint::kAtomicTempWritten, temp);
+  absl::Status s = RenameFile(temp, path);
+  if (!s.ok()) ::unlink(temp.c_str());
+  return s;
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "opening", path);
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t r = ::read(fd, buf, sizeof(buf));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return ErrnoStatus(err, "reading", path);
+    }
+    if (r == 0) break;
+    out.append(buf, static_cast<size_t>(r));
+  }
+  ::close(fd);
+  return out;
+}
+
+// ---------------------------------------------------------------- writer
+
+struct CheckpointWriter::Entry {
+  std::string name;
+  DataType dtype;
+  TensorShape shape;
+  uint64_t offset;
+  uint64_t size;
+  uint32_t crc32;
+};
+
+absl::StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(
+    const std::string& prefix) {
+  if (prefix.empty() || prefix.back() == '/') {
+    return errors::InvalidArgument("checkpoint prefix '", prefix,
+                                   "' must name a file (such as '/tmp/ckpt/model')");
+  }
+  TG_RETURN_IF_ERROR(CreateDirectories(Dirname(prefix)));
+  uint64_t id;
+  std::string data_path;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    id = RandomId();
+    data_path = DataPath(prefix, id);
+    fd = ::open(data_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt == 3)) {
+      return ErrnoStatus(errno, "creating checkpoint data file", data_path);
+    }
+  }
+  std::unique_ptr<CheckpointWriter> writer(new CheckpointWriter(prefix, id, fd));
+  const std::string header = DataHeader(id);
+  TG_RETURN_IF_ERROR(WriteAll(fd, header.data(), header.size(), data_path));
+  writer->offset_ = header.size();
+  return writer;
+}
+
+CheckpointWriter::CheckpointWriter(std::string prefix, uint64_t id, int fd)
+    : prefix_(std::move(prefix)), id_(id), data_path_(DataPath(prefix_, id)), fd_(fd) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!finished_) ::unlink(data_path_.c_str());
+}
+
+absl::Status CheckpointWriter::Append(const void* bytes, size_t n, uint32_t* crc) {
+  *crc = Crc32(*crc, bytes, n);
+  TG_RETURN_IF_ERROR(WriteAll(fd_, static_cast<const char*>(bytes), n, data_path_));
+  offset_ += n;
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointWriter::CheckWritable() const {
+  if (!error_.ok()) {
+    return errors::FailedPrecondition("checkpoint '", prefix_, "' failed earlier: ",
+                                      error_.message());
+  }
+  if (finished_ || fd_ < 0) {
+    return errors::FailedPrecondition("checkpoint '", prefix_, "' is already finished");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointWriter::Add(const std::string& name, const Tensor& tensor) {
+  TG_RETURN_IF_ERROR(CheckWritable());
+  if (name.empty()) return errors::InvalidArgument("a checkpoint tensor needs a non-empty name");
+  if (!IsSaveableType(tensor.dtype())) {
+    return errors::InvalidArgument("tensor '", name, "' of type ", DataTypeString(tensor.dtype()),
+                                   " cannot be saved in a checkpoint");
+  }
+  if (!names_.insert(name).second) {
+    return errors::InvalidArgument("tensor name '", name, "' appears twice in checkpoint '",
+                                   prefix_, "'");
+  }
+  Entry e{name, tensor.dtype(), tensor.shape(), offset_, 0, 0};
+  // A failed write leaves the data file in an unknown state: the writer is
+  // done for, and its destructor removes the file.
+  error_ = AppendTensor(tensor, &e.crc32);
+  TG_RETURN_IF_ERROR(error_);
+  e.size = offset_ - e.offset;
+  entries_.push_back(std::move(e));
+  if (entries_.size() == 1) AtSavePoint(SavePoint::kDataFilePartlyWritten, data_path_);
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointWriter::AppendTensor(const Tensor& tensor, uint32_t* crc) {
+  if (tensor.dtype() != DT_STRING) {
+    const size_t bytes = static_cast<size_t>(tensor.NumElements()) * DataTypeSize(tensor.dtype());
+    return Append(tensor.raw_data(), bytes, crc);
+  }
+  std::string buf;
+  for (const std::string& s : tensor.values<std::string>()) {
+    PutU64(&buf, s.size());
+    buf += s;
+    if (buf.size() >= kWriteBufferBytes) {
+      TG_RETURN_IF_ERROR(Append(buf.data(), buf.size(), crc));
+      buf.clear();
+    }
+  }
+  return Append(buf.data(), buf.size(), crc);
+}
+
+absl::Status CheckpointWriter::WriteIndex() {
+  std::sort(entries_.begin(), entries_.end(),
+            [](const Entry& a, const Entry& b) { return a.name < b.name; });
+  std::string index(kIndexMagic, sizeof(kIndexMagic));
+  PutU32(&index, kFormatVersion);
+  PutU32(&index, 0);
+  PutU64(&index, id_);
+  PutU64(&index, offset_);
+  PutU64(&index, entries_.size());
+  for (const Entry& e : entries_) {
+    PutU32(&index, static_cast<uint32_t>(e.name.size()));
+    index += e.name;
+    PutU32(&index, static_cast<uint32_t>(e.dtype));
+    PutU32(&index, static_cast<uint32_t>(e.shape.dims()));
+    for (int64_t d : e.shape.dim_sizes()) PutU64(&index, static_cast<uint64_t>(d));
+    PutU64(&index, e.offset);
+    PutU64(&index, e.size);
+    PutU32(&index, e.crc32);
+  }
+  PutU32(&index, Crc32(0, index.data(), index.size()));
+
+  const std::string final_path = IndexPath(prefix_);
+  const std::string temp = TempPath(final_path);
+  TG_RETURN_IF_ERROR(WriteWholeFile(temp, index));
+  AtSavePoint(SavePoint::kIndexTempWritten, temp);
+  absl::Status s = RenameFile(temp, final_path);
+  if (!s.ok()) ::unlink(temp.c_str());
+  return s;
+}
+
+absl::Status CheckpointWriter::Finish() {
+  TG_RETURN_IF_ERROR(CheckWritable());
+  const int fd = fd_;
+  fd_ = -1;
+  error_ = SyncAndClose(fd, data_path_);
+  TG_RETURN_IF_ERROR(error_);
+  AtSavePoint(SavePoint::kDataFileWritten, data_path_);
+  error_ = WriteIndex();
+  TG_RETURN_IF_ERROR(error_);
+  finished_ = true;
+  AtSavePoint(SavePoint::kIndexRenamed, IndexPath(prefix_));
+  // The previous checkpoint of this prefix is gone with its index; failing to
+  // remove its data files leaves garbage, not a broken checkpoint.
+  RemovePrefixFiles(prefix_, Basename(data_path_)).IgnoreError();
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------- reader
+
+namespace {
+
+struct ParsedIndex {
+  uint64_t id = 0;
+  uint64_t data_size = 0;
+  std::vector<CheckpointReader::Entry> entries;
+};
+
+absl::StatusOr<ParsedIndex> ParseIndex(const std::string& bytes, const std::string& path) {
+  if (bytes.size() < kIndexHeaderBytes + kIndexFooterBytes) {
+    return BadIndex(path, absl::StrCat("it has ", bytes.size(), " bytes, fewer than the ",
+                                       kIndexHeaderBytes + kIndexFooterBytes, " of an empty index"));
+  }
+  if (std::memcmp(bytes.data(), kIndexMagic, sizeof(kIndexMagic)) != 0) {
+    return BadIndex(path, "bad magic: not a tensorgrid checkpoint index");
+  }
+  const size_t body = bytes.size() - kIndexFooterBytes;
+  const uint32_t stored = GetU32(bytes.data() + body);
+  const uint32_t computed = Crc32(0, bytes.data(), body);
+  if (stored != computed) {
+    return BadIndex(path, absl::StrFormat("checksum mismatch (stored 0x%08x, computed 0x%08x); "
+                                          "the file is damaged or truncated",
+                                          stored, computed));
+  }
+  IndexCursor in(bytes, sizeof(kIndexMagic), body);
+  uint32_t version, flags;
+  ParsedIndex index;
+  uint64_t count;
+  in.U32(&version);
+  in.U32(&flags);
+  in.U64(&index.id);
+  in.U64(&index.data_size);
+  in.U64(&count);
+  if (version != kFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint index '", path, "' has format version ", version,
+                     "; this build reads version ", kFormatVersion));
+  }
+  if (index.data_size < kDataHeaderBytes) return BadIndex(path, "data size below the header size");
+  for (uint64_t i = 0; i < count; ++i) {
+    TG_ASSIGN_OR_RETURN(CheckpointReader::Entry e, ParseEntry(in, path));
+    uint64_t end;
+    if (e.offset < kDataHeaderBytes || __builtin_add_overflow(e.offset, e.size, &end) ||
+        end > index.data_size) {
+      return BadIndex(path, absl::StrCat("tensor '", e.name, "' lies outside the data file"));
+    }
+    if (!index.entries.empty() && !(index.entries.back().name < e.name)) {
+      return BadIndex(path, absl::StrCat("tensor names out of order at '", e.name, "'"));
+    }
+    index.entries.push_back(std::move(e));
+  }
+  if (!in.AtEnd()) return BadIndex(path, "trailing bytes after the last entry");
+  return index;
+}
+
+// Checks the data file's header and size against the index.
+absl::Status CheckDataFile(int fd, const std::string& path, const ParsedIndex& index) {
+  char header[kDataHeaderBytes];
+  const ssize_t r = ::pread(fd, header, sizeof(header), 0);
+  if (r < 0) return ErrnoStatus(errno, "reading", path);
+  if (static_cast<size_t>(r) < sizeof(header) ||
+      std::memcmp(header, kDataMagic, sizeof(kDataMagic)) != 0 ||
+      GetU32(header + 8) != kFormatVersion || GetU64(header + 16) != index.id) {
+    return absl::DataLossError(absl::StrCat("checkpoint data file '", path,
+                                            "' has a bad header: it does not belong to its index"));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "reading", path);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size == index.data_size) return absl::OkStatus();
+  std::string cut;
+  for (const CheckpointReader::Entry& e : index.entries) {
+    if (e.offset + e.size > size) {
+      cut = absl::StrCat("; tensor '", e.name, "' is cut off");
+      break;
+    }
+  }
+  return absl::DataLossError(absl::StrCat("checkpoint data file '", path, "' has ", size,
+                                          " bytes, its index expects ", index.data_size, ": the file is ",
+                                          size < index.data_size ? "truncated" : "damaged", cut));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::string& prefix) {
+  const std::string index_path = IndexPath(prefix);
+  auto bytes = ReadFileToString(index_path);
+  if (!bytes.ok()) {
+    if (absl::IsNotFound(bytes.status())) {
+      return errors::NotFound("checkpoint '", prefix, "' not found: no index file '", index_path,
+                              "'");
+    }
+    return bytes.status();
+  }
+  TG_ASSIGN_OR_RETURN(ParsedIndex index, ParseIndex(*bytes, index_path));
+  std::string data_path = DataPath(prefix, index.id);
+  const int fd = ::open(data_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      return absl::DataLossError(absl::StrCat("checkpoint '", prefix, "': data file '", data_path,
+                                              "' named by its index is missing"));
+    }
+    return ErrnoStatus(errno, "opening", data_path);
+  }
+  absl::Status s = CheckDataFile(fd, data_path, index);
+  if (!s.ok()) {
+    ::close(fd);
+    return s;
+  }
+  return std::unique_ptr<CheckpointReader>(
+      new CheckpointReader(prefix, std::move(data_path), fd, std::move(index.entries)));
+}
+
+CheckpointReader::CheckpointReader(std::string prefix, std::string data_path, int fd,
+                                   std::vector<Entry> entries)
+    : prefix_(std::move(prefix)), data_path_(std::move(data_path)), fd_(fd),
+      entries_(std::move(entries)) {}
+
+CheckpointReader::~CheckpointReader() { ::close(fd_); }
+
+const CheckpointReader::Entry* CheckpointReader::Find(const std::string& name) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                             [](const Entry& e, const std::string& n) { return e.name < n; });
+  return it != entries_.end() && it->name == name ? &*it : nullptr;
+}
+
+absl::Status CheckpointReader::ReadAt(uint64_t offset, void* out, size_t n) const {
+  char* p = static_cast<char*>(out);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(offset));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "reading", data_path_);
+    }
+    if (r == 0) return absl::DataLossError("unexpected end of file");
+    p += r;
+    offset += static_cast<uint64_t>(r);
+    n -= static_cast<size_t>(r);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> CheckpointReader::Read(const std::string& name) const {
+  const Entry* e = Find(name);
+  if (e == nullptr) {
+    return errors::NotFound("tensor '", name, "' not found in checkpoint '", prefix_, "'");
+  }
+  const std::string where =
+      absl::StrCat("tensor '", name, "' in checkpoint data file '", data_path_, "'");
+  TG_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(e->dtype, e->shape));
+  std::string strings;
+  void* dst = t.raw_data();
+  if (e->dtype == DT_STRING) {
+    strings.resize(e->size);
+    dst = strings.data();
+  }
+  absl::Status s = ReadAt(e->offset, dst, e->size);
+  if (absl::IsDataLoss(s)) return absl::DataLossError(absl::StrCat(where, ": ", s.message()));
+  TG_RETURN_IF_ERROR(s);
+  const uint32_t crc = Crc32(0, dst, e->size);
+  if (crc != e->crc32) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s is corrupted: checksum mismatch (index says 0x%08x, the bytes give 0x%08x)", where,
+        e->crc32, crc));
+  }
+  if (e->dtype == DT_STRING && !DecodeStrings(strings, &t)) {
+    return absl::DataLossError(absl::StrCat(where, " is corrupted: string lengths do not fit"));
+  }
+  return t;
+}
+
+}  // namespace checkpoint
+}  // namespace tensorgrid
