@@ -315,5 +315,30 @@ TEST_F(OpsTest, WrappersConvertToInputsOfOtherWrappers) {
   EXPECT_EQ(y.activations.type(), DT_FLOAT);
 }
 
+TEST_F(OpsTest, OpsThatGradientsBuild) {
+  auto x = ops::Placeholder(root_.WithOpName("x"), DT_FLOAT);
+  auto args = ops::BroadcastGradientArgs(root_.WithOpName("args"), {2, 3}, {3});
+  auto offsets = ops::ConcatOffset(root_.WithOpName("offsets"), 1, {{2, 3}, {2, 4}, {2, 1}});
+  auto stitched = ops::DynamicStitch(root_.WithOpName("stitch"), {{0, 1}, {1}}, {{4, 5}, {1}});
+  auto sum = ops::AddN(root_.WithOpName("sum"), {x, x, x});
+  auto slice = ops::Slice(root_.WithOpName("slice"), x, {0, 1}, {-1, 2});
+  auto size = ops::Size(root_.WithOpName("size"), x, ops::Size::OutType(DT_INT64));
+  auto bias = ops::BiasAddGrad(root_.WithOpName("bias"), x, ops::BiasAddGrad::DataFormat("NCHW"));
+  ExpectOk();
+  EXPECT_EQ(args.r0.type(), DT_INT32);
+  EXPECT_EQ(args.r1.index(), 1);
+  ASSERT_EQ(offsets.offset.size(), 3u);
+  EXPECT_EQ(offsets.offset[2].name(), "offsets:2");
+  EXPECT_EQ(Attr<int64_t>("offsets", "N"), 3);
+  EXPECT_EQ(Attr<int64_t>("stitch", "N"), 2);
+  EXPECT_EQ(stitched.merged.type(), DT_INT32);
+  EXPECT_EQ(Attr<int64_t>("sum", "N"), 3);
+  EXPECT_EQ(Attr<DataType>("slice", "Index"), DT_INT32);
+  EXPECT_EQ(size.output.type(), DT_INT64);
+  EXPECT_EQ(Attr<std::string>("bias", "data_format"), "NCHW");
+  EXPECT_EQ(ops::SigmoidGrad(root_, x, x).z.type(), DT_FLOAT);
+  EXPECT_EQ(ops::Range(root_, 0, 5, 1).output.type(), DT_INT32);
+}
+
 }  // namespace
 }  // namespace tensorgrid

@@ -72,5 +72,41 @@ Concat::Concat(const Scope& scope, InputList values, Input axis) {
   output = Output(operation, 0);
 }
 
+Size::Size(const Scope& scope, Input input, const Attrs& attrs) {
+  operation = NodeBuilder(scope, "Size").Input(input).Attr("out_type", attrs.out_type_).Finalize();
+  output = Output(operation, 0);
+}
+
+BroadcastTo::BroadcastTo(const Scope& scope, Input input, Input shape) {
+  operation = NodeBuilder(scope, "BroadcastTo").Input(input).Input(shape).Finalize();
+  output = Output(operation, 0);
+}
+
+BroadcastGradientArgs::BroadcastGradientArgs(const Scope& scope, Input s0, Input s1) {
+  operation = NodeBuilder(scope, "BroadcastGradientArgs").Input(s0).Input(s1).Finalize();
+  r0 = Output(operation, 0);
+  r1 = Output(operation, 1);
+}
+
+InvertPermutation::InvertPermutation(const Scope& scope, Input x) {
+  operation = NodeBuilder(scope, "InvertPermutation").Input(x).Finalize();
+  y = Output(operation, 0);
+}
+
+ConcatOffset::ConcatOffset(const Scope& scope, Input concat_dim, InputList shape) {
+  operation = NodeBuilder(scope, "ConcatOffset").Input(concat_dim).Input(shape).Finalize();
+  for (int i = 0; i < operation.num_outputs(); ++i) offset.push_back(Output(operation, i));
+}
+
+Slice::Slice(const Scope& scope, Input input, Input begin, Input size) {
+  operation = NodeBuilder(scope, "Slice").Input(input).Input(begin).Input(size).Finalize();
+  output = Output(operation, 0);
+}
+
+DynamicStitch::DynamicStitch(const Scope& scope, InputList indices, InputList data) {
+  operation = NodeBuilder(scope, "DynamicStitch").Input(indices).Input(data).Finalize();
+  merged = Output(operation, 0);
+}
+
 }  // namespace ops
 }  // namespace tensorgrid

@@ -10,6 +10,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "client/output.h"
 #include "client/scope.h"
@@ -165,6 +166,95 @@ class Concat {
 
   Operation operation;
   Output output;
+};
+
+// The number of elements of `input`, as a scalar.
+class Size {
+ public:
+  struct Attrs {
+    // DT_INT32 (default) or DT_INT64.
+    Attrs OutType(DataType x) const {
+      Attrs r = *this;
+      r.out_type_ = x;
+      return r;
+    }
+    std::optional<DataType> out_type_;
+  };
+  Size(const Scope& scope, Input input, const Attrs& attrs = Attrs());
+  operator Output() const { return output; }
+  operator Input() const { return output; }
+  static Attrs OutType(DataType x) { return Attrs().OutType(x); }
+
+  Operation operation;
+  Output output;
+};
+
+// `input` repeated along dimensions of size 1 (and new leading ones) to the
+// shape `shape`, as numpy broadcasting does.
+class BroadcastTo {
+ public:
+  BroadcastTo(const Scope& scope, Input input, Input shape);
+  operator Output() const { return output; }
+  operator Input() const { return output; }
+
+  Operation operation;
+  Output output;
+};
+
+// For shapes s0 and s1 that broadcast together, the dimensions of the
+// result along which each was repeated: [2,3,5] and [3,1] give r0 = [] and
+// r1 = [0, 2]. A broadcasting op's gradient sums over them.
+class BroadcastGradientArgs {
+ public:
+  BroadcastGradientArgs(const Scope& scope, Input s0, Input s1);
+
+  Operation operation;
+  Output r0;
+  Output r1;
+};
+
+// y[x[i]] = i for a permutation x of [0, n).
+class InvertPermutation {
+ public:
+  InvertPermutation(const Scope& scope, Input x);
+  operator Output() const { return y; }
+  operator Input() const { return y; }
+
+  Operation operation;
+  Output y;
+};
+
+// Where each of the tensors of shapes `shape` (N vectors) starts in their
+// concatenation along `concat_dim`: offset[i] is 0 but at concat_dim.
+class ConcatOffset {
+ public:
+  ConcatOffset(const Scope& scope, Input concat_dim, InputList shape);
+
+  Operation operation;
+  std::vector<Output> offset;
+};
+
+// The block of `input` that starts at `begin` and has shape `size` (a size
+// of -1 takes the rest of that dimension).
+class Slice {
+ public:
+  Slice(const Scope& scope, Input input, Input begin, Input size);
+  operator Output() const { return output; }
+  operator Input() const { return output; }
+
+  Operation operation;
+  Output output;
+};
+
+// merged[indices[m][i], ...] = data[m][i, ...] for N (indices, data) pairs.
+class DynamicStitch {
+ public:
+  DynamicStitch(const Scope& scope, InputList indices, InputList data);
+  operator Output() const { return merged; }
+  operator Input() const { return merged; }
+
+  Operation operation;
+  Output merged;
 };
 
 }  // namespace ops

@@ -65,5 +65,15 @@ Cast::Cast(const Scope& scope, Input x, DataType DstT, const Attrs& attrs) {
   y = Output(operation, 0);
 }
 
+AddN::AddN(const Scope& scope, InputList inputs) {
+  operation = NodeBuilder(scope, "AddN").Input(inputs).Finalize();
+  sum = Output(operation, 0);
+}
+
+Range::Range(const Scope& scope, Input start, Input limit, Input delta) {
+  operation = NodeBuilder(scope, "Range").Input(start).Input(limit).Input(delta).Finalize();
+  output = Output(operation, 0);
+}
+
 }  // namespace ops
 }  // namespace tensorgrid

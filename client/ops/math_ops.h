@@ -273,6 +273,59 @@ class Cast {
   Output y;
 };
 
+// y = 1 / x
+class Reciprocal : public internal::UnaryOp {
+ public:
+  Reciprocal(const Scope& scope, Input x) : UnaryOp(scope, std::move(x), "Reciprocal") {}
+};
+
+// z = x - floor(x / y) * y, which has the sign of y (Python's %).
+class FloorMod : public internal::BinaryOp {
+ public:
+  FloorMod(const Scope& scope, Input x, Input y)
+      : BinaryOp(scope, std::move(x), std::move(y), "FloorMod") {}
+};
+
+// The gradients of Sigmoid, Tanh and Sqrt from their output `y` and the
+// gradient `dy` flowing into it: dy * y * (1 - y), dy * (1 - y^2), dy / (2y).
+class SigmoidGrad : public internal::BinaryOp {
+ public:
+  SigmoidGrad(const Scope& scope, Input y, Input dy)
+      : BinaryOp(scope, std::move(y), std::move(dy), "SigmoidGrad") {}
+};
+class TanhGrad : public internal::BinaryOp {
+ public:
+  TanhGrad(const Scope& scope, Input y, Input dy)
+      : BinaryOp(scope, std::move(y), std::move(dy), "TanhGrad") {}
+};
+class SqrtGrad : public internal::BinaryOp {
+ public:
+  SqrtGrad(const Scope& scope, Input y, Input dy)
+      : BinaryOp(scope, std::move(y), std::move(dy), "SqrtGrad") {}
+};
+
+// sum = inputs[0] + ... + inputs[N-1], for N tensors of one shape.
+class AddN {
+ public:
+  AddN(const Scope& scope, InputList inputs);
+  operator Output() const { return sum; }
+  operator Input() const { return sum; }
+
+  Operation operation;
+  Output sum;
+};
+
+// The vector start, start + delta, ... up to but not including limit.
+class Range {
+ public:
+  Range(const Scope& scope, Input start, Input limit, Input delta);
+  operator Output() const { return output; }
+  operator Input() const { return output; }
+
+  Operation operation;
+  Output output;
+};
+
 }  // namespace ops
 }  // namespace tensorgrid
 

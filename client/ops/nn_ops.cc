@@ -24,6 +24,14 @@ BiasAdd::BiasAdd(const Scope& scope, Input value, Input bias, const Attrs& attrs
   output = Output(operation, 0);
 }
 
+BiasAddGrad::BiasAddGrad(const Scope& scope, Input out_backprop, const Attrs& attrs) {
+  operation = NodeBuilder(scope, "BiasAddGrad")
+                  .Input(out_backprop)
+                  .Attr("data_format", attrs.data_format_)
+                  .Finalize();
+  output = Output(operation, 0);
+}
+
 Softmax::Softmax(const Scope& scope, Input logits) {
   operation = NodeBuilder(scope, "Softmax").Input(logits).Finalize();
   softmax = Output(operation, 0);

@@ -59,6 +59,28 @@ class BiasAdd {
   Output output;
 };
 
+// The gradient of BiasAdd with respect to its bias: out_backprop summed over
+// every dimension but the channel one.
+class BiasAddGrad {
+ public:
+  struct Attrs {
+    // "NHWC" (default: channels last) or "NCHW".
+    Attrs DataFormat(const std::string& x) const {
+      Attrs r = *this;
+      r.data_format_ = x;
+      return r;
+    }
+    std::optional<std::string> data_format_;
+  };
+  BiasAddGrad(const Scope& scope, Input out_backprop, const Attrs& attrs = Attrs());
+  operator Output() const { return output; }
+  operator Input() const { return output; }
+  static Attrs DataFormat(const std::string& x) { return Attrs().DataFormat(x); }
+
+  Operation operation;
+  Output output;
+};
+
 // softmax = exp(logits) / sum(exp(logits)) along the last dimension.
 class Softmax {
  public:
