@@ -6,6 +6,8 @@
 //               ◄──── v ───────         ◄──── v ─────────────
 //
 //   this process ───Echo (4 bytes)───► child: EchoService      (the reference)
+//   this process ───Echo───► child: relay ───Echo───► child: EchoService
+//                                    (sync stub, or callback API + wait)
 //
 // Every task is a separate process: the tasks run distributed::Server exactly
 // as tg_server does (default ConfigProto), forked from this binary before it
@@ -16,6 +18,12 @@
 // Rows:
 //   BM_GrpcPingPong             one unary EchoService.Echo: a fresh
 //                               ClientContext with a deadline, 4 bytes each way
+//   BM_GrpcRelay                the same call to a relay process whose handler
+//                               makes it again (sync stub) to the echo server:
+//                               what two raw gRPC hops in a row cost here
+//   BM_GrpcRelayCallback        the relay forwarding with gRPC's callback API
+//                               and a Notification wait instead, as the master
+//                               reaches a remote worker (GrpcRemoteWorker)
 //   BM_NullStep_SessionRun      Session::Run fetching "v:0" on a grpc:// session
 //                               whose master is worker 0
 //   BM_NullStep_RunCallable     the same step as a callable (no name lookups)
@@ -24,7 +32,8 @@
 //                               master's own cost from the second hop's
 //
 // A null step needs at least two round trips in a row (client -> master,
-// master -> ps), so about 2x the ping-pong is the floor; the goal is 3x.
+// master -> ps), so about 2x the ping-pong (or BM_GrpcRelay) is the floor;
+// the goal is 3x the ping-pong.
 // See docs/PERFORMANCE.md and bench/report.py.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
@@ -47,6 +56,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
 #include "bench/echo.grpc.pb.h"
 #include "client/ops/standard_ops.h"
@@ -200,17 +210,46 @@ void ServeTask(const ClusterSpec& cluster, const std::string& job, int report_fd
   (*server)->Stop();
 }
 
+// Answers with the request's payload; with `forward` set, the answer is
+// what the echo server at `forward` says to the same request, asked through
+// a blocking call or (with `callback_api`) stub->async() and a wait.
 class EchoService final : public bench::EchoService::Service {
+ public:
+  EchoService(const std::string& forward, bool callback_api) : callback_api_(callback_api) {
+    if (!forward.empty()) {
+      next_ = bench::EchoService::NewStub(
+          grpc::CreateChannel(forward, grpc::InsecureChannelCredentials()));
+    }
+  }
+
+ private:
   grpc::Status Echo(grpc::ServerContext*, const bench::EchoMessage* request,
                     bench::EchoMessage* response) override {
-    response->set_payload(request->payload());
-    return grpc::Status::OK;
+    if (next_ == nullptr) {
+      response->set_payload(request->payload());
+      return grpc::Status::OK;
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+    if (!callback_api_) return next_->Echo(&context, *request, response);
+    grpc::Status status;
+    absl::Notification done;
+    next_->async()->Echo(&context, request, response, [&](grpc::Status s) {
+      status = std::move(s);
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return status;
   }
+
+  const bool callback_api_;
+  std::unique_ptr<bench::EchoService::Stub> next_;
 };
 
 // A plain synchronous gRPC server with EchoService on a free loopback port.
-void ServeEcho(int report_fd, const sigset_t& signals) {
-  EchoService service;
+void ServeEcho(const std::string& forward, bool callback_api, int report_fd,
+               const sigset_t& signals) {
+  EchoService service(forward, callback_api);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -227,12 +266,12 @@ void ServeEcho(int report_fd, const sigset_t& signals) {
 }
 
 struct Processes {
-  std::vector<Child> children;  // ps, worker, echo server
-  std::string ps_target, worker_target, echo_address;
+  std::vector<Child> children;  // ps, worker, echo server, relays (sync, callback)
+  std::string ps_target, worker_target, echo_address, relay_address, callback_relay_address;
 };
 Processes* processes = nullptr;
 
-// Starts the three children and waits until all serve. Call it while this
+// Starts the five children and waits until all serve. Call it while this
 // process has a single thread: a fork copies only the calling thread.
 void StartProcesses(Processes* out) {
   const std::vector<int> ports = PickFreePorts(2);
@@ -244,19 +283,32 @@ void StartProcesses(Processes* out) {
       ServeTask(*cluster, job, fd, signals);
     }));
   }
-  out->children.push_back(Spawn("echo server", ServeEcho));
+  out->children.push_back(Spawn("echo server", [](int fd, const sigset_t& signals) {
+    ServeEcho("", false, fd, signals);
+  }));
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   for (Child& child : out->children) AwaitReady(child, deadline);
+  // The relays need the echo server's port, so they start once that is known.
+  const std::string echo = out->children[2].address;
+  for (const bool callback_api : {false, true}) {
+    out->children.push_back(Spawn(callback_api ? "callback relay" : "echo relay",
+                                  [&](int fd, const sigset_t& signals) {
+                                    ServeEcho(echo, callback_api, fd, signals);
+                                  }));
+    AwaitReady(out->children.back(), deadline);
+  }
   out->ps_target = "grpc://" + out->children[0].address;
   out->worker_target = "grpc://" + out->children[1].address;
-  out->echo_address = out->children[2].address;
+  out->echo_address = echo;
+  out->relay_address = out->children[3].address;
+  out->callback_relay_address = out->children[4].address;
 }
 
 // ---- the benchmarks -------------------------------------------------------------
 
-void BM_GrpcPingPong(benchmark::State& state) {
-  auto stub = bench::EchoService::NewStub(
-      grpc::CreateChannel(processes->echo_address, grpc::InsecureChannelCredentials()));
+void EchoCalls(benchmark::State& state, const std::string& address) {
+  auto stub =
+      bench::EchoService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   bench::EchoMessage request, response;
   request.set_payload(std::string(sizeof(float), '\1'));  // as big as the fetched scalar
   auto call = [&] {
@@ -264,12 +316,18 @@ void BM_GrpcPingPong(benchmark::State& state) {
     context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
     return stub->Echo(&context, request, &response);
   };
-  const grpc::Status warm_up = call();  // connects
-  if (!warm_up.ok()) Die("echo: " + warm_up.error_message());
+  const grpc::Status warm_up = call();  // connects (the relay: both hops)
+  if (!warm_up.ok()) Die("echo at " + address + ": " + warm_up.error_message());
   for (auto _ : state) {
     const grpc::Status status = call();
     if (!status.ok()) state.SkipWithError(status.error_message().c_str());
   }
+}
+
+void BM_GrpcPingPong(benchmark::State& state) { EchoCalls(state, processes->echo_address); }
+void BM_GrpcRelay(benchmark::State& state) { EchoCalls(state, processes->relay_address); }
+void BM_GrpcRelayCallback(benchmark::State& state) {
+  EchoCalls(state, processes->callback_relay_address);
 }
 
 // A grpc:// session on `target` whose graph is one float scalar Variable
@@ -328,6 +386,8 @@ void BM_NullStep_MasterOnPs(benchmark::State& state) {
   BENCHMARK(fn)->UseRealTime()->Unit(benchmark::kMicrosecond)->Repetitions(9)->ReportAggregatesOnly(true)
 
 TG_RPC_BENCHMARK(BM_GrpcPingPong);
+TG_RPC_BENCHMARK(BM_GrpcRelay);
+TG_RPC_BENCHMARK(BM_GrpcRelayCallback);
 TG_RPC_BENCHMARK(BM_NullStep_SessionRun);
 TG_RPC_BENCHMARK(BM_NullStep_RunCallable);
 TG_RPC_BENCHMARK(BM_NullStep_MasterOnPs);

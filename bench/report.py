@@ -79,6 +79,10 @@ def distributed_rows(m, torch_rpc, rows):
                      f"<= {NULL_STEP_GOAL_X:g}x ping-pong: {x:.1f}x{met}" if goal else
                      f"- ({x:.1f}x ping-pong)"))
 
+    # Two raw hops in a row (client -> relay -> echo): the floor of a null step.
+    if "BM_GrpcRelay" in m:
+        vs_ping("raw gRPC relay, 2 hops (3 processes)", "BM_GrpcRelay", False)
+        vs_ping("raw gRPC relay, callback API forward", "BM_GrpcRelayCallback", False)
     vs_ping("null step, Session::Run (3 processes)", "BM_NullStep_SessionRun", True)
     vs_ping("null step, callable (3 processes)", "BM_NullStep_RunCallable", True)
     vs_ping("null step, callable, master on the ps", "BM_NullStep_MasterOnPs", False)
