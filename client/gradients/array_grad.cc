@@ -1,0 +1,64 @@
+// Gradients of the array ops: Identity, Reshape, Transpose, ConcatV2 and
+// BroadcastTo; ZerosLike and OnesLike pass no gradient to their input.
+#include <vector>
+
+#include "client/gradients/broadcast_grad.h"
+#include "client/gradients/grad_op_registry.h"
+#include "client/ops/standard_ops.h"
+
+namespace tensorgrid {
+namespace {
+
+using Grads = std::vector<Output>;
+
+absl::Status IdentityGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  dx->push_back(dy[0]);
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Identity", IdentityGrad);
+TG_REGISTER_GRADIENT("PlaceholderWithDefault", IdentityGrad);
+
+absl::Status ReshapeGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  dx->push_back(ops::Reshape(scope, dy[0], ops::Shape(scope, op.input(0))));
+  dx->push_back(NoGradient());
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Reshape", ReshapeGrad);
+
+absl::Status TransposeGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  dx->push_back(ops::Transpose(scope, dy[0], ops::InvertPermutation(scope, op.input(1))));
+  dx->push_back(NoGradient());
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Transpose", TransposeGrad);
+
+// Input i's gradient is the block of dy where input i landed.
+absl::Status ConcatV2Grad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  const int n = op.num_inputs() - 1;
+  Output axis = op.input(n);
+  if (axis.type() != DT_INT32) axis = ops::Cast(scope, axis, DT_INT32);
+  std::vector<Output> shapes;
+  for (int i = 0; i < n; ++i) shapes.push_back(ops::Shape(scope, op.input(i)));
+  auto offsets = ops::ConcatOffset(scope, axis, shapes);
+  if (static_cast<int>(offsets.offset.size()) != n) return scope.status();
+  for (int i = 0; i < n; ++i) {
+    dx->push_back(ops::Slice(scope, dy[0], offsets.offset[i], shapes[i]));
+  }
+  dx->push_back(NoGradient());
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("ConcatV2", ConcatV2Grad);
+
+absl::Status BroadcastToGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  dx->push_back(ReduceGradToShapeOf(scope, dy[0], op.input(0)));
+  dx->push_back(NoGradient());
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("BroadcastTo", BroadcastToGrad);
+
+// Their values do not depend on the input's values.
+TG_REGISTER_NO_GRADIENT("ZerosLike");
+TG_REGISTER_NO_GRADIENT("OnesLike");
+
+}  // namespace
+}  // namespace tensorgrid
