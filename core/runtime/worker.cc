@@ -1,7 +1,7 @@
 #include "core/runtime/worker.h"
 
 #include <cstdlib>
-#include <thread>
+#include <optional>
 
 #include "absl/strings/str_join.h"
 #include "core/platform/blocking.h"
@@ -101,6 +101,7 @@ Worker::Worker(const std::string& task_prefix, const ConfigProto& config)
   DisableDebugDeadlockDetection();
   int inter = config.inter_op_parallelism_threads();
   inter_op_pool_ = std::make_unique<ThreadPool>(inter > 0 ? inter : NumSchedulableCPUs());
+  timer_ = std::make_unique<Timer>();
 }
 
 Worker::~Worker() {
@@ -108,6 +109,7 @@ Worker::~Worker() {
     absl::MutexLock lock(&mu_);
     graphs_.clear();
   }
+  timer_.reset();          // no step timeout may fire into a pool that is going
   inter_op_pool_.reset();  // waits for queued work before devices go away
 }
 
@@ -261,7 +263,6 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
     std::unique_ptr<StepStatsCollector> stats;
     std::shared_ptr<Item> item;
     std::shared_ptr<Rendezvous> rendezvous;
-    absl::Notification finished;
     std::atomic<bool> timed_out{false};
     std::atomic<bool> shut_down{false};
     CancellationManager::Token shutdown_token = 0;
@@ -299,15 +300,18 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
     done(ShutdownReason());
     return;
   }
+  std::optional<Timer::Id> deadline;
   if (request.timeout_in_ms > 0) {
     // A step past its deadline is cancelled: nodes not yet started are skipped
-    // and blocking kernels are woken through the cancellation manager.
-    std::thread([step, ms = request.timeout_in_ms] {
-      if (!step->finished.WaitForNotificationWithTimeout(absl::Milliseconds(ms))) {
-        step->timed_out.store(true);
-        step->cancellation.StartCancel();
-      }
-    }).detach();
+    // and blocking kernels are woken through the cancellation manager. Not on
+    // the timer's thread: waking receives may run kernels inline.
+    deadline = timer_->Schedule(absl::Now() + absl::Milliseconds(request.timeout_in_ms),
+                                [this, step] {
+                                  inter_op_pool_->Schedule([step] {
+                                    step->timed_out.store(true);
+                                    step->cancellation.StartCancel();
+                                  });
+                                });
   }
   uint64_t running_id;
   {
@@ -317,8 +321,9 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
   }
   const int64_t timeout = request.timeout_in_ms;
   const int64_t step_id = request.step_id;
-  item->executor->RunAsync(args, [this, step, response, timeout, step_id, running_id,
+  item->executor->RunAsync(args, [this, step, response, timeout, step_id, running_id, deadline,
                                   done = std::move(done)](absl::Status s) {
+    if (deadline.has_value()) timer_->Cancel(*deadline);
     shutdown_.DeregisterCallback(step->shutdown_token);
     {
       absl::MutexLock lock(&mu_);
@@ -337,7 +342,6 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
     }
     // Peers of this partition waiting for our tensors must not wait forever.
     if (!s.ok() && step->rendezvous != nullptr) step->rendezvous->StartAbort(s);
-    step->finished.Notify();
     done(std::move(s));
   });
 }

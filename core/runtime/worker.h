@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/framework/cancellation.h"
 #include "core/framework/device.h"
+#include "core/platform/timer.h"
 #include "core/runtime/device_mgr.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/rendezvous_mgr.h"
@@ -67,6 +68,7 @@ class Worker final : public WorkerInterface {
 
   std::unique_ptr<DeviceMgr> device_mgr_;
   std::unique_ptr<ThreadPool> inter_op_pool_;
+  std::unique_ptr<Timer> timer_;  // step deadlines
   RendezvousMgr rendezvous_mgr_;
   std::string task_;  // "/job:x/replica:0/task:0"
   WorkerLookup lookup_;  // set before the first step

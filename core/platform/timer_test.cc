@@ -1,0 +1,64 @@
+#include "core/platform/timer.h"
+
+#include <atomic>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace tensorgrid {
+namespace {
+
+TEST(TimerTest, RunsInTimeOrderWhateverTheScheduleOrder) {
+  Timer timer;
+  absl::Mutex mu;
+  std::vector<int> order;
+  absl::Notification done;
+  const absl::Time now = absl::Now();
+  for (int i : {3, 1, 2}) {
+    timer.Schedule(now + absl::Milliseconds(20 * i), [&, i] {
+      absl::MutexLock lock(&mu);
+      order.push_back(i);
+      if (order.size() == 3) done.Notify();
+    });
+  }
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(TimerTest, AnEarlierEntryScheduledWhileWaitingRunsFirst) {
+  Timer timer;
+  absl::Notification late_ran, early_ran;
+  timer.Schedule(absl::Now() + absl::Hours(1), [&] { late_ran.Notify(); });
+  timer.Schedule(absl::Now(), [&] { early_ran.Notify(); });
+  EXPECT_TRUE(early_ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_FALSE(late_ran.HasBeenNotified());
+}
+
+TEST(TimerTest, CancelledCallbacksNeverRun) {
+  std::atomic<int> ran{0};
+  {
+    Timer timer;
+    const Timer::Id id = timer.Schedule(absl::Now() + absl::Milliseconds(50), [&] { ++ran; });
+    EXPECT_TRUE(timer.Cancel(id));
+    EXPECT_FALSE(timer.Cancel(id));
+    absl::Notification marker;
+    timer.Schedule(absl::Now() + absl::Milliseconds(100), [&] { marker.Notify(); });
+    ASSERT_TRUE(marker.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    // Destroying the timer drops what has not run.
+    timer.Schedule(absl::Now() + absl::Hours(1), [&] { ++ran; });
+  }
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST(TimerTest, CancelAfterRunningIsFalse) {
+  Timer timer;
+  absl::Notification ran;
+  const Timer::Id id = timer.Schedule(absl::Now(), [&] { ran.Notify(); });
+  ASSERT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_FALSE(timer.Cancel(id));
+}
+
+}  // namespace
+}  // namespace tensorgrid
