@@ -383,5 +383,28 @@ TEST(MasterClientGoneTest, StepIsCancelledWhenTheClientGoes) {
   EXPECT_GE(asked.load(), 3);
 }
 
+TEST(MasterClientGoneTest, StepPastItsTimeoutIsDeadlineExceeded) {
+  Worker worker(kWorker0, ConfigProto());
+  Master master(ConfigProto(), &worker, kWorker0);
+  GraphDef g;
+  NodeDef* recv = g.add_node();
+  recv->set_name("never");
+  recv->set_op("_Recv");
+  recv->set_device("/job:worker/replica:0/task:0/device:CPU:0");
+  SetAttr(recv, "tensor_type", DT_FLOAT);
+  SetAttr(recv, "tensor_name", "never_sent");
+  SetAttr(recv, "send_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  SetAttr(recv, "send_device_incarnation", int64_t{1});
+  SetAttr(recv, "recv_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  ASSERT_OK(master.Create(g));
+  RunOptions options;
+  options.set_timeout_in_ms(100);
+  std::vector<Tensor> out;
+  for (int i = 0; i < 3; ++i) {  // the timer serves one step after another
+    EXPECT_STATUS(master.Run(options, {}, {"never"}, {}, &out, nullptr), kDeadlineExceeded,
+                  "step did not finish within 100 ms");
+  }
+}
+
 }  // namespace
 }  // namespace tensorgrid
