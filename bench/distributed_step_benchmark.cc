@@ -33,8 +33,9 @@
 //
 // A null step needs at least two round trips in a row (client -> master,
 // master -> ps), so about 2x the ping-pong (or BM_GrpcRelay) is the floor;
-// the goal is 3x the ping-pong.
-// See docs/PERFORMANCE.md and bench/report.py.
+// the goal is 3x the ping-pong. (Today the master adds a third, a blocking
+// CleanupGraph to the ps after every step: see docs/PERFORMANCE.md.)
+// See also bench/report.py.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
@@ -275,8 +276,8 @@ Processes* processes = nullptr;
 // process has a single thread: a fork copies only the calling thread.
 void StartProcesses(Processes* out) {
   const std::vector<int> ports = PickFreePorts(2);
-  absl::StatusOr<ClusterSpec> cluster =
-      ClusterSpec::FromFlag(absl::StrCat("ps=localhost:", ports[0], ";worker=localhost:", ports[1]));
+  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromFlag(
+      absl::StrCat("ps=localhost:", ports[0], ";worker=localhost:", ports[1]));
   CheckOk(cluster.status(), "cluster");
   for (const std::string job : {"ps", "worker"}) {
     out->children.push_back(Spawn(TaskName(job, 0), [&](int fd, const sigset_t& signals) {
