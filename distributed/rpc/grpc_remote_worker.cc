@@ -1,5 +1,6 @@
 #include "distributed/rpc/grpc_remote_worker.h"
 
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <utility>
@@ -18,7 +19,6 @@ namespace {
 // The generated stub's name for RecvTensor, for the raw call. Must outlive
 // every call (gRPC keeps the pointer).
 const char kRecvTensorMethod[] = "/tensorgrid.WorkerService/RecvTensor";
-
 
 // One call in flight: owns what gRPC reads and writes until it completes.
 // The completion callback frees it before running `done`: once `done`
@@ -66,10 +66,10 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
     : address_(std::move(address)),
       rpc_timeout_(options.rpc_timeout),
       security_(options.security),
-      // Fetches, feeds and received tensors may be large: allow what one
-      // gRPC message can carry (larger tensors fail on the sender, naming
-      // the key).
-      channel_(NewChannel(address_, security_, static_cast<int>(kMaxGrpcMessageBytes))),
+      max_message_bytes_(std::min(options.max_message_bytes, kMaxGrpcMessageBytes)),
+      // Fetches and received tensors may be large: allow what one gRPC
+      // message can carry (larger tensors fail on the sender, naming the key).
+      channel_(NewChannel(address_, security_, static_cast<int>(max_message_bytes_))),
       stub_(WorkerService::NewStub(channel_)),
       raw_stub_(channel_) {}
 
@@ -133,6 +133,14 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
     NamedTensorProto* named = wire.add_send();
     named->set_name(std::to_string(i));
     TensorToProto(request.feeds[i], named->mutable_tensor());
+  }
+  // Past this, gRPC would fail inside its serialization with a bare Internal.
+  if (const size_t bytes = wire.ByteSizeLong(); bytes > max_message_bytes_) {
+    call.reset();  // before done: see Call
+    done(errors::ResourceExhausted("RunGraph on worker ", address_, ": ", request.feeds.size(),
+                                   " feeds make a request of ", bytes, " bytes, over the limit of ",
+                                   max_message_bytes_, " bytes for one gRPC message"));
+    return;
   }
   stub_->async()->RunGraph(
       &call->context, &call->request, &call->response,

@@ -12,7 +12,7 @@
 // deadline (Options::rpc_timeout); statuses come back with the peer's code
 // and message, prefixed with the method and address; an unreachable peer is
 // Unavailable naming the address. Messages up to kMaxGrpcMessageBytes (2 GiB
-// - 1) go both ways. Thread-safe.
+// - 1, or Options::max_message_bytes) go both ways. Thread-safe.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 
@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "core/runtime/worker_interface.h"
 #include "distributed/rpc/grpc_util.h"
+#include "distributed/rpc/tensor_coding.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/worker.grpc.pb.h"
@@ -36,6 +37,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
   struct Options {
     absl::Duration rpc_timeout = absl::Seconds(60);  // per RPC, RunGraph included
     RpcSecurity security;  // the token and TLS settings of the peer's server
+    // The largest message either way: feeds going out, fetches and received
+    // tensors coming in. Beyond it a call fails with ResourceExhausted naming
+    // both sizes; gRPC cannot carry more than the default.
+    size_t max_message_bytes = kMaxGrpcMessageBytes;
   };
 
   // `address` is "host:port"; nothing connects until the first call.
@@ -68,6 +73,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   const std::string address_;
   const absl::Duration rpc_timeout_;
   const RpcSecurity security_;
+  const size_t max_message_bytes_;
   const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<WorkerService::Stub> stub_;
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.

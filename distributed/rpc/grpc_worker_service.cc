@@ -225,6 +225,15 @@ grpc::Status GrpcWorkerService::RunGraph(grpc::ServerContext* context,
     TensorToProto(result.fetches[i], named->mutable_tensor());
   }
   *response->mutable_step_stats() = std::move(result.step_stats);
+  // The fetches travel in this one message: past what gRPC can carry, say
+  // so rather than fail inside gRPC's serialization with a bare Internal.
+  if (const size_t bytes = response->ByteSizeLong(); bytes > kMaxGrpcMessageBytes) {
+    response->Clear();
+    return ToGrpcStatus(errors::ResourceExhausted(
+        "RunGraph '", request->graph_handle(), "' step ", request->step_id(), ": ",
+        result.fetches.size(), " fetches make a response of ", bytes, " bytes, over the limit of ",
+        kMaxGrpcMessageBytes, " bytes for one gRPC message"));
+  }
   return grpc::Status::OK;
 }
 

@@ -311,6 +311,37 @@ TEST_F(GrpcWorkerTest, RecvTensorOf64MiBArrivesIntact) {
   ExpectSameTensor(*got, big);
 }
 
+TEST_F(GrpcWorkerTest, RecvTensorOverTheReceiversMessageLimitIsResourceExhausted) {
+  // The limit stands in for gRPC's 2 GiB, so that no test allocates that much.
+  GrpcRemoteWorker::Options options;
+  options.max_message_bytes = 64 << 10;
+  GrpcRemoteWorker limited(address_, options);
+  const std::string handle = Register(SendGraph(DT_FLOAT));
+  ASSERT_OK(RunSend(handle, 9, Tensor(DT_FLOAT, TensorShape({1 << 18}))));  // 1 MiB
+  Tensor received;
+  absl::Status s = RecvTensor(limited, 9, SendKey(), &received);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("RecvTensor of '" + SendKey() + "' on worker " + address_),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("65536"), std::string::npos) << s;
+  EXPECT_OK(remote_->CleanupGraph(9));
+}
+
+TEST_F(GrpcWorkerTest, FeedsOverTheMessageLimitAreResourceExhaustedBeforeSending) {
+  GrpcRemoteWorker::Options options;
+  options.max_message_bytes = 64 << 10;
+  GrpcRemoteWorker limited(address_, options);
+  RunGraphArgs request;
+  request.graph_handle = Register(SquareGraph());
+  request.feeds = {Tensor(DT_FLOAT, TensorShape({1 << 18}))};  // 1 MiB
+  RunGraphResult response;
+  absl::Status s = limited.RunGraph(request, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("RunGraph on worker " + address_), std::string::npos) << s;
+  EXPECT_NE(s.message().find("over the limit of 65536 bytes"), std::string::npos) << s;
+}
+
 TEST_F(GrpcWorkerTest, RecvTensorThatArrivesBeforeTheStepStartsIsAnsweredWhenItSends) {
   const std::string handle = Register(SendGraph(DT_FLOAT));
   Tensor received;
