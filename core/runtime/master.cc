@@ -165,6 +165,9 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
     TG_RETURN_IF_ERROR(WithContext(part.worker->RegisterGraph(request, &response),
                                    absl::StrCat("registering partition for ", device)));
     part.graph_handle = response.graph_handle;
+    for (const NodeDef& n : def.node()) {
+      if (n.op() == "_Send" || n.op() == "_Recv") unit->uses_rendezvous = true;
+    }
     part.graph = std::move(def);
     unit->partitions.push_back(std::move(part));
   }
@@ -377,7 +380,7 @@ absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGra
                                    std::vector<RunGraphResult>& responses,
                                    const ClientGone& client_gone) {
   const size_t n = requests.size();
-  if (n == 1 && client_gone == nullptr) {
+  if (n == 1 && client_gone == nullptr && !unit.uses_rendezvous) {
     return NameTask(unit.partitions[0].device,
                     unit.partitions[0].worker->RunGraph(requests[0], &responses[0]));
   }
@@ -426,18 +429,26 @@ absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGra
       }
     }
   }
-  for (WorkerInterface* w : involved) w->CleanupGraph(step_id).IgnoreError();
-  absl::MutexLock lock(&mu);
-  if (gone && !first.ok()) {
+  absl::Status root_status, first_status;
+  {
+    absl::MutexLock lock(&mu);
+    root_status = root;
+    first_status = first;
+  }
+  // Every partition is done, so nothing waits on the step's state any more:
+  // release it without waiting (a round trip per task off every step). A
+  // step without transfers has no such state unless it failed or was
+  // cancelled, when peers may have created some for it.
+  if (unit.uses_rendezvous || gone || !first_status.ok()) {
+    for (WorkerInterface* w : involved) w->CleanupGraphAsync(step_id, [](absl::Status) {});
+  }
+  if (gone && !first_status.ok()) {
     return errors::Cancelled("step ", step_id, " was cancelled: its client cancelled the call or "
                              "went away");
   }
-  if (!root.ok()) return root;
-  if (!first.ok()) {
-    absl::Status s(first.code(), first.message());  // drop the "derived" mark
-    return s;
-  }
-  return absl::OkStatus();
+  if (!root_status.ok()) return root_status;
+  // Only echoes: report the first, without the "derived" mark.
+  return absl::Status(first_status.code(), first_status.message());
 }
 
 absl::Status Master::Run(const RunOptions& options,

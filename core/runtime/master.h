@@ -87,6 +87,7 @@ class Master {
     std::vector<FeedSpec> feeds;
     int num_fetches = 0;
     std::vector<PartitionUnit> partitions;
+    bool uses_rendezvous = false;  // some partition has a _Send or _Recv
   };
   struct Callable {
     std::shared_ptr<const ExecutionUnit> unit;
