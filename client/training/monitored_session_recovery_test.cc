@@ -1,0 +1,276 @@
+// MonitoredTrainingSession against real tasks: a ps and a worker Server in
+// this process on 127.0.0.1 free ports, the session's master on the worker.
+//
+//   /job:ps/task:0                      /job:worker/task:0
+//   global_step, w (variables)  ◄────── master; train = {w += 1, global_step += 1}
+//        ▲ stopped and re-created on the same port mid-training
+//
+// The ps restart loses the variables; the chief's session fails, is
+// recreated, restores the last checkpoint and runs the step again.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "client/ops/standard_ops.h"
+#include "client/training/global_step.h"
+#include "client/training/hooks.h"
+#include "client/training/monitored_session.h"
+#include "client/training/variables.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/server.h"
+#include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
+
+namespace tensorgrid {
+namespace training {
+namespace {
+
+constexpr char kPs[] = "/job:ps/replica:0/task:0";
+
+// A port nobody listens on right now: bound to 127.0.0.1:0, read, closed.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  EXPECT_NE(port, 0);
+  return port;
+}
+
+std::string TestDir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/",
+                                       testing::UnitTest::GetInstance()->current_test_info()->name());
+  mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
+// A ps and a worker task.
+class Cluster {
+ public:
+  Cluster() {
+    auto spec = ClusterSpec::FromFlag(absl::StrCat("ps=127.0.0.1:", FreePort(),
+                                                   ";worker=127.0.0.1:", FreePort()));
+    EXPECT_OK(spec.status());
+    if (!spec.ok()) return;
+    spec_ = *spec;
+    ps_ = Start("ps");
+    worker_ = Start("worker");
+  }
+  ~Cluster() {
+    if (worker_ != nullptr) worker_->Stop();
+    if (ps_ != nullptr) ps_->Stop();
+  }
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+  bool ok() const { return ps_ != nullptr && worker_ != nullptr; }
+
+  // Stops the ps and starts a new one on the same port: its variables are gone.
+  bool RestartPs() {
+    StopPs();
+    ps_ = Start("ps");
+    return ps_ != nullptr;
+  }
+  void StopPs() {
+    ps_->Stop();
+    ps_.reset();
+  }
+  std::string master() const { return worker_->target(); }
+
+ private:
+  std::unique_ptr<Server> Start(const std::string& job) {
+    auto server = Server::Create(spec_, job, 0, ConfigProto());
+    EXPECT_OK(server.status());
+    if (!server.ok()) return nullptr;
+    absl::Status started = (*server)->Start();
+    EXPECT_OK(started);
+    return started.ok() ? *std::move(server) : nullptr;
+  }
+
+  ClusterSpec spec_;
+  std::unique_ptr<Server> ps_, worker_;
+};
+
+// The variables on the ps, the step's NoOp on the worker.
+struct Model {
+  Model() {
+    const Scope ps = root.WithDevice("/job:ps/task:0");
+    step = GetOrCreateGlobalStep(ps);
+    w = Variable(ps, "w", {}, DT_FLOAT, Zeros());
+    auto inc_w = ops::AssignAdd(ps, w.handle(), 1.f);
+    auto inc_step = ops::AssignAdd(ps, step.handle(), int64_t{1});
+    train = ops::NoOp(root.WithDevice("/job:worker/task:0")
+                          .WithOpName("train")
+                          .WithControlDependencies({inc_w.operation, inc_step.operation}))
+                .operation;
+  }
+  Scope root = Scope::NewRootScope();
+  Variable step, w;
+  Operation train;
+};
+
+MonitoredTrainingSessionOptions Options(const Cluster& cluster) {
+  MonitoredTrainingSessionOptions options;
+  options.master = cluster.master();
+  options.config.set_operation_timeout_in_ms(20000);
+  options.log_step_count_steps = 0;
+  options.recovery_backoff = absl::Milliseconds(50);
+  options.max_recovery_backoff = absl::Seconds(1);
+  options.max_recoveries = 5;
+  return options;
+}
+
+// Remembers the global step each step saw.
+class GlobalStepWatcher : public SessionRunHook {
+ public:
+  absl::Status Begin(const Scope& scope) override {
+    TG_ASSIGN_OR_RETURN(step_, GetGlobalStep(scope));
+    return absl::OkStatus();
+  }
+  absl::Status BeforeRun(SessionRunContext& context, SessionRunArgs* args) override {
+    args->fetches.push_back(step_.value());
+    return absl::OkStatus();
+  }
+  absl::Status AfterRun(SessionRunContext& context, const SessionRunValues& values) override {
+    TG_ASSIGN_OR_RETURN(int64_t step, GlobalStepValue(values.results[0]));
+    seen.push_back(step);
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> seen;
+
+ private:
+  Variable step_;
+};
+
+std::pair<int64_t, float> Values(MonitoredTrainingSession& session, const Model& model) {
+  std::vector<Tensor> out;
+  EXPECT_OK(session.Run({}, {model.step.value(), model.w.value()}, {}, &out));
+  if (out.size() != 2) return {-1, -1};
+  return {out[0].scalar<int64_t>(), out[1].scalar<float>()};
+}
+
+TEST(MonitoredSessionRecoveryTest, PsRestartIsRecoveredFromTheLastCheckpoint) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  const std::string dir = TestDir();
+  Model model;
+  auto watcher = std::make_shared<GlobalStepWatcher>();
+  MonitoredTrainingSessionOptions options = Options(cluster);
+  options.checkpoint_dir = dir;
+  options.save_checkpoint_steps = 5;
+  options.hooks = {watcher};
+  auto session = MonitoredTrainingSession::Create(model.root, options);
+  ASSERT_OK(session.status());
+  for (int i = 0; i < 12; ++i) ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
+  ASSERT_EQ(Values(**session, model), std::make_pair(int64_t{12}, 12.f));
+  // The last checkpoint is at step 10; steps 11 and 12 are lost with the ps.
+
+  ASSERT_TRUE(cluster.RestartPs());
+  watcher->seen.clear();
+  testing::internal::CaptureStderr();
+  const absl::Status status = (*session)->Run({}, {}, {model.train}, nullptr);
+  const std::string log = testing::internal::GetCapturedStderr();
+  std::fputs(log.c_str(), stderr);  // keep it in the test log
+  ASSERT_OK(status);
+  EXPECT_NE(log.find("MonitoredTrainingSession: step failed ("), std::string::npos) << log;
+  EXPECT_NE(log.find(kPs), std::string::npos) << log;  // the failure names the ps
+  EXPECT_NE(log.find("recreating the session in 50ms, attempt 1/5"), std::string::npos) << log;
+  EXPECT_NE(log.find(absl::StrCat("restored the variables from ", dir,
+                                  "/model.ckpt-10 (global step 10)")),
+            std::string::npos)
+      << log;
+  EXPECT_GE((*session)->recoveries(), 1);
+  EXPECT_EQ((*session)->restored_checkpoint(), dir + "/model.ckpt-10");
+
+  for (int i = 0; i < 3; ++i) ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
+  EXPECT_EQ(Values(**session, model), std::make_pair(int64_t{14}, 14.f));
+  ASSERT_FALSE(watcher->seen.empty());
+  EXPECT_GE(*std::min_element(watcher->seen.begin(), watcher->seen.end()), 10);
+  ASSERT_OK((*session)->Close());
+  absl::StatusOr<std::string> latest = LatestCheckpoint(dir);
+  ASSERT_OK(latest.status());
+  EXPECT_EQ(*latest, dir + "/model.ckpt-14");
+}
+
+TEST(MonitoredSessionRecoveryTest, APsThatStaysDownEndsInUnavailableNamingIt) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  Model model;
+  MonitoredTrainingSessionOptions options = Options(cluster);
+  options.config.set_operation_timeout_in_ms(1000);  // how long a new session waits for the ps
+  options.max_recoveries = 1;
+  auto session = MonitoredTrainingSession::Create(model.root, options);
+  ASSERT_OK(session.status());
+  ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
+  cluster.StopPs();
+  const absl::Status status = (*session)->Run({}, {}, {model.train}, nullptr);
+  EXPECT_STATUS(status, kUnavailable,
+                "MonitoredTrainingSession: gave up recreating the session after attempt 1/1");
+  EXPECT_NE(status.message().find(kPs), absl::string_view::npos) << status;
+}
+
+// Records the hook calls it gets (for the non-chief's chief-only hooks).
+class CallCounter : public SessionRunHook {
+ public:
+  absl::Status Begin(const Scope& scope) override {
+    absl::MutexLock lock(&mu);
+    ++calls;
+    return absl::OkStatus();
+  }
+  absl::Mutex mu;
+  int calls = 0;
+};
+
+TEST(MonitoredSessionRecoveryTest, NonChiefWaitsForTheChiefToInitialize) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  Model worker_model;  // the non-chief's own graph, same variables
+  auto chief_only = std::make_shared<CallCounter>();
+  MonitoredTrainingSessionOptions worker_options = Options(cluster);
+  worker_options.is_chief = false;
+  worker_options.wait_for_chief_timeout = absl::Seconds(30);
+  worker_options.wait_for_chief_poll_interval = absl::Milliseconds(20);
+  worker_options.chief_only_hooks = {chief_only};
+  absl::StatusOr<std::unique_ptr<MonitoredTrainingSession>> worker = absl::UnknownError("not run");
+  std::thread waiting([&] { worker = MonitoredTrainingSession::Create(worker_model.root, worker_options); });
+  // Not a timing condition: the test holds whichever starts first.
+  absl::SleepFor(absl::Milliseconds(200));
+
+  Model chief_model;
+  auto chief = MonitoredTrainingSession::Create(chief_model.root, Options(cluster));
+  waiting.join();
+  ASSERT_OK(chief.status());
+  ASSERT_OK(worker.status());
+  ASSERT_OK((*chief)->Run({}, {}, {chief_model.train}, nullptr));
+  ASSERT_OK((*worker)->Run({}, {}, {worker_model.train}, nullptr));
+  EXPECT_EQ(Values(**chief, chief_model), std::make_pair(int64_t{2}, 2.f));
+  EXPECT_EQ(chief_only->calls, 0);
+  EXPECT_OK((*worker)->Close());
+  EXPECT_OK((*chief)->Close());
+}
+
+}  // namespace
+}  // namespace training
+}  // namespace tensorgrid
