@@ -1,0 +1,300 @@
+// Training in C++: the classic distributed MNIST example's model (784-500-500-10,
+// ReLU, softmax cross-entropy, Adam 1e-4, batch 32) on Fashion-MNIST, trained
+// locally, checkpointed, resumed, and evaluated on the 10,000 test images.
+//
+//   Dataset: 60,000 images, shuffled each epoch, batches of 32, prefetched
+//      |  images [32,784] float                       labels [32] int64
+//      v                                                   |
+//   dense   784x500 + ReLU      variables dense/kernel, dense/bias (Glorot, 0)
+//   dense_1 500x500 + ReLU                                 |
+//   dense_2 500x10  -> logits --> sparse softmax xent <----+
+//                                      |
+//                  loss = mean --> Adam(1e-4).Minimize(loss, global_step)
+//   all on the local CPU; every --save_every steps: Saver -> DIR/model-<step>
+//
+//   bazel run --config=opt //examples:fashion_mnist -- --steps=6000 --checkpoint_dir=/tmp/fm
+//
+// --steps is the last global step, as TensorFlow's StopAtStepHook(last_step):
+// a run that finds a checkpoint in --checkpoint_dir restores it and trains on
+// from its global step, over the batches an uninterrupted run would see.
+// Prints "step S/N, loss L, E examples/s" every --log_every steps (a progress
+// bar on a terminal), and "test_accuracy=0.xxxx" as its last line.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/client_session.h"
+#include "client/data/dataset.h"
+#include "client/data/fashion_mnist.h"
+#include "client/ops/standard_ops.h"
+#include "client/training/global_step.h"
+#include "client/training/optimizer.h"
+#include "client/training/saver.h"
+#include "client/training/variables.h"
+#include "core/platform/status.h"
+#include "tools/flags.h"
+
+using namespace tensorgrid;  // NOLINT: an example
+
+namespace {
+
+struct Options {
+  int64_t steps = 6000, batch_size = 32, log_every = 100, save_every = 1000, seed = 1;
+  int32_t threads = 0;  // intra-op threads; 0: one per core
+  double learning_rate = 1e-4;
+  std::string checkpoint_dir, data_dir = kFashionMnistDir;
+};
+
+const std::vector<tools::Flag>& Table() {
+  static const auto* table = new std::vector<tools::Flag>{
+      {"steps", "N", false, "train until the global step is N (default 6000)"},
+      {"batch_size", "N", false, "examples per step (default 32)"},
+      {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
+      {"checkpoint_dir", "DIR", false,
+       "restore the latest checkpoint here if there is one; save every\n"
+       "--save_every steps and at the end (default: no checkpoints)"},
+      {"save_every", "N", false, "steps between checkpoints (default 1000)"},
+      {"log_every", "N", false, "steps between progress reports (default 100)"},
+      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
+      {"seed", "N", false, "seed of the initial weights and the shuffle (default 1)"},
+      {"threads", "N", false, "threads per kernel (default: one per core)"},
+  };
+  return *table;
+}
+
+absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
+  Options o;
+  auto positive = [](const tools::FlagValue& f, auto* out) {
+    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
+      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
+    }
+    return absl::OkStatus();
+  };
+  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
+                                              [&](const tools::FlagValue& f) {
+    if (f.name == "steps") return positive(f, &o.steps);
+    if (f.name == "batch_size") return positive(f, &o.batch_size);
+    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
+      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
+    }
+    if (f.name == "save_every") return positive(f, &o.save_every);
+    if (f.name == "log_every") return positive(f, &o.log_every);
+    if (f.name == "seed") return positive(f, &o.seed);
+    if (f.name == "threads") return positive(f, &o.threads);
+    if (f.name == "checkpoint_dir") o.checkpoint_dir = f.value;
+    if (f.name == "data_dir") o.data_dir = f.value;
+    return absl::OkStatus();
+  }));
+  return o;
+}
+
+// tf.layers.dense: x·kernel + bias, kernel Glorot-uniform, bias zeros.
+Output Dense(const Scope& scope, const std::string& name, Output x, int64_t in, int64_t out,
+             bool relu, int64_t seed) {
+  Scope layer = scope.NewSubScope(name);
+  training::Variable kernel(layer, "kernel", {in, out}, DT_FLOAT, training::GlorotUniform(seed));
+  training::Variable bias(layer, "bias", {out}, DT_FLOAT, training::Zeros());
+  Output y = ops::BiasAdd(layer, ops::MatMul(layer, x, kernel), bias);
+  return relu ? Output(ops::Relu(layer, y)) : y;
+}
+
+struct Model {
+  Output images, labels, loss, correct;  // correct: how many of the batch ArgMax gets right
+  Operation train, init;
+  training::Variable global_step;
+};
+
+absl::StatusOr<Model> BuildModel(const Scope& root, const Options& o) {
+  Model m;
+  m.images = ops::Placeholder(root.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
+  m.labels = ops::Placeholder(root.WithOpName("labels"), DT_INT64, ops::Placeholder::Shape({-1}));
+  Output net = Dense(root, "dense", m.images, 784, 500, true, o.seed);
+  net = Dense(root, "dense_1", net, 500, 500, true, o.seed + 1);
+  Output logits = Dense(root, "dense_2", net, 500, 10, false, o.seed + 2);
+  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(root, logits, m.labels);
+  m.loss = ops::Mean(root.WithOpName("loss"), xent.loss, {0});
+  auto hits = ops::Equal(root, ops::ArgMax(root, logits, 1), m.labels);
+  m.correct = ops::Sum(root.WithOpName("correct"), ops::Cast(root, hits, DT_FLOAT), {0});
+  m.global_step = training::GetOrCreateGlobalStep(root);
+  training::AdamOptimizer adam(o.learning_rate);
+  TG_ASSIGN_OR_RETURN(m.train, adam.Minimize(root, m.loss, {}, m.global_step));
+  m.init = training::GlobalVariablesInitializer(root);  // after Minimize: Adam's slots too
+  TG_RETURN_IF_ERROR(root.status());
+  return m;
+}
+
+absl::StatusOr<MnistData> Load(const Options& o, MnistSplit split) {
+  auto data = LoadFashionMnist(o.data_dir, split);
+  if (absl::IsNotFound(data.status()) && o.data_dir != kFashionMnistDir) {
+    return errors::NotFound(data.status().message(), " (Debian's ", kFashionMnistPackage,
+                            " package installs Fashion-MNIST in ", kFashionMnistDir, ")");
+  }
+  return data;
+}
+
+// Restores the latest checkpoint in o.checkpoint_dir, or initializes every
+// variable. Returns the global step to start from.
+absl::StatusOr<int64_t> RestoreOrInitialize(ClientSession& session, training::Saver& saver,
+                                            const Model& m, const Options& o) {
+  auto latest = o.checkpoint_dir.empty() ? absl::StatusOr<std::string>(errors::NotFound(""))
+                                         : training::LatestCheckpoint(o.checkpoint_dir);
+  if (latest.ok()) {
+    TG_RETURN_IF_ERROR(saver.Restore(session, *latest));
+  } else if (absl::IsNotFound(latest.status())) {
+    TG_RETURN_IF_ERROR(session.Run({}, {}, {m.init}, nullptr));
+  } else {
+    return latest.status();
+  }
+  std::vector<Tensor> out;
+  TG_RETURN_IF_ERROR(session.Run({m.global_step}, &out));
+  const int64_t step = out[0].scalar<int64_t>();
+  if (latest.ok()) {
+    std::printf("restored %s: resuming from global step %lld\n", latest->c_str(), (long long)step);
+  } else if (!o.checkpoint_dir.empty()) {
+    std::printf("no checkpoint in %s: starting from step 0\n", o.checkpoint_dir.c_str());
+  }
+  return step;
+}
+
+// "step 1200/6000, loss 0.4123, 3250 examples/s": a plain line, or on a
+// terminal a progress bar redrawn in place.
+void Report(bool tty, int64_t step, int64_t last, double loss, double examples_per_s) {
+  if (!tty) {
+    std::printf("step %lld/%lld, loss %.4f, %.0f examples/s\n", (long long)step, (long long)last,
+                loss, examples_per_s);
+    return;
+  }
+  constexpr int kWidth = 30;
+  const int done = static_cast<int>(kWidth * step / last);
+  std::printf("\r[%s%s] step %lld/%lld, loss %.4f, %.0f examples/s\x1b[K%s",
+              std::string(done, '#').c_str(), std::string(kWidth - done, '.').c_str(),
+              (long long)step, (long long)last, loss, examples_per_s, step == last ? "\n" : "");
+  std::fflush(stdout);
+}
+
+// Training batches from a fresh permutation of the images each epoch, past
+// the first `skip` (those the steps before a restored checkpoint took).
+absl::StatusOr<std::unique_ptr<DatasetIterator>> Batches(const MnistData& train, const Options& o,
+                                                         int64_t skip) {
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<DatasetIterator> it,
+                      Dataset::FromTensorSlices({train.images, train.labels})
+                          .Shuffle(train.labels.dim_size(0), o.seed)
+                          .Batch(o.batch_size, /*drop_remainder=*/true)
+                          .Repeat()
+                          .Prefetch(4)
+                          .MakeIterator());
+  std::vector<Tensor> batch;
+  bool end = false;
+  for (int64_t i = 0; i < skip; ++i) TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
+  return it;
+}
+
+absl::Status Train(ClientSession& session, training::Saver& saver, const Model& m,
+                   const Options& o, const MnistData& train, int64_t step) {
+  if (step >= o.steps) {
+    std::printf("global step %lld >= --steps=%lld: nothing to train\n", (long long)step,
+                (long long)o.steps);
+    return absl::OkStatus();
+  }
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<DatasetIterator> it, Batches(train, o, step));
+  CallableOptions call;  // the fast path: feeds, fetches and target fixed once
+  call.add_feed(m.images.name());
+  call.add_feed(m.labels.name());
+  call.add_fetch(m.loss.name());
+  call.add_target(m.train.name());
+  TG_ASSIGN_OR_RETURN(ClientSession::CallableHandle train_step, session.MakeCallable(call));
+
+  const bool tty = isatty(STDOUT_FILENO);
+  const int64_t first = step;
+  const absl::Time start = absl::Now();
+  absl::Time since = start;
+  std::vector<Tensor> batch, out;
+  bool end = false;
+  double loss_sum = 0;
+  int64_t losses = 0;
+  std::string saved;  // the latest checkpoint
+  while (step < o.steps) {
+    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
+    TG_RETURN_IF_ERROR(session.RunCallable(train_step, batch, &out, nullptr));
+    loss_sum += out[0].scalar<float>();
+    ++losses;
+    ++step;
+    if (step % o.log_every == 0 || step == o.steps) {
+      const double seconds = absl::ToDoubleSeconds(absl::Now() - since);
+      Report(tty, step, o.steps, loss_sum / losses, losses * o.batch_size / seconds);
+      since = absl::Now();
+      loss_sum = 0;
+      losses = 0;
+    }
+    if (!o.checkpoint_dir.empty() && (step % o.save_every == 0 || step == o.steps)) {
+      TG_ASSIGN_OR_RETURN(saved, saver.Save(session, o.checkpoint_dir + "/model", step));
+      if (!tty) std::printf("saved %s\n", saved.c_str());
+    }
+  }
+  if (tty && !saved.empty()) std::printf("saved %s\n", saved.c_str());  // the bar hid the others
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::printf("trained steps %lld..%lld in %.1f s: %.1f steps/s, %.0f examples/s\n",
+              (long long)first + 1, (long long)step, seconds, (step - first) / seconds,
+              (step - first) * o.batch_size / seconds);
+  return session.ReleaseCallable(train_step);
+}
+
+absl::StatusOr<double> Evaluate(ClientSession& session, const Model& m, const MnistData& test) {
+  CallableOptions call;
+  call.add_feed(m.images.name());
+  call.add_feed(m.labels.name());
+  call.add_fetch(m.correct.name());
+  TG_ASSIGN_OR_RETURN(ClientSession::CallableHandle eval, session.MakeCallable(call));
+  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels})
+                                   .Batch(1000)
+                                   .MakeIterator());
+  std::vector<Tensor> batch, out;
+  double correct = 0;
+  for (bool end = false;;) {
+    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
+    if (end) break;
+    TG_RETURN_IF_ERROR(session.RunCallable(eval, batch, &out, nullptr));
+    correct += out[0].scalar<float>();
+  }
+  TG_RETURN_IF_ERROR(session.ReleaseCallable(eval));
+  return correct / test.labels.dim_size(0);
+}
+
+absl::Status Run(const Options& o) {
+  TG_ASSIGN_OR_RETURN(MnistData train, Load(o, MnistSplit::kTrain));
+  TG_ASSIGN_OR_RETURN(MnistData test, Load(o, MnistSplit::kTest));
+  Scope root = Scope::NewRootScope();
+  TG_ASSIGN_OR_RETURN(Model m, BuildModel(root, o));
+  training::Saver saver(root);  // every variable: weights, Adam's slots and powers, global_step
+  SessionOptions session_options;
+  session_options.config.set_intra_op_parallelism_threads(o.threads);
+  ClientSession session(root, session_options);
+  TG_ASSIGN_OR_RETURN(int64_t step, RestoreOrInitialize(session, saver, m, o));
+  TG_RETURN_IF_ERROR(Train(session, saver, m, o, train, step));
+  TG_ASSIGN_OR_RETURN(double accuracy, Evaluate(session, m, test));
+  std::printf("test_accuracy=%.4f\n", accuracy);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool help = false;
+  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
+  const std::string usage = absl::StrCat(
+      "usage: fashion_mnist [--steps=N] [--batch_size=N] [--learning_rate=X] [--checkpoint_dir=DIR]\n\n",
+      tools::FlagsHelp(Table()));
+  if (!options.ok()) return tools::ReportUsageError("fashion_mnist", options.status().message(), usage);
+  if (help) {
+    std::printf("%s", usage.c_str());
+    return 0;
+  }
+  return tools::ReportError(Run(*options));
+}
