@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# examples/fashion_mnist on the real data: a short training run whose loss
+# falls and whose last line is test_accuracy=0.xxxx; a run that saves
+# checkpoints and one that resumes from them, matching the uninterrupted run;
+# a missing data directory and bad flags. Skips (passing) without Debian's
+# dataset-fashion-mnist package.
+set -u
+bin="$1"
+data=/usr/share/datasets/fashion-mnist
+if [[ ! -d "$data" ]]; then
+  echo "skipped: $data is missing; install Debian's dataset-fashion-mnist package"
+  exit 0
+fi
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+fail() {
+  echo "FAIL: $1"
+  [[ -n "${2:-}" ]] && echo "$2"
+  failures=$((failures + 1))
+}
+ok() { echo "ok: $1"; }
+# loss_at OUTPUT STEP: the loss on the progress line of STEP.
+loss_at() { sed -nE "s#^step $2/[0-9]+, loss ([0-9.]+), .*#\1#p" <<<"$1"; }
+# Whether "($1) $2 ($3)" holds in awk's arithmetic: holds 0.5 '<' '2 * 0.3'.
+holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
+
+# 1. 300 steps of batch 32: the loss falls, the last line is the accuracy.
+out=$("$bin" --steps=300 --log_every=50 2>&1)
+status=$?
+first=$(loss_at "$out" 50)
+last=$(loss_at "$out" 300)
+if [[ $status -ne 0 || -z "$first" || -z "$last" ]]; then
+  fail "300 steps ran and logged steps 50 and 300 (exit $status)" "$out"
+elif holds "$last" '<' "$first * 0.6"; then
+  ok "loss fell from $first (steps 1-50) to $last (steps 251-300)"
+else
+  fail "loss did not fall enough: $first (steps 1-50) -> $last (steps 251-300)" "$out"
+fi
+accuracy=$(tail -n 1 <<<"$out")
+if [[ "$accuracy" =~ ^test_accuracy=(0\.[0-9]{4})$ ]] && holds "${BASH_REMATCH[1]}" '>' 0.6; then
+  ok "last line is $accuracy"
+else
+  fail "last line is not test_accuracy=0.xxxx above 0.6: '$accuracy'" "$out"
+fi
+full_150=$(loss_at "$out" 150)
+
+# 2. 100 steps saving checkpoints, then a run to 150 resumes from step 100
+#    and sees what the uninterrupted run saw (same batches, Adam's state).
+ckpt="$tmp/ckpt"
+rm -rf "$ckpt"
+out=$("$bin" --steps=100 --log_every=50 --save_every=50 --checkpoint_dir="$ckpt" 2>&1)
+if [[ $? -eq 0 && "$out" == *"no checkpoint in $ckpt: starting from step 0"* &&
+      "$out" == *"saved $ckpt/model-50"* && "$out" == *"saved $ckpt/model-100"* &&
+      -f "$ckpt/checkpoint" ]]; then
+  ok "first run started from step 0 and saved model-50 and model-100"
+else
+  fail "first run with --checkpoint_dir" "$out"
+fi
+out=$("$bin" --steps=150 --log_every=50 --checkpoint_dir="$ckpt" 2>&1)
+status=$?
+resumed_150=$(loss_at "$out" 150)
+if [[ $status -eq 0 && "$out" == *"restored $ckpt/model-100: resuming from global step 100"* &&
+      "$out" == *"trained steps 101..150"* && "$out" != *"step 50/"* && -n "$resumed_150" ]]; then
+  ok "second run resumed from global step 100 and trained steps 101..150"
+else
+  fail "second run did not resume from step 100" "$out"
+fi
+if [[ -n "$resumed_150" && -n "$full_150" ]] &&
+   holds "($resumed_150 - $full_150)^2" '<' "(0.03 * $full_150)^2"; then
+  ok "resumed loss over steps 101-150 ($resumed_150) matches the uninterrupted run's ($full_150)"
+else
+  fail "resumed loss over steps 101-150 '$resumed_150' differs from the uninterrupted '$full_150'"
+fi
+out=$("$bin" --steps=150 --checkpoint_dir="$ckpt" 2>&1)
+if [[ $? -eq 0 && "$out" == *"global step 150 >= --steps=150: nothing to train"* &&
+      "$(tail -n 1 <<<"$out")" =~ ^test_accuracy=0\.[0-9]{4}$ ]]; then
+  ok "a finished run only evaluates"
+else
+  fail "third run at the last step" "$out"
+fi
+
+# 3. Errors: a missing data directory names the package; bad flags are usage errors.
+out=$("$bin" --data_dir="$tmp/nowhere" 2>&1)
+status=$?
+if [[ $status -eq 1 && "$out" == *"NOT_FOUND"* && "$out" == *"dataset-fashion-mnist"* ]]; then
+  ok "missing data: exit 1 naming dataset-fashion-mnist"
+else
+  fail "missing data: expected exit 1 naming the package, got $status" "$out"
+fi
+for flag in --steps=0 --batch_size=x --learning_rate=-1 --bogus; do
+  out=$("$bin" "$flag" 2>&1)
+  status=$?
+  if [[ $status -eq 2 && "$out" == *"usage: fashion_mnist"* ]]; then
+    ok "$flag: usage error"
+  else
+    fail "$flag: expected exit 2 with usage, got $status" "$out"
+  fi
+done
+exit $failures
