@@ -28,7 +28,7 @@ if awk -v l="${LOAD_BEFORE%% *}" 'BEGIN { exit !(l > 1.0) }'; then
 fi
 # Repetitions of different benchmarks are interleaved at random, so that a
 # burst of outside load spreads over all of them instead of sinking one.
-for name in session executor matmul distributed_step; do
+for name in session executor matmul distributed_step recv_tensor; do
   echo "running ${name}_benchmark ..." >&2
   "$BIN/${name}_benchmark" --benchmark_min_time="$MIN_TIME" \
     --benchmark_enable_random_interleaving=true \
@@ -51,6 +51,7 @@ echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -
   "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 python3 bench/report.py --torch_rpc="$OUT_DIR/torch_rpc.json" "$OUT_DIR/session.json" \
-  "$OUT_DIR/executor.json" "$OUT_DIR/matmul.json" "$OUT_DIR/distributed_step.json"
+  "$OUT_DIR/executor.json" "$OUT_DIR/matmul.json" "$OUT_DIR/distributed_step.json" \
+  "$OUT_DIR/recv_tensor.json"
 echo
 echo "raw results: $OUT_DIR"
