@@ -74,6 +74,7 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
     if (t.name == task_) continue;
     GrpcRemoteWorker::Options remote_options;
     remote_options.security = options.security;
+    remote_options.task = t.name;
     auto remote = std::make_unique<GrpcRemoteWorker>(t.address, remote_options);
     workers[t.name] = remote.get();
     remote_workers_[t.name] = std::move(remote);

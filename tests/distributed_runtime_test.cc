@@ -248,6 +248,19 @@ TEST(DistributedRuntimeTest, DeadTaskFailsTheStepUnavailableNamingIt) {
   EXPECT_STATUS(RunSeed(*session, false), kUnavailable, kWorker1);
 }
 
+// The ps holds x and y; the workers pull them with RecvTensor. Its death
+// reaches the client named, not as a worker's address.
+TEST(DistributedRuntimeTest, DeadPsFailsTheStepUnavailableNamingIt) {
+  SeedCluster cluster;
+  ASSERT_TRUE(cluster.Start());
+  std::unique_ptr<Session> session = cluster.Connect(/*timeout_ms=*/5000);
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SeedGraph()));
+  ASSERT_OK(RunSeed(*session, /*initialize=*/true));
+  cluster.task(0).Kill(SIGKILL);
+  EXPECT_STATUS(RunSeed(*session, false), kUnavailable, absl::StrCat("task ", kPs));
+}
+
 TEST(DistributedRuntimeTest, RestartedPsIsAbortedNamingItAndItsVariablesAreGone) {
   SeedCluster cluster;
   ASSERT_TRUE(cluster.Start());

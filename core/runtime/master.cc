@@ -4,6 +4,7 @@
 #include <random>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -370,6 +371,8 @@ namespace {
 // transport's message only knows its address.
 absl::Status NameTask(const std::string& device, absl::Status s) {
   if (!absl::IsUnavailable(s) && !absl::IsDeadlineExceeded(s)) return s;
+  // Already says which task (e.g. a receive from another task that is down).
+  if (absl::StrContains(s.message(), "task /job:")) return s;
   absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(device);
   if (!parsed.ok()) return s;
   return WithContext(s, absl::StrCat("task ", DeviceNameUtils::TaskName(*parsed)));

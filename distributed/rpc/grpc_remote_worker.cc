@@ -64,6 +64,8 @@ absl::Status DecodeFetches(const google::protobuf::RepeatedPtrField<NamedTensorP
 
 GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
     : address_(std::move(address)),
+      peer_(options.task.empty() ? absl::StrCat("worker ", address_)
+                                 : absl::StrCat("task ", options.task, " (", address_, ")")),
       rpc_timeout_(options.rpc_timeout),
       security_(options.security),
       max_message_bytes_(std::min(options.max_message_bytes, kMaxGrpcMessageBytes)),
@@ -74,7 +76,7 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
       raw_stub_(channel_) {}
 
 absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
-  return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on worker ", address_));
+  return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
 }
 
 void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
@@ -137,7 +139,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
   // Past this, gRPC would fail inside its serialization with a bare Internal.
   if (const size_t bytes = wire.ByteSizeLong(); bytes > max_message_bytes_) {
     call.reset();  // before done: see Call
-    done(errors::ResourceExhausted("RunGraph on worker ", address_, ": ", request.feeds.size(),
+    done(errors::ResourceExhausted("RunGraph on ", peer_, ": ", request.feeds.size(),
                                    " feeds make a request of ", bytes, " bytes, over the limit of ",
                                    max_message_bytes_, " bytes for one gRPC message"));
     return;
@@ -148,7 +150,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
         absl::Status s = Finish("RunGraph", status);
         if (s.ok()) {
           s = WithContext(DecodeFetches(call->response.recv(), &response->fetches),
-                          absl::StrCat("RunGraph on worker ", address_));
+                          absl::StrCat("RunGraph on ", peer_));
         }
         if (s.ok()) response->step_stats = std::move(*call->response.mutable_step_stats());
         call.reset();  // before done: see Call
@@ -194,7 +196,7 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
             *tensor = *std::move(value);
           } else {
             s = WithContext(value.status(),
-                            absl::StrCat(method, " on worker ", address_, ": bad response"));
+                            absl::StrCat(method, " on ", peer_, ": bad response"));
           }
         }
         call.reset();  // before done: see Call; frees the received bytes too

@@ -37,6 +37,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
   struct Options {
     absl::Duration rpc_timeout = absl::Seconds(60);  // per RPC, RunGraph included
     RpcSecurity security;  // the token and TLS settings of the peer's server
+    // The peer's task name ("/job:ps/replica:0/task:0"), for errors; empty:
+    // errors name the address only.
+    std::string task;
     // The largest message either way: feeds going out, fetches and received
     // tensors coming in. Beyond it a call fails with ResourceExhausted naming
     // both sizes; gRPC cannot carry more than the default.
@@ -71,6 +74,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
 
   const std::string address_;
+  const std::string peer_;  // "worker 127.0.0.1:2222" or "task /job:ps/... (127.0.0.1:2222)"
   const absl::Duration rpc_timeout_;
   const RpcSecurity security_;
   const size_t max_message_bytes_;
