@@ -1,0 +1,181 @@
+// Accumulator ops over a ConditionalAccumulator resource
+// (conditional_accumulator.h), in TensorFlow's resource-handle form:
+// ResourceConditionalAccumulator creates (or finds, by container and
+// shared_name) the accumulator and outputs its handle;
+// ResourceAccumulatorApplyGradient, ResourceAccumulatorNumAccumulated and
+// ResourceAccumulatorSetGlobalStep return at once;
+// ResourceAccumulatorTakeGradient is an asynchronous kernel that waits for
+// num_required gradients and fails Cancelled when its step is cancelled.
+// TensorFlow's Ref(string)-handle forms (ConditionalAccumulator,
+// AccumulatorApplyGradient, ...) are not registered.
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+#include "kernels/data_flow/conditional_accumulator.h"
+#include "kernels/data_flow/lookup_resource.h"
+
+namespace tensorgrid {
+
+TG_REGISTER_OP("ResourceConditionalAccumulator")
+    .Output("handle: resource")
+    .Attr("dtype: {float, double, int32, int64}")
+    .Attr("shape: shape")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .Attr("reduction_type: {'MEAN', 'SUM'} = 'MEAN'")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("ResourceAccumulatorApplyGradient")
+    .Input("handle: resource")
+    .Input("local_step: int64")
+    .Input("gradient: dtype")
+    .Attr("dtype: {float, double, int32, int64}")
+    .SetIsStateful();
+
+TG_REGISTER_OP("ResourceAccumulatorNumAccumulated")
+    .Input("handle: resource")
+    .Output("num_accumulated: int32")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("ResourceAccumulatorSetGlobalStep")
+    .Input("handle: resource")
+    .Input("new_global_step: int64")
+    .SetIsStateful();
+
+TG_REGISTER_OP("ResourceAccumulatorTakeGradient")
+    .Input("handle: resource")
+    .Input("num_required: int32")
+    .Output("average: dtype")
+    .Attr("dtype: {float, double, int32, int64}")
+    .SetIsStateful();
+
+namespace {
+
+constexpr char kAccumulator[] = "ConditionalAccumulator";
+
+// The value of a scalar input of type `T` (int32 or int64).
+template <typename T>
+absl::StatusOr<T> ScalarInput(const OpKernelContext& ctx, int i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.dtype() != DataTypeToEnum<T>::value || t.dims() != 0) {
+    return errors::InvalidArgument(what, " must be a ", DataTypeString(DataTypeToEnum<T>::value),
+                                   " scalar, got ", t.DebugString());
+  }
+  return t.scalar<T>();
+}
+
+class AccumulatorOp final : public OpKernel {
+ public:
+  explicit AccumulatorOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
+    ResourceHandle h;
+    std::string reduction;
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("dtype", &dtype_));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("shape", &shape_));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("reduction_type", &reduction));
+    auto parsed = ConditionalAccumulator::ParseReduction(reduction);
+    TG_REQUIRES_OK_CTOR(ctx, parsed.status());
+    reduction_ = *parsed;
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("container", &h.container));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("shared_name", &h.name));
+    if (h.name.empty()) h.name = name();  // as FIFOQueueV2 and variables
+    h.device = ctx.device()->name();
+    h.type_name = kAccumulator;
+    handle_ = Tensor::Scalar<ResourceHandle>(h);
+  }
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const ResourceHandle& h = handle_.scalar<ResourceHandle>();
+    TG_ASSIGN_OR_RETURN(std::shared_ptr<ConditionalAccumulator> acc,
+                        ctx.resource_manager()->LookupOrCreate<ConditionalAccumulator>(
+                            h.container, h.name, [&] {
+                              return std::make_shared<ConditionalAccumulator>(h.name, dtype_, shape_,
+                                                                              reduction_);
+                            }));
+    TG_RETURN_IF_ERROR(acc->MatchesRequest(dtype_, shape_, reduction_));
+    ctx.set_output(0, handle_);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  PartialTensorShape shape_;
+  ConditionalAccumulator::Reduction reduction_ = ConditionalAccumulator::Reduction::kMean;
+  Tensor handle_;
+};
+
+class ApplyGradientOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto acc, LookupResource<ConditionalAccumulator>(ctx, 0, kAccumulator));
+    TG_ASSIGN_OR_RETURN(int64_t local_step, ScalarInput<int64_t>(ctx, 1, "local_step"));
+    return acc->ApplyGradient(local_step, ctx.input(2));
+  }
+};
+
+class NumAccumulatedOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto acc, LookupResource<ConditionalAccumulator>(ctx, 0, kAccumulator));
+    ctx.set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>(acc->num_accumulated())));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class SetGlobalStepOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto acc, LookupResource<ConditionalAccumulator>(ctx, 0, kAccumulator));
+    TG_ASSIGN_OR_RETURN(int64_t step, ScalarInput<int64_t>(ctx, 1, "new_global_step"));
+    acc->SetGlobalStep(step);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class TakeGradientOp final : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto acc = LookupResource<ConditionalAccumulator>(ctx, 0, kAccumulator);
+    if (!acc.ok()) return done(acc.status());
+    auto num_required = ScalarInput<int32_t>(ctx, 1, "num_required");
+    if (!num_required.ok()) return done(num_required.status());
+    if ((*acc)->dtype() != output_type(0)) {
+      return done(errors::InvalidArgument(kAccumulator, " '", (*acc)->name(), "' accumulates ",
+                                          DataTypeString((*acc)->dtype()), " gradients, not ",
+                                          DataTypeString(output_type(0))));
+    }
+    (*acc)->TakeGradient(*num_required, ctx.cancellation(),
+                         [&ctx, done = std::move(done)](absl::Status s, Tensor average) {
+                           if (s.ok()) ctx.set_output(0, std::move(average));
+                           done(s);
+                         });
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+}  // namespace
+
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceConditionalAccumulator").Device(DEVICE_CPU), AccumulatorOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorApplyGradient").Device(DEVICE_CPU),
+                   ApplyGradientOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorNumAccumulated").Device(DEVICE_CPU),
+                   NumAccumulatedOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorSetGlobalStep").Device(DEVICE_CPU),
+                   SetGlobalStepOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorTakeGradient").Device(DEVICE_CPU)
+                       .HostMemory("num_required"),
+                   TakeGradientOp);
+
+}  // namespace tensorgrid
