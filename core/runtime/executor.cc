@@ -278,6 +278,11 @@ class ExecutorState {
     // completed, which the outstanding count's acq_rel ordering makes visible.
     if (!aborted_.exchange(true, std::memory_order_acq_rel)) {
       status_ = WithContext(s, absl::StrCat("node '", item.node->name(), "' (", item.node->op(), ")"));
+      // The step is over: wake what waits inside it (a dequeue, a receive),
+      // or it would hold the step open with the error unreported. Safe to
+      // re-enter from here: this node still counts as outstanding, so the
+      // step cannot finish under us.
+      if (args_.cancellation != nullptr) args_.cancellation->StartCancel();
     }
   }
 

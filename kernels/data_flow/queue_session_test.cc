@@ -219,3 +219,35 @@ TEST(QueueSessionTest, TwoSessionsShareAQueueBySharedName) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+// A node failing in the same partition as a blocked dequeue ends the step
+// with its own error: the failure cancels the step, which wakes the dequeue.
+TEST(QueueSessionFailureTest, AFailingNodeWakesABlockedDequeueOfItsStep) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithOpName("q"), {DT_FLOAT});
+  auto take = ops::QueueDequeue(root, q, {DT_FLOAT});
+  auto w = ops::Variable(root.WithOpName("w"), {}, DT_FLOAT);
+  auto read = ops::Identity(root.WithOpName("read"), w);
+  ClientSession session(root);
+  absl::Notification done;
+  absl::Status status;
+  std::thread step([&] {
+    std::vector<Tensor> out;
+    status = session.Run({take[0], read}, &out);  // no timeout: only the failure can end it
+    done.Notify();
+  });
+  const bool ended = done.WaitForNotificationWithTimeout(absl::Seconds(30));
+  if (!ended) {  // unblock the step so the test can end
+    std::vector<Tensor> out;
+    session.Run({}, {}, {ops::QueueClose(root, q)}, &out).IgnoreError();
+  }
+  step.join();
+  ASSERT_TRUE(ended) << "the step hung after 'read' failed";
+  EXPECT_STATUS(status, kFailedPrecondition, "uninitialized variable 'w'");
+}
+
+}  // namespace
+}  // namespace tensorgrid
