@@ -1,0 +1,361 @@
+// Between-graph replication: TensorFlow's classic distributed MNIST program
+// (784-500-500-10, ReLU, Adam 1e-4, batch 32) on Fashion-MNIST. Every task
+// runs this binary; ps tasks serve the variables, each worker builds the
+// same graph, trains asynchronously through its own server, and worker 0 is
+// the chief (initializes, checkpoints, evaluates).
+//
+//   /job:ps/task:0                         /job:ps/task:1
+//  +------------------------------+       +------------------------------+
+//  | global_step dense/bias ...   |       | dense/kernel dense_1/kernel  |
+//  | Adam slots, done_queue_0     |       | ... Adam slots, done_queue_1 |
+//  +------------------------------+       +------------------------------+
+//        ^ grads    | weights                   ^ grads    | weights
+//  +-----+----------v-----------+         +-----+----------v-----------+
+//  | /job:worker/task:0 (chief) |         | /job:worker/task:1         |
+//  | forward, backward, its own |         | the same graph, its own    |
+//  | shuffle of the 60,000      |         | shuffle; steps interleave  |
+//  +----------------------------+         +----------------------------+
+//  When a worker is done it enqueues a token into every done_queue_<k>;
+//  ps task k dequeues one per worker, then stops its server and exits 0.
+//
+//   examples/run_distributed_fashion_mnist.sh --steps=6000     # 2 ps + 2 workers
+//   distributed_fashion_mnist --ps_hosts=localhost:2222,localhost:2223
+//       --worker_hosts=localhost:2224,localhost:2225 --job_name=worker --task_index=0   # one task
+//
+// The cluster comes from --ps_hosts/--worker_hosts, --cluster (tg_launch's
+// syntax) or TF_CONFIG. Workers print "worker W: step S (global step G),
+// loss L" every --log_every of their own steps; the chief prints
+// "test_accuracy=0.xxxx" last. TG_AUTH_TOKEN_FILE (and the TG_TLS_* files)
+// guard every task, the done signals included, as for tg_server.
+#include <signal.h>
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/client_session.h"
+#include "client/data/dataset.h"
+#include "client/data/fashion_mnist.h"
+#include "client/ops/data_flow_ops.h"
+#include "client/ops/standard_ops.h"
+#include "client/training/device_setter.h"
+#include "client/training/global_step.h"
+#include "client/training/hooks.h"
+#include "client/training/monitored_session.h"
+#include "client/training/optimizer.h"
+#include "client/training/variables.h"
+#include "core/platform/status.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/rpc/grpc_util.h"
+#include "distributed/server.h"
+#include "tools/flags.h"
+
+using namespace tensorgrid;  // NOLINT: an example
+
+namespace {
+
+struct Options {
+  std::string ps_hosts, worker_hosts, cluster, job_name, checkpoint_dir;
+  std::string data_dir = kFashionMnistDir;
+  int task_index = 0;
+  bool is_sync = false;
+  int64_t steps = 6000, batch_size = 32, log_every = 100, save_every = 1000, seed = 1;
+  double learning_rate = 1e-4;
+};
+
+const std::vector<tools::Flag>& Table() {
+  static const auto* table = new std::vector<tools::Flag>{
+      {"ps_hosts", "H:P,...", false, "the ps tasks (with --worker_hosts)"},
+      {"worker_hosts", "H:P,...", false, "the worker tasks; worker 0 is the chief"},
+      {"cluster", "SPEC", false, "or the cluster as \"ps=h:p,h:p;worker=h:p,h:p\"\n"
+                                 "(neither: TF_CONFIG gives the cluster and the task)"},
+      {"job_name", "ps|worker", false, "this task's job"},
+      {"task_index", "N", false, "this task's index in its job (default 0)"},
+      {"is_sync", "", false, "synchronous replicas (SyncReplicasOptimizer; not there yet)"},
+      {"steps", "N", false, "train until the global step is N (default 6000)"},
+      {"batch_size", "N", false, "examples per worker step (default 32)"},
+      {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
+      {"checkpoint_dir", "DIR", false, "the chief restores from and saves here (default: none)"},
+      {"save_every", "N", false, "global steps between the chief's checkpoints (default 1000)"},
+      {"log_every", "N", false, "a worker's own steps between its progress lines (default 100)"},
+      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
+      {"seed", "N", false, "seed of the initial weights and the shuffles (default 1)"},
+  };
+  return *table;
+}
+
+absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
+  Options o;
+  auto positive = [](const tools::FlagValue& f, int64_t* out) {
+    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
+      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
+    }
+    return absl::OkStatus();
+  };
+  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
+                                              [&](const tools::FlagValue& f) {
+    if (f.name == "ps_hosts") o.ps_hosts = f.value;
+    if (f.name == "worker_hosts") o.worker_hosts = f.value;
+    if (f.name == "cluster") o.cluster = f.value;
+    if (f.name == "job_name") o.job_name = f.value;
+    if (f.name == "task_index" && !(absl::SimpleAtoi(f.value, &o.task_index) && o.task_index >= 0)) {
+      return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
+    }
+    if (f.name == "is_sync") o.is_sync = f.value == "true";
+    if (f.name == "steps") return positive(f, &o.steps);
+    if (f.name == "batch_size") return positive(f, &o.batch_size);
+    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
+      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
+    }
+    if (f.name == "checkpoint_dir") o.checkpoint_dir = f.value;
+    if (f.name == "save_every") return positive(f, &o.save_every);
+    if (f.name == "log_every") return positive(f, &o.log_every);
+    if (f.name == "data_dir") o.data_dir = f.value;
+    if (f.name == "seed") return positive(f, &o.seed);
+    return absl::OkStatus();
+  }));
+  if (*help) return o;
+  const bool hosts = !o.ps_hosts.empty() || !o.worker_hosts.empty();
+  if (hosts && !o.cluster.empty()) return errors::InvalidArgument("give --cluster or --ps_hosts/--worker_hosts, not both");
+  if ((hosts || !o.cluster.empty()) && o.job_name.empty()) return errors::InvalidArgument("give --job_name");
+  if (!hosts && o.cluster.empty() && !o.job_name.empty()) {
+    return errors::InvalidArgument("--job_name needs --ps_hosts/--worker_hosts or --cluster");
+  }
+  return o;
+}
+
+// The cluster and this task: from the flags, or else TF_CONFIG.
+absl::StatusOr<TfConfig> ResolveTask(const Options& o) {
+  TfConfig config;
+  if (o.job_name.empty()) {
+    TG_ASSIGN_OR_RETURN(config, TfConfig::FromEnvironment());
+  } else {
+    TG_ASSIGN_OR_RETURN(config.cluster, o.cluster.empty()
+                                            ? ClusterSpec::FromHostsFlags(o.ps_hosts, o.worker_hosts)
+                                            : ClusterSpec::FromFlag(o.cluster));
+    config.task = {o.job_name, o.task_index};
+  }
+  if (config.cluster.num_tasks("ps") == 0 || config.cluster.num_tasks("worker") == 0) {
+    return errors::InvalidArgument("the cluster needs ps and worker tasks, got ", config.cluster.ToString());
+  }
+  if (config.task.job != "ps" && config.task.job != "worker") {
+    return errors::InvalidArgument("this task is ", config.task.name(), "; the jobs are ps and worker");
+  }
+  return config;
+}
+
+// Worker `from`'s "I am done" for ps task `ps`: one int32 in the FIFO queue
+// "done_queue_<ps>" on that task. Every worker's graph and the ps's own name
+// the same queue, so they share it.
+ops::FIFOQueue DoneQueue(const Scope& root, int ps) {
+  const std::string name = absl::StrCat("done_queue_", ps);
+  return ops::FIFOQueue(root.WithDevice(TaskName("ps", ps)).WithOpName(name), {DT_INT32},
+                        ops::FIFOQueue::Shapes({PartialTensorShape({})}).SharedName(name));
+}
+
+// A ps task: serves until every worker has said it is done. Its own session
+// (on its own server, seeing only its own devices) waits for one token per
+// worker; each wait is bounded so that SIGTERM/SIGINT still stop it.
+absl::Status RunPs(const TfConfig& config, Server& server, const sigset_t& signals) {
+  const int workers = config.cluster.num_tasks("worker");
+  Scope root = Scope::NewRootScope();
+  auto all_done = ops::QueueDequeueMany(root.WithDevice(config.task.name()),
+                                        DoneQueue(root, config.task.index), workers, {DT_INT32});
+  SessionOptions options;
+  options.target = server.target();
+  options.config.add_device_filters(config.task.name());
+  ClientSession session(root, options);
+  RunOptions wait;
+  wait.set_timeout_in_ms(5000);
+  std::vector<Tensor> out;
+  while (true) {
+    absl::Status s = session.Run(wait, {}, {all_done[0]}, {}, &out, nullptr);
+    if (s.ok()) break;
+    if (!absl::IsDeadlineExceeded(s)) return WithContext(s, "waiting for the workers' done signals");
+    const timespec now = {0, 0};
+    if (int signal = sigtimedwait(&signals, nullptr, &now); signal > 0) {
+      std::fprintf(stderr, "%s: %s before every worker was done, stopping\n",
+                   config.task.name().c_str(), strsignal(signal));
+      return absl::OkStatus();  // a graceful stop, as tg_server's
+    }
+  }
+  std::printf("%s: all %d workers are done, stopping\n", config.task.name().c_str(), workers);
+  return absl::OkStatus();
+}
+
+// tf.layers.dense: x·kernel + bias, kernel Glorot-uniform, bias zeros.
+Output Dense(const Scope& scope, const std::string& name, Output x, int64_t in, int64_t out,
+             bool relu, int64_t seed) {
+  Scope layer = scope.NewSubScope(name);
+  training::Variable kernel(layer, "kernel", {in, out}, DT_FLOAT, training::GlorotUniform(seed));
+  training::Variable bias(layer, "bias", {out}, DT_FLOAT, training::Zeros());
+  Output y = ops::BiasAdd(layer, ops::MatMul(layer, x, kernel), bias);
+  return relu ? Output(ops::Relu(layer, y)) : y;
+}
+
+struct Model {
+  Output images, labels, loss, correct;
+  Operation train;
+  training::Variable global_step;
+};
+
+absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o) {
+  Model m;
+  m.global_step = training::GetOrCreateGlobalStep(scope);  // first, as the classic program
+  m.images = ops::Placeholder(scope.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
+  m.labels = ops::Placeholder(scope.WithOpName("labels"), DT_INT64, ops::Placeholder::Shape({-1}));
+  Output net = Dense(scope, "dense", m.images, 784, 500, true, o.seed);
+  net = Dense(scope, "dense_1", net, 500, 500, true, o.seed + 1);
+  Output logits = Dense(scope, "dense_2", net, 500, 10, false, o.seed + 2);
+  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, logits, m.labels);
+  m.loss = ops::Mean(scope.WithOpName("loss"), xent.loss, {0});
+  auto hits = ops::Equal(scope, ops::ArgMax(scope, logits, 1), m.labels);
+  m.correct = ops::Sum(scope.WithOpName("correct"), ops::Cast(scope, hits, DT_FLOAT), {0});
+  training::AdamOptimizer adam(o.learning_rate);
+  TG_ASSIGN_OR_RETURN(m.train, adam.Minimize(scope, m.loss, {}, m.global_step));
+  TG_RETURN_IF_ERROR(scope.status());
+  return m;
+}
+
+absl::StatusOr<double> Evaluate(ClientSession& session, const Model& m, const MnistData& test) {
+  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
+  std::vector<Tensor> batch, out;
+  double correct = 0;
+  for (bool end = false;;) {
+    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
+    if (end) break;
+    TG_RETURN_IF_ERROR(session.Run({{m.images, batch[0]}, {m.labels, batch[1]}}, {m.correct}, &out));
+    correct += out[0].scalar<float>();
+  }
+  return correct / test.labels.dim_size(0);
+}
+
+// A worker: trains until the global step reaches --steps, then (the chief)
+// evaluates, tells every ps task it is done, and prints the accuracy.
+absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o) {
+  const int index = config.task.index, num_ps = config.cluster.num_tasks("ps");
+  const bool chief = index == 0;
+  TG_ASSIGN_OR_RETURN(MnistData train, LoadFashionMnist(o.data_dir, MnistSplit::kTrain));
+  Scope root = Scope::NewRootScope();
+  ReplicaDeviceSetterOptions setter;
+  setter.ps_tasks = num_ps;  // variables round-robin over the ps tasks
+  setter.worker_device = config.task.name();
+  Scope scope = root.WithDeviceFunction(ReplicaDeviceSetter(setter));
+  TG_ASSIGN_OR_RETURN(Model m, BuildModel(scope, o));
+  std::vector<Operation> say_done;
+  for (int k = 0; k < num_ps; ++k) {
+    auto on_ps = root.WithDevice(TaskName("ps", k));
+    say_done.push_back(ops::QueueEnqueue(on_ps, DoneQueue(root, k), {ops::Const(on_ps, index)}));
+  }
+
+  training::MonitoredTrainingSessionOptions options;
+  options.master = server.target();
+  options.is_chief = chief;
+  // This worker's session needs the ps tasks and itself, not the other workers.
+  options.config.add_device_filters("/job:ps");
+  options.config.add_device_filters(config.task.name());
+  options.checkpoint_dir = o.checkpoint_dir;
+  if (!o.checkpoint_dir.empty()) options.save_checkpoint_steps = o.save_every;
+  options.wait_for_chief_poll_interval = absl::Milliseconds(200);
+  options.hooks = {training::StopAtStepHook::AtStep(o.steps)};
+  TG_ASSIGN_OR_RETURN(auto session, training::MonitoredTrainingSession::Create(scope, options));
+
+  // Each worker its own shuffle of the whole training set, as the classic program.
+  TG_ASSIGN_OR_RETURN(auto batches, Dataset::FromTensorSlices({train.images, train.labels})
+                                        .Shuffle(train.labels.dim_size(0), o.seed + index)
+                                        .Batch(o.batch_size, /*drop_remainder=*/true)
+                                        .Repeat()
+                                        .Prefetch(4)
+                                        .MakeIterator());
+  const absl::Time start = absl::Now();
+  std::vector<Tensor> batch, out;
+  int64_t step = 0;
+  double loss_sum = 0;
+  for (bool end = false; !session->should_stop();) {
+    TG_RETURN_IF_ERROR(batches->GetNext(&batch, &end));
+    TG_RETURN_IF_ERROR(session->Run({{m.images, batch[0]}, {m.labels, batch[1]}},
+                                    {m.loss, m.global_step}, {m.train}, &out));
+    loss_sum += out[0].scalar<float>();
+    if (++step % o.log_every == 0) {
+      std::printf("worker %d: step %lld (global step %lld), loss %.4f\n", index, (long long)step,
+                  (long long)out[1].scalar<int64_t>(), loss_sum / o.log_every);
+      loss_sum = 0;
+    }
+  }
+  TG_RETURN_IF_ERROR(session->Close());  // the chief's last checkpoint
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+
+  SessionOptions finish_options;  // the variables are still on the ps tasks
+  finish_options.target = server.target();
+  finish_options.config = options.config;
+  ClientSession finish(root, finish_options);
+  TG_RETURN_IF_ERROR(finish.Run({m.global_step}, &out));
+  std::printf("worker %d: trained %lld steps in %.1f s (%.1f steps/s); global step now %lld\n",
+              index, (long long)step, seconds, step / seconds, (long long)out[0].scalar<int64_t>());
+  double accuracy = 0;
+  if (chief) {
+    TG_ASSIGN_OR_RETURN(MnistData test, LoadFashionMnist(o.data_dir, MnistSplit::kTest));
+    TG_ASSIGN_OR_RETURN(accuracy, Evaluate(finish, m, test));
+  }
+  TG_RETURN_IF_ERROR(WithContext(finish.Run({}, {}, say_done, nullptr), "telling the ps tasks"));
+  if (chief) std::printf("test_accuracy=%.4f\n", accuracy);
+  return absl::OkStatus();
+}
+
+absl::Status Run(const Options& o, const sigset_t& signals) {
+  if (o.is_sync) {
+    return errors::Unimplemented(
+        "--is_sync: synchronous training needs SyncReplicasOptimizer "
+        "(client/training/sync_replicas_optimizer.h), which is not there yet; "
+        "leave --is_sync out for asynchronous training");
+  }
+  TG_ASSIGN_OR_RETURN(TfConfig config, ResolveTask(o));
+  // A ps takes SIGTERM/SIGINT in its wait (sigtimedwait): blocked in every
+  // thread, before the server starts any. A worker just ends on them.
+  if (config.task.job == "ps") pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ServerOptions server_options;
+  TG_ASSIGN_OR_RETURN(server_options.security, RpcSecurity::FromEnvironment());
+  TG_ASSIGN_OR_RETURN(auto server, Server::Create(config.cluster, config.task.job, config.task.index,
+                                                  ConfigProto(), server_options));
+  TG_RETURN_IF_ERROR(server->Start());
+  std::fprintf(stderr, "%s serving at %s\n", config.task.name().c_str(), server->address().c_str());
+  absl::Status s = config.task.job == "ps" ? RunPs(config, *server, signals) : RunWorker(config, *server, o);
+  server->Stop();
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen, also into a pipe
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  bool help = false;
+  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
+  const std::string usage = absl::StrCat(
+      "usage: distributed_fashion_mnist --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker\n"
+      "           [--task_index=N] [--steps=N] [--checkpoint_dir=DIR] [--is_sync]\n"
+      "       TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' distributed_fashion_mnist [--steps=N]\n\n",
+      tools::FlagsHelp(Table()));
+  if (!options.ok()) return tools::ReportUsageError("distributed_fashion_mnist", options.status().message(), usage);
+  if (help) {
+    std::printf("%s", usage.c_str());
+    return 0;
+  }
+  if (options->job_name.empty() && std::getenv("TF_CONFIG") == nullptr && !options->is_sync) {
+    return tools::ReportUsageError("distributed_fashion_mnist",
+                                   "give --ps_hosts/--worker_hosts or --cluster, or set TF_CONFIG", usage);
+  }
+  return tools::ReportError(Run(*options, signals));
+}

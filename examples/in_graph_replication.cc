@@ -1,0 +1,277 @@
+// In-graph replication: one client builds one graph with a copy of the model
+// (a tower) on every worker task; the variables live on the ps tasks, where
+// the towers' gradients are averaged and one Adam op applies them. The model
+// and data are examples/fashion_mnist's (784-500-500-10, Adam 1e-4, batch 32
+// per tower); the cluster is plain tg_server tasks.
+//
+//            /job:ps/task:0, /job:ps/task:1 (variables round-robin)
+//   +----------------------------------------------------------------+
+//   | dense/kernel ... global_step    mean(grad_0, grad_1) -> Adam   |
+//   +----------------------------------------------------------------+
+//       | weights    ^ grads                   | weights    ^ grads
+//   +---v------------+------+            +-----v------------+------+
+//   | tower_0: batch 32     |            | tower_1: batch 32       |
+//   | /job:worker/task:0    |            | /job:worker/task:1      |
+//   +-----------------------+            +-------------------------+
+//           one session, on worker 0: feeds both towers, runs one train op
+//
+//   bazel-bin/tools/tg_launch --ps=2 --workers=2 -- bazel-bin/examples/in_graph_replication
+//
+// The cluster comes from --cluster, --ps_hosts/--worker_hosts or TF_CONFIG
+// (which tg_launch sets); the session's master is worker 0 unless --target
+// says otherwise. Prints "step S/N, loss L" every --log_every global steps
+// and "test_accuracy=0.xxxx" last; tg_launch then stops the cluster.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/client_session.h"
+#include "client/data/dataset.h"
+#include "client/data/fashion_mnist.h"
+#include "client/ops/standard_ops.h"
+#include "client/training/device_setter.h"
+#include "client/training/global_step.h"
+#include "client/training/optimizer.h"
+#include "client/training/variables.h"
+#include "core/platform/status.h"
+#include "distributed/cluster_spec.h"
+#include "tools/flags.h"
+
+using namespace tensorgrid;  // NOLINT: an example
+
+namespace {
+
+struct Options {
+  std::string cluster, ps_hosts, worker_hosts, target, data_dir = kFashionMnistDir;
+  int64_t steps = 6000, batch_size = 32, log_every = 100, seed = 1;
+  double learning_rate = 1e-4;
+};
+
+const std::vector<tools::Flag>& Table() {
+  static const auto* table = new std::vector<tools::Flag>{
+      {"cluster", "SPEC", false, "the cluster, \"ps=h:p,h:p;worker=h:p,h:p\"\n"
+                                 "(default: --ps_hosts/--worker_hosts, else TF_CONFIG)"},
+      {"ps_hosts", "H:P,...", false, "the ps tasks (with --worker_hosts)"},
+      {"worker_hosts", "H:P,...", false, "the worker tasks: one tower each"},
+      {"target", "grpc://H:P", false, "the session's master (default: worker 0)"},
+      {"steps", "N", false, "train until the global step is N (default 6000)"},
+      {"batch_size", "N", false, "examples per tower and step (default 32)"},
+      {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
+      {"log_every", "N", false, "steps between progress lines (default 100)"},
+      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
+      {"seed", "N", false, "seed of the initial weights and the shuffle (default 1)"},
+  };
+  return *table;
+}
+
+absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
+  Options o;
+  auto positive = [](const tools::FlagValue& f, int64_t* out) {
+    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
+      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
+    }
+    return absl::OkStatus();
+  };
+  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
+                                              [&](const tools::FlagValue& f) {
+    if (f.name == "cluster") o.cluster = f.value;
+    if (f.name == "ps_hosts") o.ps_hosts = f.value;
+    if (f.name == "worker_hosts") o.worker_hosts = f.value;
+    if (f.name == "target") o.target = f.value;
+    if (f.name == "steps") return positive(f, &o.steps);
+    if (f.name == "batch_size") return positive(f, &o.batch_size);
+    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
+      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
+    }
+    if (f.name == "log_every") return positive(f, &o.log_every);
+    if (f.name == "data_dir") o.data_dir = f.value;
+    if (f.name == "seed") return positive(f, &o.seed);
+    return absl::OkStatus();
+  }));
+  return o;
+}
+
+absl::StatusOr<ClusterSpec> ResolveCluster(const Options& o) {
+  ClusterSpec cluster;
+  if (!o.cluster.empty()) {
+    TG_ASSIGN_OR_RETURN(cluster, ClusterSpec::FromFlag(o.cluster));
+  } else if (!o.worker_hosts.empty()) {
+    TG_ASSIGN_OR_RETURN(cluster, ClusterSpec::FromHostsFlags(o.ps_hosts, o.worker_hosts));
+  } else {
+    absl::StatusOr<TfConfig> config = TfConfig::FromEnvironment();
+    if (!config.ok()) return WithContext(config.status(), "no --cluster or --worker_hosts, and TF_CONFIG");
+    cluster = config->cluster;
+  }
+  if (cluster.num_tasks("ps") == 0 || cluster.num_tasks("worker") == 0) {
+    return errors::InvalidArgument("the cluster needs ps and worker tasks, got ", cluster.ToString());
+  }
+  return cluster;
+}
+
+// The model's variables, built once on the ps tasks and shared by every tower.
+struct Layer {
+  training::Variable kernel, bias;
+};
+
+Layer MakeLayer(const Scope& scope, const std::string& name, int64_t in, int64_t out, int64_t seed) {
+  Scope layer = scope.NewSubScope(name);
+  return {training::Variable(layer, "kernel", {in, out}, DT_FLOAT, training::GlorotUniform(seed)),
+          training::Variable(layer, "bias", {out}, DT_FLOAT, training::Zeros())};
+}
+
+struct Tower {
+  Output images, labels, loss, correct;
+  std::vector<training::GradAndVar> grads;
+};
+
+// One copy of the forward and backward pass, built through `scope` (a worker's device).
+absl::StatusOr<Tower> BuildTower(const Scope& scope, const std::vector<Layer>& layers,
+                                 training::Optimizer& optimizer) {
+  Tower t;
+  t.images = ops::Placeholder(scope.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
+  t.labels = ops::Placeholder(scope.WithOpName("labels"), DT_INT64, ops::Placeholder::Shape({-1}));
+  Output net = t.images;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    net = ops::BiasAdd(scope, ops::MatMul(scope, net, layers[i].kernel), layers[i].bias);
+    if (i + 1 < layers.size()) net = ops::Relu(scope, net);
+  }
+  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, net, t.labels);
+  t.loss = ops::Mean(scope.WithOpName("loss"), xent.loss, {0});
+  auto hits = ops::Equal(scope, ops::ArgMax(scope, net, 1), t.labels);
+  t.correct = ops::Sum(scope.WithOpName("correct"), ops::Cast(scope, hits, DT_FLOAT), {0});
+  TG_ASSIGN_OR_RETURN(t.grads, optimizer.ComputeGradients(scope, t.loss));
+  return t;
+}
+
+struct Model {
+  std::vector<Tower> towers;
+  Operation train, init;
+};
+
+absl::StatusOr<Model> BuildModel(const Scope& root, const ClusterSpec& cluster, const Options& o) {
+  ReplicaDeviceSetterOptions setter;
+  setter.ps_tasks = cluster.num_tasks("ps");
+  Scope on_ps = root.WithDeviceFunction(ReplicaDeviceSetter(setter));
+  training::Variable global_step = training::GetOrCreateGlobalStep(on_ps);
+  const std::vector<Layer> layers = {MakeLayer(on_ps, "dense", 784, 500, o.seed),
+                                     MakeLayer(on_ps, "dense_1", 500, 500, o.seed + 1),
+                                     MakeLayer(on_ps, "dense_2", 500, 10, o.seed + 2)};
+  training::AdamOptimizer adam(o.learning_rate);
+  Model m;
+  for (int k = 0; k < cluster.num_tasks("worker"); ++k) {
+    Scope tower = root.WithDevice(TaskName("worker", k)).NewSubScope(absl::StrCat("tower_", k));
+    TG_ASSIGN_OR_RETURN(Tower t, BuildTower(tower, layers, adam));
+    m.towers.push_back(std::move(t));
+  }
+  // Each variable's gradients averaged where the variable lives.
+  std::vector<training::GradAndVar> averaged;
+  const float scale = 1.0f / m.towers.size();
+  for (size_t i = 0; i < m.towers[0].grads.size(); ++i) {
+    const training::Variable& var = m.towers[0].grads[i].second;
+    Scope by_var = root.ColocateWith(var.op()).NewSubScope("average");
+    std::vector<Output> grads;
+    for (const Tower& t : m.towers) grads.push_back(t.grads[i].first);
+    averaged.emplace_back(ops::Mul(by_var, ops::AddN(by_var, grads), ops::Const(by_var, scale)), var);
+  }
+  TG_ASSIGN_OR_RETURN(m.train, adam.ApplyGradients(root, averaged, global_step));
+  m.init = training::GlobalVariablesInitializer(root);
+  TG_RETURN_IF_ERROR(root.status());
+  return m;
+}
+
+absl::Status Train(ClientSession& session, const Model& m, const Options& o, const MnistData& train) {
+  CallableOptions call;  // every tower's batch in, every tower's loss out, one train op
+  for (const Tower& t : m.towers) {
+    call.add_feed(t.images.name());
+    call.add_feed(t.labels.name());
+    call.add_fetch(t.loss.name());
+  }
+  call.add_target(m.train.name());
+  TG_ASSIGN_OR_RETURN(ClientSession::CallableHandle step_fn, session.MakeCallable(call));
+  TG_ASSIGN_OR_RETURN(auto batches, Dataset::FromTensorSlices({train.images, train.labels})
+                                        .Shuffle(train.labels.dim_size(0), o.seed)
+                                        .Batch(o.batch_size, /*drop_remainder=*/true)
+                                        .Repeat()
+                                        .Prefetch(4)
+                                        .MakeIterator());
+  const absl::Time start = absl::Now();
+  std::vector<Tensor> feeds, batch, out;
+  double loss_sum = 0;
+  bool end = false;
+  for (int64_t step = 1; step <= o.steps; ++step) {
+    feeds.clear();
+    for (size_t k = 0; k < m.towers.size(); ++k) {
+      TG_RETURN_IF_ERROR(batches->GetNext(&batch, &end));
+      feeds.insert(feeds.end(), batch.begin(), batch.end());
+    }
+    TG_RETURN_IF_ERROR(session.RunCallable(step_fn, feeds, &out, nullptr));
+    for (const Tensor& loss : out) loss_sum += loss.scalar<float>() / out.size();
+    if (step % o.log_every == 0) {
+      std::printf("step %lld/%lld, loss %.4f\n", (long long)step, (long long)o.steps, loss_sum / o.log_every);
+      loss_sum = 0;
+    }
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::printf("trained %lld steps of %zu towers in %.1f s: %.1f steps/s\n", (long long)o.steps,
+              m.towers.size(), seconds, o.steps / seconds);
+  return session.ReleaseCallable(step_fn);
+}
+
+// Tower 0 counts what it gets right on the 10,000 test images.
+absl::StatusOr<double> Evaluate(ClientSession& session, const Model& m, const MnistData& test) {
+  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
+  const Tower& t = m.towers[0];
+  std::vector<Tensor> batch, out;
+  double correct = 0;
+  for (bool end = false;;) {
+    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
+    if (end) break;
+    TG_RETURN_IF_ERROR(session.Run({{t.images, batch[0]}, {t.labels, batch[1]}}, {t.correct}, &out));
+    correct += out[0].scalar<float>();
+  }
+  return correct / test.labels.dim_size(0);
+}
+
+absl::Status Run(const Options& o) {
+  TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ResolveCluster(o));
+  TG_ASSIGN_OR_RETURN(MnistData train, LoadFashionMnist(o.data_dir, MnistSplit::kTrain));
+  TG_ASSIGN_OR_RETURN(MnistData test, LoadFashionMnist(o.data_dir, MnistSplit::kTest));
+  Scope root = Scope::NewRootScope();
+  TG_ASSIGN_OR_RETURN(Model m, BuildModel(root, cluster, o));
+  SessionOptions options;
+  options.target = o.target;
+  if (options.target.empty()) {
+    TG_ASSIGN_OR_RETURN(std::string worker0, cluster.TaskAddress("worker", 0));
+    options.target = "grpc://" + worker0;
+  }
+  ClientSession session(root, options);
+  TG_RETURN_IF_ERROR(session.Run({}, {}, {m.init}, nullptr));
+  TG_RETURN_IF_ERROR(Train(session, m, o, train));
+  TG_ASSIGN_OR_RETURN(double accuracy, Evaluate(session, m, test));
+  std::printf("test_accuracy=%.4f\n", accuracy);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen, also into a pipe
+  bool help = false;
+  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
+  const std::string usage = absl::StrCat(
+      "usage: in_graph_replication [--cluster=SPEC | --ps_hosts=H:P,... --worker_hosts=H:P,...]\n"
+      "           [--target=grpc://H:P] [--steps=N] [--batch_size=N] [--learning_rate=X]\n"
+      "       (without a cluster flag, TF_CONFIG's cluster: run it under tg_launch)\n\n",
+      tools::FlagsHelp(Table()));
+  if (!options.ok()) return tools::ReportUsageError("in_graph_replication", options.status().message(), usage);
+  if (help) {
+    std::printf("%s", usage.c_str());
+    return 0;
+  }
+  return tools::ReportError(Run(*options));
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# examples/distributed_fashion_mnist, between-graph replication with real
+# processes: examples/run_distributed_fashion_mnist.sh runs 2 ps + 2 workers
+# on free 127.0.0.1 ports for 300 asynchronous global steps. The workers'
+# step lines interleave, the chief's last line is test_accuracy=0.xxxx, and
+# every task exits 0 by itself (the ps tasks once both workers' done tokens
+# are in their queues). Then: --is_sync is Unimplemented, a ps stopped by
+# SIGTERM before the workers are done exits 0, bad flags are usage errors.
+# Every wait is bounded; every process started is killed on exit. Skips
+# (passing) without Debian's dataset-fashion-mnist package.
+#
+# Usage: distributed_fashion_mnist_test.sh EXAMPLE RUN_SCRIPT CLUSTER_LIB
+set -u
+BIN="$1"
+RUN_SCRIPT="$2"
+TG_SERVER="$BIN"  # cluster_lib's start_server runs the example as a lone task
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+# shellcheck source=tests/cluster_lib.sh
+source "$3"
+if [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
+  echo "skipped: /usr/share/datasets/fashion-mnist is missing; install dataset-fashion-mnist"
+  exit 0
+fi
+holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
+
+# 1. The whole cluster, asynchronous.
+LOGS="$TMP/run"
+BIN="$BIN" TIMEOUT=240 GRACE=30 LOG_DIR="$LOGS" timeout 300 bash "$RUN_SCRIPT" \
+  --steps=300 --log_every=10 >"$TMP/run.out" 2>"$TMP/run.err"
+RC=$?
+[[ $RC -eq 0 ]] || fail "run: exit status $RC; stderr: $(tail -n 30 "$TMP/run.err")"
+for task in ps:0 ps:1 worker:0 worker:1; do
+  grep -q "^run_distributed_fashion_mnist: $task exited with status 0$" "$TMP/run.err" ||
+    fail "$task did not exit 0 by itself: $(grep "$task exited" "$TMP/run.err")"
+done
+for ps in 0 1; do
+  grep -q "^/job:ps/replica:0/task:$ps: all 2 workers are done, stopping$" "$LOGS/ps$ps.out" ||
+    fail "ps $ps did not end through the done queue: [$(cat "$LOGS/ps$ps.out")]"
+done
+
+# Interleaving: in the order the lines came, the worker printing changes
+# at least twice, and each worker's global steps overlap the other's.
+order=$(sed -nE 's/^\[worker:([01])\] worker [01]: step .*/\1/p' "$TMP/run.out" | uniq | wc -l)
+[[ $order -ge 3 ]] || fail "the workers' step lines do not interleave: $(grep -c 'step' "$TMP/run.out") lines, $order runs"
+range() { sed -nE 's/^worker [01]: step [0-9]+ \(global step ([0-9]+)\).*/\1/p' "$1" | sort -n | sed -n '1p;$p' | xargs; }
+read -r first0 last0 <<<"$(range "$LOGS/worker0.out")"
+read -r first1 last1 <<<"$(range "$LOGS/worker1.out")"
+if [[ -n "${first0:-}" && -n "${first1:-}" ]] && ((first0 < last1 && first1 < last0)); then
+  echo "ok: global steps of worker 0 $first0..$last0 and worker 1 $first1..$last1 overlap"
+else
+  fail "global steps do not overlap: worker 0 ${first0:-?}..${last0:-?}, worker 1 ${first1:-?}..${last1:-?}"
+fi
+last_step=$(sed -nE 's/^worker 0: trained .* global step now ([0-9]+)$/\1/p' "$LOGS/worker0.out")
+[[ -n "$last_step" ]] && ((last_step >= 300)) || fail "the chief stopped at global step '${last_step:-}'"
+
+# The chief's last line, and the script's, is the accuracy.
+chief_last=$(tail -n 1 "$LOGS/worker0.out")
+if [[ "$chief_last" =~ ^test_accuracy=(0\.[0-9]{4})$ ]] && holds "${BASH_REMATCH[1]}" '>' 0.6; then
+  echo "ok: the chief's last line is $chief_last"
+else
+  fail "the chief's last line is not test_accuracy above 0.6: '$chief_last'"
+fi
+[[ "$(tail -n 1 "$TMP/run.out")" == "$chief_last" ]] || fail "the script's last line: $(tail -n 1 "$TMP/run.out")"
+grep -q "test_accuracy" "$LOGS/worker1.out" && fail "worker 1 printed an accuracy"
+
+# 2. --is_sync: a clear Unimplemented before anything starts.
+read -r P0 W0 < <(free_ports 2)
+timeout 30 "$BIN" --ps_hosts="127.0.0.1:$P0" --worker_hosts="127.0.0.1:$W0" --job_name=worker \
+  --is_sync >"$TMP/sync.out" 2>"$TMP/sync.err"
+RC=$?
+[[ $RC -eq 1 ]] && grep -q "UNIMPLEMENTED: --is_sync: .*SyncReplicasOptimizer" "$TMP/sync.err" ||
+  fail "--is_sync: exit $RC, stderr [$(cat "$TMP/sync.err")]"
+
+# 3. A ps whose workers never come: SIGTERM stops it gracefully (exit 0).
+start_server lone_ps --ps_hosts="127.0.0.1:$P0" --worker_hosts="127.0.0.1:$W0" --job_name=ps
+PS_PID=$LAST_PID
+for ((i = 0; i < 300; i++)); do
+  grep -q "serving at 127.0.0.1:$P0" "$TMP/lone_ps.err" && break
+  sleep 0.1
+done
+sleep 1  # into its wait for the done tokens
+kill -TERM "$PS_PID"
+wait_exit "$PS_PID"
+[[ $RC -eq 0 ]] && grep -q "Terminated before every worker was done" "$TMP/lone_ps.err" ||
+  fail "ps after SIGTERM: exit $RC, stderr [$(cat "$TMP/lone_ps.err")]"
+
+# 4. Bad command lines: exit 2 with the usage.
+for args in "--job_name=ps" "--ps_hosts=127.0.0.1:1 --worker_hosts=127.0.0.1:2" "--steps=0" "--bogus"; do
+  # shellcheck disable=SC2086
+  timeout 30 "$BIN" $args >"$TMP/usage.out" 2>&1
+  RC=$?
+  [[ $RC -eq 2 ]] && grep -q "usage: distributed_fashion_mnist" "$TMP/usage.out" ||
+    fail "'$args': exit $RC, [$(cat "$TMP/usage.out")]"
+done
+
+if ((failures > 0)); then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "PASS"
