@@ -1,0 +1,623 @@
+#include "client/training/sync_replicas_optimizer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "client/client_session.h"
+#include "client/node_builder.h"
+#include "client/ops/array_ops.h"
+#include "client/ops/data_flow_ops.h"
+#include "client/ops/math_ops.h"
+#include "client/ops/state_ops.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+namespace training {
+
+namespace {
+
+constexpr char kWho[] = "SyncReplicasOptimizer";
+// Bounds the chief's bookkeeping steps (closing the gate, tokens).
+constexpr absl::Duration kControlTimeout = absl::Seconds(30);
+
+// A scope whose nodes go where `op` is, whatever device `scope` asks for.
+Scope ColocatedWith(const Scope& scope, const Operation& op) {
+  return scope.WithDevice("").ColocateWith(op);
+}
+
+// The value of `var` (the global step) read after `deps`, as int64, named
+// `name` in `scope`; colocated with the variable, so it is read when it runs.
+Output ReadAsInt64(const Scope& scope, const std::string& name, const Variable& var,
+                   const std::vector<Operation>& deps) {
+  const Scope s = ColocatedWith(scope, var.op()).WithControlDependencies(deps);
+  const bool cast = var.dtype() != DT_INT64;
+  const Scope read = s.WithOpName(name, cast ? "/read" : "");
+  Output value = var.is_resource() ? Output(ops::ReadVariableOp(read, var.handle(), var.dtype()))
+                                   : Output(ops::Identity(read, var.handle()));
+  return cast ? Output(ops::Cast(s.WithOpName(name), value, DT_INT64)) : value;
+}
+
+bool IsRecoverable(const absl::Status& status) {
+  return absl::IsAborted(status) || absl::IsUnavailable(status);
+}
+
+void Say(const std::string& line) { std::fprintf(stderr, "%s: %s\n", kWho, line.c_str()); }
+
+RunOptions WithTimeout(absl::Duration timeout) {
+  RunOptions options;
+  if (timeout > absl::ZeroDuration()) {
+    options.set_timeout_in_ms(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)));
+  }
+  return options;
+}
+
+}  // namespace
+
+struct SyncReplicasOptimizer::Graph {
+  bool built = false;
+  int replicas_to_aggregate = 0;
+  int total_num_replicas = 0;
+  bool one_gradient_per_worker = false;
+  std::optional<Scope> chief_scope;  // Name()'s scope, without control dependencies
+  Variable global_step;
+  Output gate, token_queue;
+  Output local_step;
+  Operation local_step_op;
+  std::vector<std::pair<Output, Variable>> accumulators;
+  Operation chief_init, local_step_init;
+  Output chief_init_step;  // the global step chief_init started from
+  Output take;             // waits for a full step; the step completed
+  Output aggregate;        // the new global step, after the update and its tokens
+  Output state_step, state_admitted, state_replicas;
+  Output close_code, close_message;
+  Operation close, poison_tokens, final_tokens;
+};
+
+namespace {
+
+// Enqueues `n` tokens of `value` (int64) into the token queue.
+Operation EnqueueTokens(const Scope& scope, const std::string& name,
+                        const SyncReplicasOptimizer::Graph& g, int n, const Input& value) {
+  const Output tokens = ops::Fill(scope.WithOpName(name, "/values"), {n}, value);
+  return ops::QueueEnqueueMany(scope.WithOpName(name), g.token_queue, {tokens}).operation;
+}
+
+absl::StatusOr<Operation> BuildInitTokens(SyncReplicasOptimizer::Graph& g, int num_tokens) {
+  if (!g.built) {
+    return errors::FailedPrecondition(kWho, ": the init tokens op needs ApplyGradients first");
+  }
+  const int needed = std::max(0, g.replicas_to_aggregate - g.total_num_replicas);
+  if (num_tokens == -1) num_tokens = needed;
+  if (num_tokens < needed) {
+    return errors::InvalidArgument(kWho, ": num_tokens ", num_tokens, " is too few: ",
+                                   g.replicas_to_aggregate, " replicas_to_aggregate from ",
+                                   g.total_num_replicas, " total_num_replicas need at least ",
+                                   needed, " to complete the first step");
+  }
+  const Scope scope = g.chief_scope->NewSubScope("init_tokens");
+  Operation op;
+  if (num_tokens == 0) {
+    op = ops::NoOp(scope.WithOpName("none")).operation;
+  } else {
+    const Scope at_step = ColocatedWith(scope, g.global_step.op());
+    op = EnqueueTokens(at_step, "enqueue", g, num_tokens,
+                       ReadAsInt64(at_step, "global_step", g.global_step, {}));
+  }
+  TG_RETURN_IF_ERROR(scope.status());
+  return op;
+}
+
+}  // namespace
+
+SyncReplicasOptimizer::SyncReplicasOptimizer(Optimizer* optimizer, int replicas_to_aggregate,
+                                             int total_num_replicas)
+    : SyncReplicasOptimizer(optimizer, replicas_to_aggregate, total_num_replicas, Attrs()) {}
+
+SyncReplicasOptimizer::SyncReplicasOptimizer(Optimizer* optimizer, int replicas_to_aggregate,
+                                             int total_num_replicas, const Attrs& attrs)
+    : optimizer_(optimizer),
+      replicas_to_aggregate_(replicas_to_aggregate),
+      total_num_replicas_(total_num_replicas == -1 ? replicas_to_aggregate : total_num_replicas),
+      attrs_(attrs),
+      graph_(std::make_shared<Graph>()) {}
+
+SyncReplicasOptimizer::~SyncReplicasOptimizer() = default;
+
+absl::StatusOr<std::vector<GradAndVar>> SyncReplicasOptimizer::ComputeGradients(
+    const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const {
+  if (optimizer_ == nullptr) return errors::InvalidArgument(kWho, ": the wrapped optimizer is null");
+  return optimizer_->ComputeGradients(scope, loss, var_list);
+}
+
+absl::StatusOr<Operation> SyncReplicasOptimizer::Minimize(const Scope& scope, const Output& loss,
+                                                          const std::vector<Variable>& var_list,
+                                                          const Variable& global_step) {
+  TG_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads_and_vars,
+                      ComputeGradients(scope, loss, var_list));
+  return ApplyGradients(scope, grads_and_vars, global_step);
+}
+
+absl::Status SyncReplicasOptimizer::CheckAttrs() const {
+  if (optimizer_ == nullptr) return errors::InvalidArgument(kWho, ": the wrapped optimizer is null");
+  if (replicas_to_aggregate_ < 1 || total_num_replicas_ < 1) {
+    return errors::InvalidArgument(kWho, ": replicas_to_aggregate (", replicas_to_aggregate_,
+                                   ") and total_num_replicas (", total_num_replicas_,
+                                   ") must be at least 1");
+  }
+  const std::optional<int>& index = attrs_.worker_index_;
+  if (index.has_value() && (*index < 0 || *index >= total_num_replicas_)) {
+    return errors::InvalidArgument(kWho, ": WorkerIndex ", *index, " is not in [0, ",
+                                   total_num_replicas_, ") (total_num_replicas)");
+  }
+  if (attrs_.one_gradient_per_worker_) {
+    if (!index.has_value()) {
+      return errors::InvalidArgument(kWho, ": OneGradientPerWorker needs this worker's "
+                                     "WorkerIndex (its task index)");
+    }
+    if (replicas_to_aggregate_ > total_num_replicas_) {
+      return errors::InvalidArgument(
+          kWho, ": with OneGradientPerWorker, replicas_to_aggregate (", replicas_to_aggregate_,
+          ") cannot exceed total_num_replicas (", total_num_replicas_, ")");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
+    const Scope& scope, const std::vector<GradAndVar>& grads_and_vars,
+    const Variable& global_step) {
+  TG_RETURN_IF_ERROR(scope.status());
+  if (graph_->built) {
+    return errors::FailedPrecondition(kWho, ": ApplyGradients may be called only once");
+  }
+  TG_RETURN_IF_ERROR(CheckAttrs());
+  if (!global_step.valid() || (global_step.dtype() != DT_INT64 && global_step.dtype() != DT_INT32) ||
+      global_step.shape().dims() != 0) {
+    return errors::InvalidArgument(kWho, ": needs the global step, an int32 or int64 scalar "
+                                   "variable (GetOrCreateGlobalStep)");
+  }
+  std::vector<GradAndVar> to_apply;
+  std::set<std::string> seen;
+  for (const auto& [grad, var] : grads_and_vars) {
+    if (!var.valid()) return errors::InvalidArgument(kWho, ": an invalid variable in the gradient list");
+    if (!seen.insert(var.name()).second) {
+      return errors::InvalidArgument(kWho, ": variable '", var.name(),
+                                     "' appears twice in the gradient list");
+    }
+    if (!grad.valid()) continue;
+    if ((var.dtype() != DT_FLOAT && var.dtype() != DT_DOUBLE) ||
+        RemoveRefType(grad.type()) != var.dtype()) {
+      return errors::InvalidArgument(kWho, ": the gradient '", grad.name(), "' for variable '",
+                                     var.name(), "' is ", DataTypeString(grad.type()),
+                                     ", the variable ", DataTypeString(var.dtype()),
+                                     "; both must be float or double alike");
+    }
+    to_apply.push_back({grad, var});
+  }
+  if (to_apply.empty()) {
+    return errors::InvalidArgument(kWho, ": no gradients provided for any variable");
+  }
+
+  Graph& g = *graph_;
+  g.replicas_to_aggregate = replicas_to_aggregate_;
+  g.total_num_replicas = total_num_replicas_;
+  g.one_gradient_per_worker = attrs_.one_gradient_per_worker_;
+  g.global_step = global_step;
+  const std::string name = attrs_.name_.value_or("sync_replicas");
+  const Scope sync = scope.NewSubScope(name);
+  // The chief's ops run in steps of their own: no caller's control dependencies.
+  const Scope chief = sync.WithNoControlDependencies();
+  g.chief_scope = chief;
+  const Scope at_step = ColocatedWith(chief, global_step.op());
+
+  // Beside the global step: the gate and the token queue, shared by name.
+  g.gate = Output(NodeBuilder(at_step.WithOpName("gate"), "SyncReplicasGate")
+                      .Attr("replicas_to_aggregate", static_cast<int64_t>(replicas_to_aggregate_))
+                      .Attr("one_per_replica", attrs_.one_gradient_per_worker_)
+                      .Attr("shared_name", name + "/gate")
+                      .Finalize(),
+                  0);
+  g.token_queue = ops::FIFOQueue(at_step.WithOpName("token_queue"), {DT_INT64},
+                                 ops::FIFOQueue::Shapes({PartialTensorShape({})})
+                                     .SharedName(name + "/token_queue"))
+                      .handle;
+
+  // This worker's local step: colocated with a NoOp, which device functions
+  // place on the worker (a variable would go to a ps), as TensorFlow does.
+  const Operation anchor = ops::NoOp(chief.WithOpName("local_step_anchor")).operation;
+  const ops::Variable local(chief.ColocateWith(anchor).WithOpName("local_step"),
+                            PartialTensorShape({}), DT_INT64);
+  g.local_step = local.ref;
+  g.local_step_op = local.operation;
+
+  // Per variable, beside it: an accumulator for its gradients.
+  for (const auto& [grad, var] : to_apply) {
+    const std::string shared = var.name() + "/grad_accum";
+    g.accumulators.emplace_back(
+        ops::ConditionalAccumulator(ColocatedWith(chief, var.op()).WithOpName(shared), var.dtype(),
+                                    PartialTensorShape(var.shape().dim_sizes()),
+                                    ops::ConditionalAccumulator::SharedName(shared))
+            .handle,
+        var);
+  }
+  TG_RETURN_IF_ERROR(scope.status());
+
+  // The train op: admit, apply to the accumulators, wait for a token.
+  const Output admitted =
+      Output(NodeBuilder(ColocatedWith(sync, global_step.op()).WithOpName("admit"),
+                         "SyncReplicasGateAdmit")
+                 .Input(g.gate)
+                 .Input(static_cast<int32_t>(attrs_.worker_index_.value_or(-1)))
+                 .Input(g.local_step)
+                 .Finalize(),
+             0);
+  std::vector<Operation> applies;
+  for (size_t i = 0; i < to_apply.size(); ++i) {
+    const auto& [grad, var] = to_apply[i];
+    applies.push_back(ops::AccumulatorApplyGradient(
+        ColocatedWith(sync, var.op()).WithOpName(var.name(), "/apply_to_accumulator"),
+        g.accumulators[i].first, admitted, grad));
+  }
+  const Output token =
+      ops::QueueDequeue(ColocatedWith(sync.WithControlDependencies(applies), global_step.op())
+                            .WithOpName("token"),
+                        g.token_queue, {DT_INT64})[0];
+  const Operation train =
+      ops::Assign(ColocatedWith(sync, local.operation).WithOpName("train"), g.local_step, token)
+          .operation;
+  TG_RETURN_IF_ERROR(scope.status());
+
+  // The chief's aggregation: a full step's means, applied; then the tokens.
+  g.take = Output(NodeBuilder(at_step.WithOpName("take"), "SyncReplicasGateTake")
+                      .Input(g.gate)
+                      .Finalize(),
+                  0);
+  std::vector<GradAndVar> means;
+  for (const auto& [acc, var] : g.accumulators) {
+    means.emplace_back(ops::AccumulatorTakeGradient(
+                           ColocatedWith(chief, var.op()).WithOpName(var.name(), "/mean"), acc,
+                           replicas_to_aggregate_, var.dtype()),
+                       var);
+  }
+  TG_RETURN_IF_ERROR(scope.status());
+  TG_ASSIGN_OR_RETURN(const Operation update,
+                      optimizer_->ApplyGradients(scope.WithNoControlDependencies(), means,
+                                                 global_step));
+  const Output new_step = ReadAsInt64(chief, "new_global_step", global_step, {update});
+  const int tokens_per_step = std::max(total_num_replicas_, replicas_to_aggregate_);
+  const Operation tokens = EnqueueTokens(at_step, "tokens", g, tokens_per_step, new_step);
+  g.aggregate = ops::Identity(at_step.WithControlDependencies({tokens}).WithOpName("aggregate"),
+                              new_step);
+
+  // Start-up: the accumulators' global step and the local step, then the gate.
+  g.chief_init_step = ReadAsInt64(chief, "chief_init_global_step", global_step, {});
+  std::vector<Operation> set_steps;
+  for (const auto& [acc, var] : g.accumulators) {
+    set_steps.push_back(ops::AccumulatorSetGlobalStep(
+        ColocatedWith(chief, var.op()).WithOpName(var.name(), "/set_global_step"), acc,
+        g.chief_init_step));
+  }
+  const Operation open =
+      NodeBuilder(at_step.WithControlDependencies(set_steps).WithOpName("open"),
+                  "SyncReplicasGateOpen")
+          .Input(g.gate)
+          .Input(g.chief_init_step)
+          .Finalize();
+  const Operation set_local =
+      ops::Assign(ColocatedWith(chief, local.operation).WithOpName("chief_init_local_step"),
+                  g.local_step, g.chief_init_step)
+          .operation;
+  g.chief_init = ops::NoOp(chief.WithControlDependencies({open, set_local}).WithOpName("chief_init"))
+                     .operation;
+  g.local_step_init =
+      ops::Assign(ColocatedWith(chief, local.operation).WithOpName("local_step_init"),
+                  g.local_step, ReadAsInt64(chief, "local_step_init_global_step", global_step, {}))
+          .operation;
+
+  // The chief's controls: the gate's state, closing it, tokens that wake every worker.
+  const Operation state =
+      NodeBuilder(at_step.WithOpName("gate_state"), "SyncReplicasGateState").Input(g.gate).Finalize();
+  g.state_step = Output(state, 0);
+  g.state_admitted = Output(state, 1);
+  g.state_replicas = Output(state, 2);
+  g.close_code = ops::Placeholder(chief.WithOpName("close_code"), DT_INT32);
+  g.close_message = ops::Placeholder(chief.WithOpName("close_message"), DT_STRING);
+  g.close = NodeBuilder(at_step.WithOpName("close"), "SyncReplicasGateClose")
+                .Input(g.gate)
+                .Input(g.close_code)
+                .Input(g.close_message)
+                .Finalize();
+  g.poison_tokens = EnqueueTokens(at_step, "wake_tokens", g, total_num_replicas_, int64_t{-1});
+  g.final_tokens = EnqueueTokens(at_step, "final_tokens", g, total_num_replicas_,
+                                 ReadAsInt64(chief, "final_global_step", global_step, {}));
+  TG_RETURN_IF_ERROR(scope.status());
+  g.built = true;
+  return train;
+}
+
+absl::StatusOr<Operation> SyncReplicasOptimizer::GetInitTokensOp(int num_tokens) {
+  return BuildInitTokens(*graph_, num_tokens);
+}
+
+Operation SyncReplicasOptimizer::chief_init_op() const { return graph_->chief_init; }
+Operation SyncReplicasOptimizer::local_step_init_op() const { return graph_->local_step_init; }
+Output SyncReplicasOptimizer::local_step() const { return graph_->local_step; }
+
+// ------------------------------------------------------------------- the hook
+
+namespace {
+
+using Graph = SyncReplicasOptimizer::Graph;
+
+// On the chief: initializes the accumulators and the gate, puts the initial
+// tokens in, and runs the aggregation loop on a thread of its own; on the
+// others: sets the local step. See docs/sync_replicas.md.
+class SyncReplicasHook final : public SessionRunHook {
+ public:
+  SyncReplicasHook(std::shared_ptr<Graph> graph, bool is_chief, SyncReplicasHookOptions options)
+      : graph_(std::move(graph)), is_chief_(is_chief), options_(std::move(options)) {}
+  ~SyncReplicasHook() override;
+
+  absl::Status Begin(const Scope& scope) override;
+  absl::Status AfterCreateSession(ClientSession& session) override;
+  absl::Status BeforeRun(SessionRunContext& context, SessionRunArgs* args) override;
+  absl::Status End(ClientSession& session) override;
+
+ private:
+  // The loop: per step, wait for a full step (phase 1), then apply it (phase 2).
+  void Loop(ClientSession* session, int64_t step);
+  // Records `status` and, unless a new session may cure it, closes the gate
+  // with it and wakes every worker waiting for a token.
+  void Fail(ClientSession& session, absl::Status status);
+  // DeadlineExceeded saying how many gradients of `step` arrived.
+  absl::Status MissingGradients(ClientSession& session, int64_t step);
+  absl::Status CloseGate(ClientSession& session, const absl::Status& reason);
+  // Stops the loop (closing the gate with `reason` if it still runs) and joins it.
+  void StopLoop(ClientSession* session, const absl::Status& reason);
+  bool stopping() const {
+    absl::MutexLock lock(&mu_);
+    return stop_;
+  }
+
+  const std::shared_ptr<Graph> graph_;
+  const bool is_chief_;
+  const SyncReplicasHookOptions options_;
+  std::optional<Scope> scope_;
+  Operation init_tokens_;
+
+  // The loop's session: own_session_, or the MonitoredTrainingSession's.
+  std::unique_ptr<ClientSession> own_session_;
+  ClientSession* loop_session_ = nullptr;
+  int64_t start_step_ = 0;
+  bool start_pending_ = false;
+  std::thread thread_;
+
+  mutable absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool loop_done_ ABSL_GUARDED_BY(mu_) = true;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+};
+
+SyncReplicasHook::~SyncReplicasHook() {
+  if (!thread_.joinable()) return;
+  // End never ran (the session was never finished); the loop's own session
+  // can still close the gate. Without one the loop ends with its step's timeout.
+  StopLoop(own_session_.get(),
+           errors::Cancelled(kWho, ": the chief's hook was destroyed before End"));
+}
+
+absl::Status SyncReplicasHook::Begin(const Scope& scope) {
+  if (!graph_->built) {
+    return errors::FailedPrecondition(kWho, ": ApplyGradients (or Minimize) must build the train "
+                                      "op before the session is created");
+  }
+  if (options_.aggregation_timeout < absl::ZeroDuration()) {
+    return errors::InvalidArgument(kWho, ": aggregation_timeout must not be negative");
+  }
+  scope_ = scope;
+  if (is_chief_) {
+    TG_ASSIGN_OR_RETURN(init_tokens_, BuildInitTokens(*graph_, options_.num_tokens));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyncReplicasHook::AfterCreateSession(ClientSession& session) {
+  const Graph& g = *graph_;
+  if (!is_chief_) {
+    return WithContext(session.Run({}, {}, {g.local_step_init}, nullptr),
+                       absl::StrCat(kWho, ": setting the local step"));
+  }
+  // A new session after a failure: the old loop goes first.
+  if (thread_.joinable()) {
+    StopLoop(&session, errors::Aborted(kWho, ": the chief is recreating its session"));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = false;
+    failure_ = absl::OkStatus();
+  }
+  own_session_.reset();
+  loop_session_ = &session;
+  if (!options_.master.empty()) {
+    SessionOptions session_options;
+    session_options.target = options_.master;
+    session_options.config = options_.config;
+    own_session_ = std::make_unique<ClientSession>(*scope_, session_options);
+    loop_session_ = own_session_.get();
+  }
+  std::vector<Tensor> out;
+  TG_RETURN_IF_ERROR(WithContext(session.Run({}, {g.chief_init_step}, {g.chief_init}, &out),
+                                 absl::StrCat(kWho, ": initializing the chief")));
+  start_step_ = out[0].scalar<int64_t>();
+  TG_RETURN_IF_ERROR(WithContext(session.Run({}, {}, {init_tokens_}, nullptr),
+                                 absl::StrCat(kWho, ": putting the initial tokens in")));
+  // The loop starts with the first step, so that a session that fails to
+  // come up never leaves it running.
+  start_pending_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SyncReplicasHook::BeforeRun(SessionRunContext& context, SessionRunArgs* args) {
+  if (!is_chief_) return absl::OkStatus();
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failure_.ok()) return failure_;
+  }
+  if (start_pending_) {
+    start_pending_ = false;
+    {
+      absl::MutexLock lock(&mu_);
+      loop_done_ = false;
+    }
+    thread_ = std::thread([this, session = loop_session_, step = start_step_] {
+      Loop(session, step);
+      absl::MutexLock lock(&mu_);
+      loop_done_ = true;
+    });
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyncReplicasHook::End(ClientSession& session) {
+  if (!is_chief_) return absl::OkStatus();
+  start_pending_ = false;
+  const absl::Status over = errors::OutOfRange(
+      kWho, ": the chief has stopped aggregating gradients (its session is closing); no more "
+      "steps");
+  absl::Status status;
+  if (thread_.joinable()) {
+    StopLoop(&session, over);
+  } else {
+    status.Update(CloseGate(session, over));
+  }
+  bool failed;
+  {
+    absl::MutexLock lock(&mu_);
+    failed = !failure_.ok();
+    if (failed) status = failure_;
+  }
+  // Workers waiting for a token finish their step; their next one fails at the gate.
+  if (!failed) {
+    status.Update(WithContext(
+        session.Run(WithTimeout(kControlTimeout), {}, {}, {graph_->final_tokens}, nullptr, nullptr),
+        absl::StrCat(kWho, ": putting the last tokens in")));
+  }
+  own_session_.reset();
+  loop_session_ = nullptr;
+  return status;
+}
+
+void SyncReplicasHook::StopLoop(ClientSession* session, const absl::Status& reason) {
+  bool running;
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+    running = !loop_done_;
+  }
+  // Closing the gate fails the loop's wait for gradients. A loop in the middle
+  // of applying a step finishes it (bounded by aggregation_timeout).
+  if (session != nullptr) {
+    absl::Status closed = CloseGate(*session, reason);
+    if (!closed.ok() && running) Say(absl::StrCat("stopping the aggregation loop: ", closed.ToString()));
+  }
+  thread_.join();
+}
+
+absl::Status SyncReplicasHook::CloseGate(ClientSession& session, const absl::Status& reason) {
+  const Graph& g = *graph_;
+  ClientSession::FeedType feeds;
+  feeds.emplace(g.close_code, Tensor::Scalar<int32_t>(static_cast<int32_t>(reason.code())));
+  feeds.emplace(g.close_message, Tensor::Scalar<std::string>(std::string(reason.message())));
+  return WithContext(
+      session.Run(WithTimeout(kControlTimeout), feeds, {}, {g.close}, nullptr, nullptr),
+      absl::StrCat(kWho, ": closing the gate"));
+}
+
+void SyncReplicasHook::Loop(ClientSession* session, int64_t step) {
+  const Graph& g = *graph_;
+  const RunOptions run_options = WithTimeout(options_.aggregation_timeout);
+  while (!stopping()) {
+    std::vector<Tensor> out;
+    absl::Status status = session->Run(run_options, {}, {g.take}, {}, &out, nullptr);
+    if (!status.ok()) {
+      if (stopping()) return;
+      if (!absl::IsDeadlineExceeded(status)) {
+        return Fail(*session, WithContext(status, absl::StrCat(kWho, ": waiting for the gradients "
+                                                               "of global step ", step)));
+      }
+      absl::Status missing = MissingGradients(*session, step);
+      // OK: the step filled up just as the deadline passed.
+      if (!missing.ok()) return Fail(*session, missing);
+    }
+    status = session->Run(run_options, {}, {g.aggregate}, {}, &out, nullptr);
+    if (!status.ok()) {
+      return Fail(*session, WithContext(status, absl::StrCat(kWho, ": applying the gradients of "
+                                                             "global step ", step)));
+    }
+    step = out[0].scalar<int64_t>();
+  }
+}
+
+absl::Status SyncReplicasHook::MissingGradients(ClientSession& session, int64_t step) {
+  const Graph& g = *graph_;
+  std::vector<Tensor> out;
+  absl::Status read = session.Run(WithTimeout(kControlTimeout), {},
+                                  {g.state_step, g.state_admitted, g.state_replicas}, {}, &out,
+                                  nullptr);
+  std::string arrived = "not known";
+  std::string workers;
+  if (read.ok()) {
+    if (out[0].scalar<int64_t>() > step) return absl::OkStatus();
+    arrived = absl::StrCat(out[1].scalar<int32_t>());
+    std::vector<int32_t> from(out[2].data<int32_t>(), out[2].data<int32_t>() + out[2].NumElements());
+    if (!from.empty() || g.one_gradient_per_worker) {
+      std::vector<int32_t> missing;
+      for (int32_t w = 0; w < g.total_num_replicas; ++w) {
+        if (std::find(from.begin(), from.end(), w) == from.end()) missing.push_back(w);
+      }
+      workers = absl::StrCat("; from workers [", absl::StrJoin(from, ", "), "], none from [",
+                             absl::StrJoin(missing, ", "), "]");
+    }
+  } else {
+    workers = absl::StrCat(" (the gate's state could not be read: ", read.message(), ")");
+  }
+  return errors::DeadlineExceeded(
+      kWho, ": gradients from some workers are missing: ", arrived, " of ",
+      g.replicas_to_aggregate, " gradients for global step ", step, " arrived within ",
+      absl::FormatDuration(options_.aggregation_timeout), " (aggregation_timeout)", workers,
+      "; total_num_replicas ", g.total_num_replicas, ". A worker may have died or stalled");
+}
+
+void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {
+  Say(status.ToString());
+  {
+    absl::MutexLock lock(&mu_);
+    failure_ = status;
+  }
+  // A task that restarted or cannot be reached: the MonitoredTrainingSession
+  // recreates its session, and the hook starts a new loop.
+  if (IsRecoverable(status)) return;
+  absl::Status closed = CloseGate(session, status);
+  if (closed.ok()) {
+    closed = session.Run(WithTimeout(kControlTimeout), {}, {}, {graph_->poison_tokens}, nullptr,
+                         nullptr);
+  }
+  if (!closed.ok()) Say(absl::StrCat("could not tell the workers: ", closed.ToString()));
+}
+
+}  // namespace
+
+std::shared_ptr<SessionRunHook> SyncReplicasOptimizer::MakeSessionRunHook(
+    bool is_chief, SyncReplicasHookOptions options) {
+  return std::make_shared<SyncReplicasHook>(graph_, is_chief, std::move(options));
+}
+
+}  // namespace training
+}  // namespace tensorgrid

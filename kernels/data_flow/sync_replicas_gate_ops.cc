@@ -1,0 +1,210 @@
+// Ops over a SyncReplicasGate resource (sync_replicas_gate.h), which
+// SyncReplicasOptimizer places beside the global step (docs/sync_replicas.md).
+// TensorFlow has no such ops; they are this runtime's own.
+//
+//   SyncReplicasGate                   creates (or finds, by container and
+//                                      shared_name) the gate; outputs its handle
+//   SyncReplicasGateAdmit(h, replica, local_step) -> step
+//                                      the local step to apply a replica's
+//                                      gradients with: local_step's step if they
+//                                      count, -1 if not; waits until the gate opens
+//   SyncReplicasGateTake(h) -> step    waits until the step is full, completes it
+//   SyncReplicasGateOpen(h, step)      opens the gate at `step`
+//   SyncReplicasGateClose(h, code, message)
+//                                      fails admissions and takes with that status
+//   SyncReplicasGateState(h) -> (step, admitted, replicas)
+//
+// Admit and Take are asynchronous kernels: they wait without holding a thread
+// and fail Cancelled when their step is cancelled.
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "core/framework/op_kernel.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
+#include "kernels/data_flow/lookup_resource.h"
+#include "kernels/data_flow/sync_replicas_gate.h"
+
+namespace tensorgrid {
+
+TG_REGISTER_OP("SyncReplicasGate")
+    .Output("handle: resource")
+    .Attr("replicas_to_aggregate: int >= 1")
+    .Attr("one_per_replica: bool = false")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("SyncReplicasGateAdmit")
+    .Input("handle: resource")
+    .Input("replica: int32")
+    .Input("local_step: int64")
+    .Output("step: int64")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("SyncReplicasGateTake")
+    .Input("handle: resource")
+    .Output("step: int64")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("SyncReplicasGateOpen")
+    .Input("handle: resource")
+    .Input("step: int64")
+    .SetIsStateful();
+
+TG_REGISTER_OP("SyncReplicasGateClose")
+    .Input("handle: resource")
+    .Input("code: int32")
+    .Input("message: string")
+    .SetIsStateful();
+
+TG_REGISTER_OP("SyncReplicasGateState")
+    .Input("handle: resource")
+    .Output("step: int64")
+    .Output("admitted: int32")
+    .Output("replicas: int32")
+    .SetIsStateful();
+
+namespace {
+
+constexpr char kGate[] = "SyncReplicasGate";
+
+// The value of scalar input `i`, of type T.
+template <typename T>
+absl::StatusOr<T> Scalar(const OpKernelContext& ctx, int i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.dtype() != DataTypeToEnum<T>::value || t.dims() != 0) {
+    return errors::InvalidArgument(what, " must be a ", DataTypeString(DataTypeToEnum<T>::value),
+                                   " scalar, got ", t.DebugString());
+  }
+  return t.scalar<T>();
+}
+
+class GateOp final : public OpKernel {
+ public:
+  explicit GateOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
+    ResourceHandle h;
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("replicas_to_aggregate", &replicas_to_aggregate_));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("one_per_replica", &one_per_replica_));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("container", &h.container));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("shared_name", &h.name));
+    if (h.name.empty()) h.name = name();  // as queues and accumulators
+    h.device = ctx.device()->name();
+    h.type_name = kGate;
+    handle_ = Tensor::Scalar<ResourceHandle>(h);
+  }
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const ResourceHandle& h = handle_.scalar<ResourceHandle>();
+    TG_ASSIGN_OR_RETURN(std::shared_ptr<SyncReplicasGate> gate,
+                        ctx.resource_manager()->LookupOrCreate<SyncReplicasGate>(
+                            h.container, h.name, [&] {
+                              return std::make_shared<SyncReplicasGate>(
+                                  h.name, replicas_to_aggregate_, one_per_replica_);
+                            }));
+    TG_RETURN_IF_ERROR(gate->MatchesRequest(replicas_to_aggregate_, one_per_replica_));
+    ctx.set_output(0, handle_);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  int64_t replicas_to_aggregate_ = 1;
+  bool one_per_replica_ = false;
+  Tensor handle_;
+};
+
+// A callback that sets output 0 to the step and finishes the kernel.
+SyncReplicasGate::StepCallback SetStep(OpKernelContext& ctx, AsyncOpKernel::DoneCallback done) {
+  return [&ctx, done = std::move(done)](absl::Status s, int64_t step) {
+    if (s.ok()) ctx.set_output(0, Tensor::Scalar<int64_t>(step));
+    done(s);
+  };
+}
+
+class AdmitOp final : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto gate = LookupResource<SyncReplicasGate>(ctx, 0, kGate);
+    if (!gate.ok()) return done(gate.status());
+    auto replica = Scalar<int32_t>(ctx, 1, "replica");
+    if (!replica.ok()) return done(replica.status());
+    auto local_step = Scalar<int64_t>(ctx, 2, "local_step");
+    if (!local_step.ok()) return done(local_step.status());
+    (*gate)->Admit(*replica, *local_step, ctx.cancellation(), SetStep(ctx, std::move(done)));
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class TakeOp final : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto gate = LookupResource<SyncReplicasGate>(ctx, 0, kGate);
+    if (!gate.ok()) return done(gate.status());
+    (*gate)->Take(ctx.cancellation(), SetStep(ctx, std::move(done)));
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class OpenOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
+    TG_ASSIGN_OR_RETURN(int64_t step, Scalar<int64_t>(ctx, 1, "step"));
+    gate->Open(step);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class CloseOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
+    TG_ASSIGN_OR_RETURN(int32_t code, Scalar<int32_t>(ctx, 1, "code"));
+    TG_ASSIGN_OR_RETURN(std::string message, Scalar<std::string>(ctx, 2, "message"));
+    // absl's codes run from 1 (Cancelled) to 16 (Unauthenticated); 0 is OK.
+    if (code < 1 || code > 16) {
+      return errors::InvalidArgument("closing SyncReplicasGate '", gate->name(),
+                                     "' needs an error code from 1 to 16, got ", code);
+    }
+    gate->Close(absl::Status(static_cast<absl::StatusCode>(code), message));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class StateOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
+    const SyncReplicasGate::State state = gate->state();
+    ctx.set_output(0, Tensor::Scalar<int64_t>(state.step));
+    ctx.set_output(1, Tensor::Scalar<int32_t>(static_cast<int32_t>(state.admitted)));
+    std::vector<int32_t> replicas(state.replicas.begin(), state.replicas.end());
+    ctx.set_output(2, Tensor::FromVector<int32_t>(
+                          replicas, TensorShape({static_cast<int64_t>(replicas.size())})));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+}  // namespace
+
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGate").Device(DEVICE_CPU), GateOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateAdmit").Device(DEVICE_CPU), AdmitOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTake").Device(DEVICE_CPU), TakeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateOpen").Device(DEVICE_CPU), OpenOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateClose").Device(DEVICE_CPU), CloseOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateState").Device(DEVICE_CPU), StateOp);
+
+}  // namespace tensorgrid
