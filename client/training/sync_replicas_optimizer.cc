@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <thread>
 #include <utility>
@@ -27,23 +28,6 @@ constexpr char kWho[] = "SyncReplicasOptimizer";
 // Bounds the chief's bookkeeping steps (closing the gate, tokens).
 constexpr absl::Duration kControlTimeout = absl::Seconds(30);
 
-// A scope whose nodes go where `op` is, whatever device `scope` asks for.
-Scope ColocatedWith(const Scope& scope, const Operation& op) {
-  return scope.WithDevice("").ColocateWith(op);
-}
-
-// The value of `var` (the global step) read after `deps`, as int64, named
-// `name` in `scope`; colocated with the variable, so it is read when it runs.
-Output ReadAsInt64(const Scope& scope, const std::string& name, const Variable& var,
-                   const std::vector<Operation>& deps) {
-  const Scope s = ColocatedWith(scope, var.op()).WithControlDependencies(deps);
-  const bool cast = var.dtype() != DT_INT64;
-  const Scope read = s.WithOpName(name, cast ? "/read" : "");
-  Output value = var.is_resource() ? Output(ops::ReadVariableOp(read, var.handle(), var.dtype()))
-                                   : Output(ops::Identity(read, var.handle()));
-  return cast ? Output(ops::Cast(s.WithOpName(name), value, DT_INT64)) : value;
-}
-
 bool IsRecoverable(const absl::Status& status) {
   return absl::IsAborted(status) || absl::IsUnavailable(status);
 }
@@ -60,7 +44,15 @@ RunOptions WithTimeout(absl::Duration timeout) {
 
 }  // namespace
 
-struct SyncReplicasOptimizer::Graph {
+struct SyncReplicasOptimizer::Built {
+  // A scope whose nodes go where `op` is: colocated with it and asking for
+  // its device. (The placer colocates with a node absent from a step only by
+  // name, so without the request a step without `op` would lose its device.)
+  Scope Beside(const Scope& scope, const Operation& op) const {
+    auto it = devices.find(op.name());
+    return scope.WithDevice(it == devices.end() ? "" : it->second).ColocateWith(op);
+  }
+
   bool built = false;
   int replicas_to_aggregate = 0;
   int total_num_replicas = 0;
@@ -68,8 +60,7 @@ struct SyncReplicasOptimizer::Graph {
   std::optional<Scope> chief_scope;  // Name()'s scope, without control dependencies
   Variable global_step;
   Output gate, token_queue;
-  Output local_step;
-  Operation local_step_op;
+  Output local_step;  // this worker's, read
   std::vector<std::pair<Output, Variable>> accumulators;
   Operation chief_init, local_step_init;
   Output chief_init_step;  // the global step chief_init started from
@@ -78,37 +69,55 @@ struct SyncReplicasOptimizer::Graph {
   Output state_step, state_admitted, state_replicas;
   Output close_code, close_message;
   Operation close, poison_tokens, final_tokens;
+  // The requested devices of the global step, the variables and the local
+  // step's anchor.
+  std::map<std::string, std::string> devices;
 };
 
 namespace {
 
+using Built = SyncReplicasOptimizer::Built;
+
+// The global step read after `deps`, as int64, named `name`; beside the
+// variable, so it is read when it runs.
+Output ReadGlobalStep(const Built& g, const Scope& scope, const std::string& name,
+                      const std::vector<Operation>& deps) {
+  const Variable& var = g.global_step;
+  const Scope s = g.Beside(scope, var.op()).WithControlDependencies(deps);
+  const bool cast = var.dtype() != DT_INT64;
+  const Scope read = s.WithOpName(name, cast ? "/read" : "");
+  Output value = var.is_resource() ? Output(ops::ReadVariableOp(read, var.handle(), var.dtype()))
+                                   : Output(ops::Identity(read, var.handle()));
+  return cast ? Output(ops::Cast(s.WithOpName(name), value, DT_INT64)) : value;
+}
+
 // Enqueues `n` tokens of `value` (int64) into the token queue.
-Operation EnqueueTokens(const Scope& scope, const std::string& name,
-                        const SyncReplicasOptimizer::Graph& g, int n, const Input& value) {
+Operation EnqueueTokens(const Scope& scope, const std::string& name, const Built& g, int n,
+                        const Input& value) {
   const Output tokens = ops::Fill(scope.WithOpName(name, "/values"), {n}, value);
   return ops::QueueEnqueueMany(scope.WithOpName(name), g.token_queue, {tokens}).operation;
 }
 
-absl::StatusOr<Operation> BuildInitTokens(SyncReplicasOptimizer::Graph& g, int num_tokens) {
+absl::StatusOr<Operation> BuildInitTokens(Built& g, int num_tokens) {
   if (!g.built) {
     return errors::FailedPrecondition(kWho, ": the init tokens op needs ApplyGradients first");
   }
   const int needed = std::max(0, g.replicas_to_aggregate - g.total_num_replicas);
   if (num_tokens == -1) num_tokens = needed;
   if (num_tokens < needed) {
-    return errors::InvalidArgument(kWho, ": num_tokens ", num_tokens, " is too few: ",
-                                   g.replicas_to_aggregate, " replicas_to_aggregate from ",
-                                   g.total_num_replicas, " total_num_replicas need at least ",
-                                   needed, " to complete the first step");
+    return errors::InvalidArgument(
+        kWho, ": num_tokens ", num_tokens, " is too few: ", g.replicas_to_aggregate,
+        " replicas_to_aggregate from ", g.total_num_replicas, " total_num_replicas need at least ",
+        needed, " to complete the first step");
   }
   const Scope scope = g.chief_scope->NewSubScope("init_tokens");
   Operation op;
   if (num_tokens == 0) {
     op = ops::NoOp(scope.WithOpName("none")).operation;
   } else {
-    const Scope at_step = ColocatedWith(scope, g.global_step.op());
+    const Scope at_step = g.Beside(scope, g.global_step.op());
     op = EnqueueTokens(at_step, "enqueue", g, num_tokens,
-                       ReadAsInt64(at_step, "global_step", g.global_step, {}));
+                       ReadGlobalStep(g, scope, "global_step", {}));
   }
   TG_RETURN_IF_ERROR(scope.status());
   return op;
@@ -126,13 +135,14 @@ SyncReplicasOptimizer::SyncReplicasOptimizer(Optimizer* optimizer, int replicas_
       replicas_to_aggregate_(replicas_to_aggregate),
       total_num_replicas_(total_num_replicas == -1 ? replicas_to_aggregate : total_num_replicas),
       attrs_(attrs),
-      graph_(std::make_shared<Graph>()) {}
+      built_(std::make_shared<Built>()) {}
 
 SyncReplicasOptimizer::~SyncReplicasOptimizer() = default;
 
 absl::StatusOr<std::vector<GradAndVar>> SyncReplicasOptimizer::ComputeGradients(
     const Scope& scope, const Output& loss, const std::vector<Variable>& var_list) const {
-  if (optimizer_ == nullptr) return errors::InvalidArgument(kWho, ": the wrapped optimizer is null");
+  if (optimizer_ == nullptr)
+    return errors::InvalidArgument(kWho, ": the wrapped optimizer is null");
   return optimizer_->ComputeGradients(scope, loss, var_list);
 }
 
@@ -145,7 +155,8 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::Minimize(const Scope& scope, co
 }
 
 absl::Status SyncReplicasOptimizer::CheckAttrs() const {
-  if (optimizer_ == nullptr) return errors::InvalidArgument(kWho, ": the wrapped optimizer is null");
+  if (optimizer_ == nullptr)
+    return errors::InvalidArgument(kWho, ": the wrapped optimizer is null");
   if (replicas_to_aggregate_ < 1 || total_num_replicas_ < 1) {
     return errors::InvalidArgument(kWho, ": replicas_to_aggregate (", replicas_to_aggregate_,
                                    ") and total_num_replicas (", total_num_replicas_,
@@ -158,13 +169,14 @@ absl::Status SyncReplicasOptimizer::CheckAttrs() const {
   }
   if (attrs_.one_gradient_per_worker_) {
     if (!index.has_value()) {
-      return errors::InvalidArgument(kWho, ": OneGradientPerWorker needs this worker's "
+      return errors::InvalidArgument(kWho,
+                                     ": OneGradientPerWorker needs this worker's "
                                      "WorkerIndex (its task index)");
     }
     if (replicas_to_aggregate_ > total_num_replicas_) {
-      return errors::InvalidArgument(
-          kWho, ": with OneGradientPerWorker, replicas_to_aggregate (", replicas_to_aggregate_,
-          ") cannot exceed total_num_replicas (", total_num_replicas_, ")");
+      return errors::InvalidArgument(kWho, ": with OneGradientPerWorker, replicas_to_aggregate (",
+                                     replicas_to_aggregate_, ") cannot exceed total_num_replicas (",
+                                     total_num_replicas_, ")");
     }
   }
   return absl::OkStatus();
@@ -174,19 +186,22 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
     const Scope& scope, const std::vector<GradAndVar>& grads_and_vars,
     const Variable& global_step) {
   TG_RETURN_IF_ERROR(scope.status());
-  if (graph_->built) {
+  if (built_->built) {
     return errors::FailedPrecondition(kWho, ": ApplyGradients may be called only once");
   }
   TG_RETURN_IF_ERROR(CheckAttrs());
-  if (!global_step.valid() || (global_step.dtype() != DT_INT64 && global_step.dtype() != DT_INT32) ||
+  if (!global_step.valid() ||
+      (global_step.dtype() != DT_INT64 && global_step.dtype() != DT_INT32) ||
       global_step.shape().dims() != 0) {
-    return errors::InvalidArgument(kWho, ": needs the global step, an int32 or int64 scalar "
+    return errors::InvalidArgument(kWho,
+                                   ": needs the global step, an int32 or int64 scalar "
                                    "variable (GetOrCreateGlobalStep)");
   }
   std::vector<GradAndVar> to_apply;
   std::set<std::string> seen;
   for (const auto& [grad, var] : grads_and_vars) {
-    if (!var.valid()) return errors::InvalidArgument(kWho, ": an invalid variable in the gradient list");
+    if (!var.valid())
+      return errors::InvalidArgument(kWho, ": an invalid variable in the gradient list");
     if (!seen.insert(var.name()).second) {
       return errors::InvalidArgument(kWho, ": variable '", var.name(),
                                      "' appears twice in the gradient list");
@@ -205,7 +220,7 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
     return errors::InvalidArgument(kWho, ": no gradients provided for any variable");
   }
 
-  Graph& g = *graph_;
+  Built& g = *built_;
   g.replicas_to_aggregate = replicas_to_aggregate_;
   g.total_num_replicas = total_num_replicas_;
   g.one_gradient_per_worker = attrs_.one_gradient_per_worker_;
@@ -215,33 +230,53 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   // The chief's ops run in steps of their own: no caller's control dependencies.
   const Scope chief = sync.WithNoControlDependencies();
   g.chief_scope = chief;
-  const Scope at_step = ColocatedWith(chief, global_step.op());
+
+  // This worker's local step goes beside a NoOp, which device functions
+  // place on the worker (a variable would go to a ps), as TensorFlow does.
+  const Operation anchor = ops::NoOp(chief.WithOpName("local_step_anchor")).operation;
+  GraphDef built;
+  TG_RETURN_IF_ERROR(scope.ToGraphDef(&built));
+  std::set<std::string> placed = {global_step.name(), anchor.name()};
+  for (const auto& [grad, var] : to_apply) placed.insert(var.name());
+  for (const NodeDef& node : built.node()) {
+    if (placed.count(node.name()) > 0) g.devices[node.name()] = node.device();
+  }
+  // Not a variable (a Saver would save it, and a non-chief would wait for
+  // the chief to initialize it): a SyncReplicasLocalStep reads -1 until set.
+  const Scope at_worker = g.Beside(chief, anchor);
+  const Output local = Output(
+      NodeBuilder(at_worker.WithOpName("local_step"), "SyncReplicasLocalStep").Finalize(), 0);
+  g.local_step =
+      Output(NodeBuilder(at_worker.WithOpName("local_step/read"), "SyncReplicasLocalStepRead")
+                 .Input(local)
+                 .Finalize(),
+             0);
+  auto set_local_step = [&](const Scope& scope, const std::string& name, const Output& step) {
+    return NodeBuilder(g.Beside(scope, anchor).WithOpName(name), "SyncReplicasLocalStepAssign")
+        .Input(local)
+        .Input(step)
+        .Finalize();
+  };
 
   // Beside the global step: the gate and the token queue, shared by name.
+  const Scope at_step = g.Beside(chief, global_step.op());
   g.gate = Output(NodeBuilder(at_step.WithOpName("gate"), "SyncReplicasGate")
                       .Attr("replicas_to_aggregate", static_cast<int64_t>(replicas_to_aggregate_))
                       .Attr("one_per_replica", attrs_.one_gradient_per_worker_)
                       .Attr("shared_name", name + "/gate")
                       .Finalize(),
                   0);
-  g.token_queue = ops::FIFOQueue(at_step.WithOpName("token_queue"), {DT_INT64},
-                                 ops::FIFOQueue::Shapes({PartialTensorShape({})})
-                                     .SharedName(name + "/token_queue"))
-                      .handle;
-
-  // This worker's local step: colocated with a NoOp, which device functions
-  // place on the worker (a variable would go to a ps), as TensorFlow does.
-  const Operation anchor = ops::NoOp(chief.WithOpName("local_step_anchor")).operation;
-  const ops::Variable local(chief.ColocateWith(anchor).WithOpName("local_step"),
-                            PartialTensorShape({}), DT_INT64);
-  g.local_step = local.ref;
-  g.local_step_op = local.operation;
+  g.token_queue =
+      ops::FIFOQueue(
+          at_step.WithOpName("token_queue"), {DT_INT64},
+          ops::FIFOQueue::Shapes({PartialTensorShape({})}).SharedName(name + "/token_queue"))
+          .handle;
 
   // Per variable, beside it: an accumulator for its gradients.
   for (const auto& [grad, var] : to_apply) {
     const std::string shared = var.name() + "/grad_accum";
     g.accumulators.emplace_back(
-        ops::ConditionalAccumulator(ColocatedWith(chief, var.op()).WithOpName(shared), var.dtype(),
+        ops::ConditionalAccumulator(g.Beside(chief, var.op()).WithOpName(shared), var.dtype(),
                                     PartialTensorShape(var.shape().dim_sizes()),
                                     ops::ConditionalAccumulator::SharedName(shared))
             .handle,
@@ -250,80 +285,75 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   TG_RETURN_IF_ERROR(scope.status());
 
   // The train op: admit, apply to the accumulators, wait for a token.
-  const Output admitted =
-      Output(NodeBuilder(ColocatedWith(sync, global_step.op()).WithOpName("admit"),
-                         "SyncReplicasGateAdmit")
-                 .Input(g.gate)
-                 .Input(static_cast<int32_t>(attrs_.worker_index_.value_or(-1)))
-                 .Input(g.local_step)
-                 .Finalize(),
-             0);
+  const Output local_step = Output(
+      NodeBuilder(g.Beside(sync, anchor).WithOpName("read_local_step"), "SyncReplicasLocalStepRead")
+          .Input(local)
+          .Finalize(),
+      0);
+  const Output admitted = Output(
+      NodeBuilder(g.Beside(sync, global_step.op()).WithOpName("admit"), "SyncReplicasGateAdmit")
+          .Input(g.gate)
+          .Input(static_cast<int32_t>(attrs_.worker_index_.value_or(-1)))
+          .Input(local_step)
+          .Finalize(),
+      0);
   std::vector<Operation> applies;
   for (size_t i = 0; i < to_apply.size(); ++i) {
     const auto& [grad, var] = to_apply[i];
     applies.push_back(ops::AccumulatorApplyGradient(
-        ColocatedWith(sync, var.op()).WithOpName(var.name(), "/apply_to_accumulator"),
+        g.Beside(sync, var.op()).WithOpName(var.name(), "/apply_to_accumulator"),
         g.accumulators[i].first, admitted, grad));
   }
-  const Output token =
-      ops::QueueDequeue(ColocatedWith(sync.WithControlDependencies(applies), global_step.op())
-                            .WithOpName("token"),
-                        g.token_queue, {DT_INT64})[0];
-  const Operation train =
-      ops::Assign(ColocatedWith(sync, local.operation).WithOpName("train"), g.local_step, token)
-          .operation;
+  const Output token = ops::QueueDequeue(
+      g.Beside(sync.WithControlDependencies(applies), global_step.op()).WithOpName("token"),
+      g.token_queue, {DT_INT64})[0];
+  const Operation train = set_local_step(sync, "train", token);
   TG_RETURN_IF_ERROR(scope.status());
 
   // The chief's aggregation: a full step's means, applied; then the tokens.
-  g.take = Output(NodeBuilder(at_step.WithOpName("take"), "SyncReplicasGateTake")
-                      .Input(g.gate)
-                      .Finalize(),
-                  0);
+  g.take = Output(
+      NodeBuilder(at_step.WithOpName("take"), "SyncReplicasGateTake").Input(g.gate).Finalize(), 0);
   std::vector<GradAndVar> means;
   for (const auto& [acc, var] : g.accumulators) {
-    means.emplace_back(ops::AccumulatorTakeGradient(
-                           ColocatedWith(chief, var.op()).WithOpName(var.name(), "/mean"), acc,
-                           replicas_to_aggregate_, var.dtype()),
-                       var);
+    means.emplace_back(
+        ops::AccumulatorTakeGradient(g.Beside(chief, var.op()).WithOpName(var.name(), "/mean"), acc,
+                                     replicas_to_aggregate_, var.dtype()),
+        var);
   }
   TG_RETURN_IF_ERROR(scope.status());
-  TG_ASSIGN_OR_RETURN(const Operation update,
-                      optimizer_->ApplyGradients(scope.WithNoControlDependencies(), means,
-                                                 global_step));
-  const Output new_step = ReadAsInt64(chief, "new_global_step", global_step, {update});
+  TG_ASSIGN_OR_RETURN(
+      const Operation update,
+      optimizer_->ApplyGradients(scope.WithNoControlDependencies(), means, global_step));
+  const Output new_step = ReadGlobalStep(g, chief, "new_global_step", {update});
   const int tokens_per_step = std::max(total_num_replicas_, replicas_to_aggregate_);
   const Operation tokens = EnqueueTokens(at_step, "tokens", g, tokens_per_step, new_step);
-  g.aggregate = ops::Identity(at_step.WithControlDependencies({tokens}).WithOpName("aggregate"),
-                              new_step);
+  g.aggregate =
+      ops::Identity(at_step.WithControlDependencies({tokens}).WithOpName("aggregate"), new_step);
 
   // Start-up: the accumulators' global step and the local step, then the gate.
-  g.chief_init_step = ReadAsInt64(chief, "chief_init_global_step", global_step, {});
+  g.chief_init_step = ReadGlobalStep(g, chief, "chief_init_global_step", {});
   std::vector<Operation> set_steps;
   for (const auto& [acc, var] : g.accumulators) {
     set_steps.push_back(ops::AccumulatorSetGlobalStep(
-        ColocatedWith(chief, var.op()).WithOpName(var.name(), "/set_global_step"), acc,
+        g.Beside(chief, var.op()).WithOpName(var.name(), "/set_global_step"), acc,
         g.chief_init_step));
   }
-  const Operation open =
-      NodeBuilder(at_step.WithControlDependencies(set_steps).WithOpName("open"),
-                  "SyncReplicasGateOpen")
-          .Input(g.gate)
-          .Input(g.chief_init_step)
-          .Finalize();
-  const Operation set_local =
-      ops::Assign(ColocatedWith(chief, local.operation).WithOpName("chief_init_local_step"),
-                  g.local_step, g.chief_init_step)
+  const Operation open = NodeBuilder(at_step.WithControlDependencies(set_steps).WithOpName("open"),
+                                     "SyncReplicasGateOpen")
+                             .Input(g.gate)
+                             .Input(g.chief_init_step)
+                             .Finalize();
+  const Operation set_local = set_local_step(chief, "chief_init_local_step", g.chief_init_step);
+  g.chief_init =
+      ops::NoOp(chief.WithControlDependencies({open, set_local}).WithOpName("chief_init"))
           .operation;
-  g.chief_init = ops::NoOp(chief.WithControlDependencies({open, set_local}).WithOpName("chief_init"))
-                     .operation;
-  g.local_step_init =
-      ops::Assign(ColocatedWith(chief, local.operation).WithOpName("local_step_init"),
-                  g.local_step, ReadAsInt64(chief, "local_step_init_global_step", global_step, {}))
-          .operation;
+  g.local_step_init = set_local_step(chief, "local_step_init",
+                                     ReadGlobalStep(g, chief, "local_step_init_global_step", {}));
 
   // The chief's controls: the gate's state, closing it, tokens that wake every worker.
-  const Operation state =
-      NodeBuilder(at_step.WithOpName("gate_state"), "SyncReplicasGateState").Input(g.gate).Finalize();
+  const Operation state = NodeBuilder(at_step.WithOpName("gate_state"), "SyncReplicasGateState")
+                              .Input(g.gate)
+                              .Finalize();
   g.state_step = Output(state, 0);
   g.state_admitted = Output(state, 1);
   g.state_replicas = Output(state, 2);
@@ -336,33 +366,31 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
                 .Finalize();
   g.poison_tokens = EnqueueTokens(at_step, "wake_tokens", g, total_num_replicas_, int64_t{-1});
   g.final_tokens = EnqueueTokens(at_step, "final_tokens", g, total_num_replicas_,
-                                 ReadAsInt64(chief, "final_global_step", global_step, {}));
+                                 ReadGlobalStep(g, chief, "final_global_step", {}));
   TG_RETURN_IF_ERROR(scope.status());
   g.built = true;
   return train;
 }
 
 absl::StatusOr<Operation> SyncReplicasOptimizer::GetInitTokensOp(int num_tokens) {
-  return BuildInitTokens(*graph_, num_tokens);
+  return BuildInitTokens(*built_, num_tokens);
 }
 
-Operation SyncReplicasOptimizer::chief_init_op() const { return graph_->chief_init; }
-Operation SyncReplicasOptimizer::local_step_init_op() const { return graph_->local_step_init; }
-Output SyncReplicasOptimizer::local_step() const { return graph_->local_step; }
+Operation SyncReplicasOptimizer::chief_init_op() const { return built_->chief_init; }
+Operation SyncReplicasOptimizer::local_step_init_op() const { return built_->local_step_init; }
+Output SyncReplicasOptimizer::local_step() const { return built_->local_step; }
 
 // ------------------------------------------------------------------- the hook
 
 namespace {
-
-using Graph = SyncReplicasOptimizer::Graph;
 
 // On the chief: initializes the accumulators and the gate, puts the initial
 // tokens in, and runs the aggregation loop on a thread of its own; on the
 // others: sets the local step. See docs/sync_replicas.md.
 class SyncReplicasHook final : public SessionRunHook {
  public:
-  SyncReplicasHook(std::shared_ptr<Graph> graph, bool is_chief, SyncReplicasHookOptions options)
-      : graph_(std::move(graph)), is_chief_(is_chief), options_(std::move(options)) {}
+  SyncReplicasHook(std::shared_ptr<Built> built, bool is_chief, SyncReplicasHookOptions options)
+      : built_(std::move(built)), is_chief_(is_chief), options_(std::move(options)) {}
   ~SyncReplicasHook() override;
 
   absl::Status Begin(const Scope& scope) override;
@@ -386,7 +414,7 @@ class SyncReplicasHook final : public SessionRunHook {
     return stop_;
   }
 
-  const std::shared_ptr<Graph> graph_;
+  const std::shared_ptr<Built> built_;
   const bool is_chief_;
   const SyncReplicasHookOptions options_;
   std::optional<Scope> scope_;
@@ -414,8 +442,9 @@ SyncReplicasHook::~SyncReplicasHook() {
 }
 
 absl::Status SyncReplicasHook::Begin(const Scope& scope) {
-  if (!graph_->built) {
-    return errors::FailedPrecondition(kWho, ": ApplyGradients (or Minimize) must build the train "
+  if (!built_->built) {
+    return errors::FailedPrecondition(kWho,
+                                      ": ApplyGradients (or Minimize) must build the train "
                                       "op before the session is created");
   }
   if (options_.aggregation_timeout < absl::ZeroDuration()) {
@@ -423,13 +452,13 @@ absl::Status SyncReplicasHook::Begin(const Scope& scope) {
   }
   scope_ = scope;
   if (is_chief_) {
-    TG_ASSIGN_OR_RETURN(init_tokens_, BuildInitTokens(*graph_, options_.num_tokens));
+    TG_ASSIGN_OR_RETURN(init_tokens_, BuildInitTokens(*built_, options_.num_tokens));
   }
   return absl::OkStatus();
 }
 
 absl::Status SyncReplicasHook::AfterCreateSession(ClientSession& session) {
-  const Graph& g = *graph_;
+  const Built& g = *built_;
   if (!is_chief_) {
     return WithContext(session.Run({}, {}, {g.local_step_init}, nullptr),
                        absl::StrCat(kWho, ": setting the local step"));
@@ -489,14 +518,17 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
   if (!is_chief_) return absl::OkStatus();
   start_pending_ = false;
   const absl::Status over = errors::OutOfRange(
-      kWho, ": the chief has stopped aggregating gradients (its session is closing); no more "
+      kWho,
+      ": the chief has stopped aggregating gradients (its session is closing); no more "
       "steps");
-  absl::Status status;
-  if (thread_.joinable()) {
-    StopLoop(&session, over);
-  } else {
-    status.Update(CloseGate(session, over));
+  // Closing the gate also ends the loop's wait for gradients (stopping first,
+  // so that the loop takes that for the end, not for a failure).
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
   }
+  absl::Status status = CloseGate(session, over);
+  if (thread_.joinable()) StopLoop(nullptr, over);
   bool failed;
   {
     absl::MutexLock lock(&mu_);
@@ -506,7 +538,7 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
   // Workers waiting for a token finish their step; their next one fails at the gate.
   if (!failed) {
     status.Update(WithContext(
-        session.Run(WithTimeout(kControlTimeout), {}, {}, {graph_->final_tokens}, nullptr, nullptr),
+        session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->final_tokens}, nullptr, nullptr),
         absl::StrCat(kWho, ": putting the last tokens in")));
   }
   own_session_.reset();
@@ -523,15 +555,15 @@ void SyncReplicasHook::StopLoop(ClientSession* session, const absl::Status& reas
   }
   // Closing the gate fails the loop's wait for gradients. A loop in the middle
   // of applying a step finishes it (bounded by aggregation_timeout).
-  if (session != nullptr) {
+  if (session != nullptr && running) {
     absl::Status closed = CloseGate(*session, reason);
-    if (!closed.ok() && running) Say(absl::StrCat("stopping the aggregation loop: ", closed.ToString()));
+    if (!closed.ok()) Say(absl::StrCat("stopping the aggregation loop: ", closed.ToString()));
   }
   thread_.join();
 }
 
 absl::Status SyncReplicasHook::CloseGate(ClientSession& session, const absl::Status& reason) {
-  const Graph& g = *graph_;
+  const Built& g = *built_;
   ClientSession::FeedType feeds;
   feeds.emplace(g.close_code, Tensor::Scalar<int32_t>(static_cast<int32_t>(reason.code())));
   feeds.emplace(g.close_message, Tensor::Scalar<std::string>(std::string(reason.message())));
@@ -541,7 +573,7 @@ absl::Status SyncReplicasHook::CloseGate(ClientSession& session, const absl::Sta
 }
 
 void SyncReplicasHook::Loop(ClientSession* session, int64_t step) {
-  const Graph& g = *graph_;
+  const Built& g = *built_;
   const RunOptions run_options = WithTimeout(options_.aggregation_timeout);
   while (!stopping()) {
     std::vector<Tensor> out;
@@ -549,8 +581,10 @@ void SyncReplicasHook::Loop(ClientSession* session, int64_t step) {
     if (!status.ok()) {
       if (stopping()) return;
       if (!absl::IsDeadlineExceeded(status)) {
-        return Fail(*session, WithContext(status, absl::StrCat(kWho, ": waiting for the gradients "
-                                                               "of global step ", step)));
+        return Fail(*session, WithContext(status, absl::StrCat(kWho,
+                                                               ": waiting for the gradients "
+                                                               "of global step ",
+                                                               step)));
       }
       absl::Status missing = MissingGradients(*session, step);
       // OK: the step filled up just as the deadline passed.
@@ -558,25 +592,28 @@ void SyncReplicasHook::Loop(ClientSession* session, int64_t step) {
     }
     status = session->Run(run_options, {}, {g.aggregate}, {}, &out, nullptr);
     if (!status.ok()) {
-      return Fail(*session, WithContext(status, absl::StrCat(kWho, ": applying the gradients of "
-                                                             "global step ", step)));
+      return Fail(*session, WithContext(status, absl::StrCat(kWho,
+                                                             ": applying the gradients of "
+                                                             "global step ",
+                                                             step)));
     }
     step = out[0].scalar<int64_t>();
   }
 }
 
 absl::Status SyncReplicasHook::MissingGradients(ClientSession& session, int64_t step) {
-  const Graph& g = *graph_;
+  const Built& g = *built_;
   std::vector<Tensor> out;
-  absl::Status read = session.Run(WithTimeout(kControlTimeout), {},
-                                  {g.state_step, g.state_admitted, g.state_replicas}, {}, &out,
-                                  nullptr);
+  absl::Status read =
+      session.Run(WithTimeout(kControlTimeout), {},
+                  {g.state_step, g.state_admitted, g.state_replicas}, {}, &out, nullptr);
   std::string arrived = "not known";
   std::string workers;
   if (read.ok()) {
     if (out[0].scalar<int64_t>() > step) return absl::OkStatus();
     arrived = absl::StrCat(out[1].scalar<int32_t>());
-    std::vector<int32_t> from(out[2].data<int32_t>(), out[2].data<int32_t>() + out[2].NumElements());
+    std::vector<int32_t> from(out[2].data<int32_t>(),
+                              out[2].data<int32_t>() + out[2].NumElements());
     if (!from.empty() || g.one_gradient_per_worker) {
       std::vector<int32_t> missing;
       for (int32_t w = 0; w < g.total_num_replicas; ++w) {
@@ -589,14 +626,14 @@ absl::Status SyncReplicasHook::MissingGradients(ClientSession& session, int64_t 
     workers = absl::StrCat(" (the gate's state could not be read: ", read.message(), ")");
   }
   return errors::DeadlineExceeded(
-      kWho, ": gradients from some workers are missing: ", arrived, " of ",
-      g.replicas_to_aggregate, " gradients for global step ", step, " arrived within ",
+      kWho, ": gradients from some workers are missing: ", arrived, " of ", g.replicas_to_aggregate,
+      " gradients for global step ", step, " arrived within ",
       absl::FormatDuration(options_.aggregation_timeout), " (aggregation_timeout)", workers,
       "; total_num_replicas ", g.total_num_replicas, ". A worker may have died or stalled");
 }
 
 void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {
-  Say(status.ToString());
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());  // the message names kWho
   {
     absl::MutexLock lock(&mu_);
     failure_ = status;
@@ -606,7 +643,7 @@ void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {
   if (IsRecoverable(status)) return;
   absl::Status closed = CloseGate(session, status);
   if (closed.ok()) {
-    closed = session.Run(WithTimeout(kControlTimeout), {}, {}, {graph_->poison_tokens}, nullptr,
+    closed = session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->poison_tokens}, nullptr,
                          nullptr);
   }
   if (!closed.ok()) Say(absl::StrCat("could not tell the workers: ", closed.ToString()));
@@ -616,7 +653,7 @@ void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {
 
 std::shared_ptr<SessionRunHook> SyncReplicasOptimizer::MakeSessionRunHook(
     bool is_chief, SyncReplicasHookOptions options) {
-  return std::make_shared<SyncReplicasHook>(graph_, is_chief, std::move(options));
+  return std::make_shared<SyncReplicasHook>(built_, is_chief, std::move(options));
 }
 
 }  // namespace training

@@ -36,8 +36,9 @@
 //     accumulator, apply the means with the wrapped optimizer (which adds one
 //     to the global step), and enqueue total_num_replicas tokens carrying the
 //     new global step;
-//   - a local step: an int64 variable on the worker (not in GlobalVariables,
-//     so neither initialized by `init` nor saved), set from the global step.
+//   - a local step on the worker, set from each token (a SyncReplicasLocalStep,
+//     not a variable: neither `init`, a Saver nor the non-chief's readiness
+//     check sees it; it reads -1, i.e. stale, until first set).
 // The hook from MakeSessionRunHook runs what only a session can: on the chief
 // the initialization and the aggregation loop on a background thread, on the
 // others the local step's initialization.
@@ -174,14 +175,14 @@ class SyncReplicasOptimizer {
   Operation chief_init_op() const;
   // A non-chief's start-up op: sets the local step from the global step.
   Operation local_step_init_op() const;
-  // This worker's local step (an int64 ref variable).
+  // This worker's local step, read (int64; -1 until first set).
   Output local_step() const;
 
   int replicas_to_aggregate() const { return replicas_to_aggregate_; }
   int total_num_replicas() const { return total_num_replicas_; }
 
   // What ApplyGradients built, shared with the hooks (internal).
-  struct Graph;
+  struct Built;
 
  private:
   // InvalidArgument for counts or a worker index that do not fit.
@@ -191,7 +192,7 @@ class SyncReplicasOptimizer {
   const int replicas_to_aggregate_;
   const int total_num_replicas_;
   const Attrs attrs_;
-  std::shared_ptr<Graph> graph_;  // filled in by ApplyGradients
+  std::shared_ptr<Built> built_;  // filled in by ApplyGradients
 };
 
 }  // namespace training

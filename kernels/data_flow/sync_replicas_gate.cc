@@ -48,8 +48,8 @@ SyncReplicasGate::Completion SyncReplicasGate::Finish(std::unique_ptr<Waiter> wa
 }
 
 int64_t SyncReplicasGate::AdmitLocked(int64_t replica, int64_t local_step) {
-  if (local_step < step_) return kNotCounted;                     // stale
-  if (admitted_ >= replicas_to_aggregate_) return kNotCounted;    // the step is full
+  if (local_step < step_) return kNotCounted;                   // stale
+  if (admitted_ >= replicas_to_aggregate_) return kNotCounted;  // the step is full
   if (one_per_replica_ && replicas_.count(replica) > 0) return kNotCounted;
   ++admitted_;
   if (replica >= 0) replicas_.insert(replica);
@@ -98,17 +98,17 @@ void SyncReplicasGate::Wait(std::unique_ptr<Waiter> waiter, CancellationManager*
   // The step was cancelled already.
   for (auto it = waiting.begin(); it != waiting.end(); ++it) {
     if ((*it)->id != id) continue;
-    done->push_back(Finish(std::move(*it),
-                           errors::Cancelled(w->what(), " operation on SyncReplicasGate '", name_,
-                                             "' was cancelled"),
-                           kNotCounted));
+    done->push_back(Finish(
+        std::move(*it),
+        errors::Cancelled(w->what(), " operation on SyncReplicasGate '", name_, "' was cancelled"),
+        kNotCounted));
     waiting.erase(it);
     return;
   }
 }
 
-void SyncReplicasGate::Admit(int64_t replica, int64_t local_step,
-                             CancellationManager* cancellation, StepCallback done) {
+void SyncReplicasGate::Admit(int64_t replica, int64_t local_step, CancellationManager* cancellation,
+                             StepCallback done) {
   std::vector<Completion> completions;
   {
     absl::MutexLock lock(&mu_);
@@ -143,10 +143,10 @@ void SyncReplicasGate::Cancel(int64_t id) {
         const char* what = (*it)->what();
         // The callback is running: there is nothing left to deregister.
         (*it)->registered = false;
-        done.push_back(Finish(std::move(*it),
-                              errors::Cancelled(what, " operation on SyncReplicasGate '", name_,
-                                                "' was cancelled"),
-                              kNotCounted));
+        done.push_back(Finish(
+            std::move(*it),
+            errors::Cancelled(what, " operation on SyncReplicasGate '", name_, "' was cancelled"),
+            kNotCounted));
         waiting->erase(it);
         break;
       }

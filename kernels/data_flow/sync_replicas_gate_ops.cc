@@ -16,6 +16,16 @@
 //
 // Admit and Take are asynchronous kernels: they wait without holding a thread
 // and fail Cancelled when their step is cancelled.
+//
+// A worker's local step (the global step its last token carried) lives in a
+// SyncReplicasLocalStep resource on the worker, not in a variable: it reads
+// -1 until first set (a gradient admitted with it is stale, not an error),
+// and neither a Saver nor ReportUninitializedVariables sees it.
+//
+//   SyncReplicasLocalStep              creates (or finds) it; outputs its handle
+//   SyncReplicasLocalStepRead(h) -> step
+//   SyncReplicasLocalStepAssign(h, step)
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -69,9 +79,39 @@ TG_REGISTER_OP("SyncReplicasGateState")
     .Output("replicas: int32")
     .SetIsStateful();
 
+TG_REGISTER_OP("SyncReplicasLocalStep")
+    .Output("handle: resource")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("SyncReplicasLocalStepRead")
+    .Input("handle: resource")
+    .Output("step: int64")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("SyncReplicasLocalStepAssign")
+    .Input("handle: resource")
+    .Input("step: int64")
+    .SetIsStateful();
+
 namespace {
 
 constexpr char kGate[] = "SyncReplicasGate";
+constexpr char kLocalStep[] = "SyncReplicasLocalStep";
+
+// One int64, -1 until set.
+class LocalStep final : public ResourceBase {
+ public:
+  std::string TypeName() const override { return kLocalStep; }
+  int64_t Get() const { return step_.load(std::memory_order_acquire); }
+  void Set(int64_t step) { step_.store(step, std::memory_order_release); }
+
+ private:
+  std::atomic<int64_t> step_{-1};
+};
 
 // The value of scalar input `i`, of type T.
 template <typename T>
@@ -100,12 +140,12 @@ class GateOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const ResourceHandle& h = handle_.scalar<ResourceHandle>();
-    TG_ASSIGN_OR_RETURN(std::shared_ptr<SyncReplicasGate> gate,
-                        ctx.resource_manager()->LookupOrCreate<SyncReplicasGate>(
-                            h.container, h.name, [&] {
-                              return std::make_shared<SyncReplicasGate>(
-                                  h.name, replicas_to_aggregate_, one_per_replica_);
-                            }));
+    TG_ASSIGN_OR_RETURN(
+        std::shared_ptr<SyncReplicasGate> gate,
+        ctx.resource_manager()->LookupOrCreate<SyncReplicasGate>(h.container, h.name, [&] {
+          return std::make_shared<SyncReplicasGate>(h.name, replicas_to_aggregate_,
+                                                    one_per_replica_);
+        }));
     TG_RETURN_IF_ERROR(gate->MatchesRequest(replicas_to_aggregate_, one_per_replica_));
     ctx.set_output(0, handle_);
     return absl::OkStatus();
@@ -198,6 +238,56 @@ class StateOp final : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
+class LocalStepOp final : public OpKernel {
+ public:
+  explicit LocalStepOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
+    ResourceHandle h;
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("container", &h.container));
+    TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("shared_name", &h.name));
+    if (h.name.empty()) h.name = name();
+    h.device = ctx.device()->name();
+    h.type_name = kLocalStep;
+    handle_ = Tensor::Scalar<ResourceHandle>(h);
+  }
+
+  absl::Status Compute(OpKernelContext& ctx) override {
+    const ResourceHandle& h = handle_.scalar<ResourceHandle>();
+    TG_RETURN_IF_ERROR(ctx.resource_manager()
+                           ->LookupOrCreate<LocalStep>(h.container, h.name,
+                                                       [] { return std::make_shared<LocalStep>(); })
+                           .status());
+    ctx.set_output(0, handle_);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  Tensor handle_;
+};
+
+class LocalStepReadOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto step, LookupResource<LocalStep>(ctx, 0, kLocalStep));
+    ctx.set_output(0, Tensor::Scalar<int64_t>(step->Get()));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class LocalStepAssignOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto step, LookupResource<LocalStep>(ctx, 0, kLocalStep));
+    TG_ASSIGN_OR_RETURN(int64_t value, Scalar<int64_t>(ctx, 1, "step"));
+    step->Set(value);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 }  // namespace
 
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGate").Device(DEVICE_CPU), GateOp);
@@ -206,5 +296,10 @@ TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTake").Device(DEVICE_CPU), 
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateOpen").Device(DEVICE_CPU), OpenOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateClose").Device(DEVICE_CPU), CloseOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateState").Device(DEVICE_CPU), StateOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasLocalStep").Device(DEVICE_CPU), LocalStepOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasLocalStepRead").Device(DEVICE_CPU),
+                   LocalStepReadOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasLocalStepAssign").Device(DEVICE_CPU),
+                   LocalStepAssignOp);
 
 }  // namespace tensorgrid

@@ -1,6 +1,7 @@
 // SyncReplicasGate, the resource and its kernels: the first N admissions of a
 // step count, stale and surplus ones do not, one per replica on request,
-// admissions wait for Open, takes wait for a full step, cancellation, Close.
+// admissions wait for Open, takes wait for a full step, cancellation, Close;
+// and the SyncReplicasLocalStep kernels.
 #include "kernels/data_flow/sync_replicas_gate.h"
 
 #include <memory>
@@ -44,7 +45,7 @@ TEST(SyncReplicasGateTest, TheFirstNOfAStepCountAndTakeCompletesIt) {
   SyncReplicasGate& gate = *shared;
   gate.Open(0);
   EXPECT_EQ(Admit(gate, 0, 0), 0);
-  EXPECT_EQ(Admit(gate, 0, 0), 0);  // whoever sends it: replica 0 twice
+  EXPECT_EQ(Admit(gate, 0, 0), 0);    // whoever sends it: replica 0 twice
   EXPECT_EQ(Admit(gate, 1, 0), kNo);  // the step is full
   Answer take;
   gate.Take(nullptr, take.Callback());
@@ -189,27 +190,41 @@ TEST_F(SyncReplicasGateOpsTest, OpenAdmitTakeStateClose) {
   EXPECT_EQ(h->scalar<ResourceHandle>().name, "sync/gate");
   EXPECT_EQ(h->scalar<ResourceHandle>().type_name, "SyncReplicasGate");
   ASSERT_OK(Run("SyncReplicasGateOpen", {*h, Tensor::Scalar<int64_t>(4)}));
-  ASSERT_OK(Run("SyncReplicasGateAdmit",
-                {*h, Tensor::Scalar<int32_t>(1), Tensor::Scalar<int64_t>(4)}));
+  ASSERT_OK(
+      Run("SyncReplicasGateAdmit", {*h, Tensor::Scalar<int32_t>(1), Tensor::Scalar<int64_t>(4)}));
   EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
-  ASSERT_OK(Run("SyncReplicasGateAdmit",
-                {*h, Tensor::Scalar<int32_t>(1), Tensor::Scalar<int64_t>(4)}));
+  ASSERT_OK(
+      Run("SyncReplicasGateAdmit", {*h, Tensor::Scalar<int32_t>(1), Tensor::Scalar<int64_t>(4)}));
   EXPECT_EQ(GetOutput(0).scalar<int64_t>(), -1);
   ASSERT_OK(Run("SyncReplicasGateState", {*h}));
   EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
   EXPECT_EQ(GetOutput(1).scalar<int32_t>(), 1);
   ExpectTensorEqual<int32_t>(GetOutput(2), {1}, TensorShape({1}));
-  ASSERT_OK(Run("SyncReplicasGateAdmit",
-                {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<int64_t>(4)}));
+  ASSERT_OK(
+      Run("SyncReplicasGateAdmit", {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<int64_t>(4)}));
   ASSERT_OK(Run("SyncReplicasGateTake", {*h}));
   EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
 
   ASSERT_OK(Run("SyncReplicasGateClose", {*h, Tensor::Scalar<int32_t>(11),
                                           Tensor::Scalar<std::string>("training is over")}));
   EXPECT_STATUS(Run("SyncReplicasGateTake", {*h}), kOutOfRange, "training is over");
-  EXPECT_STATUS(Run("SyncReplicasGateClose", {*h, Tensor::Scalar<int32_t>(0),
-                                              Tensor::Scalar<std::string>("ok?")}),
+  EXPECT_STATUS(Run("SyncReplicasGateClose",
+                    {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<std::string>("ok?")}),
                 kInvalidArgument, "needs an error code from 1 to 16, got 0");
+}
+
+TEST_F(SyncReplicasGateOpsTest, LocalStepReadsMinusOneUntilSet) {
+  ASSERT_OK(MakeOp(NodeDefBuilder("local_step", "SyncReplicasLocalStep")));
+  ASSERT_OK(RunOp());
+  const Tensor h = GetOutput(0);
+  EXPECT_EQ(h.scalar<ResourceHandle>().name, "local_step");
+  ASSERT_OK(Run("SyncReplicasLocalStepRead", {h}));
+  EXPECT_EQ(GetOutput(0).scalar<int64_t>(), -1);
+  ASSERT_OK(Run("SyncReplicasLocalStepAssign", {h, Tensor::Scalar<int64_t>(12)}));
+  ASSERT_OK(Run("SyncReplicasLocalStepRead", {h}));
+  EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 12);
+  EXPECT_STATUS(Run("SyncReplicasLocalStepAssign", {h, Tensor::Scalar<int32_t>(1)}),
+                kInvalidArgument, "step must be a int64 scalar");
 }
 
 TEST_F(SyncReplicasGateOpsTest, Errors) {
@@ -220,8 +235,8 @@ TEST_F(SyncReplicasGateOpsTest, Errors) {
   EXPECT_STATUS(MakeGate(0, false).status(), kInvalidArgument, "replicas_to_aggregate");
   ResourceHandle missing;
   missing.name = "nope";
-  EXPECT_STATUS(Run("SyncReplicasGateState", {Tensor::Scalar<ResourceHandle>(missing)}),
-                kNotFound, "SyncReplicasGate 'nope' (container '') does not exist");
+  EXPECT_STATUS(Run("SyncReplicasGateState", {Tensor::Scalar<ResourceHandle>(missing)}), kNotFound,
+                "SyncReplicasGate 'nope' (container '') does not exist");
 }
 
 }  // namespace
