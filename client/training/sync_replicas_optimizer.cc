@@ -427,6 +427,8 @@ class SyncReplicasHook final : public SessionRunHook {
   bool start_pending_ = false;
   std::thread thread_;
 
+  // Held while the gate is closed (Fail, End, StopLoop): the first reason stays.
+  absl::Mutex control_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool loop_done_ ABSL_GUARDED_BY(mu_) = true;
@@ -522,12 +524,17 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
       ": the chief has stopped aggregating gradients (its session is closing); no more "
       "steps");
   // Closing the gate also ends the loop's wait for gradients (stopping first,
-  // so that the loop takes that for the end, not for a failure).
+  // so that the loop takes that for the end, not for a failure). A loop that
+  // failed first has closed the gate with its reason, which then stays.
+  absl::Status status;
   {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
+    absl::MutexLock control(&control_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    status = CloseGate(session, over);
   }
-  absl::Status status = CloseGate(session, over);
   if (thread_.joinable()) StopLoop(nullptr, over);
   bool failed;
   {
@@ -547,17 +554,20 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
 }
 
 void SyncReplicasHook::StopLoop(ClientSession* session, const absl::Status& reason) {
-  bool running;
   {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-    running = !loop_done_;
-  }
-  // Closing the gate fails the loop's wait for gradients. A loop in the middle
-  // of applying a step finishes it (bounded by aggregation_timeout).
-  if (session != nullptr && running) {
-    absl::Status closed = CloseGate(*session, reason);
-    if (!closed.ok()) Say(absl::StrCat("stopping the aggregation loop: ", closed.ToString()));
+    absl::MutexLock control(&control_mu_);
+    bool running;
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+      running = !loop_done_;
+    }
+    // Closing the gate fails the loop's wait for gradients. A loop in the
+    // middle of applying a step finishes it (bounded by aggregation_timeout).
+    if (session != nullptr && running) {
+      absl::Status closed = CloseGate(*session, reason);
+      if (!closed.ok()) Say(absl::StrCat("stopping the aggregation loop: ", closed.ToString()));
+    }
   }
   thread_.join();
 }
@@ -625,28 +635,35 @@ absl::Status SyncReplicasHook::MissingGradients(ClientSession& session, int64_t 
   } else {
     workers = absl::StrCat(" (the gate's state could not be read: ", read.message(), ")");
   }
+  // Without an aggregation_timeout, the session's operation_timeout_in_ms ended the wait.
+  const std::string within = options_.aggregation_timeout > absl::ZeroDuration()
+                                 ? absl::StrCat(absl::FormatDuration(options_.aggregation_timeout),
+                                                " (aggregation_timeout)")
+                                 : "the step timeout (ConfigProto.operation_timeout_in_ms)";
   return errors::DeadlineExceeded(
       kWho, ": gradients from some workers are missing: ", arrived, " of ", g.replicas_to_aggregate,
-      " gradients for global step ", step, " arrived within ",
-      absl::FormatDuration(options_.aggregation_timeout), " (aggregation_timeout)", workers,
+      " gradients for global step ", step, " arrived within ", within, workers,
       "; total_num_replicas ", g.total_num_replicas, ". A worker may have died or stalled");
 }
 
 void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {
   std::fprintf(stderr, "%s\n", status.ToString().c_str());  // the message names kWho
-  {
-    absl::MutexLock lock(&mu_);
-    failure_ = status;
-  }
-  // A task that restarted or cannot be reached: the MonitoredTrainingSession
-  // recreates its session, and the hook starts a new loop.
-  if (IsRecoverable(status)) return;
-  absl::Status closed = CloseGate(session, status);
-  if (closed.ok()) {
-    closed = session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->poison_tokens}, nullptr,
+  absl::MutexLock control(&control_mu_);
+  // The workers learn first (unless the chief is stopping the loop, and has
+  // closed the gate already), so that whatever the chief does on seeing the
+  // failure comes after. A task that restarted or cannot be reached needs no
+  // telling: the MonitoredTrainingSession recreates its session, and the hook
+  // starts a new loop.
+  if (!stopping() && !IsRecoverable(status)) {
+    absl::Status told = CloseGate(session, status);
+    if (told.ok()) {
+      told = session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->poison_tokens}, nullptr,
                          nullptr);
+    }
+    if (!told.ok()) Say(absl::StrCat("could not tell the workers: ", told.ToString()));
   }
-  if (!closed.ok()) Say(absl::StrCat("could not tell the workers: ", closed.ToString()));
+  absl::MutexLock lock(&mu_);
+  failure_ = status;
 }
 
 }  // namespace
