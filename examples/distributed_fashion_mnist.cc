@@ -1,8 +1,11 @@
 // Between-graph replication: TensorFlow's classic distributed MNIST program
 // (784-500-500-10, ReLU, Adam 1e-4, batch 32) on Fashion-MNIST. Every task
 // runs this binary; ps tasks serve the variables, each worker builds the
-// same graph, trains asynchronously through its own server, and worker 0 is
-// the chief (initializes, checkpoints, evaluates).
+// same graph and trains through its own server, and worker 0 is the chief
+// (initializes, checkpoints, evaluates). Asynchronous by default: each
+// worker's step updates the variables on its own. With --is_sync a
+// SyncReplicasOptimizer averages one gradient from every worker per global
+// step; the chief applies it and the workers wait for that.
 //
 //   /job:ps/task:0                         /job:ps/task:1
 //  +------------------------------+       +------------------------------+
@@ -52,6 +55,7 @@
 #include "client/training/hooks.h"
 #include "client/training/monitored_session.h"
 #include "client/training/optimizer.h"
+#include "client/training/sync_replicas_optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
 #include "distributed/cluster_spec.h"
@@ -80,7 +84,8 @@ const std::vector<tools::Flag>& Table() {
                                  "(neither: TF_CONFIG gives the cluster and the task)"},
       {"job_name", "ps|worker", false, "this task's job"},
       {"task_index", "N", false, "this task's index in its job (default 0)"},
-      {"is_sync", "", false, "synchronous replicas (SyncReplicasOptimizer; not there yet)"},
+      {"is_sync", "", false, "synchronous replicas: each global step averages one\n"
+                             "gradient from every worker (SyncReplicasOptimizer)"},
       {"steps", "N", false, "train until the global step is N (default 6000)"},
       {"batch_size", "N", false, "examples per worker step (default 32)"},
       {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
@@ -206,9 +211,12 @@ struct Model {
   Output images, labels, loss, correct;
   Operation train;
   training::Variable global_step;
+  std::unique_ptr<training::AdamOptimizer> adam;
+  std::unique_ptr<training::SyncReplicasOptimizer> sync;  // with --is_sync
 };
 
-absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o) {
+// `workers` and `index`: how many replicas there are and which this is.
+absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o, int workers, int index) {
   Model m;
   m.global_step = training::GetOrCreateGlobalStep(scope);  // first, as the classic program
   m.images = ops::Placeholder(scope.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
@@ -220,8 +228,14 @@ absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o) {
   m.loss = ops::Mean(scope.WithOpName("loss"), xent.loss, {0});
   auto hits = ops::Equal(scope, ops::ArgMax(scope, logits, 1), m.labels);
   m.correct = ops::Sum(scope.WithOpName("correct"), ops::Cast(scope, hits, DT_FLOAT), {0});
-  training::AdamOptimizer adam(o.learning_rate);
-  TG_ASSIGN_OR_RETURN(m.train, adam.Minimize(scope, m.loss, {}, m.global_step));
+  m.adam = std::make_unique<training::AdamOptimizer>(o.learning_rate);
+  if (o.is_sync) {  // every step averages one gradient from each worker
+    m.sync = std::make_unique<training::SyncReplicasOptimizer>(
+        m.adam.get(), workers, workers, training::SyncReplicasOptimizer::WorkerIndex(index));
+    TG_ASSIGN_OR_RETURN(m.train, m.sync->Minimize(scope, m.loss, {}, m.global_step));
+  } else {
+    TG_ASSIGN_OR_RETURN(m.train, m.adam->Minimize(scope, m.loss, {}, m.global_step));
+  }
   TG_RETURN_IF_ERROR(scope.status());
   return m;
 }
@@ -250,7 +264,7 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   setter.ps_tasks = num_ps;  // variables round-robin over the ps tasks
   setter.worker_device = config.task.name();
   Scope scope = root.WithDeviceFunction(ReplicaDeviceSetter(setter));
-  TG_ASSIGN_OR_RETURN(Model m, BuildModel(scope, o));
+  TG_ASSIGN_OR_RETURN(Model m, BuildModel(scope, o, config.cluster.num_tasks("worker"), index));
   std::vector<Operation> say_done;
   for (int k = 0; k < num_ps; ++k) {
     auto on_ps = root.WithDevice(TaskName("ps", k));
@@ -266,7 +280,13 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   options.checkpoint_dir = o.checkpoint_dir;
   if (!o.checkpoint_dir.empty()) options.save_checkpoint_steps = o.save_every;
   options.wait_for_chief_poll_interval = absl::Milliseconds(200);
-  options.hooks = {training::StopAtStepHook::AtStep(o.steps)};
+  if (m.sync) {  // the chief's aggregation loop; the others' local step
+    training::SyncReplicasHookOptions sync_hook;
+    sync_hook.master = options.master;
+    sync_hook.config = options.config;
+    options.hooks.push_back(m.sync->MakeSessionRunHook(chief, sync_hook));
+  }
+  options.hooks.push_back(training::StopAtStepHook::AtStep(o.steps));
   TG_ASSIGN_OR_RETURN(auto session, training::MonitoredTrainingSession::Create(scope, options));
 
   // Each worker its own shuffle of the whole training set, as the classic program.
@@ -282,8 +302,10 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   double loss_sum = 0;
   for (bool end = false; !session->should_stop();) {
     TG_RETURN_IF_ERROR(batches->GetNext(&batch, &end));
-    TG_RETURN_IF_ERROR(session->Run({{m.images, batch[0]}, {m.labels, batch[1]}},
-                                    {m.loss, m.global_step}, {m.train}, &out));
+    absl::Status s = session->Run({{m.images, batch[0]}, {m.labels, batch[1]}},
+                                  {m.loss, m.global_step}, {m.train}, &out);
+    if (m.sync && !chief && absl::IsOutOfRange(s)) break;  // the chief has stopped aggregating
+    TG_RETURN_IF_ERROR(s);
     loss_sum += out[0].scalar<float>();
     if (++step % o.log_every == 0) {
       std::printf("worker %d: step %lld (global step %lld), loss %.4f\n", index, (long long)step,
@@ -312,12 +334,6 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
 }
 
 absl::Status Run(const Options& o, const sigset_t& signals) {
-  if (o.is_sync) {
-    return errors::Unimplemented(
-        "--is_sync: synchronous training needs SyncReplicasOptimizer "
-        "(client/training/sync_replicas_optimizer.h), which is not there yet; "
-        "leave --is_sync out for asynchronous training");
-  }
   TG_ASSIGN_OR_RETURN(TfConfig config, ResolveTask(o));
   // A ps takes SIGTERM/SIGINT in its wait (sigtimedwait): blocked in every
   // thread, before the server starts any. A worker just ends on them.
@@ -353,7 +369,7 @@ int main(int argc, char** argv) {
     std::printf("%s", usage.c_str());
     return 0;
   }
-  if (options->job_name.empty() && std::getenv("TF_CONFIG") == nullptr && !options->is_sync) {
+  if (options->job_name.empty() && std::getenv("TF_CONFIG") == nullptr) {
     return tools::ReportUsageError("distributed_fashion_mnist",
                                    "give --ps_hosts/--worker_hosts or --cluster, or set TF_CONFIG", usage);
   }
