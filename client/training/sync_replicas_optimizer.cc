@@ -542,12 +542,12 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
     failed = !failure_.ok();
     if (failed) status = failure_;
   }
-  // Workers waiting for a token finish their step; their next one fails at the gate.
-  if (!failed) {
-    status.Update(WithContext(
-        session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->final_tokens}, nullptr, nullptr),
-        absl::StrCat(kWho, ": putting the last tokens in")));
-  }
+  // Workers waiting for a token finish their step; their next one fails at
+  // the gate. (After a failure the tokens may be spare, and do no harm.)
+  absl::Status last = WithContext(
+      session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->final_tokens}, nullptr, nullptr),
+      absl::StrCat(kWho, ": putting the last tokens in"));
+  if (!failed) status.Update(last);
   own_session_.reset();
   loop_session_ = nullptr;
   return status;
