@@ -310,20 +310,25 @@ TEST_F(MultiTaskTest, ResetOfAnotherContainerKeepsTheVariables) {
   ExpectTensorEqual<float>(out[0], {3, 3, 3, 3}, TensorShape({2, 2}));
 }
 
-TEST(WorkerShutdownTest, RunningStepFailsAtOnceAndLaterStepsAreRefused) {
-  Worker worker(kWorker0, ConfigProto());
-  // A step blocked in a _Recv whose _Send never comes (no timeout).
+// One node on worker 0: "never", a _Recv whose _Send never comes, so a
+// step fetching it blocks until cancelled, timed out or shut down.
+GraphDef NeverRecvGraph() {
   GraphDef g;
   NodeDef* recv = g.add_node();
-  recv->set_name("r");
+  recv->set_name("never");
   recv->set_op("_Recv");
   recv->set_device("/job:worker/replica:0/task:0/device:CPU:0");
   SetAttr(recv, "tensor_type", DT_FLOAT);
-  SetAttr(recv, "tensor_name", "never");
+  SetAttr(recv, "tensor_name", "never_sent");
   SetAttr(recv, "send_device", "/job:worker/replica:0/task:0/device:CPU:0");
   SetAttr(recv, "send_device_incarnation", int64_t{1});
   SetAttr(recv, "recv_device", "/job:worker/replica:0/task:0/device:CPU:0");
-  SetAttr(recv, "client_terminated", false);
+  return g;
+}
+
+TEST(WorkerShutdownTest, RunningStepFailsAtOnceAndLaterStepsAreRefused) {
+  Worker worker(kWorker0, ConfigProto());
+  const GraphDef g = NeverRecvGraph();
   RegisterGraphArgs reg;
   reg.graph = g;
   RegisterGraphResult registered;
@@ -363,16 +368,7 @@ namespace {
 TEST(MasterClientGoneTest, StepIsCancelledWhenTheClientGoes) {
   Worker worker(kWorker0, ConfigProto());
   Master master(ConfigProto(), &worker, kWorker0);
-  GraphDef g;
-  NodeDef* recv = g.add_node();
-  recv->set_name("never");
-  recv->set_op("_Recv");
-  recv->set_device("/job:worker/replica:0/task:0/device:CPU:0");
-  SetAttr(recv, "tensor_type", DT_FLOAT);
-  SetAttr(recv, "tensor_name", "never_sent");
-  SetAttr(recv, "send_device", "/job:worker/replica:0/task:0/device:CPU:0");
-  SetAttr(recv, "send_device_incarnation", int64_t{1});
-  SetAttr(recv, "recv_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  const GraphDef g = NeverRecvGraph();
   ASSERT_OK(master.Create(g));
   std::atomic<int> asked{0};
   std::vector<Tensor> out;
@@ -386,16 +382,7 @@ TEST(MasterClientGoneTest, StepIsCancelledWhenTheClientGoes) {
 TEST(MasterClientGoneTest, StepPastItsTimeoutIsDeadlineExceeded) {
   Worker worker(kWorker0, ConfigProto());
   Master master(ConfigProto(), &worker, kWorker0);
-  GraphDef g;
-  NodeDef* recv = g.add_node();
-  recv->set_name("never");
-  recv->set_op("_Recv");
-  recv->set_device("/job:worker/replica:0/task:0/device:CPU:0");
-  SetAttr(recv, "tensor_type", DT_FLOAT);
-  SetAttr(recv, "tensor_name", "never_sent");
-  SetAttr(recv, "send_device", "/job:worker/replica:0/task:0/device:CPU:0");
-  SetAttr(recv, "send_device_incarnation", int64_t{1});
-  SetAttr(recv, "recv_device", "/job:worker/replica:0/task:0/device:CPU:0");
+  const GraphDef g = NeverRecvGraph();
   ASSERT_OK(master.Create(g));
   RunOptions options;
   options.set_timeout_in_ms(100);
