@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Fault injection into examples/distributed_fashion_mnist, run as real ps and
+# worker processes on free 127.0.0.1 ports (1 ps + 1 chief unless said):
+#  1. a worker started before its ps waits, then trains to --steps once the
+#     ps comes up, and prints test_accuracy;
+#  2. the ps killed with SIGKILL mid-training and restarted on the same port:
+#     the chief's MonitoredTrainingSession recovers, restores the latest
+#     checkpoint (its global step >= the one saved before the kill), every
+#     step line after the restore is at or above it, the run finishes with
+#     test_accuracy and the new ps exits 0 through the done queue;
+#  3. (--sync_no_backup, its own target) --is_sync with 2 workers and no
+#     backup, worker 1 killed with SIGKILL: the chief exits non-zero with an
+#     error that says the gradients are missing and names worker 1, instead
+#     of hanging. The example keeps the default aggregation_timeout (5 min,
+#     no flag), but the master's RunGraph RPC to the ps has its own 60 s
+#     deadline (GrpcRemoteWorker::Options::rpc_timeout), which ends the wait
+#     first: after about 60 s the chief fails, sometimes with the
+#     SyncReplicasOptimizer message (which then claims "within 5m"),
+#     sometimes with a bare "applying the gradients of global step N: ...
+#     RunGraph on task /job:ps/...: Deadline Exceeded" naming no worker.
+# Not covered: a backup worker (the example aggregates every worker; it has
+# no flag for replicas_to_aggregate) and a shorter aggregation timeout.
+# Every wait is bounded (bounds only, no timing assertions); every process
+# started is killed on exit. Skips (passing) without the dataset.
+#
+# Usage: distributed_training_fault_test.sh EXAMPLE CLUSTER_LIB [--sync_no_backup]
+set -u
+BIN="$1"
+TG_SERVER="$BIN"  # cluster_lib's start_server runs the example as one task
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+# shellcheck source=tests/cluster_lib.sh
+source "$2"
+MODE="${3:-}"
+if [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
+  echo "skipped: /usr/share/datasets/fashion-mnist is missing; install dataset-fashion-mnist"
+  exit 0
+fi
+
+# wait_for FILE REGEX SECONDS [PID]: 0 once a line of FILE matches; 1 when
+# the time runs out or PID exits first (after a last look at FILE).
+wait_for() {
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    grep -qE "$2" "$1" 2>/dev/null && return 0
+    if [[ -n "${4:-}" ]] && ! kill -0 "$4" 2>/dev/null; then
+      grep -qE "$2" "$1" 2>/dev/null
+      return
+    fi
+    sleep 0.1
+  done
+  return 1
+}
+# wait_exit_within PID SECONDS: as cluster_lib's wait_exit, another bound.
+wait_exit_within() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    if ! kill -0 "$1" 2>/dev/null; then
+      wait "$1"
+      RC=$?
+      return
+    fi
+    sleep 0.1
+  done
+  RC=124
+}
+logs() { echo "stdout [$(tail -n 15 "$TMP/$1.out")] stderr [$(tail -n 15 "$TMP/$1.err")]"; }
+finished_with_accuracy() {  # NAME PID: exits 0, last line test_accuracy
+  wait_exit_within "$2" 180
+  [[ $RC -eq 0 && "$(tail -n 1 "$TMP/$1.out")" =~ ^test_accuracy=0\.[0-9]{4}$ ]]
+}
+
+worker_before_ps() {
+  local P W
+  read -r P W < <(free_ports 2)
+  local hosts=(--ps_hosts="127.0.0.1:$P" --worker_hosts="127.0.0.1:$W")
+  start_server early_w0 "${hosts[@]}" --job_name=worker --steps=60 --log_every=10
+  local w0=$LAST_PID
+  wait_for "$TMP/early_w0.err" "serving at 127.0.0.1:$W" 30 "$w0" ||
+    { fail "1: the worker did not start: $(logs early_w0)"; return; }
+  sleep 3  # the worker is up, its ps is not
+  if ! kill -0 "$w0" 2>/dev/null || grep -q "step" "$TMP/early_w0.out"; then
+    fail "1: the worker did not wait for its ps: $(logs early_w0)"
+    return
+  fi
+  start_server early_ps "${hosts[@]}" --job_name=ps
+  local ps=$LAST_PID
+  if finished_with_accuracy early_w0 "$w0"; then
+    echo "ok 1: a worker started 3 s before its ps trained once it came: $(grep trained "$TMP/early_w0.out")"
+  else
+    fail "1: the worker did not finish (exit $RC): $(logs early_w0)"
+  fi
+  wait_exit_within "$ps" 30
+  [[ $RC -eq 0 ]] || fail "1: the ps: exit $RC: $(logs early_ps)"
+}
+
+# The global step of the newest checkpoint in DIR (the state file's first line).
+checkpointed_step() {
+  sed -nE '1s/^model_checkpoint_path: ".*model\.ckpt-([0-9]+)"$/\1/p' "$1/checkpoint" 2>/dev/null
+}
+
+ps_killed_and_restarted() {
+  local P W ckpt="$TMP/ckpt"
+  read -r P W < <(free_ports 2)
+  local hosts=(--ps_hosts="127.0.0.1:$P" --worker_hosts="127.0.0.1:$W")
+  start_server ps_first "${hosts[@]}" --job_name=ps
+  local ps=$LAST_PID
+  start_server chief "${hosts[@]}" --job_name=worker --steps=300 --log_every=5 \
+    --checkpoint_dir="$ckpt" --save_every=20
+  local w0=$LAST_PID
+  local i saved=""
+  for ((i = 0; i < 1200; i++)); do  # two checkpoints past the first
+    saved=$(checkpointed_step "$ckpt")
+    [[ -n "$saved" ]] && ((saved >= 60)) && break
+    kill -0 "$w0" 2>/dev/null || break
+    sleep 0.1
+  done
+  [[ -n "$saved" ]] && ((saved >= 60)) && kill -0 "$w0" 2>/dev/null ||
+    { fail "2: no checkpoint at step 60 or later ('$saved'): $(logs chief)"; return; }
+  kill -KILL "$ps"
+  wait "$ps" 2>/dev/null
+  echo "ps killed with SIGKILL; the newest checkpoint then was at global step $saved"
+  sleep 1
+  start_server ps_restarted "${hosts[@]}" --job_name=ps
+  local ps2=$LAST_PID
+  local restored='^MonitoredTrainingSession: restored the variables from .*model\.ckpt-([0-9]+) \(global step ([0-9]+)\)$'
+  wait_for "$TMP/chief.err" "$restored" 120 "$w0" ||
+    { fail "2: the chief did not restore a checkpoint: $(logs chief)"; return; }
+  local before
+  before=$(wc -l <"$TMP/chief.out")  # step lines from here are after the restore
+  local back
+  back=$(sed -nE "s/$restored/\\2/p" "$TMP/chief.err" | head -n 1)
+  ((back >= saved)) || fail "2: restored global step $back, below the checkpointed $saved"
+  grep -q "^MonitoredTrainingSession: .*recreating the session" "$TMP/chief.err" ||
+    fail "2: no recovery message: $(logs chief)"
+  if finished_with_accuracy chief "$w0"; then
+    echo "ok 2: restored global step $back (checkpointed $saved before the kill); $(grep trained "$TMP/chief.out")"
+  else
+    fail "2: the chief did not finish after the restart (exit $RC): $(logs chief)"
+  fi
+  local below
+  below=$(tail -n +"$((before + 1))" "$TMP/chief.out" |
+    sed -nE 's/^worker 0: step [0-9]+ \(global step ([0-9]+)\).*/\1/p' | awk -v s="$back" '$1 < s' | head -n 1)
+  [[ -z "$below" ]] || fail "2: global step $below after restoring $back"
+  local last
+  last=$(sed -nE 's/^worker 0: trained .* global step now ([0-9]+)$/\1/p' "$TMP/chief.out")
+  [[ -n "$last" ]] && ((last >= 300)) || fail "2: the chief ended at global step '${last:-}'"
+  wait_exit_within "$ps2" 30
+  [[ $RC -eq 0 ]] && grep -q "all 1 workers are done, stopping" "$TMP/ps_restarted.out" ||
+    fail "2: the restarted ps: exit $RC: $(logs ps_restarted)"
+}
+
+# The example's SyncReplicasOptimizer keeps its default aggregation_timeout,
+# 5 minutes; the chief must fail within that (bound: 7 min), not hang, and
+# name worker 1 (see 3. above for why it ends after about 60 s today).
+sync_worker_killed_no_backup() {
+  local P W0 W1
+  read -r P W0 W1 < <(free_ports 3)
+  local flags=(--ps_hosts="127.0.0.1:$P" --worker_hosts="127.0.0.1:$W0,127.0.0.1:$W1"
+               --is_sync --steps=100000 --log_every=10)
+  start_server sync_ps "${flags[@]}" --job_name=ps
+  start_server sync_w0 "${flags[@]}" --job_name=worker --task_index=0
+  local w0=$LAST_PID
+  start_server sync_w1 "${flags[@]}" --job_name=worker --task_index=1
+  local w1=$LAST_PID
+  wait_for "$TMP/sync_w1.out" "^worker 1: step 30 " 120 "$w1" ||
+    { fail "3: the sync workers did not train: $(logs sync_w0) $(logs sync_w1)"; return; }
+  kill -KILL "$w1"
+  wait "$w1" 2>/dev/null
+  echo "worker 1 killed with SIGKILL; waiting (up to 7 min) for the chief to fail"
+  wait_exit_within "$w0" 420
+  if [[ $RC -eq 124 ]]; then
+    fail "3: the chief still runs 7 min after worker 1 died: $(logs sync_w0)"
+  elif [[ $RC -eq 0 ]]; then
+    fail "3: the chief exited 0 without worker 1: $(logs sync_w0)"
+  elif grep -q "gradients from some workers are missing" "$TMP/sync_w0.err" &&
+       grep -qE "none from \[1\]" "$TMP/sync_w0.err"; then
+    echo "ok 3: the chief exited $RC naming the missing worker: $(grep -m1 -o 'gradients from some workers are missing.*' "$TMP/sync_w0.err")"
+  else
+    fail "3: the chief exited $RC without naming worker 1 as missing: $(logs sync_w0)"
+  fi
+}
+
+if [[ "$MODE" == "--sync_no_backup" ]]; then
+  sync_worker_killed_no_backup
+else
+  worker_before_ps
+  ps_killed_and_restarted
+fi
+
+if ((failures > 0)); then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "PASS"
