@@ -12,12 +12,15 @@
 #     backup, worker 1 killed with SIGKILL: the chief exits non-zero with an
 #     error that says the gradients are missing and names worker 1, instead
 #     of hanging. The example keeps the default aggregation_timeout (5 min,
-#     no flag), but the master's RunGraph RPC to the ps has its own 60 s
-#     deadline (GrpcRemoteWorker::Options::rpc_timeout), which ends the wait
-#     first: after about 60 s the chief fails, sometimes with the
-#     SyncReplicasOptimizer message (which then claims "within 5m"),
-#     sometimes with a bare "applying the gradients of global step N: ...
-#     RunGraph on task /job:ps/...: Deadline Exceeded" naming no worker.
+#     no flag) and sets no operation_timeout_in_ms, so 60 s RPC deadlines end
+#     the wait first (GrpcRemoteWorker::Options::rpc_timeout for the
+#     master's RunGraph to the ps, kDefaultRpcTimeout in grpc_session.cc for
+#     the chief's own RunStep). After about 60 s the chief exits 1 with one
+#     of three errors, by race: the SyncReplicasOptimizer message naming
+#     worker 1 (which then says "within 5m"); "applying the gradients of
+#     global step N: ... RunGraph on task /job:ps/...: Deadline Exceeded";
+#     or just "RunStep on master ...: Deadline Exceeded". Only the first
+#     passes, hence a manual target.
 # Not covered: a backup worker (the example aggregates every worker; it has
 # no flag for replicas_to_aggregate) and a shorter aggregation timeout.
 # Every wait is bounded (bounds only, no timing assertions); every process
