@@ -112,12 +112,10 @@ absl::Status Server::Start() {
   builder.SetMaxReceiveMessageSize(options_.max_request_bytes);
   // Fetched tensors may be large: allow the most a gRPC message can hold.
   builder.SetMaxSendMessageSize(INT_MAX);
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(NewBadRequestInterceptorFactory());
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   // gRPC sets SO_REUSEPORT by default, which would let a second server share
   // the port silently; a port in use must be an error instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ApplyServerDefaults(&builder);
   builder.RegisterService(worker_service_.get());
   builder.RegisterService(master_service_.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

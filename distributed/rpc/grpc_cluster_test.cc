@@ -22,6 +22,7 @@
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "google/protobuf/text_format.h"
+#include "distributed/rpc/grpc_util.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -37,6 +38,7 @@ struct Task {
   explicit Task(const std::string& name)
       : worker(name, ConfigProto()), service(NewGrpcWorkerService(&worker)) {
     grpc::ServerBuilder builder;
+    ApplyServerDefaults(&builder);  // as Server does
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(service.get());
@@ -127,7 +129,7 @@ TEST_F(GrpcClusterTest, FailureOnThePsIsTheRootCauseNotAnEcho) {
 
 TEST_F(GrpcClusterTest, RecvTensorOfAKeyNobodySendsEndsAtTheClientDeadline) {
   GrpcRemoteWorker::Options options;
-  options.rpc_timeout = absl::Seconds(1);
+  options.step_rpc_timeout = absl::Seconds(1);  // RecvTensor waits for a step
   GrpcRemoteWorker ps(tasks_[kPs]->address, options);
   const std::string key =
       "/job:ps/replica:0/task:0/device:CPU:0;1;/job:worker/replica:0/task:0/device:CPU:0;never;0:0";

@@ -67,6 +67,7 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
       peer_(options.task.empty() ? absl::StrCat("worker ", address_)
                                  : absl::StrCat("task ", options.task, " (", address_, ")")),
       rpc_timeout_(options.rpc_timeout),
+      step_rpc_timeout_(options.step_rpc_timeout),
       security_(options.security),
       max_message_bytes_(std::min(options.max_message_bytes, kMaxGrpcMessageBytes)),
       // Fetches and received tensors may be large: allow what one gRPC
@@ -125,7 +126,12 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
                                      StatusCallback done) {
   // The worker enforces timeout_in_ms itself and says so more precisely than
   // an expired deadline would, so the RPC keeps the stub's own deadline.
-  auto call = NewCall<RunGraphRequest, RunGraphResponse>(rpc_timeout_, security_);
+  // A little beyond the step's own limit, so the worker's DeadlineExceeded
+  // (which says which step and how long) arrives first.
+  const absl::Duration deadline = request.timeout_in_ms > 0
+                                      ? absl::Milliseconds(request.timeout_in_ms) + absl::Seconds(2)
+                                      : step_rpc_timeout_;
+  auto call = NewCall<RunGraphRequest, RunGraphResponse>(deadline, security_);
   RunGraphRequest& wire = call->request;
   wire.set_graph_handle(request.graph_handle);
   wire.set_step_id(request.step_id);
@@ -181,7 +187,7 @@ void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& container
 
 void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, StatusCallback done) {
-  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(rpc_timeout_, security_);
+  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(step_rpc_timeout_, security_);
   call->request.set_step_id(step_id);
   call->request.set_rendezvous_key(rendezvous_key);
   raw_stub_.UnaryCall(

@@ -35,7 +35,14 @@ namespace tensorgrid {
 class GrpcRemoteWorker final : public WorkerInterface {
  public:
   struct Options {
-    absl::Duration rpc_timeout = absl::Seconds(60);  // per RPC, RunGraph included
+    // Per RPC, for calls that do a bounded amount of work.
+    absl::Duration rpc_timeout = absl::Seconds(60);
+    // RunGraph and RecvTensor wait for a step, which may legitimately block
+    // (a queue, a synchronous-training token) for long: RunGraph's deadline
+    // is the step's timeout_in_ms plus a grace when it has one, else this;
+    // RecvTensor's is this. A peer that dies is noticed sooner: the channel
+    // pings during calls (keepalive) and a closed connection fails at once.
+    absl::Duration step_rpc_timeout = absl::Hours(1);
     RpcSecurity security;  // the token and TLS settings of the peer's server
     // The peer's task name ("/job:ps/replica:0/task:0"), for errors; empty:
     // errors name the address only.
@@ -76,6 +83,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   const std::string address_;
   const std::string peer_;  // "worker 127.0.0.1:2222" or "task /job:ps/... (127.0.0.1:2222)"
   const absl::Duration rpc_timeout_;
+  const absl::Duration step_rpc_timeout_;
   const RpcSecurity security_;
   const size_t max_message_bytes_;
   const std::shared_ptr<grpc::Channel> channel_;

@@ -12,6 +12,9 @@ namespace {
 
 constexpr char kPrefix[] = "grpc://";
 constexpr absl::Duration kDefaultRpcTimeout = absl::Seconds(60);
+// A step without a timeout may block for long (a queue, a synchronous-
+// training token); its RPC still has a deadline, this one.
+constexpr absl::Duration kDefaultStepTimeout = absl::Hours(1);
 // Extra time a step's RPC gets beyond the step's own limit, which the master
 // enforces with a more telling message.
 constexpr absl::Duration kStepGrace = absl::Seconds(1);
@@ -75,7 +78,7 @@ absl::StatusOr<std::string> GrpcSession::Handle() const {
 absl::Duration GrpcSession::StepTimeout(const RunOptions& options) const {
   const int64_t ms =
       options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
-  return ms > 0 ? absl::Milliseconds(ms) + kStepGrace : kDefaultRpcTimeout;
+  return ms > 0 ? absl::Milliseconds(ms) + kStepGrace : kDefaultStepTimeout;
 }
 
 absl::Status GrpcSession::Finish(const char* method, const grpc::Status& status) const {

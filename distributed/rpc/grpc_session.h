@@ -9,10 +9,12 @@
 //   TG_RETURN_IF_ERROR(session->Create(graph_def));
 //
 // Every RPC has a deadline: ConfigProto.operation_timeout_in_ms if set, else
-// 60 s; a step with RunOptions.timeout_in_ms (or a callable whose
-// CallableOptions.run_options has one) gets that plus a second of grace, so
-// that the master's own DeadlineExceeded, which names what was slow, arrives
-// first. The master's statuses come back with their code and message (the
+// 60 s. A step gets its RunOptions.timeout_in_ms (or its callable's, or
+// operation_timeout_in_ms) plus a second of grace, so that the master's own
+// DeadlineExceeded, which names what was slow, arrives first; a step with no
+// timeout at all gets an hour, since steps may legitimately block (queues,
+// synchronous training). A master that dies is noticed sooner: the channel
+// pings during calls (keepalive). The master's statuses come back with their code and message (the
 // internal "derived error" mark removed); transport failures (Unavailable,
 // DeadlineExceeded, Cancelled) name the master's address. Nothing connects
 // until the first call. Credentials (an auth token, TLS) come from the

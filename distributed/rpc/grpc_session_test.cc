@@ -397,9 +397,7 @@ class SecureMaster {
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", ServerCredentials(security), &port);
     builder.RegisterService(&service_);
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> i;
-    i.push_back(NewBadRequestInterceptorFactory());
-    builder.experimental().SetInterceptorCreators(std::move(i));
+    ApplyServerDefaults(&builder);
     server_ = builder.BuildAndStart();
     address_ = "127.0.0.1:" + std::to_string(port);
   }

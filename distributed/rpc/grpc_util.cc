@@ -228,6 +228,13 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const RpcS
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(max_receive_bytes);
   args.SetMaxSendMessageSize(-1);  // the receiving server enforces its own cap
+  // During a call, ping the peer every 10 s and give up on it after 10 s
+  // more without an answer: a long step on a peer that froze or vanished
+  // without closing its connection fails Unavailable instead of waiting for
+  // its deadline. (Servers allow pings this often: see Server::Start.)
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // keep pinging a silent call
   return grpc::CreateCustomChannel(address, ChannelCredentials(security), args);
 }
 
@@ -255,9 +262,14 @@ grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string
   return grpc::Status::OK;
 }
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-NewBadRequestInterceptorFactory() {
-  return std::make_unique<BadRequestInterceptorFactory>();
+void ApplyServerDefaults(grpc::ServerBuilder* builder) {
+  // Clients ping every 10 s during long calls; without these gRPC would take
+  // that for abuse and close the connection ("too_many_pings").
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<BadRequestInterceptorFactory>());
+  builder->experimental().SetInterceptorCreators(std::move(interceptors));
 }
 
 }  // namespace tensorgrid

@@ -77,12 +77,12 @@ void AttachAuth(grpc::ClientContext* context, const RpcSecurity& security);
 // comparison takes the same time wherever the tokens differ.
 grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string& token);
 
-// For grpc::ServerBuilder::experimental().SetInterceptorCreators: turns the
-// status gRPC sends for a request that does not parse (Internal, with no
-// message) into InvalidArgument naming the method, so garbage on the wire
-// reads as the caller's error.
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-NewBadRequestInterceptorFactory();
+// What every server of ours sets on its builder: it accepts the keepalive
+// pings NewChannel's channels send during long calls, and a request that
+// does not parse gets InvalidArgument naming the method (gRPC's own answer
+// is an Internal with no message), so garbage on the wire reads as the
+// caller's error.
+void ApplyServerDefaults(grpc::ServerBuilder* builder);
 
 }  // namespace tensorgrid
 

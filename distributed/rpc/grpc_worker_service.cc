@@ -26,7 +26,7 @@ namespace {
 // The longest a RecvTensor waits for its tensor, whatever the client's
 // deadline: a request for a step that never runs here must not stay open
 // forever (it would also hold up the server's shutdown).
-constexpr absl::Duration kMaxRecvWait = absl::Minutes(5);
+constexpr absl::Duration kMaxRecvWait = absl::Hours(1);  // = GrpcRemoteWorker's step_rpc_timeout
 
 // Feeds arrive named by their _Arg index as text, in any order; each index
 // in [0, n) must appear exactly once.

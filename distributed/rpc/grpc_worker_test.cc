@@ -46,6 +46,7 @@ constexpr char kRecvTensorMethod[] = "/tensorgrid.WorkerService/RecvTensor";
 struct LoopbackServer {
   explicit LoopbackServer(grpc::Service* service) {
     grpc::ServerBuilder builder;
+    ApplyServerDefaults(&builder);  // as Server does
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     // Feeds of the large-tensor tests arrive in one RunGraph request.
