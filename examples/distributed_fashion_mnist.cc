@@ -72,6 +72,8 @@ struct Options {
   std::string data_dir = kFashionMnistDir;
   int task_index = 0;
   bool is_sync = false;
+  int64_t replicas_to_aggregate = 0;  // 0: every worker
+  int64_t sync_timeout_s = 300;
   int64_t steps = 6000, batch_size = 32, log_every = 100, save_every = 1000, seed = 1;
   double learning_rate = 1e-4;
 };
@@ -86,6 +88,12 @@ const std::vector<tools::Flag>& Table() {
       {"task_index", "N", false, "this task's index in its job (default 0)"},
       {"is_sync", "", false, "synchronous replicas: each global step averages one\n"
                              "gradient from every worker (SyncReplicasOptimizer)"},
+      {"replicas_to_aggregate", "N", false,
+       "with --is_sync: gradients averaged per global step (default: the\n"
+       "number of workers; fewer leaves the rest as backup workers)"},
+      {"sync_timeout_s", "S", false,
+       "with --is_sync: the chief fails, naming the workers whose gradients\n"
+       "are missing, after waiting S seconds for a global step (default 300)"},
       {"steps", "N", false, "train until the global step is N (default 6000)"},
       {"batch_size", "N", false, "examples per worker step (default 32)"},
       {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
@@ -116,6 +124,8 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
       return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
     }
     if (f.name == "is_sync") o.is_sync = f.value == "true";
+    if (f.name == "replicas_to_aggregate") return positive(f, &o.replicas_to_aggregate);
+    if (f.name == "sync_timeout_s") return positive(f, &o.sync_timeout_s);
     if (f.name == "steps") return positive(f, &o.steps);
     if (f.name == "batch_size") return positive(f, &o.batch_size);
     if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
@@ -230,8 +240,14 @@ absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o, int worke
   m.correct = ops::Sum(scope.WithOpName("correct"), ops::Cast(scope, hits, DT_FLOAT), {0});
   m.adam = std::make_unique<training::AdamOptimizer>(o.learning_rate);
   if (o.is_sync) {  // every step averages one gradient from each worker
+    const int aggregate = o.replicas_to_aggregate > 0 ? static_cast<int>(o.replicas_to_aggregate)
+                                                      : workers;
+    if (aggregate > workers) {
+      return errors::InvalidArgument("--replicas_to_aggregate=", aggregate, " is more than the ",
+                                     workers, " workers");
+    }
     m.sync = std::make_unique<training::SyncReplicasOptimizer>(
-        m.adam.get(), workers, workers, training::SyncReplicasOptimizer::WorkerIndex(index));
+        m.adam.get(), aggregate, workers, training::SyncReplicasOptimizer::WorkerIndex(index));
     TG_ASSIGN_OR_RETURN(m.train, m.sync->Minimize(scope, m.loss, {}, m.global_step));
   } else {
     TG_ASSIGN_OR_RETURN(m.train, m.adam->Minimize(scope, m.loss, {}, m.global_step));
@@ -284,6 +300,7 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
     training::SyncReplicasHookOptions sync_hook;
     sync_hook.master = options.master;
     sync_hook.config = options.config;
+    sync_hook.aggregation_timeout = absl::Seconds(o.sync_timeout_s);
     options.hooks.push_back(m.sync->MakeSessionRunHook(chief, sync_hook));
   }
   options.hooks.push_back(training::StopAtStepHook::AtStep(o.steps));

@@ -8,25 +8,17 @@
 #     checkpoint (its global step >= the one saved before the kill), every
 #     step line after the restore is at or above it, the run finishes with
 #     test_accuracy and the new ps exits 0 through the done queue;
-#  3. (--sync_no_backup, its own target) --is_sync with 2 workers and no
-#     backup, worker 1 killed with SIGKILL: the chief exits non-zero with an
-#     error that says the gradients are missing and names worker 1, instead
-#     of hanging. The example keeps the default aggregation_timeout (5 min,
-#     no flag) and sets no operation_timeout_in_ms, so 60 s RPC deadlines end
-#     the wait first (GrpcRemoteWorker::Options::rpc_timeout for the
-#     master's RunGraph to the ps, kDefaultRpcTimeout in grpc_session.cc for
-#     the chief's own RunStep). After about 60 s the chief exits 1 with one
-#     of three errors, by race: the SyncReplicasOptimizer message naming
-#     worker 1 (which then says "within 5m"); "applying the gradients of
-#     global step N: ... RunGraph on task /job:ps/...: Deadline Exceeded";
-#     or just "RunStep on master ...: Deadline Exceeded". Only the first
-#     passes, hence a manual target.
-# Not covered: a backup worker (the example aggregates every worker; it has
-# no flag for replicas_to_aggregate) and a shorter aggregation timeout.
+#  3. (--sync, its own target) --is_sync with 2 workers and no backup,
+#     worker 1 killed with SIGKILL: the chief exits non-zero within its
+#     --sync_timeout_s (15 s here) with an error that says the gradients are
+#     missing and names worker 1, instead of hanging;
+#  4. (--sync) --is_sync with 3 workers aggregating 2 (one backup): a
+#     non-chief killed mid-training, the chief trains on to --steps and ends
+#     with test_accuracy.
 # Every wait is bounded (bounds only, no timing assertions); every process
 # started is killed on exit. Skips (passing) without the dataset.
 #
-# Usage: distributed_training_fault_test.sh EXAMPLE CLUSTER_LIB [--sync_no_backup]
+# Usage: distributed_training_fault_test.sh EXAMPLE CLUSTER_LIB [--sync]
 set -u
 BIN="$1"
 TG_SERVER="$BIN"  # cluster_lib's start_server runs the example as one task
@@ -152,14 +144,11 @@ ps_killed_and_restarted() {
     fail "2: the restarted ps: exit $RC: $(logs ps_restarted)"
 }
 
-# The example's SyncReplicasOptimizer keeps its default aggregation_timeout,
-# 5 minutes; the chief must fail within that (bound: 7 min), not hang, and
-# name worker 1 (see 3. above for why it ends after about 60 s today).
 sync_worker_killed_no_backup() {
   local P W0 W1
   read -r P W0 W1 < <(free_ports 3)
   local flags=(--ps_hosts="127.0.0.1:$P" --worker_hosts="127.0.0.1:$W0,127.0.0.1:$W1"
-               --is_sync --steps=100000 --log_every=10)
+               --is_sync --sync_timeout_s=15 --steps=100000 --log_every=10)
   start_server sync_ps "${flags[@]}" --job_name=ps
   start_server sync_w0 "${flags[@]}" --job_name=worker --task_index=0
   local w0=$LAST_PID
@@ -169,10 +158,10 @@ sync_worker_killed_no_backup() {
     { fail "3: the sync workers did not train: $(logs sync_w0) $(logs sync_w1)"; return; }
   kill -KILL "$w1"
   wait "$w1" 2>/dev/null
-  echo "worker 1 killed with SIGKILL; waiting (up to 7 min) for the chief to fail"
-  wait_exit_within "$w0" 420
+  echo "worker 1 killed with SIGKILL; waiting (bound: 3 min) for the chief to fail"
+  wait_exit_within "$w0" 180
   if [[ $RC -eq 124 ]]; then
-    fail "3: the chief still runs 7 min after worker 1 died: $(logs sync_w0)"
+    fail "3: the chief still runs 3 min after worker 1 died: $(logs sync_w0)"
   elif [[ $RC -eq 0 ]]; then
     fail "3: the chief exited 0 without worker 1: $(logs sync_w0)"
   elif grep -q "gradients from some workers are missing" "$TMP/sync_w0.err" &&
@@ -183,8 +172,31 @@ sync_worker_killed_no_backup() {
   fi
 }
 
-if [[ "$MODE" == "--sync_no_backup" ]]; then
+# One backup: 3 workers, 2 gradients per global step; worker 2 dies and the
+# chief still reaches --steps.
+sync_backup_worker_killed() {
+  local P W0 W1 W2
+  read -r P W0 W1 W2 < <(free_ports 4)
+  local flags=(--ps_hosts="127.0.0.1:$P"
+               --worker_hosts="127.0.0.1:$W0,127.0.0.1:$W1,127.0.0.1:$W2"
+               --is_sync --replicas_to_aggregate=2 --sync_timeout_s=60 --steps=120 --log_every=10)
+  start_server backup_ps "${flags[@]}" --job_name=ps
+  start_server backup_w0 "${flags[@]}" --job_name=worker --task_index=0
+  local w0=$LAST_PID
+  start_server backup_w1 "${flags[@]}" --job_name=worker --task_index=1
+  start_server backup_w2 "${flags[@]}" --job_name=worker --task_index=2
+  local w2=$LAST_PID
+  wait_for "$TMP/backup_w2.out" "^worker 2: step 20 " 120 "$w2" ||
+    { fail "4: the sync workers did not train: $(logs backup_w0) $(logs backup_w2)"; return; }
+  kill -KILL "$w2"
+  wait "$w2" 2>/dev/null
+  echo "worker 2 (a backup) killed with SIGKILL; the chief must reach step 120"
+  finished_with_accuracy backup_w0 "$w0" || fail "4: the chief did not finish: $(logs backup_w0)"
+}
+
+if [[ "$MODE" == "--sync" ]]; then
   sync_worker_killed_no_backup
+  sync_backup_worker_killed
 else
   worker_before_ps
   ps_killed_and_restarted
