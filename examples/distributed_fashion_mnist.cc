@@ -361,6 +361,9 @@ absl::Status Run(const Options& o, const sigset_t& signals) {
                                                   ConfigProto(), server_options));
   TG_RETURN_IF_ERROR(server->Start());
   std::fprintf(stderr, "%s serving at %s\n", config.task.name().c_str(), server->address().c_str());
+  // tg_launch --task_binary waits for tg_server's ready line on stdout.
+  std::printf("tg_server ready %s %s\n", config.task.name().c_str(), server->address().c_str());
+  std::fflush(stdout);
   absl::Status s = config.task.job == "ps" ? RunPs(config, *server, signals) : RunWorker(config, *server, o);
   server->Stop();
   return s;

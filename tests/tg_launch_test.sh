@@ -280,6 +280,38 @@ for pid in $(cat "$TMP/fake.pids"); do
   ! running "$pid" || fail "stand-in server $pid still runs after tg_launch exited"
 done
 
+# (--task_binary) Tasks that are programs of their own: each gets the
+# cluster flags plus the words after "--", prints the ready line, and exits
+# by itself. All exit 0: tg_launch exits 0. One exits 3: tg_launch names it
+# and exits 1.
+cat >"$TMP/task.sh" <<'EOF_TASK'
+#!/bin/bash
+for a in "$@"; do
+  case "$a" in
+    --job_name=*) job="${a#*=}" ;;
+    --task_index=*) index="${a#*=}" ;;
+    --exit=*) code="${a#*=}" ;;
+  esac
+done
+echo "tg_server ready /job:$job/replica:0/task:$index 127.0.0.1:1"
+sleep 0.5
+[[ "$job" == worker && "$index" == 1 ]] && exit "${code:-0}"
+exit 0
+EOF_TASK
+chmod +x "$TMP/task.sh"
+timeout -k 5 60 "$TG_LAUNCH" --ps=1 --workers=2 --task_binary="$TMP/task.sh" -- --exit=0 \
+  >"$TMP/tasks_ok.out" 2>"$TMP/tasks_ok.err"
+RC=$?
+[[ $RC -eq 0 ]] || fail "--task_binary, all tasks exit 0: status $RC, stderr: $(cat "$TMP/tasks_ok.err")"
+grep -q "task /job:worker/replica:0/task:1 finished" "$TMP/tasks_ok.err" ||
+  fail "--task_binary: no 'finished' line: $(cat "$TMP/tasks_ok.err")"
+timeout -k 5 60 "$TG_LAUNCH" --ps=1 --workers=2 --task_binary="$TMP/task.sh" -- --exit=3 \
+  >"$TMP/tasks_bad.out" 2>"$TMP/tasks_bad.err"
+RC=$?
+[[ $RC -eq 1 ]] || fail "--task_binary, a task exits 3: status $RC"
+grep -q "task /job:worker/replica:0/task:1 exited with status 3" "$TMP/tasks_bad.err" ||
+  fail "--task_binary: the failing task is not named: $(cat "$TMP/tasks_bad.err")"
+
 if ((failures > 0)); then
   echo "$failures failure(s)" >&2
   exit 1

@@ -61,8 +61,11 @@ struct Options {
   std::string cluster;
   std::string tf_config_file;
   std::string server_binary;
+  // Tasks are this program, not tg_server: they get the words after "--" as
+  // extra arguments, and the launch ends when they all have.
+  std::string task_binary;
   int startup_timeout_s = 30;
-  std::vector<std::string> command;  // after "--"
+  std::vector<std::string> command;  // after "--": the command, or the tasks' arguments
   bool help = false;
 
   // The cluster comes from --ps/--workers/--chief: we pick its ports, so a
@@ -83,6 +86,11 @@ const std::vector<tools::Flag>& Table() {
        "JSON file; its \"task\", if any, is ignored"},
       {"server_binary", "PATH", false,
        "the tg_server to run; default: tg_server next to tg_launch"},
+      {"task_binary", "PATH", false,
+       "run PATH as every task instead of tg_server, with --cluster,\n"
+       "--job_name, --task_index and the words after \"--\"; it must print\n"
+       "the ready line once it serves and exit by itself: the launch ends\n"
+       "0 when every task exited 0 (a training program's ps and workers)"},
       {"startup_timeout", "SECONDS", false,
        "how long every task gets to print its ready line (default 30)"},
   };
@@ -128,6 +136,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& argv) {
     if (f.name == "cluster") options.cluster = f.value;
     if (f.name == "tf_config_file") options.tf_config_file = f.value;
     if (f.name == "server_binary") options.server_binary = f.value;
+    if (f.name == "task_binary") options.task_binary = f.value;
     return absl::OkStatus();
   }));
   if (options.help) return options;
@@ -139,6 +148,9 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& argv) {
         "give exactly one of --ps/--workers/--chief, --cluster and --tf_config_file");
   }
   if (counts && options.workers == 0) return errors::InvalidArgument("--workers must be >= 1");
+  if (!options.task_binary.empty() && !options.server_binary.empty()) {
+    return errors::InvalidArgument("give --task_binary or --server_binary, not both");
+  }
   return options;
 }
 
@@ -320,6 +332,12 @@ class Supervisor {
   int received_signal() const { return signal_; }
   // Each child that exited since the last call, once.
   std::vector<Child*> TakeExited() { return std::move(exited_); }
+  // Children not exited yet.
+  int running() const {
+    int n = 0;
+    for (const auto& child : children_) n += child->exited ? 0 : 1;
+    return n;
+  }
 
  private:
   void ReadFrom(Child& child, int stream, bool drain);
@@ -501,9 +519,11 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
   reserved.clear();
   for (const auto& [job, addresses] : cluster.job_map()) {
     for (size_t i = 0; i < addresses.size(); ++i) {
-      const std::vector<std::string> argv = {
-          options.server_binary, "--cluster=" + cluster.ToString(), "--job_name=" + job,
-          absl::StrCat("--task_index=", i)};
+      const bool tasks = !options.task_binary.empty();
+      std::vector<std::string> argv = {
+          tasks ? options.task_binary : options.server_binary, "--cluster=" + cluster.ToString(),
+          "--job_name=" + job, absl::StrCat("--task_index=", i)};
+      if (tasks) argv.insert(argv.end(), options.command.begin(), options.command.end());
       absl::StatusOr<Child*> child =
           supervisor.Spawn(TaskName(job, i), absl::StrCat("[", job, ":", i, "] "), argv, env);
       if (!child.ok()) {
@@ -553,7 +573,8 @@ void PrintTargets(const Supervisor& supervisor, const ClusterSpec& cluster) {
 // exit; returns the exit status.
 int Supervise(Supervisor& supervisor, const ClusterSpec& cluster, const Options& options) {
   Child* command = nullptr;
-  if (!options.command.empty()) {
+  const bool tasks = !options.task_binary.empty();
+  if (!tasks && !options.command.empty()) {
     absl::StatusOr<Child*> spawned =
         supervisor.Spawn("", "", options.command, CommandEnvironment(cluster));
     if (!spawned.ok()) {
@@ -567,6 +588,11 @@ int Supervise(Supervisor& supervisor, const ClusterSpec& cluster, const Options&
       if (child == command) {
         const int status = child->status;
         return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+      }
+      if (tasks && WIFEXITED(child->status) && WEXITSTATUS(child->status) == 0) {
+        Say(absl::StrCat("task ", child->task, " finished"));
+        if (supervisor.running() == 0) return 0;
+        continue;
       }
       Say(absl::StrCat("task ", child->task, " ", DescribeStatus(child->status)));
       return 1;
@@ -586,8 +612,15 @@ int Main(const std::vector<std::string>& args) {
     std::cout << Usage();
     return 0;
   }
-  if (options->server_binary.empty()) options->server_binary = DefaultServerBinary();
-  if (access(options->server_binary.c_str(), X_OK) != 0) {
+  if (!options->task_binary.empty()) {
+    if (access(options->task_binary.c_str(), X_OK) != 0) {
+      return tools::ReportError(errors::NotFound("--task_binary: no program at ",
+                                                 options->task_binary));
+    }
+  } else if (options->server_binary.empty()) {
+    options->server_binary = DefaultServerBinary();
+  }
+  if (options->task_binary.empty() && access(options->server_binary.c_str(), X_OK) != 0) {
     return tools::ReportError(errors::NotFound("no tg_server at ", options->server_binary,
                                                " (give --server_binary=PATH)"));
   }
