@@ -65,113 +65,23 @@
 #include "client/session.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
+#include "bench/child_process.h"
 
 namespace tensorgrid {
 namespace {
 
-constexpr char kTool[] = "distributed_step_benchmark";
+using bench::AwaitReady;
+using bench::CheckOk;
+using bench::Child;
+using bench::Die;
+using bench::Report;
+using bench::Spawn;
+using bench::StopChildren;
+
 // How long the children get to start serving.
 constexpr std::chrono::seconds kStartupTimeout(30);
 // Every RPC of the reference gets a deadline, as the session's do.
 constexpr std::chrono::seconds kCallTimeout(10);
-
-// Setup failures end the run: there is nothing to measure without a cluster.
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "%s: %s\n", kTool, message.c_str());
-  std::exit(1);
-}
-
-void CheckOk(const absl::Status& status, const std::string& what) {
-  if (!status.ok()) Die(absl::StrCat(what, ": ", status.ToString()));
-}
-
-// ---- child processes -----------------------------------------------------------
-
-struct Child {
-  std::string name;  // "/job:ps/replica:0/task:0", "echo server"
-  pid_t pid = -1;
-  int ready_fd = -1;    // read end of the pipe the child reports on
-  std::string address;  // "127.0.0.1:PORT", from its "ready" line
-};
-
-// Writes one line to the parent; async-signal-safe enough for a child.
-void Report(int fd, const std::string& line) {
-  const std::string text = line + "\n";
-  (void)!write(fd, text.data(), text.size());
-}
-
-// Forks a child that runs `serve(report_fd, signals)`; `serve` reports
-// "ready ADDRESS" or "error MESSAGE" and must not return while serving. The
-// child blocks SIGTERM/SIGINT before any of its threads exist, so `serve`
-// can sigwait for them; it dies with us (PR_SET_PDEATHSIG).
-Child Spawn(const std::string& name,
-            const std::function<void(int report_fd, const sigset_t& signals)>& serve) {
-  int fds[2];
-  if (pipe(fds) != 0) Die(absl::StrCat("pipe: ", std::strerror(errno)));
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) Die(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    close(fds[0]);
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigprocmask(SIG_BLOCK, &signals, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);
-    serve(fds[1], signals);
-    _exit(0);  // never run static destructors that belong to the parent
-  }
-  close(fds[1]);
-  Child child;
-  child.name = name;
-  child.pid = pid;
-  child.ready_fd = fds[0];
-  return child;
-}
-
-// Waits (bounded) for the child's "ready ADDRESS" line.
-void AwaitReady(Child& child, std::chrono::steady_clock::time_point deadline) {
-  std::string line;
-  char c;
-  while (line.empty() || line.back() != '\n') {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd fd = {child.ready_fd, POLLIN, 0};
-    if (left.count() <= 0 || poll(&fd, 1, static_cast<int>(left.count())) == 0) {
-      Die(absl::StrCat(child.name, " not ready after ", kStartupTimeout.count(), " s"));
-    }
-    const ssize_t n = read(child.ready_fd, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) Die(absl::StrCat(child.name, " exited before it was ready"));
-    line += c;
-  }
-  line.pop_back();
-  if (!absl::StartsWith(line, "ready ")) Die(absl::StrCat(child.name, ": ", line));
-  child.address = line.substr(6);
-}
-
-// SIGTERM to each child, up to 10 s for all of them to exit, then SIGKILL.
-void StopChildren(std::vector<Child>& children) {
-  for (const Child& child : children) kill(child.pid, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (Child& child : children) {
-    int status;
-    while (waitpid(child.pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "%s: %s did not stop in 10 s; killing it\n", kTool,
-                     child.name.c_str());
-        kill(child.pid, SIGKILL);
-        waitpid(child.pid, &status, 0);
-        break;
-      }
-      usleep(10000);
-    }
-    close(child.ready_fd);
-  }
-  children.clear();
-}
 
 // ---- the cluster and the echo server --------------------------------------------
 

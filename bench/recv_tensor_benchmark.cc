@@ -64,11 +64,19 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/server.h"
+#include "bench/child_process.h"
 
 namespace tensorgrid {
 namespace {
 
-constexpr char kTool[] = "recv_tensor_benchmark";
+using bench::AwaitReady;
+using bench::CheckOk;
+using bench::Child;
+using bench::Die;
+using bench::Report;
+using bench::Spawn;
+using bench::StopChildren;
+
 constexpr char kWorkerCpu[] = "/job:worker/replica:0/task:0/device:CPU:0";
 // The nominal receiver named in the rendezvous key (this process).
 constexpr char kReceiverCpu[] = "/job:worker/replica:0/task:1/device:CPU:0";
@@ -76,110 +84,10 @@ constexpr int64_t kLargest = int64_t{64} << 20;
 constexpr std::chrono::seconds kStartupTimeout(30);
 constexpr std::chrono::seconds kCallTimeout(30);
 
-// Setup failures end the run: there is nothing to measure without the peer.
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "%s: %s\n", kTool, message.c_str());
-  std::exit(1);
-}
-
-void CheckOk(const absl::Status& status, const std::string& what) {
-  if (!status.ok()) Die(absl::StrCat(what, ": ", status.ToString()));
-}
-
-// ---- child processes ------------------------------------------------------------
-
-struct Child {
-  std::string name;
-  pid_t pid = -1;
-  int ready_fd = -1;  // read end of the pipe the child reports on
-  std::string line;   // its "ready ..." line, less "ready "
-};
-
-void Report(int fd, const std::string& line) {
-  const std::string text = line + "\n";
-  (void)!write(fd, text.data(), text.size());
-}
-
-// Forks a child that runs `serve(report_fd)`, which reports "ready ..." or
-// "error ..." and returns when the child should exit. SIGTERM/SIGINT are
-// blocked before any thread of the child exists, for WaitForStop.
-Child Spawn(const std::string& name, const std::function<void(int report_fd)>& serve) {
-  int fds[2];
-  if (pipe(fds) != 0) Die(absl::StrCat("pipe: ", std::strerror(errno)));
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) Die(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    close(fds[0]);
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigprocmask(SIG_BLOCK, &signals, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);
-    serve(fds[1]);
-    _exit(0);  // never run static destructors that belong to the parent
-  }
-  close(fds[1]);
-  return Child{name, pid, fds[0], ""};
-}
-
-void WaitForStop() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  int signal = 0;
-  sigwait(&signals, &signal);
-}
-
-// Waits (bounded) for the child's "ready ..." line.
-void AwaitReady(Child& child, std::chrono::steady_clock::time_point deadline) {
-  std::string line;
-  char c;
-  while (line.empty() || line.back() != '\n') {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd fd = {child.ready_fd, POLLIN, 0};
-    if (left.count() <= 0 || poll(&fd, 1, static_cast<int>(left.count())) == 0) {
-      Die(absl::StrCat(child.name, " not ready after ", kStartupTimeout.count(), " s"));
-    }
-    const ssize_t n = read(child.ready_fd, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) Die(absl::StrCat(child.name, " exited before it was ready"));
-    line += c;
-  }
-  line.pop_back();
-  if (!absl::StartsWith(line, "ready ")) Die(absl::StrCat(child.name, ": ", line));
-  child.line = line.substr(6);
-}
-
-// SIGTERM to each child, up to 10 s for all of them to exit, then SIGKILL.
-void StopChildren(std::vector<Child>& children) {
-  for (const Child& child : children) kill(child.pid, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (Child& child : children) {
-    int status;
-    while (waitpid(child.pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "%s: %s did not stop in 10 s; killing it\n", kTool,
-                     child.name.c_str());
-        kill(child.pid, SIGKILL);
-        waitpid(child.pid, &status, 0);
-        break;
-      }
-      usleep(10000);
-    }
-    close(child.ready_fd);
-  }
-  children.clear();
-}
-
 // ---- the worker child -----------------------------------------------------------
 
 // One task, as tg_server runs it, on a free loopback port.
-void ServeWorker(int report_fd) {
+void ServeWorker(int report_fd, const sigset_t& signals) {
   ClusterSpecOptions options;
   options.allow_port_zero = true;  // the server picks a free port and reports it
   absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromFlag("worker=localhost:0", options);
@@ -192,7 +100,8 @@ void ServeWorker(int report_fd) {
     return;
   }
   Report(report_fd, "ready " + (*server)->address());
-  WaitForStop();
+  int signal = 0;
+  sigwait(&signals, &signal);
   (*server)->Stop();
 }
 
@@ -265,7 +174,7 @@ class BytesService final : public bench::BytesService::Service {
   }
 };
 
-void ServeReference(int report_fd) {
+void ServeReference(int report_fd, const sigset_t& signals) {
   Payload();  // faulted in before anything is timed
   const int listener = ListenOnLoopback();
   if (listener < 0) {
@@ -291,7 +200,8 @@ void ServeReference(int report_fd) {
     return;
   }
   Report(report_fd, absl::StrCat("ready ", PortOf(listener), " 127.0.0.1:", port));
-  WaitForStop();
+  int signal = 0;
+  sigwait(&signals, &signal);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
 }
 
@@ -310,8 +220,8 @@ void StartPeers(Peers* out) {
   out->children.push_back(Spawn("reference server", ServeReference));
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   for (Child& child : out->children) AwaitReady(child, deadline);
-  out->worker_address = out->children[0].line;
-  const std::string& reference = out->children[1].line;
+  out->worker_address = out->children[0].address;
+  const std::string& reference = out->children[1].address;
   const size_t space = reference.find(' ');
   out->stream_port = std::atoi(reference.substr(0, space).c_str());
   out->bytes_address = reference.substr(space + 1);
