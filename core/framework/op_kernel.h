@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/cancellation.h"
+#include "core/framework/collective.h"
 #include "core/framework/device.h"
 #include "core/framework/op_def.h"
 #include "core/framework/rendezvous.h"
@@ -130,6 +131,7 @@ class OpKernelContext {
     CallFrame* call_frame = nullptr;
     CancellationManager* cancellation = nullptr;
     Rendezvous* rendezvous = nullptr;  // the step's, for _Send/_Recv
+    CollectiveExecutor* collective = nullptr;  // the worker's, for Collective* ops
   };
   explicit OpKernelContext(const Params& params);
 
@@ -158,6 +160,7 @@ class OpKernelContext {
   CallFrame* call_frame() const { return params_.call_frame; }
   CancellationManager* cancellation() const { return params_.cancellation; }
   Rendezvous* rendezvous() const { return params_.rendezvous; }
+  CollectiveExecutor* collective() const { return params_.collective; }
   int64_t step_id() const { return params_.step_id; }
 
   // For the executor: the outputs after Compute.

@@ -140,6 +140,7 @@ class ExecutorState {
     params->call_frame = args_.call_frame;
     params->cancellation = args_.cancellation;
     params->rendezvous = args_.rendezvous;
+    params->collective = args_.collective;
   }
 
   void RunNode(const Item& item, ReadyList* ready) {

@@ -46,6 +46,7 @@ class Executor {
     StepStatsCollector* stats = nullptr;          // null: no step stats
     ThreadPool* inter_op_pool = nullptr;          // null: everything runs inline
     Rendezvous* rendezvous = nullptr;             // the step's (multi-device steps)
+    CollectiveExecutor* collective = nullptr;     // the worker's (collective ops)
   };
 
   // Creates a kernel for every node. Unimplemented naming op and node for an
