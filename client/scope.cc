@@ -134,6 +134,12 @@ Scope Scope::ClearColocation() const {
   return s;
 }
 
+Scope Scope::WithVariableCreator(std::shared_ptr<const VariableCreatorHook> creator) const {
+  Scope s(*this);
+  s.creator_ = std::move(creator);
+  return s;
+}
+
 std::string Scope::GetUniqueNameForOp(const std::string& default_name) const {
   if (op_name_.empty()) {
     std::string name = ReserveUniqueName(*graph_, Join(name_, default_name));

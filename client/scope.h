@@ -50,6 +50,15 @@ struct ScopeGraph;  // the graph and name table every scope of one root shares
 // Chooses the device of a node from its NodeDef; see Scope::WithDeviceFunction.
 using DeviceFunction = std::function<std::string(const NodeDef& node)>;
 
+// Something a scope carries for the code that builds through it, not for
+// its nodes: a distribution strategy (client/distribute) hands out scopes
+// whose training::Variable builds go through the strategy (TensorFlow's
+// variable_creator_scope). Scope only stores it.
+class VariableCreatorHook {
+ public:
+  virtual ~VariableCreatorHook() = default;
+};
+
 class Scope {
  public:
   static Scope NewRootScope();
@@ -117,6 +126,10 @@ class Scope {
   Scope ColocateWith(const Operation& op) const;
   Scope ColocateWith(const Output& output) const { return ColocateWith(output.op()); }
   Scope ClearColocation() const;
+  // The returned scope (and scopes derived from it) carries `creator`; null
+  // removes it. See VariableCreatorHook.
+  Scope WithVariableCreator(std::shared_ptr<const VariableCreatorHook> creator) const;
+  const std::shared_ptr<const VariableCreatorHook>& variable_creator() const { return creator_; }
 
   // The name the next op of `default_name` type would get ("MatMul_1"), and
   // reserves it. Wrappers call it through NodeBuilder.
@@ -162,6 +175,7 @@ class Scope {
   std::shared_ptr<const DeviceLayer> device_layers_;  // innermost function first
   std::vector<Operation> control_deps_;
   std::vector<std::string> colocation_;  // sorted "loc:@node" entries
+  std::shared_ptr<const VariableCreatorHook> creator_;
 };
 
 }  // namespace tensorgrid

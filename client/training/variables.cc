@@ -31,10 +31,48 @@ std::vector<std::string> Collections(const VariableOptions& options) {
   return collections;
 }
 
+thread_local int current_replica = -1;
+
+const std::vector<Variable>& NoComponents() {
+  static const auto* none = new std::vector<Variable>();
+  return *none;
+}
+
 }  // namespace
+
+namespace internal {
+ReplicaGuard::ReplicaGuard(int replica) : saved_(current_replica) { current_replica = replica; }
+ReplicaGuard::~ReplicaGuard() { current_replica = saved_; }
+int CurrentReplica() { return current_replica; }
+}  // namespace internal
+
+Variable Variable::Mirrored(std::vector<Variable> components, const Operation& initializer) {
+  if (components.empty() || !components.front().valid()) return Variable();
+  Variable v = components.front();
+  if (v.components_ != nullptr) return Variable();  // components must be plain
+  v.initializer_ = initializer;
+  v.components_ = std::make_shared<const std::vector<Variable>>(std::move(components));
+  return v;
+}
+
+const std::vector<Variable>& Variable::components() const {
+  return components_ == nullptr ? NoComponents() : *components_;
+}
+
+const Variable& Variable::Resolve() const {
+  if (components_ == nullptr) return *this;
+  const int replica = internal::CurrentReplica();
+  if (replica <= 0 || replica >= static_cast<int>(components_->size())) return *this;
+  return (*components_)[replica];
+}
 
 Variable::Variable(const Scope& outer, const std::string& name, const TensorShape& shape,
                    DataType dtype, const Initializer& initializer, const VariableOptions& options) {
+  if (auto* creator = dynamic_cast<const VariableCreator*>(outer.variable_creator().get())) {
+    *this = creator->Create(outer.WithVariableCreator(nullptr), name, shape, dtype, initializer,
+                            options);
+    return;
+  }
   const Scope scope = outer.WithNoControlDependencies();
   // Reserving the name as a sub scope first gives the variable and its
   // initializer ops ("w", "w/Assign") one unique prefix.

@@ -33,6 +33,7 @@
 #ifndef TENSORGRID_CLIENT_TRAINING_VARIABLES_H_
 #define TENSORGRID_CLIENT_TRAINING_VARIABLES_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,27 @@ struct VariableOptions {
   std::vector<std::string> collections;
 };
 
+class Variable;
+
+// Builds the variables of scopes that carry it (Scope::WithVariableCreator),
+// instead of the Variable constructor: how a distribution strategy
+// (client/distribute/strategy.h) places and mirrors the variables made in
+// its scope. `scope` is the caller's, without the creator.
+class VariableCreator : public VariableCreatorHook {
+ public:
+  virtual Variable Create(const Scope& scope, const std::string& name, const TensorShape& shape,
+                          DataType dtype, const Initializer& initializer,
+                          const VariableOptions& options) const = 0;
+};
+
 // A variable built with its initializer. A plain value (names and dtypes,
 // like Output); default-constructed, or after an error, it is invalid.
+//
+// A mirrored variable (Variable::Mirrored) has one component variable per
+// replica. Inside a replica's step function (client/distribute) every
+// accessor below answers for that replica's component, so model code uses
+// the variable as if it were one (TensorFlow's MirroredVariable); elsewhere
+// it answers for component 0, the primary.
 class Variable {
  public:
   Variable() = default;
@@ -74,31 +94,42 @@ class Variable {
 
   // The variable a node built by this helper describes; invalid for any other node.
   static Variable FromNodeDef(const NodeDef& node);
+  // A mirrored variable over `components` (one per replica, the primary
+  // first; plain variables of one dtype and shape) whose initializer() is
+  // `initializer` (which should initialize every component).
+  static Variable Mirrored(std::vector<Variable> components, const Operation& initializer);
 
   bool valid() const { return handle_.valid(); }
   // The variable node's name ("layer1/w").
-  const std::string& name() const { return handle_.node_name(); }
+  const std::string& name() const { return Resolve().handle_.node_name(); }
   DataType dtype() const { return dtype_; }
   const TensorShape& shape() const { return shape_; }
   bool is_resource() const { return is_resource_; }
   bool trainable() const { return trainable_; }
 
   // The variable node.
-  const Operation& op() const { return handle_.op(); }
+  const Operation& op() const { return Resolve().handle_.op(); }
   // What updates take: the reference output (ref variables) or the resource handle.
-  const Output& handle() const { return handle_; }
+  const Output& handle() const { return Resolve().handle_; }
   // What computations take: the reference output itself (its consumers read
   // the current value), or the "<name>/Read/ReadVariableOp" output.
   // (Gradients are taken with respect to handle(): a resource variable's
   // gradient flows into its handle through this and any other read.)
-  const Output& value() const { return value_; }
-  // Runs the initial value into the variable.
+  const Output& value() const { return Resolve().value_; }
+  // Runs the initial value into the variable (every component's, for a
+  // mirrored variable).
   const Operation& initializer() const { return initializer_; }
 
-  operator Output() const { return value_; }  // NOLINT: implicit, as a tf.Variable converts
-  operator Input() const { return value_; }   // NOLINT
+  // Mirrored variables: the components, primary first; empty otherwise.
+  const std::vector<Variable>& components() const;
+
+  operator Output() const { return value(); }  // NOLINT: implicit, as a tf.Variable converts
+  operator Input() const { return value(); }   // NOLINT
 
  private:
+  // The component of the current replica (see internal::ReplicaGuard).
+  const Variable& Resolve() const;
+
   Output handle_;
   Output value_;
   Operation initializer_;
@@ -106,7 +137,25 @@ class Variable {
   TensorShape shape_;
   bool is_resource_ = false;
   bool trainable_ = false;
+  std::shared_ptr<const std::vector<Variable>> components_;
 };
+
+namespace internal {
+// While alive, mirrored variables on this thread resolve to component
+// `replica` (client/distribute sets it around each replica's step function).
+class ReplicaGuard {
+ public:
+  explicit ReplicaGuard(int replica);
+  ~ReplicaGuard();
+  ReplicaGuard(const ReplicaGuard&) = delete;
+  ReplicaGuard& operator=(const ReplicaGuard&) = delete;
+
+ private:
+  int saved_;
+};
+// The replica set by the innermost ReplicaGuard on this thread, or -1.
+int CurrentReplica();
+}  // namespace internal
 
 // The variables built through Variable in `scope`'s graph that joined
 // `collection`, in creation order (empty if the scope holds an error).

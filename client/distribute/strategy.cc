@@ -1,0 +1,588 @@
+#include "client/distribute/strategy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/ops/array_ops.h"
+#include "client/ops/collective_ops.h"
+#include "client/ops/math_ops.h"
+#include "core/framework/device_name.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+namespace distribute {
+
+using training::GradAndVar;
+using training::Variable;
+
+namespace {
+
+// Replica `local`'s component of `v` (v itself when it is not mirrored).
+Variable Component(const Variable& v, int local) {
+  const std::vector<Variable>& c = v.components();
+  return c.empty() ? v : c[std::min<size_t>(local, c.size() - 1)];
+}
+
+// How many CPUs a session needs so that every "/device:CPU:k" exists.
+int CpuCount(const std::vector<std::string>& devices) {
+  int n = 1;
+  for (const std::string& d : devices) {
+    absl::StatusOr<ParsedDeviceName> p = DeviceNameUtils::Parse(d);
+    if (p.ok() && p->has_id && (!p->has_type || p->type == "CPU")) n = std::max(n, p->id + 1);
+  }
+  return n;
+}
+
+ConfigProto ConfigWithCpus(int cpus) {
+  ConfigProto config;
+  (*config.mutable_device_count())["CPU"] = cpus;
+  return config;
+}
+
+std::vector<std::string> DefaultCpus(std::vector<std::string> devices) {
+  if (devices.empty()) devices = {"/device:CPU:0", "/device:CPU:1"};
+  return devices;
+}
+
+int64_t NumElements(const TensorShape& s) {
+  int64_t n = 1;
+  for (int d = 0; d < s.dims(); ++d) n *= s.dim_size(d);
+  return n;
+}
+
+// `x` / n in x's dtype.
+Output DivideBy(const Scope& scope, const Output& x, int n) {
+  if (n == 1) return x;
+  return ops::RealDiv(scope, x, ops::Cast(scope, ops::Const(scope, static_cast<float>(n)), x.type()));
+}
+
+}  // namespace
+
+// The VariableCreator a strategy's scopes carry.
+class Strategy::Creator final : public training::VariableCreator {
+ public:
+  explicit Creator(Strategy* strategy) : strategy_(strategy) {}
+  Variable Create(const Scope& scope, const std::string& name, const TensorShape& shape,
+                  DataType dtype, const training::Initializer& initializer,
+                  const training::VariableOptions& options) const override {
+    Variable v = strategy_->CreateVariable(scope, name, shape, dtype, initializer, options);
+    if (v.valid() && options.trainable) strategy_->trainable_.push_back(v);
+    return v;
+  }
+
+ private:
+  Strategy* strategy_;
+};
+
+// ---------------------------------------------------------------------------
+// ReplicaContext
+
+int ReplicaContext::num_replicas_in_sync() const { return strategy_->num_replicas_in_sync(); }
+
+absl::Status ReplicaContext::Minimize(training::Optimizer* optimizer, const Output& loss,
+                                      const std::vector<Variable>& var_list,
+                                      const std::optional<Variable>& global_step) {
+  if (optimizer == nullptr) return errors::InvalidArgument("Minimize: optimizer is null");
+  const std::vector<Variable>& vars = var_list.empty() ? strategy_->trainable_variables() : var_list;
+  if (vars.empty()) {
+    return errors::InvalidArgument(
+        "Minimize: no trainable variable was made in the strategy's scope, and no var_list given");
+  }
+  std::vector<Variable> mine;
+  for (const Variable& v : vars) mine.push_back(Component(v, local_index_));
+  TG_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads,
+                      optimizer->ComputeGradients(scope_, loss, mine));
+  return strategy_->AddUpdate(local_index_, optimizer, std::move(grads), vars, global_step);
+}
+
+absl::Status ReplicaContext::ApplyGradients(training::Optimizer* optimizer,
+                                            const std::vector<GradAndVar>& grads_and_vars,
+                                            const std::optional<Variable>& global_step) {
+  if (optimizer == nullptr) return errors::InvalidArgument("ApplyGradients: optimizer is null");
+  std::vector<GradAndVar> mine;
+  std::vector<Variable> vars;
+  for (const GradAndVar& gv : grads_and_vars) {
+    mine.emplace_back(gv.first, Component(gv.second, local_index_));
+    vars.push_back(gv.second);
+  }
+  return strategy_->AddUpdate(local_index_, optimizer, std::move(mine), std::move(vars),
+                              global_step);
+}
+
+// ---------------------------------------------------------------------------
+// Strategy
+
+Strategy::Strategy(std::vector<std::string> devices, int num_replicas_in_sync, int first_replica)
+    : devices_(std::move(devices)),
+      num_replicas_in_sync_(num_replicas_in_sync),
+      first_replica_(first_replica),
+      creator_(std::make_shared<Creator>(this)) {}
+
+Strategy::~Strategy() = default;
+
+Scope Strategy::scope(const Scope& root) const { return root.WithVariableCreator(creator_); }
+
+ConfigProto Strategy::session_config() const { return ConfigWithCpus(CpuCount(devices_)); }
+
+absl::Status Strategy::AddUpdate(int local_index, training::Optimizer* optimizer,
+                                 std::vector<GradAndVar> grads, std::vector<Variable> vars,
+                                 const std::optional<Variable>& global_step) {
+  const int index = calls_[local_index]++;
+  if (local_index == 0) {
+    PendingUpdate update;
+    update.optimizer = optimizer;
+    update.global_step = global_step;
+    update.grads.resize(devices_.size());
+    update.grads[0] = std::move(grads);
+    update.vars = std::move(vars);
+    pending_.push_back(std::move(update));
+    return absl::OkStatus();
+  }
+  if (index >= static_cast<int>(pending_.size()) || pending_[index].optimizer != optimizer ||
+      pending_[index].vars.size() != vars.size()) {
+    return errors::InvalidArgument(
+        "replica ", first_replica_ + local_index, "'s update #", index + 1,
+        " does not match replica ", first_replica_,
+        "'s: every replica's step function must make the same Minimize/ApplyGradients calls, "
+        "with the same optimizer and variables");
+  }
+  pending_[index].grads[local_index] = std::move(grads);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& step_fn,
+                                              const std::vector<PerReplica>& inputs) {
+  const int n = static_cast<int>(devices_.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (static_cast<int>(inputs[k].values.size()) != n) {
+      return errors::InvalidArgument("Run: input ", k, " has ", inputs[k].values.size(),
+                                     " per-replica values; this program builds ", n,
+                                     " replica(s)");
+    }
+  }
+  TG_RETURN_IF_ERROR(scope.status());
+  pending_.clear();
+  calls_.assign(n, 0);
+  DistributedStep step;
+  for (int r = 0; r < n; ++r) {
+    Scope rs = (r == 0 ? scope : scope.NewSubScope(absl::StrCat("replica_", r)))
+                   .WithDevice(devices_[r]);
+    std::vector<Output> mine;
+    for (const PerReplica& in : inputs) mine.push_back(in.values[r]);
+    training::internal::ReplicaGuard guard(r);
+    ReplicaContext ctx(this, r, first_replica_ + r, rs, std::move(mine));
+    absl::StatusOr<std::vector<Output>> outs = step_fn(ctx);
+    if (!outs.ok()) {
+      return absl::Status(outs.status().code(), absl::StrCat("step function of replica ",
+                                                             first_replica_ + r, " (",
+                                                             devices_[r], "): ",
+                                                             outs.status().message()));
+    }
+    if (r == 0) step.outputs.resize(outs->size());
+    if (outs->size() != step.outputs.size()) {
+      return errors::InvalidArgument("step function returned ", outs->size(),
+                                     " outputs on replica ", first_replica_ + r, " but ",
+                                     step.outputs.size(), " on replica ", first_replica_);
+    }
+    for (size_t k = 0; k < outs->size(); ++k) step.outputs[k].values.push_back((*outs)[k]);
+  }
+  for (int r = 1; r < n; ++r) {
+    if (calls_[r] != calls_[0]) {
+      return errors::InvalidArgument("replica ", first_replica_ + r, " asked for ", calls_[r],
+                                     " update(s), replica ", first_replica_, " for ", calls_[0],
+                                     ": every replica must make the same Minimize/ApplyGradients "
+                                     "calls");
+    }
+  }
+  std::vector<Operation> updates;
+  const Scope plain = scope.WithVariableCreator(nullptr);
+  for (const PendingUpdate& update : pending_) {
+    TG_ASSIGN_OR_RETURN(Operation op, Apply(plain, update));
+    updates.push_back(op);
+  }
+  pending_.clear();
+  if (!updates.empty()) {
+    step.train_op = ops::NoOp(plain.NewSubScope("train").WithControlDependencies(updates)).operation;
+  }
+  TG_RETURN_IF_ERROR(scope.status());
+  return step;
+}
+
+Output Strategy::Reduce(const Scope& scope, ReduceOp op, const PerReplica& value) {
+  const Scope s = scope.WithDevice(host_device());
+  if (value.values.size() != devices_.size()) {
+    scope.UpdateStatus(errors::InvalidArgument("Reduce: ", value.values.size(),
+                                               " per-replica values for ", devices_.size(),
+                                               " replica(s)"));
+    return Output();
+  }
+  Output sum = value.values.size() == 1 ? ops::Identity(s, value.values[0]).output
+                                        : ops::AddN(s, value.values).sum;
+  return op == ReduceOp::kMean ? DivideBy(s, sum, num_replicas_in_sync_) : sum;
+}
+
+Variable Strategy::PlainVariable(const Scope& scope, const std::string& device,
+                                 const std::string& name, const TensorShape& shape, DataType dtype,
+                                 const training::Initializer& initializer,
+                                 const training::VariableOptions& options) {
+  return Variable(scope.WithDevice(device), name, shape, dtype, initializer, options);
+}
+
+absl::StatusOr<Operation> Strategy::ApplyMeanOfLocalGradients(const Scope& scope,
+                                                              const PendingUpdate& update) {
+  const int n = static_cast<int>(update.grads.size());
+  std::vector<GradAndVar> means;
+  for (size_t k = 0; k < update.vars.size(); ++k) {
+    const Variable& var = update.grads[0][k].second;
+    std::vector<Output> grads;
+    for (int r = 0; r < n; ++r) {
+      if (update.grads[r][k].first.valid()) grads.push_back(update.grads[r][k].first);
+    }
+    if (grads.empty()) continue;
+    const Scope s = scope.ColocateWith(var.op());
+    Output sum = grads.size() == 1 ? grads[0] : ops::AddN(s, grads).sum;
+    means.emplace_back(DivideBy(s, sum, static_cast<int>(grads.size())), var);
+  }
+  return update.optimizer->ApplyGradients(scope, means, update.global_step);
+}
+
+// ---------------------------------------------------------------------------
+// DistributedDataset
+
+absl::StatusOr<DistributedDataset> Strategy::ExperimentalDistributeDataset(const Scope& scope,
+                                                                           const Dataset& dataset) {
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<DatasetIterator> it, dataset.MakeIterator());
+  std::vector<Tensor> first;
+  bool end = false;
+  TG_RETURN_IF_ERROR(it->GetNext(&first, &end));
+  if (end) return errors::InvalidArgument("ExperimentalDistributeDataset: the dataset is empty");
+  DistributedDataset out;
+  out.dataset_ = dataset;
+  out.num_replicas_in_sync_ = num_replicas_in_sync_;
+  out.first_replica_ = first_replica_;
+  const Scope s = scope.WithVariableCreator(nullptr).NewSubScope("distributed_input");
+  for (size_t c = 0; c < first.size(); ++c) {
+    const Tensor& t = first[c];
+    if (t.dims() < 1) {
+      return errors::InvalidArgument("ExperimentalDistributeDataset: component ", c,
+                                     " is a scalar; elements must be batches (Batch(...))");
+    }
+    if (t.dim_size(0) % num_replicas_in_sync_ != 0) {
+      return errors::InvalidArgument("ExperimentalDistributeDataset: a global batch of ",
+                                     t.dim_size(0), " rows does not split evenly across ",
+                                     num_replicas_in_sync_, " replicas in sync");
+    }
+    std::vector<int64_t> dims = {-1};
+    for (int d = 1; d < t.dims(); ++d) dims.push_back(t.dim_size(d));
+    PerReplica placeholders;
+    std::vector<std::string> names;
+    for (size_t r = 0; r < devices_.size(); ++r) {
+      ops::Placeholder p(s.WithDevice(devices_[r]), t.dtype(),
+                         ops::Placeholder::Shape(PartialTensorShape(dims)));
+      placeholders.values.push_back(p.output);
+      names.push_back(p.output.node_name());
+    }
+    out.inputs_.push_back(std::move(placeholders));
+    out.feed_names_.push_back(std::move(names));
+  }
+  TG_RETURN_IF_ERROR(scope.status());
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<DistributedDataset::Iterator>> DistributedDataset::MakeIterator()
+    const {
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<DatasetIterator> it, dataset_.MakeIterator());
+  return std::unique_ptr<Iterator>(new Iterator(this, std::move(it)));
+}
+
+absl::Status DistributedDataset::Iterator::GetNextFeeds(FeedList* feeds, bool* end) {
+  feeds->clear();
+  std::vector<Tensor> element;
+  TG_RETURN_IF_ERROR(it_->GetNext(&element, end));
+  if (*end) return absl::OkStatus();
+  if (element.size() != owner_->feed_names_.size()) {
+    return errors::InvalidArgument("distributed dataset: an element has ", element.size(),
+                                   " components, the first had ", owner_->feed_names_.size());
+  }
+  const int n = owner_->num_replicas_in_sync_;
+  for (size_t c = 0; c < element.size(); ++c) {
+    const Tensor& t = element[c];
+    if (t.dims() < 1 || t.dim_size(0) % n != 0) {
+      return errors::InvalidArgument(
+          "distributed dataset: a global batch of ", t.dims() < 1 ? 0 : t.dim_size(0),
+          " rows (component ", c, ") does not split evenly across ", n,
+          " replicas in sync; batch with a multiple of ", n, " and drop_remainder=true");
+    }
+    const int64_t per = t.dim_size(0) / n;
+    last_batch_size_ = t.dim_size(0);
+    const std::vector<std::string>& names = owner_->feed_names_[c];
+    for (size_t r = 0; r < names.size(); ++r) {
+      const int64_t g = owner_->first_replica_ + static_cast<int64_t>(r);
+      feeds->emplace_back(names[r], t.Slice(g * per, (g + 1) * per));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// OneDeviceStrategy
+
+OneDeviceStrategy::OneDeviceStrategy(const std::string& device) : Strategy({device}, 1, 0) {}
+
+Variable OneDeviceStrategy::CreateVariable(const Scope& scope, const std::string& name,
+                                           const TensorShape& shape, DataType dtype,
+                                           const training::Initializer& initializer,
+                                           const training::VariableOptions& options) {
+  return PlainVariable(scope, host_device(), name, shape, dtype, initializer, options);
+}
+
+absl::StatusOr<Operation> OneDeviceStrategy::Apply(const Scope& scope,
+                                                   const PendingUpdate& update) {
+  return update.optimizer->ApplyGradients(scope, update.grads[0], update.global_step);
+}
+
+// ---------------------------------------------------------------------------
+// CentralStorageStrategy
+
+CentralStorageStrategy::CentralStorageStrategy(std::vector<std::string> compute_devices,
+                                               std::string parameter_device)
+    : Strategy(DefaultCpus(compute_devices),
+               static_cast<int>(DefaultCpus(compute_devices).size()), 0),
+      parameter_device_(std::move(parameter_device)) {}
+
+ConfigProto CentralStorageStrategy::session_config() const {
+  std::vector<std::string> all = replica_devices();
+  all.push_back(parameter_device_);
+  return ConfigWithCpus(CpuCount(all));
+}
+
+Variable CentralStorageStrategy::CreateVariable(const Scope& scope, const std::string& name,
+                                                const TensorShape& shape, DataType dtype,
+                                                const training::Initializer& initializer,
+                                                const training::VariableOptions& options) {
+  return PlainVariable(scope, parameter_device_, name, shape, dtype, initializer, options);
+}
+
+absl::StatusOr<Operation> CentralStorageStrategy::Apply(const Scope& scope,
+                                                        const PendingUpdate& update) {
+  return ApplyMeanOfLocalGradients(scope, update);
+}
+
+// ---------------------------------------------------------------------------
+// MirroredStrategy
+
+MirroredStrategy::MirroredStrategy(std::vector<std::string> devices)
+    : MirroredStrategy(std::move(devices), Options()) {}
+
+MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, const Options& options)
+    : MirroredStrategy(DefaultCpus(devices), static_cast<int>(DefaultCpus(devices).size()), 0,
+                       options) {
+  SetGroup(replica_devices());
+}
+
+MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, int num_replicas_in_sync,
+                                   int first_replica, const Options& options)
+    : Strategy(std::move(devices), num_replicas_in_sync, first_replica), options_(options) {}
+
+ConfigProto MirroredStrategy::session_config() const {
+  return ConfigWithCpus(CpuCount(replica_devices()));
+}
+
+void MirroredStrategy::SetGroup(const std::vector<std::string>& member_devices) {
+  // The same on every member, different for different member sets.
+  std::vector<std::string> sorted = member_devices;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t h = std::hash<std::string>()(absl::StrJoin(sorted, ","));
+  group_key_ = static_cast<int>(h % 1000000000) + 1;
+}
+
+Output MirroredStrategy::InitialValue(const Scope& scope, int local_replica, const Output& primary,
+                                      const TensorShape& shape, DataType dtype) {
+  return local_replica == 0 ? primary : ops::Identity(scope, primary).output;
+}
+
+Variable MirroredStrategy::CreateVariable(const Scope& scope, const std::string& name,
+                                          const TensorShape& shape, DataType dtype,
+                                          const training::Initializer& initializer,
+                                          const training::VariableOptions& options) {
+  // Non-trainable variables (the global step) are not mirrored.
+  if (!options.trainable) {
+    return PlainVariable(scope, host_device(), name, shape, dtype, initializer, options);
+  }
+  const int n = static_cast<int>(replica_devices().size());
+  Output primary;
+  std::vector<Variable> components;
+  std::vector<Operation> inits;
+  for (int r = 0; r < n; ++r) {
+    training::Initializer init([&, r](const Scope& s, const TensorShape& sh, DataType dt) {
+      if (r == 0) primary = initializer(s, sh, dt);
+      return InitialValue(s, r, primary, sh, dt);
+    });
+    training::VariableOptions o = options;
+    o.trainable = r == 0;  // the copies join "variables" only
+    Variable v = PlainVariable(scope, replica_devices()[r],
+                               r == 0 ? name : absl::StrCat(name, "/replica_", r), shape, dtype,
+                               init, o);
+    if (!v.valid()) return Variable();
+    components.push_back(v);
+    inits.push_back(v.initializer());
+  }
+  if (n == 1) return components[0];
+  Operation all =
+      ops::NoOp(scope.NewSubScope(name + "_initializer").WithControlDependencies(inits)).operation;
+  return Variable::Mirrored(std::move(components), all);
+}
+
+std::vector<std::vector<Output>> MirroredStrategy::AllReduce(
+    const Scope& scope, const std::vector<std::vector<Output>>& tensors,
+    const std::vector<TensorShape>& shapes, ReduceOp op) {
+  const int n = static_cast<int>(tensors.size());
+  const size_t k_count = shapes.size();
+  std::vector<std::vector<Output>> out(n, std::vector<Output>(k_count));
+  const char* final_op = op == ReduceOp::kMean ? "Div" : "Id";
+  // Packs: big tensors alone; small ones together per dtype, in order.
+  std::vector<std::vector<size_t>> packs;
+  std::map<DataType, size_t> open_pack;  // dtype -> index in packs
+  for (size_t k = 0; k < k_count; ++k) {
+    const DataType dt = tensors[0][k].type();
+    const int64_t bytes = NumElements(shapes[k]) * static_cast<int64_t>(DataTypeSize(dt));
+    if (options_.pack_bytes <= 0 || bytes >= options_.pack_bytes) {
+      packs.push_back({k});
+      continue;
+    }
+    auto it = open_pack.find(dt);
+    if (it == open_pack.end()) {
+      open_pack[dt] = packs.size();
+      packs.push_back({k});
+    } else {
+      packs[it->second].push_back(k);
+    }
+  }
+  for (const std::vector<size_t>& pack : packs) {
+    const int instance = NextInstanceKey();
+    for (int r = 0; r < n; ++r) {
+      const Scope s = scope.WithDevice(replica_devices()[r]).NewSubScope("allreduce");
+      if (pack.size() == 1) {
+        out[r][pack[0]] =
+            ops::CollectiveReduce(s, tensors[r][pack[0]], num_replicas_in_sync(), group_key_,
+                                  instance, "Add", final_op, options_.collective_timeout_seconds);
+        continue;
+      }
+      std::vector<Output> flat;
+      for (size_t k : pack) flat.push_back(ops::Reshape(s, tensors[r][k], {-1}).output);
+      Output packed = ops::Concat(s, flat, 0).output;
+      Output reduced = ops::CollectiveReduce(s, packed, num_replicas_in_sync(), group_key_,
+                                             instance, "Add", final_op,
+                                             options_.collective_timeout_seconds);
+      int64_t offset = 0;
+      for (size_t k : pack) {
+        const int64_t size = NumElements(shapes[k]);
+        Output piece = ops::Slice(s, reduced, {offset}, {size}).output;
+        Tensor dims(DT_INT32, TensorShape({shapes[k].dims()}));
+        for (int d = 0; d < shapes[k].dims(); ++d) {
+          dims.data<int32_t>()[d] = static_cast<int32_t>(shapes[k].dim_size(d));
+        }
+        out[r][k] = ops::Reshape(s, piece, ops::Const(s, dims)).output;
+        offset += size;
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Operation> MirroredStrategy::Apply(const Scope& scope, const PendingUpdate& update) {
+  const int n = static_cast<int>(update.grads.size());
+  std::vector<size_t> live;  // variables with a gradient
+  for (size_t k = 0; k < update.vars.size(); ++k) {
+    bool valid = true;
+    for (int r = 0; r < n; ++r) valid = valid && update.grads[r][k].first.valid();
+    if (valid) live.push_back(k);
+  }
+  std::vector<std::vector<Output>> grads(n);
+  std::vector<TensorShape> shapes;
+  for (size_t k : live) {
+    shapes.push_back(update.vars[k].shape());
+    for (int r = 0; r < n; ++r) grads[r].push_back(update.grads[r][k].first);
+  }
+  std::vector<std::vector<Output>> reduced = AllReduce(scope, grads, shapes, ReduceOp::kMean);
+  std::vector<GradAndVar> all;
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < live.size(); ++i) {
+      all.emplace_back(reduced[r][i], update.grads[r][live[i]].second);
+    }
+  }
+  TG_RETURN_IF_ERROR(scope.status());
+  return update.optimizer->ApplyGradients(scope, all, update.global_step);
+}
+
+Output MirroredStrategy::Reduce(const Scope& scope, ReduceOp op, const PerReplica& value) {
+  const int n = static_cast<int>(replica_devices().size());
+  if (static_cast<int>(value.values.size()) != n) return Strategy::Reduce(scope, op, value);
+  if (num_replicas_in_sync() == 1) return Strategy::Reduce(scope, op, value);
+  std::vector<std::vector<Output>> tensors(n);
+  for (int r = 0; r < n; ++r) tensors[r].push_back(value.values[r]);
+  // Shapes only matter for packing; one tensor is never packed.
+  std::vector<std::vector<Output>> reduced = AllReduce(scope, tensors, {TensorShape({})}, op);
+  // Every member's collective must run whenever the result is fetched.
+  std::vector<Operation> others;
+  for (int r = 1; r < n; ++r) others.push_back(reduced[r][0].op());
+  return ops::Identity(scope.WithDevice(host_device()).WithControlDependencies(others),
+                       reduced[0][0])
+      .output;
+}
+
+// ---------------------------------------------------------------------------
+// Fit
+
+absl::StatusOr<FitHistory> Fit(Session* session, const DistributedDataset& data,
+                               const Operation& train_op, const Output& loss,
+                               const FitOptions& options) {
+  if (session == nullptr) return errors::InvalidArgument("Fit: session is null");
+  if (!train_op.valid() || !loss.valid()) {
+    return errors::InvalidArgument("Fit: train_op and loss must be valid");
+  }
+  FitHistory history;
+  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+    TG_ASSIGN_OR_RETURN(std::unique_ptr<DistributedDataset::Iterator> it, data.MakeIterator());
+    const auto start = std::chrono::steady_clock::now();
+    int64_t steps = 0, examples = 0;
+    double sum = 0;
+    FeedList feeds;
+    std::vector<Tensor> out;
+    while (options.steps_per_epoch < 0 || steps < options.steps_per_epoch) {
+      bool end = false;
+      TG_RETURN_IF_ERROR(it->GetNextFeeds(&feeds, &end));
+      if (end) break;
+      TG_RETURN_IF_ERROR(session->Run(feeds, {loss.name()}, {train_op.name()}, &out));
+      const Tensor& l = out[0];
+      if (l.NumElements() != 1 || (l.dtype() != DT_FLOAT && l.dtype() != DT_DOUBLE)) {
+        return errors::InvalidArgument("Fit: loss ", loss.name(),
+                                       " must be a float or double scalar, got ",
+                                       l.DebugString());
+      }
+      sum += l.dtype() == DT_FLOAT ? l.scalar<float>() : l.scalar<double>();
+      ++steps;
+      examples += it->last_batch_size();
+    }
+    if (steps == 0) {
+      return errors::FailedPrecondition("Fit: epoch ", epoch, " had no batch to train on");
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    history.loss.push_back(sum / steps);
+    history.steps += steps;
+    if (options.log != nullptr) {
+      *options.log << "epoch " << epoch << "/" << options.epochs << ": " << steps << " steps, loss "
+                   << history.loss.back() << ", "
+                   << static_cast<int64_t>(seconds > 0 ? examples / seconds : 0) << " examples/s"
+                   << std::endl;
+    }
+  }
+  return history;
+}
+
+}  // namespace distribute
+}  // namespace tensorgrid

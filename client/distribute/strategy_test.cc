@@ -1,0 +1,271 @@
+#include "client/distribute/strategy.h"
+
+#include <cmath>
+#include <memory>
+#include <sstream>
+
+#include "client/ops/standard_ops.h"
+#include "client/session.h"
+#include "client/training/global_step.h"
+#include "client/training/optimizer.h"
+#include "client/training/variables.h"
+#include "core/platform/status.h"
+#include "gtest/gtest.h"
+
+namespace tensorgrid {
+namespace distribute {
+namespace {
+
+// 8 rows of the migration guide's linear-regression data (y = 0.2 x0 + 0.1 roughly).
+Dataset Data(int64_t global_batch) {
+  Tensor x(DT_FLOAT, TensorShape({8, 2}));
+  Tensor y(DT_FLOAT, TensorShape({8, 1}));
+  for (int i = 0; i < 8; ++i) {
+    x.data<float>()[2 * i] = 1.0f + i;
+    x.data<float>()[2 * i + 1] = 1.5f + i;
+    y.data<float>()[i] = 0.3f + 0.2f * i;
+  }
+  return Dataset::FromTensorSlices({x, y}).Batch(global_batch);
+}
+
+struct Trained {
+  std::vector<std::vector<Tensor>> w;  // per component
+  Tensor b;
+  int64_t global_step = 0;
+  std::vector<double> losses;
+};
+
+// Trains the linear model for `epochs` passes over Data(4) under `strategy`.
+absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam = false) {
+  Scope root = Scope::NewRootScope();
+  Scope scope = strategy.scope(root);
+  training::Variable w(scope, "w", {2, 1}, DT_FLOAT, training::GlorotUniform(7));
+  training::Variable b(scope, "b", {1}, DT_FLOAT, training::Zeros());
+  training::Variable step = training::GetOrCreateGlobalStep(scope);
+  std::unique_ptr<training::Optimizer> opt;
+  if (adam) {
+    opt = std::make_unique<training::AdamOptimizer>(0.01);
+  } else {
+    opt = std::make_unique<training::AdagradOptimizer>(0.05);
+  }
+  TG_ASSIGN_OR_RETURN(DistributedDataset data, strategy.ExperimentalDistributeDataset(scope, Data(4)));
+  TG_ASSIGN_OR_RETURN(
+      DistributedStep run,
+      strategy.Run(
+          scope,
+          [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+            const Scope& s = ctx.scope();
+            Output pred = ops::Add(s, ops::MatMul(s, ctx.inputs()[0], w), b);
+            Output loss = ops::Mean(s, ops::Square(s, ops::Sub(s, pred, ctx.inputs()[1])), {0, 1});
+            TG_RETURN_IF_ERROR(ctx.Minimize(opt.get(), loss, {}, step));
+            return std::vector<Output>{loss};
+          },
+          data.inputs()));
+  Output loss = strategy.Reduce(scope, ReduceOp::kMean, run.outputs[0]);
+  Operation init = training::GlobalVariablesInitializer(root);
+  GraphDef graph;
+  TG_RETURN_IF_ERROR(root.ToGraphDef(&graph));
+  SessionOptions options;
+  options.config = strategy.session_config();
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  TG_RETURN_IF_ERROR(session->Create(graph));
+  TG_RETURN_IF_ERROR(session->Run({}, {}, {init.name()}, nullptr));
+  std::ostringstream log;
+  FitOptions fit;
+  fit.epochs = epochs;
+  fit.log = &log;
+  TG_ASSIGN_OR_RETURN(FitHistory history, Fit(session.get(), data, run.train_op, loss, fit));
+  Trained t;
+  t.losses = history.loss;
+  std::vector<training::Variable> ws = w.components();
+  if (ws.empty()) ws = {w};
+  std::vector<std::string> fetch;
+  for (const auto& c : ws) fetch.push_back(c.value().name());
+  fetch.push_back(b.value().name());
+  fetch.push_back(step.value().name());
+  std::vector<Tensor> out;
+  TG_RETURN_IF_ERROR(session->Run({}, fetch, {}, &out));
+  for (size_t i = 0; i < ws.size(); ++i) t.w.push_back({out[i]});
+  t.b = out[ws.size()];
+  t.global_step = out.back().scalar<int64_t>();
+  if (log.str().find("epoch 1/") == std::string::npos) {
+    return absl::InternalError("Fit printed no progress line: " + log.str());
+  }
+  return t;
+}
+
+void ExpectNear(const Tensor& a, const Tensor& b, float tol) {
+  ASSERT_EQ(a.NumElements(), b.NumElements());
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], tol) << "element " << i;
+  }
+}
+
+TEST(StrategyTest, OneDeviceTrainsAndCountsSteps) {
+  OneDeviceStrategy one("/device:CPU:0");
+  EXPECT_EQ(one.num_replicas_in_sync(), 1);
+  absl::StatusOr<Trained> t = Train(one, 3);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->global_step, 6);  // 2 batches x 3 epochs
+  EXPECT_LT(t->losses.back(), t->losses.front());
+}
+
+TEST(StrategyTest, MirroredMatchesOneReplicaAndKeepsCopiesIdentical) {
+  OneDeviceStrategy one("/device:CPU:0");
+  absl::StatusOr<Trained> ref = Train(one, 4);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  EXPECT_EQ(mirrored.num_replicas_in_sync(), 2);
+  absl::StatusOr<Trained> t = Train(mirrored, 4);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->w.size(), 2u);
+  // The copies are bit-identical (same all-reduced gradient, same update).
+  EXPECT_EQ(t->w[0][0].DebugString(100), t->w[1][0].DebugString(100));
+  ExpectNear(t->w[0][0], ref->w[0][0], 1e-5f);
+  ExpectNear(t->b, ref->b, 1e-5f);
+  EXPECT_EQ(t->global_step, ref->global_step);  // one increment per step, not per replica
+  EXPECT_NEAR(t->losses.back(), ref->losses.back(), 1e-5);
+}
+
+TEST(StrategyTest, MirroredWithAdamAndFourReplicasMatchesOneReplica) {
+  OneDeviceStrategy one("/device:CPU:0");
+  absl::StatusOr<Trained> ref = Train(one, 3, /*adam=*/true);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  MirroredStrategy::Options no_packing;
+  no_packing.pack_bytes = 0;
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1", "/device:CPU:2", "/device:CPU:3"},
+                            no_packing);
+  absl::StatusOr<Trained> t = Train(mirrored, 3, /*adam=*/true);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->w.size(), 4u);
+  for (int r = 1; r < 4; ++r) EXPECT_EQ(t->w[0][0].DebugString(100), t->w[r][0].DebugString(100));
+  ExpectNear(t->w[0][0], ref->w[0][0], 1e-5f);
+  ExpectNear(t->b, ref->b, 1e-5f);
+}
+
+TEST(StrategyTest, CentralStorageMatchesOneReplica) {
+  OneDeviceStrategy one("/device:CPU:0");
+  absl::StatusOr<Trained> ref = Train(one, 4);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  CentralStorageStrategy central({"/device:CPU:1", "/device:CPU:2"});
+  absl::StatusOr<Trained> t = Train(central, 4);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->w.size(), 1u);
+  ExpectNear(t->w[0][0], ref->w[0][0], 1e-5f);
+  ExpectNear(t->b, ref->b, 1e-5f);
+  EXPECT_EQ(t->global_step, ref->global_step);
+}
+
+TEST(StrategyTest, MirroredVariablesResolvePerReplica) {
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  training::Variable v(mirrored.scope(root), "v", {3}, DT_FLOAT, training::Ones());
+  ASSERT_EQ(v.components().size(), 2u);
+  EXPECT_EQ(v.name(), "v");
+  EXPECT_EQ(v.components()[1].name(), "v/replica_1");
+  {
+    training::internal::ReplicaGuard guard(1);
+    EXPECT_EQ(v.name(), "v/replica_1");
+  }
+  EXPECT_EQ(v.name(), "v");
+  // Only the primary is trainable; every copy is initialized by the initializer.
+  EXPECT_EQ(training::TrainableVariables(root).size(), 1u);
+  EXPECT_EQ(training::GlobalVariables(root).size(), 2u);
+  // Variables made outside the strategy's scope stay plain.
+  training::Variable plain(root, "plain", {1}, DT_FLOAT, training::Zeros());
+  EXPECT_TRUE(plain.components().empty());
+}
+
+TEST(StrategyTest, UnevenGlobalBatchIsAnError) {
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  absl::StatusOr<DistributedDataset> d =
+      mirrored.ExperimentalDistributeDataset(mirrored.scope(root), Data(3));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("does not split evenly across 2 replicas"),
+            std::string::npos)
+      << d.status();
+  // A later batch that does not split (8 rows in batches of 6: 6, then 2 ... fine; 5: 5, 3).
+  absl::StatusOr<DistributedDataset> ok =
+      mirrored.ExperimentalDistributeDataset(mirrored.scope(root), Data(6));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  auto it = ok->MakeIterator();
+  ASSERT_TRUE(it.ok());
+  FeedList feeds;
+  bool end = false;
+  ASSERT_TRUE((*it)->GetNextFeeds(&feeds, &end).ok());
+  ASSERT_EQ(feeds.size(), 4u);  // 2 components x 2 replicas
+  EXPECT_EQ(feeds[0].second.dim_size(0), 3);
+  // The last batch has 2 rows: 1 per replica, still even.
+  ASSERT_TRUE((*it)->GetNextFeeds(&feeds, &end).ok());
+  EXPECT_EQ(feeds[0].second.dim_size(0), 1);
+}
+
+TEST(StrategyTest, ReplicasMustAskForTheSameUpdates) {
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  Scope scope = mirrored.scope(root);
+  training::Variable w(scope, "w", {1}, DT_FLOAT, training::Ones());
+  training::GradientDescentOptimizer sgd(0.1);
+  absl::StatusOr<DistributedStep> run =
+      mirrored.Run(scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+        Output loss = ops::Sum(ctx.scope(), ops::Square(ctx.scope(), w), {0});
+        if (ctx.replica_id_in_sync_group() == 0) TG_RETURN_IF_ERROR(ctx.Minimize(&sgd, loss));
+        return std::vector<Output>{loss};
+      });
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(run.status().message().find("same Minimize/ApplyGradients calls"), std::string::npos)
+      << run.status();
+}
+
+TEST(StrategyTest, InputsNeedOneValuePerReplica) {
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  PerReplica one{{ops::Const(root, 1.0f)}};
+  absl::StatusOr<DistributedStep> run = mirrored.Run(
+      mirrored.scope(root),
+      [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> { return ctx.inputs(); },
+      {one});
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("input 0 has 1 per-replica values"), std::string::npos)
+      << run.status();
+}
+
+TEST(StrategyTest, ReduceSumsAcrossReplicas) {
+  for (int kind = 0; kind < 2; ++kind) {
+    std::unique_ptr<Strategy> strategy;
+    if (kind == 0) {
+      strategy = std::make_unique<MirroredStrategy>(
+          std::vector<std::string>{"/device:CPU:0", "/device:CPU:1", "/device:CPU:2"});
+    } else {
+      strategy = std::make_unique<CentralStorageStrategy>(
+          std::vector<std::string>{"/device:CPU:0", "/device:CPU:1", "/device:CPU:2"});
+    }
+    Scope root = Scope::NewRootScope();
+    absl::StatusOr<DistributedStep> run = strategy->Run(
+        strategy->scope(root), [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+          return std::vector<Output>{
+              ops::Const(ctx.scope(), static_cast<float>(ctx.replica_id_in_sync_group() + 1))};
+        });
+    ASSERT_TRUE(run.ok()) << run.status();
+    Output sum = strategy->Reduce(root, ReduceOp::kSum, run->outputs[0]);
+    Output mean = strategy->Reduce(root, ReduceOp::kMean, run->outputs[0]);
+    GraphDef graph;
+    ASSERT_TRUE(root.ToGraphDef(&graph).ok());
+    SessionOptions options;
+    options.config = strategy->session_config();
+    auto session = NewSession(options);
+    ASSERT_TRUE(session.ok());
+    ASSERT_TRUE((*session)->Create(graph).ok());
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)->Run({}, {sum.name(), mean.name()}, {}, &out).ok());
+    EXPECT_EQ(out[0].scalar<float>(), 6.0f) << kind;
+    EXPECT_EQ(out[1].scalar<float>(), 2.0f) << kind;
+  }
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace tensorgrid
