@@ -102,6 +102,21 @@ Worker::Worker(const std::string& task_prefix, const ConfigProto& config)
   int inter = config.inter_op_parallelism_threads();
   inter_op_pool_ = std::make_unique<ThreadPool>(inter > 0 ? inter : NumSchedulableCPUs());
   timer_ = std::make_unique<Timer>();
+  collective_bufs_ = std::make_unique<CollectiveBufTable>(inter_op_pool_.get());
+  collective_leader_ = std::make_unique<CollectiveGroupLeader>(inter_op_pool_.get());
+  collective_leader_->SetClusterTasks({task_});
+  WorkerCollectiveExecutor::Options collective;
+  collective.task = task_;
+  collective.pool = inter_op_pool_.get();
+  collective.table = collective_bufs_.get();
+  collective.peer = [this](const std::string& task) -> WorkerInterface* {
+    if (DeviceNameUtils::IsSameAddressSpace(task, task_)) return this;
+    return lookup_ ? lookup_(task) : nullptr;
+  };
+  collective_ = std::make_unique<WorkerCollectiveExecutor>(std::move(collective));
+  if (!config.collective_group_leader().empty()) {
+    collective_->SetLeader(config.collective_group_leader());
+  }
 }
 
 Worker::~Worker() {
@@ -109,6 +124,9 @@ Worker::~Worker() {
     absl::MutexLock lock(&mu_);
     graphs_.clear();
   }
+  // Waiting collectives fail now; their timeouts stop before the pool goes.
+  collective_leader_->Shutdown(errors::Aborted("task ", task_, " is shutting down"));
+  collective_bufs_->Shutdown(errors::Aborted("task ", task_, " is shutting down"));
   timer_.reset();          // no step timeout may fire into a pool that is going
   inter_op_pool_.reset();  // waits for queued work before devices go away
 }
@@ -181,6 +199,8 @@ void Worker::Shutdown(const absl::Status& reason) {
     shutdown_reason_ = reason;
   }
   shutdown_.StartCancel();
+  collective_leader_->Shutdown(reason);
+  collective_bufs_->Shutdown(reason);
 }
 
 absl::Status Worker::ShutdownReason() {
@@ -189,6 +209,31 @@ absl::Status Worker::ShutdownReason() {
 }
 
 void Worker::SetWorkerLookup(WorkerLookup lookup) { lookup_ = std::move(lookup); }
+
+void Worker::SetCollectiveGroupLeader(const std::string& leader_task,
+                                      std::vector<std::string> cluster_tasks) {
+  collective_->SetLeader(leader_task);
+  collective_leader_->SetClusterTasks(std::move(cluster_tasks));
+}
+
+void Worker::CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
+                                StatusCallback done) {
+  collective_leader_->CompleteGroupAsync(request, response, std::move(done));
+}
+
+void Worker::CompleteInstanceAsync(const CompleteInstanceArgs& request,
+                                   CompleteInstanceResult* response, StatusCallback done) {
+  collective_leader_->CompleteInstanceAsync(request, response, std::move(done));
+}
+
+void Worker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
+                          StatusCallback done) {
+  collective_bufs_->Get(key, deadline,
+                        [tensor, done = std::move(done)](absl::Status s, Tensor value) {
+                          if (s.ok()) *tensor = std::move(value);
+                          done(s);
+                        });
+}
 
 void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                              StatusCallback done) {
@@ -276,6 +321,7 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
   args.call_frame = &step->frame;
   args.cancellation = &step->cancellation;
   args.inter_op_pool = inter_op_pool_.get();
+  args.collective = collective_.get();
   if (item->uses_rendezvous) {
     step->rendezvous = std::make_shared<StepRendezvous>(rendezvous_mgr_.FindOrCreate(request.step_id),
                                                         task_, request.step_id, lookup_);

@@ -15,6 +15,9 @@
 #include "core/framework/cancellation.h"
 #include "core/framework/device.h"
 #include "core/platform/timer.h"
+#include "core/runtime/collective_buf_table.h"
+#include "core/runtime/collective_executor.h"
+#include "core/runtime/collective_group_leader.h"
 #include "core/runtime/device_mgr.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/rendezvous_mgr.h"
@@ -43,6 +46,12 @@ class Worker final : public WorkerInterface {
                        StatusCallback done) override;
 
   void CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) override;
+  void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
+                          StatusCallback done) override;
+  void CompleteInstanceAsync(const CompleteInstanceArgs& request,
+                             CompleteInstanceResult* response, StatusCallback done) override;
+  void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
+                    StatusCallback done) override;
 
   // Stops serving steps: running steps are cancelled and fail with `reason`
   // (their receives wake at once), and later RunGraph and RecvTensor calls
@@ -55,6 +64,14 @@ class Worker final : public WorkerInterface {
   // Without it, every transfer must stay inside this task.
   using WorkerLookup = std::function<WorkerInterface*(const std::string& task)>;
   void SetWorkerLookup(WorkerLookup lookup);
+  // Collective groups are resolved by `leader_task`'s worker (reached through
+  // the lookup unless it is this task); `cluster_tasks` are named when a
+  // group times out. Default: ConfigProto.collective_group_leader, else this
+  // task. Set before the first step.
+  void SetCollectiveGroupLeader(const std::string& leader_task,
+                                std::vector<std::string> cluster_tasks);
+  // This worker's collective chunks in flight (for tests).
+  const CollectiveBufTable& collective_bufs() const { return *collective_bufs_; }
 
  private:
   struct Item {
@@ -81,6 +98,11 @@ class Worker final : public WorkerInterface {
   absl::flat_hash_map<int64_t, std::map<uint64_t, std::function<void()>>> running_
       ABSL_GUARDED_BY(mu_);
   CancellationManager shutdown_;  // every running step registers with it
+  // Collectives: chunks served to peers, the leader's state (used when this
+  // task leads), and what collective kernels of every step run through.
+  std::unique_ptr<CollectiveBufTable> collective_bufs_;
+  std::unique_ptr<CollectiveGroupLeader> collective_leader_;
+  std::unique_ptr<WorkerCollectiveExecutor> collective_;
 };
 
 }  // namespace tensorgrid

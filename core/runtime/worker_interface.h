@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "core/platform/blocking.h"
 #include "core/framework/tensor.h"
+#include "core/framework/types.h"
 #include "proto/graph.pb.h"
 #include "proto/step_stats.pb.h"
 
@@ -45,6 +47,39 @@ struct GetStatusResult {
   std::vector<DeviceInfo> devices;
 };
 
+// Collective group resolution (docs/collectives.md): every member device asks
+// the group leader to join; the leader answers each once group_size joined.
+struct CompleteGroupArgs {
+  int group_key = 0;
+  int group_size = 0;
+  std::string device_type;  // "CPU"
+  std::string device;       // full name of the joining member
+  uint64_t incarnation = 0;
+  absl::Duration timeout;   // the leader gives up (DeadlineExceeded) after this
+};
+struct CompleteGroupResult {
+  int group_key = 0;
+  int group_size = 0;
+  std::string device_type;
+  std::vector<std::string> devices;  // sorted by name: a member's rank is its index
+  std::vector<uint64_t> incarnations;
+};
+// Per instance: the leader checks that the members agree (op, dtype, shape)
+// and tells a broadcast's receivers which rank sends.
+struct CompleteInstanceArgs {
+  int group_key = 0;
+  int group_size = 0;
+  int instance_key = 0;
+  std::string device;
+  std::string op;  // "CollectiveReduce", "CollectiveBcast", "CollectiveGather"
+  DataType dtype = DT_INVALID;
+  std::vector<int64_t> shape;
+  bool is_source = false;
+  absl::Duration timeout;
+};
+struct CompleteInstanceResult {
+  int source_rank = -1;  // broadcasts only
+};
 
 class WorkerInterface {
  public:
@@ -68,6 +103,22 @@ class WorkerInterface {
   virtual void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                                StatusCallback done) {
     done(absl::UnimplementedError("this worker does not serve RecvTensor"));
+  }
+  // Collectives. The group leader's worker answers CompleteGroup and
+  // CompleteInstance; every worker serves RecvBuf: the collective chunk
+  // `key` once a member on this worker has produced it, DeadlineExceeded
+  // after `deadline`. Workers that cannot say Unimplemented.
+  virtual void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
+                                  StatusCallback done) {
+    done(absl::UnimplementedError("this worker does not lead collective groups"));
+  }
+  virtual void CompleteInstanceAsync(const CompleteInstanceArgs& request,
+                                     CompleteInstanceResult* response, StatusCallback done) {
+    done(absl::UnimplementedError("this worker does not lead collective groups"));
+  }
+  virtual void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
+                            StatusCallback done) {
+    done(absl::UnimplementedError("this worker does not serve RecvBuf"));
   }
   // Drops every resource (variables, queues) in the named containers of all
   // this worker's devices; every container when `containers` is empty.

@@ -1,0 +1,458 @@
+#include "core/runtime/collective_executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/framework/device_name.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+
+// One transfer step of a chunk's pipeline: put this member's piece of
+// `send_seg` for the next rank, then take the previous rank's piece of
+// `recv_seg` and merge it (reduce) or copy it; the owner of a reduced segment
+// applies final_op to it after its last merge (`finalize`).
+struct RingStep {
+  int wire_step = 0;  // the step in the keys (the same at both ends of a link)
+  int send_seg = -1;
+  int recv_seg = -1;
+  bool reduce = false;
+  bool finalize = false;
+};
+
+// One member's execution of one collective op.
+struct CollectiveRun {
+  CollectiveOpParams params;
+  std::string device;
+  std::string device_type;
+  uint64_t incarnation = 0;
+  Tensor input, output;
+  absl::Time deadline;
+  CancellationManager* cancellation = nullptr;
+  CancellationManager::Token token = 0;
+  bool registered = false;
+  CollectiveExecutor::DoneCallback done;
+  CollectiveBufTable* table = nullptr;
+  std::atomic<bool> finished{false};
+
+  // Resolution.
+  std::shared_ptr<const CompleteGroupResult> group;
+  int rank = -1;
+  int source_rank = -1;
+  int64_t exec_seq = -1;
+
+  // The algorithm.
+  Tensor flat;  // output as one dimension
+  std::vector<std::pair<int64_t, int64_t>> segments;  // [begin, end) in elements
+  int64_t num_chunks = 1;
+  std::vector<RingStep> steps;
+  std::atomic<int64_t> next_chunk{0};
+  std::atomic<int64_t> chunks_done{0};
+
+  int size() const { return params.group_size; }
+  int prev() const { return (rank + size() - 1) % size(); }
+  int next() const { return (rank + 1) % size(); }
+  bool failed() const { return finished.load(std::memory_order_acquire); }
+
+  std::string What() const {
+    return absl::StrCat(CollectiveTypeName(params.type), " (group ", params.group_key,
+                        ", instance ", params.instance_key, ") on ", device);
+  }
+  // Chunk `c` of segment `s`, in elements of `flat`.
+  std::pair<int64_t, int64_t> Chunk(int s, int64_t c) const {
+    const auto [b, e] = segments[s];
+    const int64_t len = e - b;
+    return {b + len * c / num_chunks, b + len * (c + 1) / num_chunks};
+  }
+  std::string Key(const RingStep& step, int64_t chunk, int src, int dst) const {
+    return CollectiveBufKey(params.group_key, params.instance_key, exec_seq, step.wire_step,
+                            chunk, src, dst);
+  }
+
+  // The first call wins: later ones (a late chunk, a cancellation) do nothing.
+  void Finish(absl::Status s) {
+    if (finished.exchange(true, std::memory_order_acq_rel)) return;
+    if (registered) cancellation->DeregisterCallback(token);
+    if (!s.ok() && exec_seq >= 0) {
+      // Wake this execution's other local waiters and drop what it left behind.
+      table->Abort(CollectiveExecPrefix(params.group_key, params.instance_key, exec_seq), s);
+    }
+    if (!s.ok() && s.message().find(device) == absl::string_view::npos) {
+      s = WithContext(s, What());
+    }
+    CollectiveExecutor::DoneCallback cb = std::move(done);
+    cb(std::move(s));
+  }
+};
+
+namespace {
+
+int64_t ChunkBytesFromEnv() {
+  const char* env = std::getenv("TG_COLLECTIVE_CHUNK_BYTES");
+  int64_t bytes = 0;
+  if (env != nullptr && absl::SimpleAtoi(env, &bytes) && bytes > 0) return bytes;
+  return WorkerCollectiveExecutor::kDefaultChunkBytes;
+}
+
+std::string TaskOf(const std::string& device) {
+  auto parsed = DeviceNameUtils::Parse(device);
+  return parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : device;
+}
+
+// Splits [0, total) into n nearly equal ranges, the longer ones first.
+std::vector<std::pair<int64_t, int64_t>> SplitEvenly(int64_t total, int n) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t begin = 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t len = total / n + (i < total % n ? 1 : 0);
+    out.emplace_back(begin, begin + len);
+    begin += len;
+  }
+  return out;
+}
+
+template <typename T>
+void MergeTyped(const std::string& op, const T* in, T* acc, int64_t n) {
+  if (op == "Add") {
+    for (int64_t i = 0; i < n; ++i) acc[i] = in[i] + acc[i];
+  } else if (op == "Mul") {
+    for (int64_t i = 0; i < n; ++i) acc[i] = in[i] * acc[i];
+  } else if (op == "Min") {
+    for (int64_t i = 0; i < n; ++i) acc[i] = std::min(in[i], acc[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) acc[i] = std::max(in[i], acc[i]);
+  }
+}
+
+template <typename T>
+void DivideTyped(T* acc, int64_t n, int by) {
+  for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] / static_cast<T>(by);
+}
+
+// acc[0, n) = merge_op(in, acc) elementwise.
+void Merge(DataType dtype, const std::string& op, const void* in, void* acc, int64_t n) {
+  switch (dtype) {
+    case DT_FLOAT: return MergeTyped(op, static_cast<const float*>(in), static_cast<float*>(acc), n);
+    case DT_DOUBLE:
+      return MergeTyped(op, static_cast<const double*>(in), static_cast<double*>(acc), n);
+    case DT_INT32:
+      return MergeTyped(op, static_cast<const int32_t*>(in), static_cast<int32_t*>(acc), n);
+    case DT_INT64:
+      return MergeTyped(op, static_cast<const int64_t*>(in), static_cast<int64_t*>(acc), n);
+    default: return;
+  }
+}
+
+void Divide(DataType dtype, void* acc, int64_t n, int by) {
+  if (dtype == DT_FLOAT) DivideTyped(static_cast<float*>(acc), n, by);
+  if (dtype == DT_DOUBLE) DivideTyped(static_cast<double*>(acc), n, by);
+}
+
+void CopyElements(const Tensor& from, Tensor* to, int64_t to_begin) {
+  const size_t bytes = from.TotalBytes();
+  if (bytes == 0) return;
+  std::memcpy(static_cast<char*>(to->raw_data()) + to_begin * DataTypeSize(to->dtype()),
+              from.raw_data(), bytes);
+}
+
+// The segments and per-chunk steps of rank `r` of `n` (see RingStep).
+void PlanRing(CollectiveRun& run, int64_t chunk_bytes) {
+  const int n = run.size(), r = run.rank;
+  const int64_t total = run.flat.NumElements();
+  auto mod = [n](int x) { return ((x % n) + n) % n; };
+  switch (run.params.type) {
+    case CollectiveType::kReduce:
+      run.segments = SplitEvenly(total, n);
+      for (int k = 0; k + 1 < n; ++k) {  // reduce-scatter: r ends owning segment r+1
+        run.steps.push_back(RingStep{k, mod(r - k), mod(r - k - 1), true, k + 2 == n});
+      }
+      for (int k = 0; k + 1 < n; ++k) {  // all-gather of the owned segments, verbatim
+        run.steps.push_back(RingStep{n - 1 + k, mod(r + 1 - k), mod(r - k), false, false});
+      }
+      break;
+    case CollectiveType::kGather:
+      run.segments = SplitEvenly(total, n);  // equal: every member's input has one shape
+      for (int k = 0; k + 1 < n; ++k) {
+        run.steps.push_back(RingStep{k, mod(r - k), mod(r - k - 1), false, false});
+      }
+      break;
+    case CollectiveType::kBroadcast: {
+      run.segments = {{0, total}};
+      const int position = mod(r - run.source_rank);  // hops from the source
+      if (position > 0) run.steps.push_back(RingStep{0, -1, 0, false, false});
+      if (position < n - 1) run.steps.push_back(RingStep{0, 0, -1, false, false});
+      break;
+    }
+  }
+  int64_t longest = 0;
+  for (const auto& [b, e] : run.segments) longest = std::max(longest, e - b);
+  const int64_t elem = std::max(1, DataTypeSize(run.params.dtype));
+  const int64_t chunk_elems = std::max<int64_t>(1, chunk_bytes / elem);
+  run.num_chunks = std::max<int64_t>(1, (longest + chunk_elems - 1) / chunk_elems);
+}
+
+}  // namespace
+
+WorkerCollectiveExecutor::WorkerCollectiveExecutor(Options options)
+    : options_([&] {
+        if (options.chunk_bytes <= 0) options.chunk_bytes = ChunkBytesFromEnv();
+        options.max_chunks_in_flight = std::max(1, options.max_chunks_in_flight);
+        return std::move(options);
+      }()),
+      leader_task_(options_.task) {}
+
+void WorkerCollectiveExecutor::SetLeader(std::string leader_task) {
+  absl::MutexLock lock(&mu_);
+  leader_task_ = std::move(leader_task);
+}
+
+WorkerInterface* WorkerCollectiveExecutor::Leader(std::string* leader_task) {
+  {
+    absl::MutexLock lock(&mu_);
+    *leader_task = leader_task_;
+  }
+  return options_.peer ? options_.peer(*leader_task) : nullptr;
+}
+
+void WorkerCollectiveExecutor::ExecuteAsync(const CollectiveOpParams& params, Device* device,
+                                            const Tensor& input, Tensor output,
+                                            CancellationManager* cancellation,
+                                            DoneCallback done) {
+  auto run = std::make_shared<CollectiveRun>();
+  run->params = params;
+  run->device = device->name();
+  run->device_type = device->device_type();
+  run->incarnation = device->incarnation();
+  run->input = input;
+  run->output = std::move(output);
+  run->deadline = absl::Now() + params.timeout;
+  run->done = std::move(done);
+  run->table = options_.table;
+  if (cancellation != nullptr) {
+    run->cancellation = cancellation;
+    std::weak_ptr<CollectiveRun> weak = run;
+    run->registered = cancellation->RegisterCallback(&run->token, [weak] {
+      if (auto r = weak.lock()) r->Finish(errors::Cancelled("the step was cancelled"));
+    });
+    if (!run->registered) return run->Finish(errors::Cancelled("the step was cancelled"));
+  }
+  ResolveGroup(std::move(run));
+}
+
+void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) {
+  const CollectiveOpParams& p = run->params;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = groups_.find(p.group_key);
+    if (it != groups_.end()) {
+      const auto& devices = it->second->devices;
+      auto pos = std::find(devices.begin(), devices.end(), run->device);
+      if (pos != devices.end() && it->second->group_size == p.group_size) {
+        run->group = it->second;
+        run->rank = static_cast<int>(pos - devices.begin());
+      }
+    }
+  }
+  if (run->group != nullptr) return ResolveInstance(std::move(run));
+  std::string leader_task;
+  WorkerInterface* leader = Leader(&leader_task);
+  if (leader == nullptr) {
+    return run->Finish(errors::Unavailable("no route to the collective group leader ",
+                                           leader_task));
+  }
+  CompleteGroupArgs args;
+  args.group_key = p.group_key;
+  args.group_size = p.group_size;
+  args.device_type = run->device_type;
+  args.device = run->device;
+  args.incarnation = run->incarnation;
+  args.timeout = std::max(absl::ZeroDuration(), run->deadline - absl::Now());
+  auto result = std::make_shared<CompleteGroupResult>();
+  leader->CompleteGroupAsync(args, result.get(), [this, run, result,
+                                                  leader_task](absl::Status s) {
+    if (run->failed()) return;
+    if (!s.ok()) {
+      if (!absl::IsDeadlineExceeded(s) && !absl::IsInvalidArgument(s)) {
+        s = WithContext(s, absl::StrCat("joining collective group ", run->params.group_key,
+                                        " at its leader ", leader_task));
+      }
+      return run->Finish(s);
+    }
+    auto pos = std::find(result->devices.begin(), result->devices.end(), run->device);
+    if (result->group_size != run->params.group_size || pos == result->devices.end() ||
+        static_cast<int>(result->devices.size()) != result->group_size) {
+      return run->Finish(errors::Internal("the leader answered group ", run->params.group_key,
+                                          " with ", result->devices.size(),
+                                          " members that do not include ", run->device));
+    }
+    run->rank = static_cast<int>(pos - result->devices.begin());
+    run->group = result;
+    {
+      absl::MutexLock lock(&mu_);
+      groups_[run->params.group_key] = result;
+    }
+    ResolveInstance(run);
+  });
+}
+
+void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> run) {
+  const CollectiveOpParams& p = run->params;
+  const auto key = std::make_tuple(run->device, p.group_key, p.instance_key);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = instances_.find(key);
+    if (it != instances_.end()) {
+      run->source_rank = it->second.source_rank;
+      run->exec_seq = it->second.runs++;
+    }
+  }
+  if (run->exec_seq >= 0) return StartRing(std::move(run));
+  std::string leader_task;
+  WorkerInterface* leader = Leader(&leader_task);
+  if (leader == nullptr) {
+    return run->Finish(errors::Unavailable("no route to the collective group leader ",
+                                           leader_task));
+  }
+  CompleteInstanceArgs args;
+  args.group_key = p.group_key;
+  args.group_size = p.group_size;
+  args.instance_key = p.instance_key;
+  args.device = run->device;
+  args.op = CollectiveTypeName(p.type);
+  args.dtype = p.dtype;
+  args.shape.assign(p.shape.dim_sizes().begin(), p.shape.dim_sizes().end());
+  args.is_source = p.is_source;
+  args.timeout = std::max(absl::ZeroDuration(), run->deadline - absl::Now());
+  auto result = std::make_shared<CompleteInstanceResult>();
+  leader->CompleteInstanceAsync(args, result.get(), [this, run, result, key,
+                                                     leader_task](absl::Status s) {
+    if (run->failed()) return;
+    if (!s.ok()) {
+      if (!absl::IsDeadlineExceeded(s) && !absl::IsInvalidArgument(s)) {
+        s = WithContext(s, absl::StrCat("starting collective instance ",
+                                        run->params.instance_key, " at the group leader ",
+                                        leader_task));
+      }
+      return run->Finish(s);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      InstanceRecord& record = instances_[key];
+      record.source_rank = result->source_rank;
+      run->source_rank = record.source_rank;
+      run->exec_seq = record.runs++;
+    }
+    StartRing(run);
+  });
+}
+
+void WorkerCollectiveExecutor::StartRing(std::shared_ptr<CollectiveRun> run) {
+  if (run->failed()) return;
+  run->flat = run->output.Reshaped(TensorShape({run->output.NumElements()}));
+  const int n = run->size();
+  switch (run->params.type) {
+    case CollectiveType::kReduce:
+      CopyElements(run->input, &run->flat, 0);
+      if (n == 1) return run->Finish(absl::OkStatus());  // Div by 1 is the identity too
+      break;
+    case CollectiveType::kGather:
+      CopyElements(run->input, &run->flat, run->input.NumElements() * run->rank);
+      if (n == 1) return run->Finish(absl::OkStatus());
+      break;
+    case CollectiveType::kBroadcast:
+      if (run->rank == run->source_rank) CopyElements(run->input, &run->flat, 0);
+      if (n == 1) return run->Finish(absl::OkStatus());
+      break;
+  }
+  PlanRing(*run, options_.chunk_bytes);
+  const int64_t window = std::min<int64_t>(options_.max_chunks_in_flight, run->num_chunks);
+  for (int64_t i = 0; i < window; ++i) {
+    // Chunks finished inline take their successors from the same counter.
+    const int64_t chunk = run->next_chunk.fetch_add(1);
+    if (chunk >= run->num_chunks) break;
+    RunChunk(run, chunk, 0);
+  }
+}
+
+void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int64_t chunk,
+                                        size_t step_index) {
+  for (; step_index < run->steps.size(); ++step_index) {
+    if (run->failed()) return;
+    const RingStep& step = run->steps[step_index];
+    if (step.send_seg >= 0) {
+      const auto [b, e] = run->Chunk(step.send_seg, chunk);
+      options_.table->Put(run->Key(step, chunk, run->rank, run->next()), run->flat.Slice(b, e),
+                          run->deadline);
+    }
+    if (step.recv_seg < 0) continue;
+    const std::string key = run->Key(step, chunk, run->prev(), run->rank);
+    Receive(run, key, [this, run, chunk, step_index, key](absl::Status s, Tensor got) {
+      if (run->failed()) return;
+      if (!s.ok()) return run->Finish(s);
+      const RingStep& step = run->steps[step_index];
+      const auto [b, e] = run->Chunk(step.recv_seg, chunk);
+      if (got.dtype() != run->params.dtype || got.NumElements() != e - b) {
+        return run->Finish(errors::Internal("collective chunk '", key, "' has ",
+                                            got.NumElements(), " ",
+                                            DataTypeString(got.dtype()), " elements, not ",
+                                            e - b));
+      }
+      if (step.reduce) {
+        const size_t elem = DataTypeSize(run->params.dtype);
+        void* acc = static_cast<char*>(run->flat.raw_data()) + b * elem;
+        Merge(run->params.dtype, run->params.merge_op, got.raw_data(), acc, e - b);
+        if (step.finalize && run->params.final_op == "Div") {
+          Divide(run->params.dtype, acc, e - b, run->size());
+        }
+      } else {
+        CopyElements(got, &run->flat, b);
+      }
+      RunChunk(run, chunk, step_index + 1);
+    });
+    return;  // the receive continues the pipeline
+  }
+  ChunkDone(std::move(run));
+}
+
+void WorkerCollectiveExecutor::ChunkDone(std::shared_ptr<CollectiveRun> run) {
+  const int64_t next = run->next_chunk.fetch_add(1);
+  if (next < run->num_chunks) {
+    // On the pool, not inline: a long run of chunks whose data is already
+    // there would otherwise nest one call per chunk.
+    options_.pool->Schedule([this, run, next] { RunChunk(run, next, 0); });
+  }
+  if (run->chunks_done.fetch_add(1) + 1 == run->num_chunks) run->Finish(absl::OkStatus());
+}
+
+void WorkerCollectiveExecutor::Receive(const std::shared_ptr<CollectiveRun>& run,
+                                       const std::string& key,
+                                       std::function<void(absl::Status, Tensor)> done) {
+  const std::string& src_device = run->group->devices[run->prev()];
+  if (DeviceNameUtils::IsSameAddressSpace(src_device, options_.task)) {
+    options_.table->Get(key, run->deadline, std::move(done));
+    return;
+  }
+  const std::string src_task = TaskOf(src_device);
+  WorkerInterface* peer = options_.peer ? options_.peer(src_task) : nullptr;
+  if (peer == nullptr) {
+    return done(errors::Unavailable("no route to task ", src_task, " to receive '", key, "'"),
+                Tensor());
+  }
+  auto tensor = std::make_shared<Tensor>();
+  peer->RecvBufAsync(key, run->deadline, tensor.get(),
+                     [tensor, src_device, key, done = std::move(done)](absl::Status s) {
+                       if (!s.ok() && !absl::IsCancelled(s) && !absl::IsAborted(s)) {
+                         s = WithContext(s, absl::StrCat("receiving collective chunk '", key,
+                                                         "' from ", src_device));
+                       }
+                       done(s, std::move(*tensor));
+                     });
+}
+
+}  // namespace tensorgrid

@@ -1,0 +1,260 @@
+// Collective ops between the CPU devices of one in-process worker: a local
+// session with ConfigProto.device_count {"CPU": 4}, one op per device.
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "client/client_session.h"
+#include "client/ops/array_ops.h"
+#include "client/ops/collective_ops.h"
+#include "kernels/ops_testutil.h"
+
+namespace tensorgrid {
+namespace {
+
+std::string Cpu(int i) { return "/device:CPU:" + std::to_string(i); }
+
+SessionOptions FourCpus() {
+  SessionOptions options;
+  (*options.config.mutable_device_count())["CPU"] = 4;
+  return options;
+}
+
+template <typename T>
+Tensor Vec(const std::vector<T>& values) {
+  Tensor t(DataTypeToEnum<T>::value, TensorShape({static_cast<int64_t>(values.size())}));
+  std::copy(values.begin(), values.end(), t.data<T>());
+  return t;
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
+}
+
+bool SameBytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()) == 0;
+}
+
+// Runs one CollectiveReduce per input, member i on CPU:i.
+absl::Status RunReduce(const std::vector<Tensor>& inputs, const std::string& merge,
+                       const std::string& final_op, std::vector<Tensor>* out,
+                       int steps = 1) {
+  Scope root = Scope::NewRootScope();
+  const int n = static_cast<int>(inputs.size());
+  std::vector<Output> reduced;
+  for (int i = 0; i < n; ++i) {
+    Scope s = root.WithDevice(Cpu(i));
+    reduced.push_back(ops::CollectiveReduce(s, ops::Const(s, inputs[i]), n, /*group_key=*/1,
+                                            /*instance_key=*/1, merge, final_op, 20));
+  }
+  ClientSession session(root, FourCpus());
+  for (int step = 0; step < steps; ++step) {
+    absl::Status s = session.Run(reduced, out);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void ExpectAllIdentical(const std::vector<Tensor>& out) {
+  for (size_t i = 1; i < out.size(); ++i) EXPECT_TRUE(SameBytes(out[0], out[i])) << i;
+}
+
+TEST(CollectiveReduceTest, AddFloatTwoThreeFourMembersAnySize) {
+  for (int n : {2, 3, 4}) {
+    for (int64_t size : {1, 7, 64}) {
+      std::vector<Tensor> inputs;
+      std::vector<float> expected(size, 0.f);
+      for (int m = 0; m < n; ++m) {
+        std::vector<float> v(size);
+        for (int64_t j = 0; j < size; ++j) v[j] = static_cast<float>(m * 100 + j);
+        for (int64_t j = 0; j < size; ++j) expected[j] += v[j];
+        inputs.push_back(Vec(v));
+      }
+      std::vector<Tensor> out;
+      ASSERT_OK(RunReduce(inputs, "Add", "Id", &out));
+      ASSERT_EQ(out.size(), static_cast<size_t>(n));
+      for (const Tensor& t : out) EXPECT_EQ(Values<float>(t), expected) << n << " " << size;
+      ExpectAllIdentical(out);
+    }
+  }
+}
+
+TEST(CollectiveReduceTest, MulMinMaxInt32) {
+  const std::vector<Tensor> inputs = {Vec<int32_t>({1, -5, 7, 2, 3}), Vec<int32_t>({2, 4, -1, 2, 0}),
+                                      Vec<int32_t>({3, 0, 9, -2, 8})};
+  std::vector<Tensor> out;
+  ASSERT_OK(RunReduce(inputs, "Mul", "Id", &out));
+  for (const Tensor& t : out) EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({6, 0, -63, -8, 0}));
+  ASSERT_OK(RunReduce(inputs, "Min", "Id", &out));
+  for (const Tensor& t : out) EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({1, -5, -1, -2, 0}));
+  ASSERT_OK(RunReduce(inputs, "Max", "Id", &out));
+  for (const Tensor& t : out) EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({3, 4, 9, 2, 8}));
+}
+
+TEST(CollectiveReduceTest, MeanIsAddThenDivAndBitIdentical) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<Tensor> inputs;
+  for (int m = 0; m < 4; ++m) {
+    std::vector<float> v(1001);
+    for (float& x : v) x = dist(rng);
+    inputs.push_back(Vec(v));
+  }
+  std::vector<Tensor> out;
+  ASSERT_OK(RunReduce(inputs, "Add", "Div", &out));
+  ExpectAllIdentical(out);
+  for (int j = 0; j < 1001; ++j) {
+    float mean = 0;
+    for (int m = 0; m < 4; ++m) mean += inputs[m].data<float>()[j];
+    EXPECT_NEAR(out[0].data<float>()[j], mean / 4, 1e-6);
+  }
+}
+
+TEST(CollectiveReduceTest, ManyTinyChunks) {
+  setenv("TG_COLLECTIVE_CHUNK_BYTES", "64", 1);  // 16 floats: hundreds of chunks
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<Tensor> exact, random;
+  std::vector<float> expected(10007, 0.f);
+  for (int m = 0; m < 4; ++m) {
+    std::vector<float> v(10007), r(10007);
+    for (int j = 0; j < 10007; ++j) {
+      v[j] = static_cast<float>((j * 7 + m) % 1000);
+      expected[j] += v[j];
+      r[j] = dist(rng);
+    }
+    exact.push_back(Vec(v));
+    random.push_back(Vec(r));
+  }
+  std::vector<Tensor> out;
+  absl::Status s = RunReduce(exact, "Add", "Id", &out);
+  std::vector<Tensor> out_random;
+  absl::Status s_random = RunReduce(random, "Max", "Id", &out_random);
+  absl::Status s_mean = RunReduce(random, "Add", "Div", &out_random);
+  unsetenv("TG_COLLECTIVE_CHUNK_BYTES");
+  ASSERT_OK(s);
+  for (const Tensor& t : out) EXPECT_EQ(Values<float>(t), expected);
+  ASSERT_OK(s_random);
+  ASSERT_OK(s_mean);
+  ExpectAllIdentical(out_random);
+}
+
+TEST(CollectiveReduceTest, SingleMemberIsIdentity) {
+  std::vector<Tensor> out;
+  ASSERT_OK(RunReduce({Vec<double>({1.5, -2})}, "Add", "Div", &out));
+  EXPECT_EQ(Values<double>(out[0]), std::vector<double>({1.5, -2}));
+}
+
+TEST(CollectiveReduceTest, SameGraphManyStepsInARow) {
+  std::vector<Tensor> out;
+  ASSERT_OK(RunReduce({Vec<int64_t>({1, 2, 3}), Vec<int64_t>({10, 20, 30})}, "Add", "Id", &out,
+                      /*steps=*/25));
+  for (const Tensor& t : out) EXPECT_EQ(Values<int64_t>(t), std::vector<int64_t>({11, 22, 33}));
+}
+
+TEST(CollectiveReduceTest, MismatchedShapesAreInvalidArgument) {
+  std::vector<Tensor> out;
+  EXPECT_STATUS(RunReduce({Vec<float>({1, 2}), Vec<float>({1, 2, 3})}, "Add", "Id", &out),
+                kInvalidArgument, "members disagree");
+}
+
+TEST(CollectiveReduceTest, DivOfIntegersIsInvalidArgument) {
+  std::vector<Tensor> out;
+  EXPECT_STATUS(RunReduce({Vec<int32_t>({1}), Vec<int32_t>({2})}, "Add", "Div", &out),
+                kInvalidArgument, "final_op Div");
+}
+
+TEST(CollectiveReduceTest, MissingMemberIsDeadlineExceededNamingTheGroup) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> reduced;
+  for (int i = 0; i < 2; ++i) {  // group_size 3, only two members
+    Scope s = root.WithDevice(Cpu(i));
+    reduced.push_back(
+        ops::CollectiveReduce(s, ops::Const(s, {1.f, 2.f}), 3, 7, 1, "Add", "Id", 0.5f));
+  }
+  ClientSession session(root, FourCpus());
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session.Run(reduced, &out), kDeadlineExceeded,
+                "collective group 7 (size 3): 2 of 3 members joined within 500ms");
+}
+
+TEST(CollectiveReduceTest, StepTimeoutCancelsAWaitingMember) {
+  Scope root = Scope::NewRootScope();
+  Scope s = root.WithDevice(Cpu(0));
+  auto lonely = ops::CollectiveReduce(s, ops::Const(s, {1.f}), 2, 1, 1, "Add", "Id", 60);
+  ClientSession session(root, FourCpus());
+  RunOptions options;
+  options.set_timeout_in_ms(300);
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session.Run(options, {}, {lonely}, {}, &out, nullptr), kDeadlineExceeded, "");
+}
+
+TEST(CollectiveBcastTest, FromOneMemberToTheOthers) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> outs;
+  const TensorShape shape({2, 3});
+  for (int i = 0; i < 3; ++i) {
+    Scope s = root.WithDevice(Cpu(i));
+    if (i == 1) {
+      outs.push_back(ops::CollectiveBcastSend(
+          s, ops::Const(s, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, shape), 3, 2, 5, shape, 20));
+    } else {
+      outs.push_back(ops::CollectiveBcastRecv(s, DT_FLOAT, 3, 2, 5, shape, 20));
+    }
+  }
+  ClientSession session(root, FourCpus());
+  std::vector<Tensor> out;
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_OK(session.Run(outs, &out));
+    for (const Tensor& t : out) {
+      EXPECT_EQ(t.shape(), shape);
+      EXPECT_EQ(Values<float>(t), std::vector<float>({1, 2, 3, 4, 5, 6}));
+    }
+  }
+}
+
+TEST(CollectiveBcastTest, NoSenderIsInvalidArgument) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> outs;
+  for (int i = 0; i < 2; ++i) {
+    outs.push_back(ops::CollectiveBcastRecv(root.WithDevice(Cpu(i)), DT_FLOAT, 2, 2, 5, {1}, 20));
+  }
+  ClientSession session(root, FourCpus());
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session.Run(outs, &out), kInvalidArgument, "0 senders");
+}
+
+TEST(CollectiveGatherTest, ConcatenatesInRankOrder) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> outs;
+  for (int i = 0; i < 3; ++i) {
+    Scope s = root.WithDevice(Cpu(i));
+    const int32_t b = 10 * i;
+    outs.push_back(ops::CollectiveGather(s, ops::Const(s, {b, b + 1, b + 2, b + 3}, {2, 2}), 3,
+                                         3, 9, TensorShape({2, 2}), 20));
+  }
+  ClientSession session(root, FourCpus());
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run(outs, &out));
+  for (const Tensor& t : out) {
+    EXPECT_EQ(t.shape(), TensorShape({6, 2}));
+    EXPECT_EQ(Values<int32_t>(t),
+              std::vector<int32_t>({0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23}));
+  }
+}
+
+TEST(CollectiveGatherTest, InputNotOfTheShapeAttrIsInvalidArgument) {
+  Scope root = Scope::NewRootScope();
+  Scope s = root.WithDevice(Cpu(0));
+  auto g = ops::CollectiveGather(s, ops::Const(s, {1.f, 2.f}), 1, 3, 9, TensorShape({3}), 20);
+  ClientSession session(root, FourCpus());
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session.Run({g}, &out), kInvalidArgument, "shape attr says [3]");
+}
+
+}  // namespace
+}  // namespace tensorgrid
