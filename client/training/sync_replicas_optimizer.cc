@@ -32,6 +32,14 @@ bool IsRecoverable(const absl::Status& status) {
   return absl::IsAborted(status) || absl::IsUnavailable(status);
 }
 
+// What comes before "/task:" in a device name such as
+// "/job:worker/replica:0/task:1" ("/job:worker/replica:0"), or "".
+std::string TaskPrefixOf(const std::string& device) {
+  const size_t task = device.find("/task:");
+  if (device.rfind("/job:", 0) != 0 || task == std::string::npos) return "";
+  return device.substr(0, task);
+}
+
 void Say(const std::string& line) { std::fprintf(stderr, "%s: %s\n", kWho, line.c_str()); }
 
 RunOptions WithTimeout(absl::Duration timeout) {
@@ -57,6 +65,7 @@ struct SyncReplicasOptimizer::Built {
   int replicas_to_aggregate = 0;
   int total_num_replicas = 0;
   bool one_gradient_per_worker = false;
+  bool workers_have_indexes = false;  // WorkerIndex given: errors name workers
   std::optional<Scope> chief_scope;  // Name()'s scope, without control dependencies
   Variable global_step;
   Output gate, token_queue;
@@ -66,7 +75,10 @@ struct SyncReplicasOptimizer::Built {
   Output chief_init_step;  // the global step chief_init started from
   Output take;             // waits for a full step; the step completed
   Output aggregate;        // the new global step, after the update and its tokens
-  Output state_step, state_admitted, state_replicas;
+  Output state_step, state_committed, state_replicas, state_uncommitted;
+  // This worker's device up to its task ("/job:worker/replica:0"), to name
+  // the others; may be empty.
+  std::string worker_prefix;
   Output close_code, close_message;
   Operation close, poison_tokens, final_tokens;
   // The requested devices of the global step, the variables and the local
@@ -224,6 +236,7 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   g.replicas_to_aggregate = replicas_to_aggregate_;
   g.total_num_replicas = total_num_replicas_;
   g.one_gradient_per_worker = attrs_.one_gradient_per_worker_;
+  g.workers_have_indexes = attrs_.worker_index_.has_value();
   g.global_step = global_step;
   const std::string name = attrs_.name_.value_or("sync_replicas");
   const Scope sync = scope.NewSubScope(name);
@@ -241,6 +254,7 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   for (const NodeDef& node : built.node()) {
     if (placed.count(node.name()) > 0) g.devices[node.name()] = node.device();
   }
+  g.worker_prefix = TaskPrefixOf(g.devices[anchor.name()]);
   // Not a variable (a Saver would save it, and a non-chief would wait for
   // the chief to initialize it): a SyncReplicasLocalStep reads -1 until set.
   const Scope at_worker = g.Beside(chief, anchor);
@@ -284,40 +298,62 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   }
   TG_RETURN_IF_ERROR(scope.status());
 
-  // The train op: admit, apply to the accumulators, wait for a token.
+  // The train op: admit (a ticket), apply to every accumulator under it,
+  // commit it (only now does the gradient count), wait for a token.
   const Output local_step = Output(
       NodeBuilder(g.Beside(sync, anchor).WithOpName("read_local_step"), "SyncReplicasLocalStepRead")
           .Input(local)
           .Finalize(),
       0);
-  const Output admitted = Output(
+  const Operation admit =
       NodeBuilder(g.Beside(sync, global_step.op()).WithOpName("admit"), "SyncReplicasGateAdmit")
           .Input(g.gate)
           .Input(static_cast<int32_t>(attrs_.worker_index_.value_or(-1)))
           .Input(local_step)
-          .Finalize(),
-      0);
+          .Finalize();
+  const Output admitted_step(admit, 0), ticket(admit, 1);
   std::vector<Operation> applies;
   for (size_t i = 0; i < to_apply.size(); ++i) {
     const auto& [grad, var] = to_apply[i];
-    applies.push_back(ops::AccumulatorApplyGradient(
-        g.Beside(sync, var.op()).WithOpName(var.name(), "/apply_to_accumulator"),
-        g.accumulators[i].first, admitted, grad));
+    applies.push_back(NodeBuilder(g.Beside(sync, var.op()).WithOpName(var.name(),
+                                                                      "/apply_to_accumulator"),
+                                  "ResourceAccumulatorApplyTicketedGradient")
+                          .Input(g.accumulators[i].first)
+                          .Input(admitted_step)
+                          .Input(ticket)
+                          .Input(grad)
+                          .Finalize());
   }
+  const Operation commit =
+      NodeBuilder(g.Beside(sync.WithControlDependencies(applies), global_step.op())
+                      .WithOpName("commit"),
+                  "SyncReplicasGateCommit")
+          .Input(g.gate)
+          .Input(ticket)
+          .Finalize();
   const Output token = ops::QueueDequeue(
-      g.Beside(sync.WithControlDependencies(applies), global_step.op()).WithOpName("token"),
+      g.Beside(sync.WithControlDependencies({commit}), global_step.op()).WithOpName("token"),
       g.token_queue, {DT_INT64})[0];
   const Operation train = set_local_step(sync, "train", token);
   TG_RETURN_IF_ERROR(scope.status());
 
-  // The chief's aggregation: a full step's means, applied; then the tokens.
+  // The chief's aggregation, in two steps: wait for a full step (take), then
+  // the means of the gradients the gate counted, applied; then the tokens.
   g.take = Output(
       NodeBuilder(at_step.WithOpName("take"), "SyncReplicasGateTake").Input(g.gate).Finalize(), 0);
+  const Operation taken =
+      NodeBuilder(at_step.WithOpName("taken"), "SyncReplicasGateTaken").Input(g.gate).Finalize();
   std::vector<GradAndVar> means;
   for (const auto& [acc, var] : g.accumulators) {
     means.emplace_back(
-        ops::AccumulatorTakeGradient(g.Beside(chief, var.op()).WithOpName(var.name(), "/mean"), acc,
-                                     replicas_to_aggregate_, var.dtype()),
+        Output(NodeBuilder(g.Beside(chief, var.op()).WithOpName(var.name(), "/mean"),
+                           "ResourceAccumulatorTakeTicketedGradients")
+                   .Input(acc)
+                   .Input(Output(taken, 0))
+                   .Input(Output(taken, 1))
+                   .Attr("dtype", var.dtype())
+                   .Finalize(),
+               0),
         var);
   }
   TG_RETURN_IF_ERROR(scope.status());
@@ -355,8 +391,9 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
                               .Input(g.gate)
                               .Finalize();
   g.state_step = Output(state, 0);
-  g.state_admitted = Output(state, 1);
+  g.state_committed = Output(state, 1);
   g.state_replicas = Output(state, 2);
+  g.state_uncommitted = Output(state, 3);
   g.close_code = ops::Placeholder(chief.WithOpName("close_code"), DT_INT32);
   g.close_message = ops::Placeholder(chief.WithOpName("close_message"), DT_STRING);
   g.close = NodeBuilder(at_step.WithOpName("close"), "SyncReplicasGateClose")
@@ -404,8 +441,11 @@ class SyncReplicasHook final : public SessionRunHook {
   // Records `status` and, unless a new session may cure it, closes the gate
   // with it and wakes every worker waiting for a token.
   void Fail(ClientSession& session, absl::Status status);
-  // DeadlineExceeded saying how many gradients of `step` arrived.
-  absl::Status MissingGradients(ClientSession& session, int64_t step);
+  // After the wait for `step` timed out: true if the step was completed just
+  // then, false if it is full (a take completes it at once), else
+  // DeadlineExceeded saying how many gradients arrived and naming the
+  // workers that sent none.
+  absl::StatusOr<bool> MissingGradients(ClientSession& session, int64_t step);
   absl::Status CloseGate(ClientSession& session, const absl::Status& reason);
   // Stops the loop (closing the gate with `reason` if it still runs) and joins it.
   void StopLoop(ClientSession* session, const absl::Status& reason);
@@ -596,9 +636,9 @@ void SyncReplicasHook::Loop(ClientSession* session, int64_t step) {
                                                                "of global step ",
                                                                step)));
       }
-      absl::Status missing = MissingGradients(*session, step);
-      // OK: the step filled up just as the deadline passed.
-      if (!missing.ok()) return Fail(*session, missing);
+      absl::StatusOr<bool> taken = MissingGradients(*session, step);
+      if (!taken.ok()) return Fail(*session, taken.status());
+      if (!*taken) continue;  // it filled up just as the deadline passed
     }
     status = session->Run(run_options, {}, {g.aggregate}, {}, &out, nullptr);
     if (!status.ok()) {
@@ -611,39 +651,58 @@ void SyncReplicasHook::Loop(ClientSession* session, int64_t step) {
   }
 }
 
-absl::Status SyncReplicasHook::MissingGradients(ClientSession& session, int64_t step) {
+absl::StatusOr<bool> SyncReplicasHook::MissingGradients(ClientSession& session, int64_t step) {
   const Built& g = *built_;
   std::vector<Tensor> out;
-  absl::Status read =
-      session.Run(WithTimeout(kControlTimeout), {},
-                  {g.state_step, g.state_admitted, g.state_replicas}, {}, &out, nullptr);
-  std::string arrived = "not known";
-  std::string workers;
-  if (read.ok()) {
-    if (out[0].scalar<int64_t>() > step) return absl::OkStatus();
-    arrived = absl::StrCat(out[1].scalar<int32_t>());
-    std::vector<int32_t> from(out[2].data<int32_t>(),
-                              out[2].data<int32_t>() + out[2].NumElements());
-    if (!from.empty() || g.one_gradient_per_worker) {
-      std::vector<int32_t> missing;
-      for (int32_t w = 0; w < g.total_num_replicas; ++w) {
-        if (std::find(from.begin(), from.end(), w) == from.end()) missing.push_back(w);
-      }
-      workers = absl::StrCat("; from workers [", absl::StrJoin(from, ", "), "], none from [",
-                             absl::StrJoin(missing, ", "), "]");
-    }
-  } else {
-    workers = absl::StrCat(" (the gate's state could not be read: ", read.message(), ")");
-  }
+  absl::Status read = session.Run(
+      WithTimeout(kControlTimeout), {},
+      {g.state_step, g.state_committed, g.state_replicas, g.state_uncommitted}, {}, &out, nullptr);
   // Without an aggregation_timeout, the session's operation_timeout_in_ms ended the wait.
   const std::string within = options_.aggregation_timeout > absl::ZeroDuration()
                                  ? absl::StrCat(absl::FormatDuration(options_.aggregation_timeout),
                                                 " (aggregation_timeout)")
                                  : "the step timeout (ConfigProto.operation_timeout_in_ms)";
+  std::string arrived = "not known";
+  std::string workers, named;
+  if (read.ok()) {
+    if (out[0].scalar<int64_t>() > step) return true;
+    const int32_t committed = out[1].scalar<int32_t>();
+    if (committed >= g.replicas_to_aggregate) return false;
+    arrived = absl::StrCat(committed);
+    auto ints = [](const Tensor& t) {
+      return std::vector<int32_t>(t.data<int32_t>(), t.data<int32_t>() + t.NumElements());
+    };
+    const std::vector<int32_t> from = ints(out[2]), uncommitted = ints(out[3]);
+    auto has = [](const std::vector<int32_t>& v, int32_t w) {
+      return std::find(v.begin(), v.end(), w) != v.end();
+    };
+    if (!from.empty() || !uncommitted.empty() || g.workers_have_indexes) {
+      std::vector<int32_t> missing;
+      for (int32_t w = 0; w < g.total_num_replicas; ++w) {
+        if (!has(from, w)) missing.push_back(w);
+      }
+      workers = absl::StrCat("; from workers [", absl::StrJoin(from, ", "), "], none from [",
+                             absl::StrJoin(missing, ", "), "]");
+      for (int32_t w : missing) {
+        absl::StrAppend(&named, ". Worker ", w);
+        if (!g.worker_prefix.empty()) {
+          absl::StrAppend(&named, " (", g.worker_prefix, "/task:", w, ")");
+        }
+        absl::StrAppend(&named, " sent no gradient for global step ", step, " within ", within);
+        if (has(uncommitted, w)) {
+          absl::StrAppend(&named,
+                          ": it was admitted at the gate, but its gradient never reached every "
+                          "accumulator");
+        }
+      }
+    }
+  } else {
+    workers = absl::StrCat(" (the gate's state could not be read: ", read.message(), ")");
+  }
   return errors::DeadlineExceeded(
       kWho, ": gradients from some workers are missing: ", arrived, " of ", g.replicas_to_aggregate,
       " gradients for global step ", step, " arrived within ", within, workers,
-      "; total_num_replicas ", g.total_num_replicas, ". A worker may have died or stalled");
+      "; total_num_replicas ", g.total_num_replicas, named, ". A worker may have died or stalled");
 }
 
 void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {

@@ -27,15 +27,18 @@
 //   - per variable a ConditionalAccumulator ("<var>/grad_accum") colocated
 //     with the variable, which drops gradients older than its global step;
 //   - beside the global step a token queue and a SyncReplicasGate
-//     (kernels/data_flow/sync_replicas_gate.h) that admits the first
-//     replicas_to_aggregate gradients of each step;
-//   - the train op: admit this replica's gradients at its local step, apply
-//     them to the accumulators, then dequeue a token (wait for the chief's
-//     update) and set the local step from it;
-//   - the chief's aggregation: wait for a full step, take the mean from every
-//     accumulator, apply the means with the wrapped optimizer (which adds one
-//     to the global step), and enqueue total_num_replicas tokens carrying the
-//     new global step;
+//     (kernels/data_flow/sync_replicas_gate.h) that counts the first
+//     replicas_to_aggregate gradients delivered for each step;
+//   - the train op: admit this replica's gradients at its local step (a
+//     ticket), apply them to every accumulator under that ticket, commit
+//     the ticket at the gate (only now does the gradient count), then
+//     dequeue a token (wait for the chief's update) and set the local step
+//     from it;
+//   - the chief's aggregation: wait for a full step, take from every
+//     accumulator the mean of exactly the gradients the gate counted, apply
+//     the means with the wrapped optimizer (which adds one to the global
+//     step), and enqueue total_num_replicas tokens carrying the new global
+//     step;
 //   - a local step on the worker, set from each token (a SyncReplicasLocalStep,
 //     not a variable: neither `init`, a Saver nor the non-chief's readiness
 //     check sees it; it reads -1, i.e. stale, until first set).
@@ -44,11 +47,13 @@
 // others the local step's initialization.
 //
 // Semantics, as TensorFlow's: each step averages the first
-// replicas_to_aggregate gradients computed against it, whoever sent them
-// (with initial tokens a fast worker may send two); later and stale ones are
-// dropped. total_num_replicas > replicas_to_aggregate gives backup workers:
-// the slowest are not waited for. OneGradientPerWorker(true) counts at most
-// one gradient per worker (by its WorkerIndex) per step.
+// replicas_to_aggregate gradients computed against it that reached every
+// accumulator, whoever sent them (with initial tokens a fast worker may send
+// two); later and stale ones are dropped, and so is the gradient of a worker
+// that died while sending it. total_num_replicas > replicas_to_aggregate
+// gives backup workers: the slowest (or dead) are not waited for.
+// OneGradientPerWorker(true) counts at most one gradient per worker (by its
+// WorkerIndex) per step.
 //
 // Errors are returned. Thread safety: build from one thread; the hook is
 // driven by one MonitoredTrainingSession.
@@ -90,7 +95,7 @@ struct SyncReplicasHookOptions {
   int num_tokens = -1;
   // How long the chief waits for one step's gradients before it fails with
   // DeadlineExceeded naming how many of how many arrived (and, with
-  // OneGradientPerWorker, from which workers). 0: wait for ever.
+  // WorkerIndex, the workers that sent none). 0: wait for ever.
   absl::Duration aggregation_timeout = absl::Minutes(5);
 };
 

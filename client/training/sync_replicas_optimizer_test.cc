@@ -8,7 +8,8 @@
 //
 // Plain gradient descent with learning rate ½ on these losses is hand
 // computable: a step that averages the gradients of replicas S moves w to
-// ½·w + ½·mean(t_i, i ∈ S). Waits are bounded (step and aggregation
+// ½·w + ½·mean(t_i, i ∈ S). A worker killed after its admission at the gate
+// is played by running the gate's Admit alone (AdmitAndDie). Waits are bounded (step and aggregation
 // timeouts); nothing asserts a duration.
 #include "client/training/sync_replicas_optimizer.h"
 
@@ -29,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
+#include "client/node_builder.h"
 #include "client/ops/data_flow_ops.h"
 #include "client/ops/standard_ops.h"
 #include "client/training/device_setter.h"
@@ -257,6 +259,33 @@ std::unique_ptr<ClientSession> WorkerSession(Replica& r, const std::string& targ
   return session;
 }
 
+// What a worker killed right after its admission leaves: replica
+// `replica` admitted at the gate for `local_step`, no gradient sent. Runs
+// the gate's Admit alone on the worker's task; the admitted step.
+int64_t AdmitAndDie(const std::string& target, int replicas_to_aggregate, int replica,
+                    int64_t local_step) {
+  Scope root = Scope::NewRootScope();
+  const Scope ps = root.WithDevice("/job:ps/task:0");
+  const Output gate(NodeBuilder(ps.WithOpName("gate"), "SyncReplicasGate")
+                        .Attr("replicas_to_aggregate", static_cast<int64_t>(replicas_to_aggregate))
+                        .Attr("one_per_replica", false)
+                        .Attr("shared_name", std::string("sync_replicas/gate"))
+                        .Finalize(),
+                    0);
+  const Output admit(NodeBuilder(ps.WithOpName("admit"), "SyncReplicasGateAdmit")
+                         .Input(gate)
+                         .Input(static_cast<int32_t>(replica))
+                         .Input(local_step)
+                         .Finalize(),
+                     0);
+  ClientSession session(root, target);
+  std::vector<Tensor> out;
+  RunOptions bounded;
+  bounded.set_timeout_in_ms(kStepTimeoutMs);
+  EXPECT_OK(session.Run(bounded, {}, {admit}, {}, &out, nullptr));
+  return out.size() == 1 ? out[0].scalar<int64_t>() : -100;
+}
+
 void ExpectW(const std::vector<float>& w, float w0, float w1) {
   ASSERT_EQ(w.size(), 2u);
   EXPECT_NEAR(w[0], w0, 1e-5);
@@ -347,6 +376,54 @@ TEST(SyncReplicasOptimizerTest, BackupWorkerLetsTrainingGoOnWhenOneStops) {
   EXPECT_EQ(Values(check, r0).first, kSteps);
 }
 
+// The race of a worker killed (kill -9) after its admission at the gate,
+// before its gradients reached the accumulators: it holds no place in the
+// step, so a backup worker fills it and the chief does not wait.
+TEST(SyncReplicasOptimizerTest, AWorkerKilledAfterItsAdmissionLeavesItsPlaceToABackup) {
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.ok());
+  auto attrs = [](int i) { return SyncReplicasOptimizer::WorkerIndex(i); };
+  Replica r0(0, 2, 3, attrs(0)), r2(2, 2, 3, attrs(2));
+  ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
+  ASSERT_EQ(AdmitAndDie(cluster.target(1), 2, /*replica=*/1, /*local_step=*/0), 0);
+  auto s2 = WorkerSession(r2, cluster.target(2));
+
+  // Replicas 0 and 2 make step 0: w = ½·mean(t0, t2) = (1.5, 3).
+  absl::Status st0, st2;
+  std::thread a([&] { st0 = chief.session().Run({}, {}, {r0.train}, nullptr); });
+  std::thread b([&] { st2 = s2->Run({}, {}, {r2.train}, nullptr); });
+  a.join();
+  b.join();
+  ASSERT_OK(st0);
+  ASSERT_OK(st2);
+  const auto [step, w] = Values(chief.session(), r0);
+  EXPECT_EQ(step, 1);
+  ExpectW(w, 1.5, 3);
+  EXPECT_OK(chief.Finish());
+}
+
+// The same race without a backup: the chief fails within its timeout,
+// naming the worker that was admitted but delivered nothing.
+TEST(SyncReplicasOptimizerTest, AWorkerKilledAfterItsAdmissionIsNamedWithoutABackup) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.ok());
+  Replica r0(0, 2, 2, SyncReplicasOptimizer::WorkerIndex(0));
+  ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(1)));
+  ASSERT_EQ(AdmitAndDie(cluster.target(1), 2, /*replica=*/1, /*local_step=*/0), 0);
+
+  // The chief's own gradient counts; the loop then fails and wakes it.
+  RunOptions bounded;
+  bounded.set_timeout_in_ms(kStepTimeoutMs);
+  EXPECT_OK(chief.session().Run(bounded, {}, {}, {r0.train}, nullptr, nullptr));
+  EXPECT_STATUS(chief.Finish(), kDeadlineExceeded,
+                "gradients from some workers are missing: 1 of 2 gradients for global step 0 "
+                "arrived within 1s (aggregation_timeout); from workers [0], none from [1]; "
+                "total_num_replicas 2. Worker 1 sent no gradient for global step 0 within 1s "
+                "(aggregation_timeout): it was admitted at the gate, but its gradient never "
+                "reached every accumulator. A worker may have died or stalled");
+  EXPECT_EQ(Values(chief.session(), r0).first, 0);
+}
+
 // Replica 1 sends two gradients against step 0 (two initial tokens let it)
 // before replica 0 sends one.
 std::pair<int64_t, std::vector<float>> TwoFromOneThenOne(bool one_per_worker) {
@@ -409,7 +486,10 @@ TEST(SyncReplicasOptimizerTest, AMissingWorkerFailsTheChiefWithinTheTimeout) {
   // gradient here); within the timeout the chief fails, naming what is missing.
   const char* kMissing =
       "gradients from some workers are missing: 1 of 3 gradients for global step 0 arrived "
-      "within 1s (aggregation_timeout); from workers [1], none from [0, 2]; total_num_replicas 3";
+      "within 1s (aggregation_timeout); from workers [1], none from [0, 2]; total_num_replicas 3. "
+      "Worker 0 sent no gradient for global step 0 within 1s (aggregation_timeout). Worker 2 "
+      "sent no gradient for global step 0 within 1s (aggregation_timeout). A worker may have "
+      "died or stalled";
   absl::Status failed;
   ASSERT_TRUE(Eventually([&] {
     failed = (*chief)->Run({}, {r0.step.value()}, {}, nullptr);

@@ -8,6 +8,12 @@
 // num_required gradients and fails Cancelled when its step is cancelled.
 // TensorFlow's Ref(string)-handle forms (ConditionalAccumulator,
 // AccumulatorApplyGradient, ...) are not registered.
+//
+// Two ops of this runtime's own keep gradients apart by the ticket a
+// SyncReplicasGate gave them (SyncReplicasOptimizer, docs/sync_replicas.md);
+// both return at once:
+//   ResourceAccumulatorApplyTicketedGradient(h, local_step, ticket, gradient)
+//   ResourceAccumulatorTakeTicketedGradients(h, step, tickets) -> average
 #include <memory>
 #include <string>
 #include <utility>
@@ -34,6 +40,22 @@ TG_REGISTER_OP("ResourceAccumulatorApplyGradient")
     .Input("handle: resource")
     .Input("local_step: int64")
     .Input("gradient: dtype")
+    .Attr("dtype: {float, double, int32, int64}")
+    .SetIsStateful();
+
+TG_REGISTER_OP("ResourceAccumulatorApplyTicketedGradient")
+    .Input("handle: resource")
+    .Input("local_step: int64")
+    .Input("ticket: int64")
+    .Input("gradient: dtype")
+    .Attr("dtype: {float, double, int32, int64}")
+    .SetIsStateful();
+
+TG_REGISTER_OP("ResourceAccumulatorTakeTicketedGradients")
+    .Input("handle: resource")
+    .Input("step: int64")
+    .Input("tickets: int64")
+    .Output("average: dtype")
     .Attr("dtype: {float, double, int32, int64}")
     .SetIsStateful();
 
@@ -120,6 +142,42 @@ class ApplyGradientOp final : public OpKernel {
   }
 };
 
+class ApplyTicketedGradientOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto acc, LookupResource<ConditionalAccumulator>(ctx, 0, kAccumulator));
+    TG_ASSIGN_OR_RETURN(int64_t local_step, ScalarInput<int64_t>(ctx, 1, "local_step"));
+    TG_ASSIGN_OR_RETURN(int64_t ticket, ScalarInput<int64_t>(ctx, 2, "ticket"));
+    return acc->ApplyTicketedGradient(local_step, ticket, ctx.input(3));
+  }
+};
+
+class TakeTicketedGradientsOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto acc, LookupResource<ConditionalAccumulator>(ctx, 0, kAccumulator));
+    TG_ASSIGN_OR_RETURN(int64_t step, ScalarInput<int64_t>(ctx, 1, "step"));
+    const Tensor& tickets = ctx.input(2);
+    if (tickets.dtype() != DT_INT64 || tickets.dims() != 1) {
+      return errors::InvalidArgument("tickets must be an int64 vector, got ",
+                                     tickets.DebugString());
+    }
+    if (acc->dtype() != output_type(0)) {
+      return errors::InvalidArgument(kAccumulator, " '", acc->name(), "' accumulates ",
+                                     DataTypeString(acc->dtype()), " gradients, not ",
+                                     DataTypeString(output_type(0)));
+    }
+    TG_ASSIGN_OR_RETURN(
+        Tensor average,
+        acc->TakeTicketedGradients(step, absl::Span<const int64_t>(tickets.data<int64_t>(),
+                                                                   tickets.NumElements())));
+    ctx.set_output(0, std::move(average));
+    return absl::OkStatus();
+  }
+};
+
 class NumAccumulatedOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -170,6 +228,10 @@ class TakeGradientOp final : public AsyncOpKernel {
 TG_REGISTER_KERNEL(KernelDefBuilder("ResourceConditionalAccumulator").Device(DEVICE_CPU), AccumulatorOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorApplyGradient").Device(DEVICE_CPU),
                    ApplyGradientOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorApplyTicketedGradient").Device(DEVICE_CPU),
+                   ApplyTicketedGradientOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorTakeTicketedGradients").Device(DEVICE_CPU),
+                   TakeTicketedGradientsOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorNumAccumulated").Device(DEVICE_CPU),
                    NumAccumulatedOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorSetGlobalStep").Device(DEVICE_CPU),

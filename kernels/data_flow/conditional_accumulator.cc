@@ -1,5 +1,6 @@
 #include "kernels/data_flow/conditional_accumulator.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -98,13 +99,73 @@ absl::Status ConditionalAccumulator::ValidateGradientLocked(const Tensor& gradie
                                    "': expected ", shape_.DebugString(), ", got ",
                                    gradient.shape().DebugString());
   }
-  if (count_ > 0 && sum_.shape() != gradient.shape()) {
+  const Tensor* before = count_ > 0 ? &sum_ : nullptr;
+  if (before == nullptr && !ticketed_.empty()) before = &ticketed_.begin()->second.gradient;
+  if (before != nullptr && before->shape() != gradient.shape()) {
     return errors::InvalidArgument("shape mismatch in gradient for ConditionalAccumulator '", name_,
-                                   "': expected ", sum_.shape().DebugString(),
+                                   "': expected ", before->shape().DebugString(),
                                    " like the gradients accumulated so far, got ",
                                    gradient.shape().DebugString());
   }
   return absl::OkStatus();
+}
+
+void ConditionalAccumulator::DropTicketedBeforeLocked(int64_t step) {
+  for (auto it = ticketed_.begin(); it != ticketed_.end();) {
+    it = it->second.step < step ? ticketed_.erase(it) : std::next(it);
+  }
+}
+
+absl::Status ConditionalAccumulator::ApplyTicketedGradient(int64_t local_step, int64_t ticket,
+                                                           const Tensor& gradient) {
+  absl::MutexLock lock(&mu_);
+  TG_RETURN_IF_ERROR(ValidateGradientLocked(gradient));
+  if (ticket < 0) return absl::OkStatus();  // not counted
+  if (local_step < global_step_) {          // stale: dropped
+    ticketed_.erase(ticket);
+    return absl::OkStatus();
+  }
+  ticketed_[ticket] = Ticketed{local_step, gradient.DeepCopy()};
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> ConditionalAccumulator::TakeTicketedGradients(
+    int64_t step, absl::Span<const int64_t> tickets) {
+  absl::MutexLock lock(&mu_);
+  if (tickets.empty()) {
+    return errors::InvalidArgument("ConditionalAccumulator '", name_,
+                                   "': a ticketed take needs at least one ticket");
+  }
+  if (step < global_step_) {
+    return errors::FailedPrecondition("ConditionalAccumulator '", name_, "': global step ", step,
+                                      " was taken already (its global step is ", global_step_,
+                                      ")");
+  }
+  Tensor sum;
+  for (size_t i = 0; i < tickets.size(); ++i) {
+    auto it = ticketed_.find(tickets[i]);
+    if (it == ticketed_.end() || it->second.step != step) {
+      return errors::FailedPrecondition(
+          "ConditionalAccumulator '", name_, "' holds no gradient of ticket ", tickets[i],
+          " for global step ", step, " (it was lost: did its task restart?)");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (tickets[j] == tickets[i]) {
+        return errors::InvalidArgument("ConditionalAccumulator '", name_, "': ticket ",
+                                       tickets[i], " is listed twice");
+      }
+    }
+    if (i == 0) {
+      sum = it->second.gradient.DeepCopy();
+    } else {
+      ForDtype<Add>(dtype_, it->second.gradient, &sum);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(tickets.size());
+  if (reduction_ == Reduction::kMean) ForDtype<Divide>(dtype_, n, &sum);
+  global_step_ = step + 1;
+  DropTicketedBeforeLocked(global_step_);
+  return sum;
 }
 
 absl::Status ConditionalAccumulator::ApplyGradient(int64_t local_step, const Tensor& gradient) {
@@ -195,11 +256,12 @@ void ConditionalAccumulator::CancelLocked(int64_t id, std::vector<Completion>* d
 void ConditionalAccumulator::SetGlobalStep(int64_t step) {
   absl::MutexLock lock(&mu_);
   global_step_ = step;
+  DropTicketedBeforeLocked(step);
 }
 
 int64_t ConditionalAccumulator::num_accumulated() const {
   absl::MutexLock lock(&mu_);
-  return count_;
+  return count_ + static_cast<int64_t>(ticketed_.size());
 }
 
 int64_t ConditionalAccumulator::global_step() const {

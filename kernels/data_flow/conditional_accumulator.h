@@ -15,19 +15,33 @@
 // SetGlobalStep sets the global step (also to a smaller value). Pending takes
 // are served in order, complete on the thread whose ApplyGradient made them
 // possible, and fail Cancelled when their step is cancelled, leaving the
-// accumulated gradients in place. Thread-safe.
+// accumulated gradients in place.
+//
+// SyncReplicasOptimizer keeps gradients apart instead, each under the ticket
+// its SyncReplicasGate gave it, so that the chief averages exactly the
+// gradients the gate counted, the same ones for every variable:
+//
+//   acc->ApplyTicketedGradient(/*local_step=*/0, /*ticket=*/7, grad);  // kept
+//   acc->TakeTicketedGradients(/*step=*/0, {7, 9});                    // their mean
+//
+// A ticketed take averages the listed tickets' gradients of that step,
+// drops every other ticketed gradient of that step or older (a replica that
+// was admitted but whose gradient did not count, or did not arrive
+// everywhere) and sets the global step to step + 1. Thread-safe.
 #ifndef TENSORGRID_KERNELS_DATA_FLOW_CONDITIONAL_ACCUMULATOR_H_
 #define TENSORGRID_KERNELS_DATA_FLOW_CONDITIONAL_ACCUMULATOR_H_
 
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "absl/synchronization/mutex.h"
 #include "core/framework/cancellation.h"
 #include "core/framework/resource_mgr.h"
@@ -64,8 +78,20 @@ class ConditionalAccumulator final : public ResourceBase,
   // See the top of this file. InvalidArgument if num_required < 1;
   // Cancelled if `cancellation` (may be null) fires first.
   void TakeGradient(int64_t num_required, CancellationManager* cancellation, TakeCallback done);
+  // Keeps `gradient` under `ticket` for global step `local_step` (replacing
+  // one kept under the same ticket), or drops it (returning OK) when
+  // local_step is below the global step or ticket is negative (not counted).
+  // InvalidArgument as ApplyGradient.
+  absl::Status ApplyTicketedGradient(int64_t local_step, int64_t ticket, const Tensor& gradient);
+  // See the top of this file; returns at once. FailedPrecondition, naming
+  // the accumulator, if `step` is below the global step (taken already) or
+  // a ticket has no gradient for `step` (the accumulator lost it, e.g. its
+  // task restarted); InvalidArgument for no tickets or a repeated one.
+  absl::StatusOr<Tensor> TakeTicketedGradients(int64_t step, absl::Span<const int64_t> tickets);
+  // Also drops ticketed gradients of a step below `step`.
   void SetGlobalStep(int64_t step);
 
+  // Gradients in: accumulated and ticketed.
   int64_t num_accumulated() const;
   int64_t global_step() const;
   // Takes waiting: for tests and diagnostics.
@@ -80,6 +106,8 @@ class ConditionalAccumulator final : public ResourceBase,
   // Serves pending takes in order while enough gradients are in.
   void FlushLocked(std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ValidateGradientLocked(const Tensor& gradient) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops ticketed gradients of a step below `step`.
+  void DropTicketedBeforeLocked(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
   const DataType dtype_;
@@ -89,6 +117,11 @@ class ConditionalAccumulator final : public ResourceBase,
   mutable absl::Mutex mu_;
   Tensor sum_ ABSL_GUARDED_BY(mu_);  // owned alone; valid when count_ > 0
   int64_t count_ ABSL_GUARDED_BY(mu_) = 0;
+  struct Ticketed {
+    int64_t step = 0;
+    Tensor gradient;  // owned alone
+  };
+  std::map<int64_t, Ticketed> ticketed_ ABSL_GUARDED_BY(mu_);  // by ticket
   int64_t global_step_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_take_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<std::unique_ptr<Take>> takes_ ABSL_GUARDED_BY(mu_);

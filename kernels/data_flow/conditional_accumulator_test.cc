@@ -1,5 +1,6 @@
 // ConditionalAccumulator, the resource and its ResourceAccumulator* kernels:
-// stale gradients, mean and sum, waiting takes, the global step, errors.
+// stale gradients, mean and sum, waiting takes, the global step, errors; and
+// ticketed gradients (SyncReplicasOptimizer's), taken by the tickets listed.
 #include "kernels/data_flow/conditional_accumulator.h"
 
 #include <memory>
@@ -141,6 +142,62 @@ TEST(ConditionalAccumulatorTest, IntegerMeanDividesExactly) {
   EXPECT_EQ(t.value.scalar<int64_t>(), 6);
 }
 
+TEST(ConditionalAccumulatorTest, TicketedTakeAveragesExactlyTheListedTickets) {
+  auto acc = NewAccumulator();
+  acc->SetGlobalStep(2);
+  ASSERT_OK(acc->ApplyTicketedGradient(2, /*ticket=*/10, Vec(1, 2)));
+  ASSERT_OK(acc->ApplyTicketedGradient(2, 11, Vec(100, 100)));  // admitted, never counted
+  ASSERT_OK(acc->ApplyTicketedGradient(2, 12, Vec(3, 6)));
+  ASSERT_OK(acc->ApplyTicketedGradient(1, 13, Vec(50, 50)));  // stale: dropped
+  ASSERT_OK(acc->ApplyTicketedGradient(-1, -1, Vec(50, 50)));  // not counted: dropped
+  EXPECT_EQ(acc->num_accumulated(), 3);
+  absl::StatusOr<Tensor> mean = acc->TakeTicketedGradients(2, {10, 12});
+  ASSERT_OK(mean.status());
+  ExpectTensorEqual<float>(*mean, {2, 4}, TensorShape({2}));
+  EXPECT_EQ(acc->global_step(), 3);
+  EXPECT_EQ(acc->num_accumulated(), 0);  // ticket 11 went with its step
+  EXPECT_STATUS(acc->TakeTicketedGradients(2, {10}).status(), kFailedPrecondition,
+                "ConditionalAccumulator 'g': global step 2 was taken already");
+}
+
+// A replica killed between its admission and its last apply: its gradient
+// reached some accumulators, not all, and its ticket was never committed.
+// The take averages the committed tickets and drops the partial one.
+TEST(ConditionalAccumulatorTest, TicketedTakeDropsAPartlyDeliveredGradient) {
+  auto w = NewAccumulator(), b = NewAccumulator(Reduction::kSum);
+  ASSERT_OK(w->ApplyTicketedGradient(0, 1, Vec(1, 1)));
+  ASSERT_OK(b->ApplyTicketedGradient(0, 1, Vec(1, 1)));
+  ASSERT_OK(w->ApplyTicketedGradient(0, 2, Vec(7, 7)));  // then killed, before b
+  ASSERT_OK(w->ApplyTicketedGradient(0, 3, Vec(3, 3)));
+  ASSERT_OK(b->ApplyTicketedGradient(0, 3, Vec(3, 3)));
+  absl::StatusOr<Tensor> mean = w->TakeTicketedGradients(0, {1, 3});
+  absl::StatusOr<Tensor> sum = b->TakeTicketedGradients(0, {1, 3});
+  ASSERT_OK(mean.status());
+  ASSERT_OK(sum.status());
+  ExpectTensorEqual<float>(*mean, {2, 2}, TensorShape({2}));
+  ExpectTensorEqual<float>(*sum, {4, 4}, TensorShape({2}));
+  EXPECT_EQ(w->num_accumulated(), 0);
+}
+
+TEST(ConditionalAccumulatorTest, TicketedErrors) {
+  auto acc = NewAccumulator();
+  ASSERT_OK(acc->ApplyTicketedGradient(0, 1, Vec(1, 1)));
+  EXPECT_STATUS(acc->ApplyTicketedGradient(0, 2, Tensor::FromVector<float>({1}, TensorShape({1}))),
+                kInvalidArgument, "expected [2], got [1]");
+  EXPECT_STATUS(acc->TakeTicketedGradients(0, {}).status(), kInvalidArgument,
+                "a ticketed take needs at least one ticket");
+  EXPECT_STATUS(acc->TakeTicketedGradients(0, {1, 1}).status(), kInvalidArgument,
+                "ticket 1 is listed twice");
+  EXPECT_STATUS(acc->TakeTicketedGradients(0, {1, 5}).status(), kFailedPrecondition,
+                "ConditionalAccumulator 'g' holds no gradient of ticket 5 for global step 0");
+  EXPECT_STATUS(acc->TakeTicketedGradients(1, {1}).status(), kFailedPrecondition,
+                "holds no gradient of ticket 1 for global step 1");
+  EXPECT_EQ(acc->global_step(), 0);  // a failed take takes nothing
+  EXPECT_EQ(acc->num_accumulated(), 1);
+  acc->SetGlobalStep(1);  // drops what is older
+  EXPECT_EQ(acc->num_accumulated(), 0);
+}
+
 // The kernels, one at a time on a device.
 class AccumulatorOpsTest : public OpsTestBase {
  protected:
@@ -196,6 +253,33 @@ TEST_F(AccumulatorOpsTest, ApplySetGlobalStepTake) {
   ASSERT_OK(Apply(h, 3, Vec(3, 4)));
   EXPECT_EQ(NumAccumulated(h), 2);
   ASSERT_OK(TakeOp(h, 2));
+  ExpectTensorEqual<float>(GetOutput(0), {2, 3}, TensorShape({2}));
+  EXPECT_EQ(NumAccumulated(h), 0);
+}
+
+TEST_F(AccumulatorOpsTest, ApplyAndTakeTicketed) {
+  Tensor h = MakeAccumulator("grad_t");
+  auto apply = [&](int64_t ticket, Tensor gradient) {
+    TG_RETURN_IF_ERROR(MakeOp(NodeDefBuilder("apply", "ResourceAccumulatorApplyTicketedGradient")
+                                  .Attr("dtype", gradient.dtype())));
+    inputs_.clear();
+    AddInput(h);
+    AddInput(Tensor::Scalar<int64_t>(0));
+    AddInput(Tensor::Scalar<int64_t>(ticket));
+    AddInput(std::move(gradient));
+    return RunOp();
+  };
+  ASSERT_OK(apply(4, Vec(1, 2)));
+  ASSERT_OK(apply(5, Vec(9, 9)));
+  ASSERT_OK(apply(6, Vec(3, 4)));
+  EXPECT_EQ(NumAccumulated(h), 3);
+  ASSERT_OK(MakeOp(NodeDefBuilder("take", "ResourceAccumulatorTakeTicketedGradients")
+                       .Attr("dtype", DT_FLOAT)));
+  inputs_.clear();
+  AddInput(h);
+  AddInput(Tensor::Scalar<int64_t>(0));
+  AddInput(Tensor::FromVector<int64_t>({4, 6}, TensorShape({2})));
+  ASSERT_OK(RunOp());
   ExpectTensorEqual<float>(GetOutput(0), {2, 3}, TensorShape({2}));
   EXPECT_EQ(NumAccumulated(h), 0);
 }

@@ -15,7 +15,7 @@ struct SyncReplicasGate::Waiter {
   CancellationManager::Token token = 0;
   bool registered = false;
   bool take = false;
-  StepCallback done;
+  AdmitCallback done;  // a take's answers only the step
 
   const char* what() const { return take ? "Take" : "Admit"; }
 };
@@ -42,24 +42,34 @@ absl::Status SyncReplicasGate::MatchesRequest(int64_t replicas_to_aggregate,
 }
 
 SyncReplicasGate::Completion SyncReplicasGate::Finish(std::unique_ptr<Waiter> waiter,
-                                                      absl::Status status, int64_t step) {
+                                                      absl::Status status, Admission answer) {
   if (waiter->registered) waiter->cancellation->DeregisterCallback(waiter->token);
-  return [done = std::move(waiter->done), status = std::move(status), step] { done(status, step); };
+  return [done = std::move(waiter->done), status = std::move(status), answer] {
+    done(status, answer);
+  };
 }
 
-int64_t SyncReplicasGate::AdmitLocked(int64_t replica, int64_t local_step) {
-  if (local_step < step_) return kNotCounted;                   // stale
-  if (admitted_ >= replicas_to_aggregate_) return kNotCounted;  // the step is full
-  if (one_per_replica_ && replicas_.count(replica) > 0) return kNotCounted;
-  ++admitted_;
-  if (replica >= 0) replicas_.insert(replica);
-  return step_;
+SyncReplicasGate::Admission SyncReplicasGate::AdmitLocked(int64_t replica, int64_t local_step) {
+  if (local_step < step_) return {};  // stale
+  const int64_t committed = static_cast<int64_t>(committed_.size());
+  if (committed >= replicas_to_aggregate_) return {};  // the step is full
+  if (one_per_replica_ && replicas_.count(replica) > 0) return {};
+  // Not counted yet: a replica that dies before it commits holds no place.
+  const int64_t ticket = next_ticket_++;
+  admitted_[ticket] = replica;
+  return {step_, ticket};
+}
+
+void SyncReplicasGate::ClearStepLocked() {
+  admitted_.clear();
+  committed_.clear();
+  replicas_.clear();
 }
 
 void SyncReplicasGate::FlushLocked(std::vector<Completion>* done) {
   if (!closed_.ok()) {
     for (auto* waiting : {&admits_, &takes_}) {
-      for (auto& w : *waiting) done->push_back(Finish(std::move(w), closed_, kNotCounted));
+      for (auto& w : *waiting) done->push_back(Finish(std::move(w), closed_, Admission()));
       waiting->clear();
     }
     return;
@@ -68,16 +78,17 @@ void SyncReplicasGate::FlushLocked(std::vector<Completion>* done) {
   while (!admits_.empty()) {
     std::unique_ptr<Waiter> w = std::move(admits_.front());
     admits_.pop_front();
-    const int64_t step = AdmitLocked(w->replica, w->local_step);
-    done->push_back(Finish(std::move(w), absl::OkStatus(), step));
+    const Admission answer = AdmitLocked(w->replica, w->local_step);
+    done->push_back(Finish(std::move(w), absl::OkStatus(), answer));
   }
-  while (!takes_.empty() && admitted_ >= replicas_to_aggregate_) {
+  while (!takes_.empty() &&
+         static_cast<int64_t>(committed_.size()) >= replicas_to_aggregate_) {
     std::unique_ptr<Waiter> w = std::move(takes_.front());
     takes_.pop_front();
-    const int64_t completed = step_++;
-    admitted_ = 0;
-    replicas_.clear();
-    done->push_back(Finish(std::move(w), absl::OkStatus(), completed));
+    taken_.step = step_++;
+    taken_.tickets = std::move(committed_);
+    ClearStepLocked();
+    done->push_back(Finish(std::move(w), absl::OkStatus(), {taken_.step, kNoTicket}));
   }
 }
 
@@ -101,14 +112,14 @@ void SyncReplicasGate::Wait(std::unique_ptr<Waiter> waiter, CancellationManager*
     done->push_back(Finish(
         std::move(*it),
         errors::Cancelled(w->what(), " operation on SyncReplicasGate '", name_, "' was cancelled"),
-        kNotCounted));
+        Admission()));
     waiting.erase(it);
     return;
   }
 }
 
 void SyncReplicasGate::Admit(int64_t replica, int64_t local_step, CancellationManager* cancellation,
-                             StepCallback done) {
+                             AdmitCallback done) {
   std::vector<Completion> completions;
   {
     absl::MutexLock lock(&mu_);
@@ -121,13 +132,37 @@ void SyncReplicasGate::Admit(int64_t replica, int64_t local_step, CancellationMa
   for (Completion& c : completions) c();
 }
 
+int64_t SyncReplicasGate::Commit(int64_t ticket) {
+  std::vector<Completion> done;
+  int64_t step = kNotCounted;
+  {
+    absl::MutexLock lock(&mu_);
+    // A closed gate counts nothing more. The sender goes on to wait for a
+    // token, which whoever closed the gate puts in (as for a worker
+    // admitted before the close that is still applying its gradients).
+    if (!closed_.ok()) return kNotCounted;
+    auto it = admitted_.find(ticket);
+    if (it == admitted_.end()) return kNotCounted;  // no ticket, or the step is over
+    const int64_t replica = it->second;
+    admitted_.erase(it);
+    if (static_cast<int64_t>(committed_.size()) >= replicas_to_aggregate_) return kNotCounted;
+    if (one_per_replica_ && replicas_.count(replica) > 0) return kNotCounted;
+    committed_.push_back(ticket);
+    if (replica >= 0) replicas_.insert(replica);
+    step = step_;
+    FlushLocked(&done);
+  }
+  for (Completion& c : done) c();
+  return step;
+}
+
 void SyncReplicasGate::Take(CancellationManager* cancellation, StepCallback done) {
   std::vector<Completion> completions;
   {
     absl::MutexLock lock(&mu_);
     auto w = std::make_unique<Waiter>();
     w->take = true;
-    w->done = std::move(done);
+    w->done = [done = std::move(done)](absl::Status s, Admission a) { done(s, a.step); };
     Wait(std::move(w), cancellation, &completions);
   }
   for (Completion& c : completions) c();
@@ -146,7 +181,7 @@ void SyncReplicasGate::Cancel(int64_t id) {
         done.push_back(Finish(
             std::move(*it),
             errors::Cancelled(what, " operation on SyncReplicasGate '", name_, "' was cancelled"),
-            kNotCounted));
+            Admission()));
         waiting->erase(it);
         break;
       }
@@ -161,8 +196,8 @@ void SyncReplicasGate::Open(int64_t step) {
     absl::MutexLock lock(&mu_);
     if (!open_ || step != step_) {
       step_ = step;
-      admitted_ = 0;
-      replicas_.clear();
+      ClearStepLocked();
+      taken_ = Taken();
     }
     open_ = true;
     closed_ = absl::OkStatus();
@@ -182,13 +217,23 @@ void SyncReplicasGate::Close(absl::Status reason) {
   for (Completion& c : done) c();
 }
 
+SyncReplicasGate::Taken SyncReplicasGate::taken() const {
+  absl::MutexLock lock(&mu_);
+  return taken_;
+}
+
 SyncReplicasGate::State SyncReplicasGate::state() const {
   absl::MutexLock lock(&mu_);
   State s;
   s.open = open_;
   s.step = step_;
-  s.admitted = admitted_;
+  s.committed = static_cast<int64_t>(committed_.size());
   s.replicas.assign(replicas_.begin(), replicas_.end());
+  std::set<int64_t> uncommitted;
+  for (const auto& [ticket, replica] : admitted_) {
+    if (replica >= 0) uncommitted.insert(replica);
+  }
+  s.uncommitted_replicas.assign(uncommitted.begin(), uncommitted.end());
   s.closed = closed_;
   s.pending_admits = static_cast<int64_t>(admits_.size());
   s.pending_takes = static_cast<int64_t>(takes_.size());

@@ -7,25 +7,35 @@
 //                                                  /*one_per_replica=*/true);
 //   gate->Open(/*step=*/0);                                   // the chief, at start
 //   gate->Admit(/*replica=*/1, /*local_step=*/0, &cancellation,
-//               [](absl::Status s, int64_t step) { ... });   // 0: counted, -1: not
+//               [](absl::Status s, SyncReplicasGate::Admission a) { ... });  // a ticket
+//   ... the replica applies its gradients to every accumulator with a.step, a.ticket ...
+//   gate->Commit(a.ticket);                                   // delivered: it counts
 //   gate->Take(&cancellation, [](absl::Status s, int64_t step) { ... });  // step 0 is full
+//   gate->taken();                                            // step 0 and its tickets
 //
-// The gate counts admissions for its current step. Admit admits a gradient
-// computed at `local_step` when local_step >= step (it is not stale), fewer
-// than replicas_to_aggregate have been admitted for the step (the first N
-// count, whoever sent them), and, with one_per_replica, `replica` has not
-// been admitted for this step yet. It answers the step (admitted) or -1 (not
-// counted): the replica applies its gradients with that local step, so the
-// accumulators, whose global step is the gate's, drop the ones not counted.
-// Take waits until replicas_to_aggregate are admitted, then completes the
-// step: the gate moves to step + 1 with nothing admitted, and the taker gets
-// the completed step.
+// A gradient counts in two phases, so that only gradients that were
+// delivered count. Admit hands out a ticket for a gradient computed at
+// `local_step` when local_step >= step (it is not stale), fewer than
+// replicas_to_aggregate have been committed for the step, and, with
+// one_per_replica, `replica` has not committed for this step yet; otherwise
+// it answers kNotCounted (the replica applies its gradients with that local
+// step, so the accumulators, whose global step is the gate's, drop them).
+// Admission is not limited: a replica that was admitted and then died holds
+// no place, so a backup replica can fill the step. Once the replica's
+// gradients are in every accumulator it commits the ticket: the first
+// replicas_to_aggregate commits of a step count (with one_per_replica, one
+// per replica); later ones, and tickets of a step that is over, do not.
+// Take waits until replicas_to_aggregate are committed, then completes the
+// step: the gate moves to step + 1 with nothing admitted, and remembers the
+// completed step's tickets (taken()), which name the gradients the chief
+// takes from the accumulators.
 //
 // A new gate is closed to admissions: Admit waits until Open(step), which the
 // chief runs once it has set the accumulators' global step to `step`. Open on
-// the step the gate is at keeps what was admitted; another step starts it
-// afresh. Close(status) fails waiting and later admissions and takes with
-// `status` (the first one given wins) until the next Open.
+// the step the gate is at keeps what was admitted and committed; another
+// step starts it afresh. Close(status) fails waiting and later admissions,
+// commits and takes with `status` (the first one given wins) until the next
+// Open.
 //
 // Waiting calls register with their step's CancellationManager and fail
 // Cancelled when it fires, leaving the gate as if they had not been made.
@@ -37,6 +47,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -53,9 +64,16 @@ namespace tensorgrid {
 class SyncReplicasGate final : public ResourceBase,
                                public std::enable_shared_from_this<SyncReplicasGate> {
  public:
-  // The answer of Admit (the step, or kNotCounted) and of Take (the step completed).
-  using StepCallback = std::function<void(absl::Status, int64_t step)>;
   static constexpr int64_t kNotCounted = -1;
+  static constexpr int64_t kNoTicket = -1;
+  // Admit's answer: the step and a ticket, or kNotCounted and kNoTicket.
+  struct Admission {
+    int64_t step = kNotCounted;
+    int64_t ticket = kNoTicket;
+  };
+  using AdmitCallback = std::function<void(absl::Status, Admission)>;
+  // Take's answer: the step completed.
+  using StepCallback = std::function<void(absl::Status, int64_t step)>;
 
   // replicas_to_aggregate >= 1.
   SyncReplicasGate(std::string name, int64_t replicas_to_aggregate, bool one_per_replica);
@@ -71,18 +89,32 @@ class SyncReplicasGate final : public ResourceBase,
   // See the top of this file. `replica` is the sender's index (any value
   // without one_per_replica; a negative one is not remembered).
   void Admit(int64_t replica, int64_t local_step, CancellationManager* cancellation,
-             StepCallback done);
+             AdmitCallback done);
+  // Counts `ticket`'s gradient: its step, or kNotCounted (kNoTicket, a
+  // ticket of an earlier step or of before the last Open, the step already
+  // full, its replica's second with one_per_replica, or the gate closed).
+  int64_t Commit(int64_t ticket);
   void Take(CancellationManager* cancellation, StepCallback done);
   void Open(int64_t step);
   // `reason` must not be OK.
   void Close(absl::Status reason);
 
+  // The step the last Take completed and the tickets it counted, in the
+  // order they were committed; step kNotCounted before the first since Open.
+  struct Taken {
+    int64_t step = kNotCounted;
+    std::vector<int64_t> tickets;
+  };
+  Taken taken() const;
+
   struct State {
     bool open = false;
     int64_t step = 0;
-    // Admitted for `step`, and the replicas they came from (ascending).
-    int64_t admitted = 0;
+    // Committed for `step`, and the replicas they came from (ascending).
+    int64_t committed = 0;
     std::vector<int64_t> replicas;
+    // Admitted for `step` but not committed (yet): the replicas (ascending).
+    std::vector<int64_t> uncommitted_replicas;
     absl::Status closed;  // OK unless closed
     int64_t pending_admits = 0;
     int64_t pending_takes = 0;
@@ -93,15 +125,18 @@ class SyncReplicasGate final : public ResourceBase,
   struct Waiter;
   using Completion = std::function<void()>;
 
-  // Answers `replica`'s admission on an open gate: the step or kNotCounted.
-  int64_t AdmitLocked(int64_t replica, int64_t local_step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Answers `replica`'s admission on an open gate.
+  Admission AdmitLocked(int64_t replica, int64_t local_step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets what was admitted and committed for the step.
+  void ClearStepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Completes what can complete: waiting admissions once open, takes once full.
   void FlushLocked(std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues `waiter` (registering it for cancellation) unless it completed.
   void Wait(std::unique_ptr<Waiter> waiter, CancellationManager* cancellation,
             std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Cancel(int64_t id);
-  static Completion Finish(std::unique_ptr<Waiter> waiter, absl::Status status, int64_t step);
+  static Completion Finish(std::unique_ptr<Waiter> waiter, absl::Status status,
+                           Admission answer);
 
   const std::string name_;
   const int64_t replicas_to_aggregate_;
@@ -111,8 +146,12 @@ class SyncReplicasGate final : public ResourceBase,
   bool open_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status closed_ ABSL_GUARDED_BY(mu_);
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t admitted_ ABSL_GUARDED_BY(mu_) = 0;
-  std::set<int64_t> replicas_ ABSL_GUARDED_BY(mu_);
+  // Tickets are never reused by this gate.
+  int64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<int64_t, int64_t> admitted_ ABSL_GUARDED_BY(mu_);  // uncommitted ticket -> replica
+  std::vector<int64_t> committed_ ABSL_GUARDED_BY(mu_);       // tickets, in commit order
+  std::set<int64_t> replicas_ ABSL_GUARDED_BY(mu_);           // of the committed ones
+  Taken taken_ ABSL_GUARDED_BY(mu_);
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<std::unique_ptr<Waiter>> admits_ ABSL_GUARDED_BY(mu_);  // waiting for Open
   std::deque<std::unique_ptr<Waiter>> takes_ ABSL_GUARDED_BY(mu_);   // waiting for a full step

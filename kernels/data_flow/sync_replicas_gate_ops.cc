@@ -4,15 +4,24 @@
 //
 //   SyncReplicasGate                   creates (or finds, by container and
 //                                      shared_name) the gate; outputs its handle
-//   SyncReplicasGateAdmit(h, replica, local_step) -> step
+//   SyncReplicasGateAdmit(h, replica, local_step) -> (step, ticket)
 //                                      the local step to apply a replica's
-//                                      gradients with: local_step's step if they
-//                                      count, -1 if not; waits until the gate opens
+//                                      gradients with and their ticket: the
+//                                      gate's step if they may count, -1 (and
+//                                      ticket -1) if not; waits until the gate opens
+//   SyncReplicasGateCommit(h, ticket) -> step
+//                                      the ticket's gradients are in every
+//                                      accumulator: they count (the step) or
+//                                      not (-1; also on a closed gate)
 //   SyncReplicasGateTake(h) -> step    waits until the step is full, completes it
+//   SyncReplicasGateTaken(h) -> (step, tickets)
+//                                      the step the last take completed and the
+//                                      tickets it counted
 //   SyncReplicasGateOpen(h, step)      opens the gate at `step`
 //   SyncReplicasGateClose(h, code, message)
-//                                      fails admissions and takes with that status
-//   SyncReplicasGateState(h) -> (step, admitted, replicas)
+//                                      fails admissions and takes with that
+//                                      status; commits count nothing
+//   SyncReplicasGateState(h) -> (step, committed, replicas, uncommitted_replicas)
 //
 // Admit and Take are asynchronous kernels: they wait without holding a thread
 // and fail Cancelled when their step is cancelled.
@@ -29,6 +38,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/framework/op_kernel.h"
 #include "core/framework/shape_inference.h"
@@ -52,6 +62,13 @@ TG_REGISTER_OP("SyncReplicasGateAdmit")
     .Input("replica: int32")
     .Input("local_step: int64")
     .Output("step: int64")
+    .Output("ticket: int64")
+    .SetIsStateful();
+
+TG_REGISTER_OP("SyncReplicasGateCommit")
+    .Input("handle: resource")
+    .Input("ticket: int64")
+    .Output("step: int64")
     .SetIsStateful()
     .SetShapeFn(shape_fns::ScalarShape);
 
@@ -60,6 +77,12 @@ TG_REGISTER_OP("SyncReplicasGateTake")
     .Output("step: int64")
     .SetIsStateful()
     .SetShapeFn(shape_fns::ScalarShape);
+
+TG_REGISTER_OP("SyncReplicasGateTaken")
+    .Input("handle: resource")
+    .Output("step: int64")
+    .Output("tickets: int64")
+    .SetIsStateful();
 
 TG_REGISTER_OP("SyncReplicasGateOpen")
     .Input("handle: resource")
@@ -75,8 +98,9 @@ TG_REGISTER_OP("SyncReplicasGateClose")
 TG_REGISTER_OP("SyncReplicasGateState")
     .Input("handle: resource")
     .Output("step: int64")
-    .Output("admitted: int32")
+    .Output("committed: int32")
     .Output("replicas: int32")
+    .Output("uncommitted_replicas: int32")
     .SetIsStateful();
 
 TG_REGISTER_OP("SyncReplicasLocalStep")
@@ -166,6 +190,12 @@ SyncReplicasGate::StepCallback SetStep(OpKernelContext& ctx, AsyncOpKernel::Done
   };
 }
 
+// An int32 vector of `values`.
+Tensor Int32Vector(const std::vector<int64_t>& values) {
+  std::vector<int32_t> v(values.begin(), values.end());
+  return Tensor::FromVector<int32_t>(v, TensorShape({static_cast<int64_t>(v.size())}));
+}
+
 class AdmitOp final : public AsyncOpKernel {
  public:
   using AsyncOpKernel::AsyncOpKernel;
@@ -176,7 +206,42 @@ class AdmitOp final : public AsyncOpKernel {
     if (!replica.ok()) return done(replica.status());
     auto local_step = Scalar<int64_t>(ctx, 2, "local_step");
     if (!local_step.ok()) return done(local_step.status());
-    (*gate)->Admit(*replica, *local_step, ctx.cancellation(), SetStep(ctx, std::move(done)));
+    (*gate)->Admit(*replica, *local_step, ctx.cancellation(),
+                   [&ctx, done = std::move(done)](absl::Status s,
+                                                  SyncReplicasGate::Admission admission) {
+                     if (s.ok()) {
+                       ctx.set_output(0, Tensor::Scalar<int64_t>(admission.step));
+                       ctx.set_output(1, Tensor::Scalar<int64_t>(admission.ticket));
+                     }
+                     done(s);
+                   });
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class CommitOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
+    TG_ASSIGN_OR_RETURN(int64_t ticket, Scalar<int64_t>(ctx, 1, "ticket"));
+    ctx.set_output(0, Tensor::Scalar<int64_t>(gate->Commit(ticket)));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class TakenOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
+    const SyncReplicasGate::Taken taken = gate->taken();
+    ctx.set_output(0, Tensor::Scalar<int64_t>(taken.step));
+    ctx.set_output(1, Tensor::FromVector<int64_t>(
+                          taken.tickets,
+                          TensorShape({static_cast<int64_t>(taken.tickets.size())})));
+    return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
 };
@@ -229,10 +294,9 @@ class StateOp final : public OpKernel {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
     const SyncReplicasGate::State state = gate->state();
     ctx.set_output(0, Tensor::Scalar<int64_t>(state.step));
-    ctx.set_output(1, Tensor::Scalar<int32_t>(static_cast<int32_t>(state.admitted)));
-    std::vector<int32_t> replicas(state.replicas.begin(), state.replicas.end());
-    ctx.set_output(2, Tensor::FromVector<int32_t>(
-                          replicas, TensorShape({static_cast<int64_t>(replicas.size())})));
+    ctx.set_output(1, Tensor::Scalar<int32_t>(static_cast<int32_t>(state.committed)));
+    ctx.set_output(2, Int32Vector(state.replicas));
+    ctx.set_output(3, Int32Vector(state.uncommitted_replicas));
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -292,7 +356,9 @@ class LocalStepAssignOp final : public OpKernel {
 
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGate").Device(DEVICE_CPU), GateOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateAdmit").Device(DEVICE_CPU), AdmitOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateCommit").Device(DEVICE_CPU), CommitOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTake").Device(DEVICE_CPU), TakeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTaken").Device(DEVICE_CPU), TakenOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateOpen").Device(DEVICE_CPU), OpenOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateClose").Device(DEVICE_CPU), CloseOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateState").Device(DEVICE_CPU), StateOp);

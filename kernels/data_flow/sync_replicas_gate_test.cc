@@ -1,11 +1,16 @@
-// SyncReplicasGate, the resource and its kernels: the first N admissions of a
-// step count, stale and surplus ones do not, one per replica on request,
-// admissions wait for Open, takes wait for a full step, cancellation, Close;
-// and the SyncReplicasLocalStep kernels.
+// SyncReplicasGate, the resource and its kernels: the first N commits of a
+// step count, stale and surplus ones do not, one per replica on request, an
+// admitted replica that never commits holds no place (the race of a worker
+// killed between admission and delivery), admissions wait for Open, takes
+// wait for a full step, cancellation, Close; and the SyncReplicasLocalStep
+// kernels.
 #include "kernels/data_flow/sync_replicas_gate.h"
 
+#include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "kernels/ops_testutil.h"
@@ -15,73 +20,129 @@ namespace {
 
 constexpr absl::Duration kBound = absl::Seconds(20);
 constexpr int64_t kNo = SyncReplicasGate::kNotCounted;
+using Admission = SyncReplicasGate::Admission;
 
+template <typename T>
 struct Answer {
   absl::Notification done;
   absl::Status status;
-  int64_t step = -100;
+  T value{};
   bool Wait() { return done.WaitForNotificationWithTimeout(kBound); }
-  SyncReplicasGate::StepCallback Callback() {
-    return [this](absl::Status s, int64_t step) {
+  std::function<void(absl::Status, T)> Callback() {
+    return [this](absl::Status s, T v) {
       status = s;
-      this->step = step;
+      value = v;
       done.Notify();
     };
   }
 };
+using AdmitAnswer = Answer<Admission>;
+using TakeAnswer = Answer<int64_t>;
 
-// Admits at once (the gate is open); the answer's step. Tests hold the gate
-// in a shared_ptr: a waiting call's cancellation keeps it alive.
-int64_t Admit(SyncReplicasGate& gate, int64_t replica, int64_t local_step) {
-  Answer a;
+// Admits at once (the gate is open). Tests hold the gate in a shared_ptr: a
+// waiting call's cancellation keeps it alive.
+Admission Admit(SyncReplicasGate& gate, int64_t replica, int64_t local_step) {
+  AdmitAnswer a;
   gate.Admit(replica, local_step, nullptr, a.Callback());
   EXPECT_TRUE(a.done.HasBeenNotified());
   EXPECT_OK(a.status);
-  return a.step;
+  return a.value;
 }
 
-TEST(SyncReplicasGateTest, TheFirstNOfAStepCountAndTakeCompletesIt) {
+// Commits; the step counted for, or kNo.
+int64_t Commit(SyncReplicasGate& gate, const Admission& a) { return gate.Commit(a.ticket); }
+
+// Admits and commits at once.
+int64_t Send(SyncReplicasGate& gate, int64_t replica, int64_t local_step) {
+  const Admission a = Admit(gate, replica, local_step);
+  return a.step == kNo ? kNo : Commit(gate, a);
+}
+
+// Takes a full step at once; the step completed.
+int64_t TakeNow(SyncReplicasGate& gate) {
+  TakeAnswer take;
+  gate.Take(nullptr, take.Callback());
+  EXPECT_TRUE(take.done.HasBeenNotified());
+  EXPECT_OK(take.status);
+  return take.value;
+}
+
+TEST(SyncReplicasGateTest, TheFirstNCommitsOfAStepCountAndTakeCompletesIt) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 2, /*one_per_replica=*/false);
   SyncReplicasGate& gate = *shared;
   gate.Open(0);
-  EXPECT_EQ(Admit(gate, 0, 0), 0);
-  EXPECT_EQ(Admit(gate, 0, 0), 0);    // whoever sends it: replica 0 twice
-  EXPECT_EQ(Admit(gate, 1, 0), kNo);  // the step is full
-  Answer take;
-  gate.Take(nullptr, take.Callback());
-  ASSERT_TRUE(take.done.HasBeenNotified());
-  ASSERT_OK(take.status);
-  EXPECT_EQ(take.step, 0);
+  const Admission a = Admit(gate, 0, 0), b = Admit(gate, 0, 0), c = Admit(gate, 1, 0);
+  EXPECT_EQ(a.step, 0);
+  EXPECT_NE(a.ticket, b.ticket);
+  EXPECT_EQ(Commit(gate, c), 0);
+  EXPECT_EQ(Commit(gate, a), 0);  // whoever sends it: the first two commits count
+  EXPECT_EQ(Commit(gate, b), kNo);  // the step is full
+  EXPECT_EQ(Admit(gate, 1, 0).step, kNo);  // so is its admission
+  EXPECT_EQ(TakeNow(gate), 0);
+  EXPECT_EQ(gate.taken().step, 0);
+  EXPECT_EQ(gate.taken().tickets, (std::vector<int64_t>{c.ticket, a.ticket}));
   SyncReplicasGate::State state = gate.state();
   EXPECT_EQ(state.step, 1);
-  EXPECT_EQ(state.admitted, 0);
-  EXPECT_EQ(Admit(gate, 1, 0), kNo);  // computed against step 0: stale
-  EXPECT_EQ(Admit(gate, 1, 1), 1);
-  EXPECT_EQ(Admit(gate, 2, 5), 1);  // newer than the gate: counts for its step
+  EXPECT_EQ(state.committed, 0);
+  EXPECT_EQ(Admit(gate, 1, 0).step, kNo);  // computed against step 0: stale
+  EXPECT_EQ(Send(gate, 1, 1), 1);
+  EXPECT_EQ(Send(gate, 2, 5), 1);  // newer than the gate: counts for its step
   state = gate.state();
-  EXPECT_EQ(state.admitted, 2);
+  EXPECT_EQ(state.committed, 2);
   EXPECT_EQ(state.replicas, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(gate.Commit(SyncReplicasGate::kNoTicket), kNo);
 }
 
 TEST(SyncReplicasGateTest, OnePerReplicaCountsOneGradientPerReplicaPerStep) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 2, /*one_per_replica=*/true);
   SyncReplicasGate& gate = *shared;
   gate.Open(3);
-  EXPECT_EQ(Admit(gate, 1, 3), 3);
-  EXPECT_EQ(Admit(gate, 1, 3), kNo);  // replica 1 again
-  EXPECT_EQ(gate.state().admitted, 1);
-  EXPECT_EQ(Admit(gate, 0, 3), 3);
-  Answer take;
-  gate.Take(nullptr, take.Callback());
+  const Admission first = Admit(gate, 1, 3), second = Admit(gate, 1, 3);
+  EXPECT_EQ(Commit(gate, first), 3);
+  EXPECT_EQ(Commit(gate, second), kNo);  // replica 1 again
+  EXPECT_EQ(Admit(gate, 1, 3).step, kNo);  // refused at once now
+  EXPECT_EQ(gate.state().committed, 1);
+  EXPECT_EQ(Send(gate, 0, 3), 3);
+  EXPECT_EQ(TakeNow(gate), 3);
+  EXPECT_EQ(Send(gate, 1, 4), 4);  // a new step: replica 1 counts again
+}
+
+// The race behind a worker killed after its admission, before its
+// gradients reached the accumulators: it holds no place in the step.
+TEST(SyncReplicasGateTest, AnAdmittedReplicaThatNeverCommitsHoldsNoPlace) {
+  auto shared = std::make_shared<SyncReplicasGate>("g", 2, /*one_per_replica=*/true);
+  SyncReplicasGate& gate = *shared;
+  gate.Open(0);
+  const Admission dead = Admit(gate, 1, 0);  // and then killed
+  ASSERT_EQ(dead.step, 0);
+  EXPECT_EQ(Send(gate, 0, 0), 0);
+  TakeAnswer take;
+  CancellationManager step;
+  gate.Take(&step, take.Callback());
+  EXPECT_FALSE(take.done.HasBeenNotified());  // one committed: not full
+  SyncReplicasGate::State state = gate.state();
+  EXPECT_EQ(state.committed, 1);
+  EXPECT_EQ(state.replicas, (std::vector<int64_t>{0}));
+  EXPECT_EQ(state.uncommitted_replicas, (std::vector<int64_t>{1}));
+
+  // A backup replica fills the step; the take completes with the delivered two.
+  const Admission backup = Admit(gate, 2, 0);
+  std::thread replica([&] { EXPECT_EQ(Commit(gate, backup), 0); });
+  ASSERT_TRUE(take.Wait());
+  replica.join();
   ASSERT_OK(take.status);
-  EXPECT_EQ(take.step, 3);
-  EXPECT_EQ(Admit(gate, 1, 4), 4);  // a new step: replica 1 counts again
+  EXPECT_EQ(take.value, 0);
+  EXPECT_EQ(gate.taken().tickets.size(), 2u);
+  EXPECT_EQ(gate.taken().tickets[1], backup.ticket);
+  // The dead replica's ticket is void; its step is over.
+  EXPECT_EQ(Commit(gate, dead), kNo);
+  EXPECT_TRUE(gate.state().uncommitted_replicas.empty());
 }
 
 TEST(SyncReplicasGateTest, AdmissionsWaitForOpenWhichKeepsTheSameStep) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 2, /*one_per_replica=*/true);
   SyncReplicasGate& gate = *shared;
-  Answer waiting;
+  AdmitAnswer waiting;
   CancellationManager step;
   gate.Admit(0, 7, &step, waiting.Callback());
   EXPECT_FALSE(waiting.done.HasBeenNotified());
@@ -90,13 +151,18 @@ TEST(SyncReplicasGateTest, AdmissionsWaitForOpenWhichKeepsTheSameStep) {
   ASSERT_TRUE(waiting.Wait());
   chief.join();
   ASSERT_OK(waiting.status);
-  EXPECT_EQ(waiting.step, 7);
-  gate.Open(7);  // the same step (a chief restarted): the admission stays
-  EXPECT_EQ(gate.state().admitted, 1);
-  EXPECT_EQ(Admit(gate, 0, 7), kNo);
+  EXPECT_EQ(waiting.value.step, 7);
+  EXPECT_EQ(Commit(gate, waiting.value), 7);
+  const Admission open = Admit(gate, 1, 7);
+  gate.Open(7);  // the same step (a chief restarted): what was admitted stays
+  EXPECT_EQ(gate.state().committed, 1);
+  EXPECT_EQ(Admit(gate, 0, 7).step, kNo);
+  EXPECT_EQ(Commit(gate, open), 7);
+  EXPECT_EQ(TakeNow(gate), 7);
   gate.Open(9);  // another step starts afresh
-  EXPECT_EQ(gate.state().admitted, 0);
-  EXPECT_EQ(Admit(gate, 0, 9), 9);
+  EXPECT_EQ(gate.state().committed, 0);
+  EXPECT_EQ(gate.taken().step, kNo);
+  EXPECT_EQ(Send(gate, 0, 9), 9);
 }
 
 TEST(SyncReplicasGateTest, TakeWaitsForAFullStepAndACancelledTakeTakesNothing) {
@@ -104,32 +170,33 @@ TEST(SyncReplicasGateTest, TakeWaitsForAFullStepAndACancelledTakeTakesNothing) {
   SyncReplicasGate& gate = *shared;
   gate.Open(0);
   CancellationManager step;
-  Answer cancelled;
+  TakeAnswer cancelled;
   gate.Take(&step, cancelled.Callback());
-  EXPECT_EQ(Admit(gate, 0, 0), 0);
+  EXPECT_EQ(Send(gate, 0, 0), 0);
   EXPECT_FALSE(cancelled.done.HasBeenNotified());
   step.StartCancel();
   ASSERT_TRUE(cancelled.Wait());
   EXPECT_STATUS(cancelled.status, kCancelled,
                 "Take operation on SyncReplicasGate 'g' was cancelled");
   EXPECT_EQ(gate.state().pending_takes, 0);
-  EXPECT_EQ(gate.state().admitted, 1);
+  EXPECT_EQ(gate.state().committed, 1);
   EXPECT_EQ(gate.state().step, 0);
 
   CancellationManager next;
-  Answer take;
+  TakeAnswer take;
   gate.Take(&next, take.Callback());
-  std::thread replica([&] { EXPECT_EQ(Admit(gate, 1, 0), 0); });
+  std::thread replica([&] { EXPECT_EQ(Send(gate, 1, 0), 0); });
   ASSERT_TRUE(take.Wait());
   replica.join();
   ASSERT_OK(take.status);
-  EXPECT_EQ(take.step, 0);
+  EXPECT_EQ(take.value, 0);
 }
 
 TEST(SyncReplicasGateTest, CloseFailsWaitingAndLaterCallsUntilOpen) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 2, false);
   SyncReplicasGate& gate = *shared;
-  Answer admit, take;
+  AdmitAnswer admit;
+  TakeAnswer take;
   gate.Admit(0, 0, nullptr, admit.Callback());
   gate.Take(nullptr, take.Callback());
   gate.Close(errors::DeadlineExceeded("2 of 3 arrived"));
@@ -138,27 +205,33 @@ TEST(SyncReplicasGateTest, CloseFailsWaitingAndLaterCallsUntilOpen) {
   ASSERT_TRUE(take.Wait());
   EXPECT_STATUS(admit.status, kDeadlineExceeded, "2 of 3 arrived");
   EXPECT_STATUS(take.status, kDeadlineExceeded, "2 of 3 arrived");
-  Answer later;
+  AdmitAnswer later;
   gate.Admit(0, 0, nullptr, later.Callback());
   EXPECT_STATUS(later.status, kDeadlineExceeded, "2 of 3 arrived");
   EXPECT_STATUS(gate.state().closed, kDeadlineExceeded, "2 of 3 arrived");
   gate.Open(0);
-  EXPECT_EQ(Admit(gate, 0, 0), 0);
+  EXPECT_EQ(Send(gate, 0, 0), 0);
+  // A replica admitted before a close commits after it: not counted, no error.
+  const Admission sending = Admit(gate, 1, 0);
+  gate.Close(errors::OutOfRange("training is over"));
+  EXPECT_EQ(Commit(gate, sending), kNo);
+  EXPECT_EQ(gate.state().committed, 1);
 }
 
 TEST(SyncReplicasGateTest, CancelledAdmissionLeavesNothing) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 1, false);
   SyncReplicasGate& gate = *shared;
   CancellationManager step;
-  Answer admit;
+  AdmitAnswer admit;
   gate.Admit(0, 0, &step, admit.Callback());
   step.StartCancel();
   ASSERT_TRUE(admit.Wait());
   EXPECT_STATUS(admit.status, kCancelled, "Admit operation on SyncReplicasGate 'g' was cancelled");
   gate.Open(0);
-  EXPECT_EQ(gate.state().admitted, 0);
+  EXPECT_EQ(gate.state().committed, 0);
+  EXPECT_TRUE(gate.state().uncommitted_replicas.empty());
   // Registering with a step already cancelled fails at once.
-  Answer late;
+  TakeAnswer late;
   gate.Take(&step, late.Callback());
   ASSERT_TRUE(late.done.HasBeenNotified());
   EXPECT_STATUS(late.status, kCancelled, "Take operation");
@@ -184,30 +257,46 @@ class SyncReplicasGateOpsTest : public OpsTestBase {
   }
 };
 
-TEST_F(SyncReplicasGateOpsTest, OpenAdmitTakeStateClose) {
+TEST_F(SyncReplicasGateOpsTest, OpenAdmitCommitTakeTakenStateClose) {
   absl::StatusOr<Tensor> h = MakeGate(2, true);
   ASSERT_OK(h.status());
   EXPECT_EQ(h->scalar<ResourceHandle>().name, "sync/gate");
   EXPECT_EQ(h->scalar<ResourceHandle>().type_name, "SyncReplicasGate");
   ASSERT_OK(Run("SyncReplicasGateOpen", {*h, Tensor::Scalar<int64_t>(4)}));
-  ASSERT_OK(
-      Run("SyncReplicasGateAdmit", {*h, Tensor::Scalar<int32_t>(1), Tensor::Scalar<int64_t>(4)}));
-  EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
-  ASSERT_OK(
-      Run("SyncReplicasGateAdmit", {*h, Tensor::Scalar<int32_t>(1), Tensor::Scalar<int64_t>(4)}));
-  EXPECT_EQ(GetOutput(0).scalar<int64_t>(), -1);
+  auto admit = [&](int32_t replica) {
+    EXPECT_OK(Run("SyncReplicasGateAdmit",
+                  {*h, Tensor::Scalar<int32_t>(replica), Tensor::Scalar<int64_t>(4)}));
+    return std::pair<int64_t, int64_t>(GetOutput(0).scalar<int64_t>(),
+                                       GetOutput(1).scalar<int64_t>());
+  };
+  auto commit = [&](int64_t ticket) {
+    EXPECT_OK(Run("SyncReplicasGateCommit", {*h, Tensor::Scalar<int64_t>(ticket)}));
+    return GetOutput(0).scalar<int64_t>();
+  };
+  const auto [step1, ticket1] = admit(1);
+  EXPECT_EQ(step1, 4);
+  const auto [step0, ticket0] = admit(0);
   ASSERT_OK(Run("SyncReplicasGateState", {*h}));
   EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
+  EXPECT_EQ(GetOutput(1).scalar<int32_t>(), 0);
+  ExpectTensorEqual<int32_t>(GetOutput(3), {0, 1}, TensorShape({2}));
+  EXPECT_EQ(commit(ticket1), 4);
+  EXPECT_EQ(admit(1).first, -1);  // one per replica
+  ASSERT_OK(Run("SyncReplicasGateState", {*h}));
   EXPECT_EQ(GetOutput(1).scalar<int32_t>(), 1);
   ExpectTensorEqual<int32_t>(GetOutput(2), {1}, TensorShape({1}));
-  ASSERT_OK(
-      Run("SyncReplicasGateAdmit", {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<int64_t>(4)}));
+  ExpectTensorEqual<int32_t>(GetOutput(3), {0}, TensorShape({1}));
+  EXPECT_EQ(commit(ticket0), 4);
   ASSERT_OK(Run("SyncReplicasGateTake", {*h}));
   EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
+  ASSERT_OK(Run("SyncReplicasGateTaken", {*h}));
+  EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
+  ExpectTensorEqual<int64_t>(GetOutput(1), {ticket1, ticket0}, TensorShape({2}));
 
   ASSERT_OK(Run("SyncReplicasGateClose", {*h, Tensor::Scalar<int32_t>(11),
                                           Tensor::Scalar<std::string>("training is over")}));
   EXPECT_STATUS(Run("SyncReplicasGateTake", {*h}), kOutOfRange, "training is over");
+  EXPECT_EQ(commit(ticket0), -1);  // a closed gate counts nothing
   EXPECT_STATUS(Run("SyncReplicasGateClose",
                     {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<std::string>("ok?")}),
                 kInvalidArgument, "needs an error code from 1 to 16, got 0");
