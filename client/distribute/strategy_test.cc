@@ -1,9 +1,8 @@
 #include "client/distribute/strategy.h"
 
-#include <cmath>
 #include <memory>
-#include <sstream>
 
+#include "client/distribute/strategy_testutil.h"
 #include "client/ops/standard_ops.h"
 #include "client/session.h"
 #include "client/training/global_step.h"
@@ -15,91 +14,6 @@
 namespace tensorgrid {
 namespace distribute {
 namespace {
-
-// 8 rows of the migration guide's linear-regression data (y = 0.2 x0 + 0.1 roughly).
-Dataset Data(int64_t global_batch) {
-  Tensor x(DT_FLOAT, TensorShape({8, 2}));
-  Tensor y(DT_FLOAT, TensorShape({8, 1}));
-  for (int i = 0; i < 8; ++i) {
-    x.data<float>()[2 * i] = 1.0f + i;
-    x.data<float>()[2 * i + 1] = 1.5f + i;
-    y.data<float>()[i] = 0.3f + 0.2f * i;
-  }
-  return Dataset::FromTensorSlices({x, y}).Batch(global_batch);
-}
-
-struct Trained {
-  std::vector<std::vector<Tensor>> w;  // per component
-  Tensor b;
-  int64_t global_step = 0;
-  std::vector<double> losses;
-};
-
-// Trains the linear model for `epochs` passes over Data(4) under `strategy`.
-absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam = false) {
-  Scope root = Scope::NewRootScope();
-  Scope scope = strategy.scope(root);
-  training::Variable w(scope, "w", {2, 1}, DT_FLOAT, training::GlorotUniform(7));
-  training::Variable b(scope, "b", {1}, DT_FLOAT, training::Zeros());
-  training::Variable step = training::GetOrCreateGlobalStep(scope);
-  std::unique_ptr<training::Optimizer> opt;
-  if (adam) {
-    opt = std::make_unique<training::AdamOptimizer>(0.01);
-  } else {
-    opt = std::make_unique<training::AdagradOptimizer>(0.05);
-  }
-  TG_ASSIGN_OR_RETURN(DistributedDataset data, strategy.ExperimentalDistributeDataset(scope, Data(4)));
-  TG_ASSIGN_OR_RETURN(
-      DistributedStep run,
-      strategy.Run(
-          scope,
-          [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
-            const Scope& s = ctx.scope();
-            Output pred = ops::Add(s, ops::MatMul(s, ctx.inputs()[0], w), b);
-            Output loss = ops::Mean(s, ops::Square(s, ops::Sub(s, pred, ctx.inputs()[1])), {0, 1});
-            TG_RETURN_IF_ERROR(ctx.Minimize(opt.get(), loss, {}, step));
-            return std::vector<Output>{loss};
-          },
-          data.inputs()));
-  Output loss = strategy.Reduce(scope, ReduceOp::kMean, run.outputs[0]);
-  Operation init = training::GlobalVariablesInitializer(root);
-  GraphDef graph;
-  TG_RETURN_IF_ERROR(root.ToGraphDef(&graph));
-  SessionOptions options;
-  options.config = strategy.session_config();
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
-  TG_RETURN_IF_ERROR(session->Create(graph));
-  TG_RETURN_IF_ERROR(session->Run({}, {}, {init.name()}, nullptr));
-  std::ostringstream log;
-  FitOptions fit;
-  fit.epochs = epochs;
-  fit.log = &log;
-  TG_ASSIGN_OR_RETURN(FitHistory history, Fit(session.get(), data, run.train_op, loss, fit));
-  Trained t;
-  t.losses = history.loss;
-  std::vector<training::Variable> ws = w.components();
-  if (ws.empty()) ws = {w};
-  std::vector<std::string> fetch;
-  for (const auto& c : ws) fetch.push_back(c.value().name());
-  fetch.push_back(b.value().name());
-  fetch.push_back(step.value().name());
-  std::vector<Tensor> out;
-  TG_RETURN_IF_ERROR(session->Run({}, fetch, {}, &out));
-  for (size_t i = 0; i < ws.size(); ++i) t.w.push_back({out[i]});
-  t.b = out[ws.size()];
-  t.global_step = out.back().scalar<int64_t>();
-  if (log.str().find("epoch 1/") == std::string::npos) {
-    return absl::InternalError("Fit printed no progress line: " + log.str());
-  }
-  return t;
-}
-
-void ExpectNear(const Tensor& a, const Tensor& b, float tol) {
-  ASSERT_EQ(a.NumElements(), b.NumElements());
-  for (int64_t i = 0; i < a.NumElements(); ++i) {
-    EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], tol) << "element " << i;
-  }
-}
 
 TEST(StrategyTest, OneDeviceTrainsAndCountsSteps) {
   OneDeviceStrategy one("/device:CPU:0");

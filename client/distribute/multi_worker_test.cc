@@ -1,0 +1,128 @@
+// MultiWorkerMirroredStrategy and ParameterServerStrategy over real gRPC
+// servers in this process (free ports on 127.0.0.1).
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/distribute/parameter_server_strategy.h"
+#include "client/distribute/strategy_testutil.h"
+#include "core/platform/free_port.h"
+#include "distributed/server.h"
+
+namespace tensorgrid {
+namespace distribute {
+namespace {
+
+TfConfig WorkerConfig(const std::vector<std::string>& addresses, int index) {
+  ClusterSpec::JobMap jobs;
+  jobs["worker"] = addresses;
+  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromMap(jobs);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  TfConfig config;
+  config.cluster = *cluster;
+  config.task = {"worker", index};
+  return config;
+}
+
+TEST(MultiWorkerMirroredStrategyTest, TwoWorkersStayIdenticalAndMatchOneReplica) {
+  OneDeviceStrategy one("/device:CPU:0");
+  absl::StatusOr<Trained> ref = Train(one, 4);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+
+  const std::vector<std::string> addresses = {absl::StrCat("127.0.0.1:", FreePort()),
+                                              absl::StrCat("127.0.0.1:", FreePort())};
+  absl::StatusOr<Trained> trained[2];
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 2; ++i) {
+    workers.emplace_back([&, i] {
+      MultiWorkerMirroredStrategy::Options options;
+      options.tf_config = WorkerConfig(addresses, i);
+      options.mirrored.collective_timeout_seconds = 60;
+      auto strategy = MultiWorkerMirroredStrategy::Create(options);
+      if (!strategy.ok()) {
+        trained[i] = strategy.status();
+        return;
+      }
+      EXPECT_EQ((*strategy)->num_replicas_in_sync(), 2);
+      EXPECT_EQ((*strategy)->is_chief(), i == 0);
+      trained[i] = Train(**strategy, 4, /*adam=*/false, (*strategy)->target());
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
+  // Both workers hold bit-identical variables, equal to one replica's.
+  EXPECT_EQ(trained[0]->w[0][0].DebugString(100), trained[1]->w[0][0].DebugString(100));
+  EXPECT_EQ(trained[0]->b.DebugString(100), trained[1]->b.DebugString(100));
+  ExpectNear(trained[0]->w[0][0], ref->w[0][0], 1e-5f);
+  ExpectNear(trained[0]->b, ref->b, 1e-5f);
+  EXPECT_EQ(trained[0]->global_step, ref->global_step);
+  EXPECT_NEAR(trained[0]->losses.back(), ref->losses.back(), 1e-5);
+}
+
+TEST(MultiWorkerMirroredStrategyTest, MissingWorkerFailsNamingIt) {
+  const std::vector<std::string> addresses = {absl::StrCat("127.0.0.1:", FreePort()),
+                                              absl::StrCat("127.0.0.1:", FreePort())};
+  MultiWorkerMirroredStrategy::Options options;
+  options.tf_config = WorkerConfig(addresses, 0);
+  options.mirrored.collective_timeout_seconds = 2;
+  auto strategy = MultiWorkerMirroredStrategy::Create(options);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  absl::StatusOr<Trained> t = Train(**strategy, 1, false, (*strategy)->target());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kDeadlineExceeded) << t.status();
+  EXPECT_NE(t.status().message().find("/job:worker/replica:0/task:1"), std::string::npos)
+      << t.status();
+}
+
+TEST(MultiWorkerMirroredStrategyTest, BadClusters) {
+  MultiWorkerMirroredStrategy::Options options;
+  options.tf_config = WorkerConfig({"127.0.0.1:1"}, 0);
+  options.tf_config->task = {"ps", 0};
+  auto strategy = MultiWorkerMirroredStrategy::Create(options);
+  ASSERT_FALSE(strategy.ok());
+  EXPECT_NE(strategy.status().message().find("is not a chief or worker task"), std::string::npos)
+      << strategy.status();
+}
+
+TEST(ParameterServerStrategyTest, TwoWorkersMatchOneReplica) {
+  OneDeviceStrategy one("/device:CPU:0");
+  absl::StatusOr<Trained> ref = Train(one, 4);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+
+  ClusterSpec::JobMap jobs;
+  jobs["ps"] = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
+  jobs["worker"] = {absl::StrCat("127.0.0.1:", FreePort()),
+                    absl::StrCat("127.0.0.1:", FreePort())};
+  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromMap(jobs);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<std::unique_ptr<Server>> servers;
+  for (const char* job : {"ps", "worker"}) {
+    for (int i = 0; i < 2; ++i) {
+      auto server = Server::Create(*cluster, job, i, ConfigProto());
+      ASSERT_TRUE(server.ok()) << server.status();
+      ASSERT_TRUE((*server)->Start().ok());
+      servers.push_back(std::move(*server));
+    }
+  }
+  auto strategy = ParameterServerStrategy::Create(*cluster);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  EXPECT_EQ((*strategy)->num_replicas_in_sync(), 2);
+  absl::StatusOr<Trained> t = Train(**strategy, 4, false, (*strategy)->target());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ExpectNear(t->w[0][0], ref->w[0][0], 1e-5f);
+  ExpectNear(t->b, ref->b, 1e-5f);
+  EXPECT_EQ(t->global_step, ref->global_step);
+  for (auto& s : servers) s->Stop();
+}
+
+TEST(ParameterServerStrategyTest, NeedsPsAndWorkers) {
+  ClusterSpec::JobMap jobs;
+  jobs["worker"] = {"127.0.0.1:1"};
+  auto strategy = ParameterServerStrategy::Create(*ClusterSpec::FromMap(jobs));
+  ASSERT_FALSE(strategy.ok());
+  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace tensorgrid
