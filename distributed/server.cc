@@ -38,6 +38,15 @@ bool IsWildcard(const std::string& host) {
   return host == "0.0.0.0" || host == "::" || host == "[::]";
 }
 
+// TensorFlow's default collective group leader: the task itself when alone,
+// else the chief, else worker 0.
+std::string DefaultCollectiveGroupLeader(const ClusterSpec& cluster, const std::string& task) {
+  if (cluster.AllTasks().size() <= 1) return task;
+  if (cluster.HasJob("chief")) return TaskName("chief", 0);
+  if (cluster.HasJob("worker")) return TaskName("worker", 0);
+  return task;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster,
@@ -84,6 +93,12 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
     auto it = workers.find(name);
     return it == workers.end() ? nullptr : it->second;
   });
+  std::vector<std::string> tasks;
+  for (const ClusterSpec::Task& t : cluster.AllTasks()) tasks.push_back(t.name);
+  worker_->SetCollectiveGroupLeader(config.collective_group_leader().empty()
+                                        ? DefaultCollectiveGroupLeader(cluster, task_)
+                                        : config.collective_group_leader(),
+                                    std::move(tasks));
   worker_service_ = NewGrpcWorkerService(worker_.get(), options.security.auth_token);
   master_service_ = std::make_unique<GrpcMasterService>(
       [workers, task = task_](const ConfigProto& session_config) {

@@ -19,6 +19,10 @@ namespace {
 // The generated stub's name for RecvTensor, for the raw call. Must outlive
 // every call (gRPC keeps the pointer).
 const char kRecvTensorMethod[] = "/tensorgrid.WorkerService/RecvTensor";
+const char kRecvBufMethod[] = "/tensorgrid.WorkerService/RecvBuf";
+
+// Past a collective's own timeout, for the peer's answer to arrive.
+constexpr absl::Duration kCollectiveGrace = absl::Seconds(10);
 
 // One call in flight: owns what gRPC reads and writes until it completes.
 // The completion callback frees it before running `done`: once `done`
@@ -74,7 +78,8 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
       // message can carry (larger tensors fail on the sender, naming the key).
       channel_(NewChannel(address_, security_, static_cast<int>(max_message_bytes_))),
       stub_(WorkerService::NewStub(channel_)),
-      raw_stub_(channel_) {}
+      raw_stub_(channel_),
+      raw_buf_stub_(channel_) {}
 
 absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
   return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
@@ -195,6 +200,85 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
       [this, call, tensor, done = std::move(done)](grpc::Status status) mutable {
         const std::string method =
             absl::StrCat("RecvTensor of '", call->request.rendezvous_key(), "'");
+        absl::Status s = Finish(method, status);
+        if (s.ok()) {
+          absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(call->response);
+          if (value.ok()) {
+            *tensor = *std::move(value);
+          } else {
+            s = WithContext(value.status(),
+                            absl::StrCat(method, " on ", peer_, ": bad response"));
+          }
+        }
+        call.reset();  // before done: see Call; frees the received bytes too
+        done(s);
+      });
+}
+
+void GrpcRemoteWorker::CompleteGroupAsync(const CompleteGroupArgs& request,
+                                          CompleteGroupResult* response, StatusCallback done) {
+  auto call = NewCall<CompleteGroupRequest, CompleteGroupResponse>(
+      request.timeout + kCollectiveGrace, security_);
+  call->request.set_group_key(request.group_key);
+  call->request.set_group_size(request.group_size);
+  call->request.set_device_type(request.device_type);
+  call->request.set_device_name(request.device);
+  call->request.set_incarnation(request.incarnation);
+  call->request.set_timeout_ms(absl::ToInt64Milliseconds(request.timeout));
+  stub_->async()->CompleteGroup(
+      &call->context, &call->request, &call->response,
+      [this, call, response, done = std::move(done)](grpc::Status status) mutable {
+        absl::Status s = Finish("CompleteGroup", status);
+        if (s.ok()) {
+          const CompleteGroupResponse& r = call->response;
+          response->group_key = r.group_key();
+          response->group_size = r.group_size();
+          response->device_type = r.device_type();
+          response->devices.assign(r.device_name().begin(), r.device_name().end());
+          response->incarnations.assign(r.incarnation().begin(), r.incarnation().end());
+        }
+        call.reset();  // before done: see Call
+        done(s);
+      });
+}
+
+void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request,
+                                             CompleteInstanceResult* response,
+                                             StatusCallback done) {
+  auto call = NewCall<CompleteInstanceRequest, CompleteInstanceResponse>(
+      request.timeout + kCollectiveGrace, security_);
+  CompleteInstanceRequest& r = call->request;
+  r.set_group_key(request.group_key);
+  r.set_group_size(request.group_size);
+  r.set_instance_key(request.instance_key);
+  r.set_device_name(request.device);
+  r.set_op(request.op);
+  r.set_dtype(request.dtype);
+  for (int64_t d : request.shape) r.add_shape(d);
+  r.set_is_source(request.is_source);
+  r.set_timeout_ms(absl::ToInt64Milliseconds(request.timeout));
+  stub_->async()->CompleteInstance(
+      &call->context, &call->request, &call->response,
+      [this, call, response, done = std::move(done)](grpc::Status status) mutable {
+        absl::Status s = Finish("CompleteInstance", status);
+        if (s.ok()) response->source_rank = call->response.source_rank();
+        call.reset();  // before done: see Call
+        done(s);
+      });
+}
+
+void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
+                                    StatusCallback done) {
+  const absl::Duration left = std::max(absl::ZeroDuration(), deadline - absl::Now());
+  // The peer waits until a little before the RPC's deadline (RecvWait), so
+  // a small grace past `deadline` lets its DeadlineExceeded (naming the key)
+  // arrive rather than gRPC's own.
+  auto call = NewCall<RecvBufRequest, grpc::ByteBuffer>(left + absl::Milliseconds(200), security_);
+  call->request.set_buf_key(key);
+  raw_buf_stub_.UnaryCall(
+      &call->context, kRecvBufMethod, grpc::StubOptions(), &call->request, &call->response,
+      [this, call, tensor, done = std::move(done)](grpc::Status status) mutable {
+        const std::string method = absl::StrCat("RecvBuf of '", call->request.buf_key(), "'");
         absl::Status s = Finish(method, status);
         if (s.ok()) {
           absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(call->response);

@@ -75,6 +75,16 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // InvalidArgument naming the key.
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                        StatusCallback done) override;
+  // Collectives: joins at the peer (the group leader) with a deadline of the
+  // request's timeout plus a grace, so the leader's answer (DeadlineExceeded
+  // naming who never joined) arrives before the RPC's own deadline; RecvBuf
+  // pulls a collective chunk like RecvTensor, until `deadline` (plus a grace).
+  void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
+                          StatusCallback done) override;
+  void CompleteInstanceAsync(const CompleteInstanceArgs& request,
+                             CompleteInstanceResult* response, StatusCallback done) override;
+  void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
+                    StatusCallback done) override;
 
  private:
   // `status` of a finished call, prefixed with `method` and the address.
@@ -90,6 +100,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   const std::unique_ptr<WorkerService::Stub> stub_;
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.
   grpc::TemplatedGenericStub<RecvTensorRequest, grpc::ByteBuffer> raw_stub_;
+  grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
 };
 
 }  // namespace tensorgrid

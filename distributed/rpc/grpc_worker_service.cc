@@ -68,22 +68,28 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::
   return reactor;
 }
 
-// One RecvTensor call, answered by whichever comes first: the worker's
-// callback with the tensor (or the step's failure), the deadline alarm, or
-// the client's cancellation. No thread waits meanwhile.
+// One RecvTensor or RecvBuf call, answered by whichever comes first: the
+// worker's callback with the tensor (or the step's failure), the deadline
+// alarm, or the client's cancellation. No thread waits meanwhile.
 //
 // gRPC owns the call until OnDone, which comes after Finish; the reactor
 // deletes itself there, as gRPC's callback API expects. The worker's
 // callback and the alarm may run after that, so they hold the shared Latch
 // rather than the reactor, and only the event that takes the reactor from
 // the latch may touch it.
-class RecvTensorReactor final : public grpc::ServerUnaryReactor {
+class TensorReactor final : public grpc::ServerUnaryReactor {
  public:
-  RecvTensorReactor(RecvTensorRequest request, grpc::ByteBuffer* response)
-      : request_(std::move(request)), response_(response), latch_(std::make_shared<Latch>(this)) {}
+  // Asks the worker for the tensor: fills `out`, then calls `done`.
+  using Fetch = std::function<void(Tensor* out, StatusCallback done)>;
 
-  // Asks `worker` for the tensor and arms the deadline `wait` from now.
-  void Start(WorkerInterface& worker, absl::Duration wait) {
+  // `key` names the tensor in the response; `what` the call in errors
+  // ("RecvTensor of 'k' for step 3").
+  TensorReactor(std::string key, std::string what, grpc::ByteBuffer* response)
+      : key_(std::move(key)), what_(std::move(what)), response_(response),
+        latch_(std::make_shared<Latch>(this)) {}
+
+  // Fetches the tensor and arms the deadline `wait` from now.
+  void Start(const Fetch& fetch, absl::Duration wait) {
     wait = std::max(wait, absl::ZeroDuration());
     std::shared_ptr<Latch> latch = latch_;
     deadline_.Set(std::chrono::system_clock::now() +
@@ -91,50 +97,45 @@ class RecvTensorReactor final : public grpc::ServerUnaryReactor {
                           absl::ToChronoNanoseconds(wait)),
                   [latch, wait](bool fired) {
                     if (!fired) return;  // cancelled: the call was answered otherwise
-                    if (RecvTensorReactor* self = latch->Take()) self->AnswerDeadlineExceeded(wait);
+                    if (TensorReactor* self = latch->Take()) self->AnswerDeadlineExceeded(wait);
                   });
-    worker.RecvTensorAsync(request_.step_id(), request_.rendezvous_key(), &latch->tensor,
-                           [latch](absl::Status status) {
-                             Tensor tensor = std::move(latch->tensor);  // even if nobody waits
-                             if (RecvTensorReactor* self = latch->Take()) {
-                               self->AnswerWithTensor(status, tensor);
-                             }
-                           });
+    fetch(&latch->tensor, [latch](absl::Status status) {
+      Tensor tensor = std::move(latch->tensor);  // even if nobody waits
+      if (TensorReactor* self = latch->Take()) self->AnswerWithTensor(status, tensor);
+    });
   }
 
   void OnCancel() override {
     if (latch_->Take() == nullptr) return;
     Answer(grpc::Status(grpc::StatusCode::CANCELLED,
-                        absl::StrCat("RecvTensor of '", request_.rendezvous_key(),
-                                     "' was cancelled by the client")));
+                        absl::StrCat(what_, " was cancelled by the client")));
   }
 
   void OnDone() override { delete this; }
 
  private:
   struct Latch {
-    explicit Latch(RecvTensorReactor* r) : reactor(r) {}
+    explicit Latch(TensorReactor* r) : reactor(r) {}
     // The reactor the first time, null afterwards: exactly one event answers.
-    RecvTensorReactor* Take() {
+    TensorReactor* Take() {
       absl::MutexLock lock(&mu);
       return std::exchange(reactor, nullptr);
     }
     absl::Mutex mu;
-    RecvTensorReactor* reactor ABSL_GUARDED_BY(mu);
+    TensorReactor* reactor ABSL_GUARDED_BY(mu);
     Tensor tensor;  // written by the worker just before its callback runs
   };
 
   void AnswerWithTensor(const absl::Status& status, const Tensor& tensor) {
     if (!status.ok()) return Answer(ToGrpcStatus(status));
-    absl::Status encoded = EncodeRecvTensorResponse(tensor, request_.rendezvous_key(), response_);
+    absl::Status encoded = EncodeRecvTensorResponse(tensor, key_, response_);
     Answer(encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
   }
 
   void AnswerDeadlineExceeded(absl::Duration waited) {
     Answer(
         grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                     absl::StrCat("RecvTensor of '", request_.rendezvous_key(), "' for step ",
-                                  request_.step_id(), ": no tensor sent within ",
+                     absl::StrCat(what_, ": no tensor sent within ",
                                   absl::FormatDuration(waited), " (the client's deadline, at most ",
                                   absl::FormatDuration(kMaxRecvWait), ")")));
   }
@@ -146,7 +147,8 @@ class RecvTensorReactor final : public grpc::ServerUnaryReactor {
     Finish(std::move(status));
   }
 
-  const RecvTensorRequest request_;
+  const std::string key_;
+  const std::string what_;
   grpc::ByteBuffer* const response_;
   const std::shared_ptr<Latch> latch_;
   grpc::Alarm deadline_;
@@ -257,8 +259,105 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
                                            "not a valid message for that method"));
   }
   // Deleted by itself in OnDone, once gRPC is through with the call.
-  auto* reactor = new RecvTensorReactor(std::move(parsed), response);
-  reactor->Start(*worker_, RecvWait(*context));
+  auto* reactor = new TensorReactor(
+      parsed.rendezvous_key(),
+      absl::StrCat("RecvTensor of '", parsed.rendezvous_key(), "' for step ", parsed.step_id()),
+      response);
+  WorkerInterface* worker = worker_;
+  reactor->Start(
+      [worker, parsed](Tensor* out, StatusCallback done) {
+        worker->RecvTensorAsync(parsed.step_id(), parsed.rendezvous_key(), out, std::move(done));
+      },
+      RecvWait(*context));
+  return reactor;
+}
+
+namespace {
+// How long a leader may wait for a group's members: what the member asked,
+// at most until a little before its deadline.
+absl::Duration JoinWait(const grpc::CallbackServerContext& context, int64_t timeout_ms) {
+  return std::max(absl::ZeroDuration(),
+                  std::min(absl::Milliseconds(timeout_ms), RecvWait(context)));
+}
+}  // namespace
+
+grpc::ServerUnaryReactor* GrpcWorkerService::CompleteGroup(grpc::CallbackServerContext* context,
+                                                           const CompleteGroupRequest* request,
+                                                           CompleteGroupResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
+  CompleteGroupArgs args;
+  args.group_key = request->group_key();
+  args.group_size = request->group_size();
+  args.device_type = request->device_type();
+  args.device = request->device_name();
+  args.incarnation = request->incarnation();
+  args.timeout = JoinWait(*context, request->timeout_ms());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto result = std::make_shared<CompleteGroupResult>();
+  // The leader always answers, at the latest after args.timeout.
+  worker_->CompleteGroupAsync(args, result.get(), [reactor, response, result](absl::Status s) {
+    if (s.ok()) {
+      response->set_group_key(result->group_key);
+      response->set_group_size(result->group_size);
+      response->set_device_type(result->device_type);
+      for (const std::string& d : result->devices) response->add_device_name(d);
+      for (uint64_t i : result->incarnations) response->add_incarnation(i);
+    }
+    reactor->Finish(ToGrpcStatus(s));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(
+    grpc::CallbackServerContext* context, const CompleteInstanceRequest* request,
+    CompleteInstanceResponse* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
+  CompleteInstanceArgs args;
+  args.group_key = request->group_key();
+  args.group_size = request->group_size();
+  args.instance_key = request->instance_key();
+  args.device = request->device_name();
+  args.op = request->op();
+  args.dtype = request->dtype();
+  args.shape.assign(request->shape().begin(), request->shape().end());
+  args.is_source = request->is_source();
+  args.timeout = JoinWait(*context, request->timeout_ms());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto result = std::make_shared<CompleteInstanceResult>();
+  worker_->CompleteInstanceAsync(args, result.get(),
+                                 [reactor, response, result](absl::Status s) {
+                                   if (s.ok()) response->set_source_rank(result->source_rank);
+                                   reactor->Finish(ToGrpcStatus(s));
+                                 });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcWorkerService::RecvBuf(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* request,
+                                                     grpc::ByteBuffer* response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
+  RecvBufRequest parsed;
+  if (!ParseFromByteBuffer(*request, &parsed) || parsed.buf_key().empty()) {
+    return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                           "request to /tensorgrid.WorkerService/RecvBuf is not "
+                                           "a valid message for that method"));
+  }
+  auto* reactor = new TensorReactor(parsed.buf_key(),
+                                    absl::StrCat("RecvBuf of '", parsed.buf_key(), "'"), response);
+  WorkerInterface* worker = worker_;
+  const absl::Duration wait = RecvWait(*context);
+  const std::string key = parsed.buf_key();
+  reactor->Start(
+      [worker, key, wait](Tensor* out, StatusCallback done) {
+        worker->RecvBufAsync(key, absl::Now() + wait, out, std::move(done));
+      },
+      wait);
   return reactor;
 }
 

@@ -13,7 +13,8 @@
 // CreateWorkerSession and DeleteWorkerSession keep no state yet and answer
 // OK.
 //
-// RecvTensor serves the remote rendezvous: it answers with the tensor once
+// RecvTensor serves the remote rendezvous (and RecvBuf, the same way,
+// collective chunks): it answers with the tensor once
 // this task's partition of the step has sent the key, and may arrive before
 // that step starts here. It runs on gRPC's callback API, so a waiting
 // RecvTensor holds no thread: the call finishes when the worker delivers the
@@ -40,7 +41,10 @@ namespace tensorgrid {
 class WorkerInterface;
 
 class GrpcWorkerService final
-    : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::Service> {
+    : public WorkerService::WithRawCallbackMethod_RecvBuf<
+          WorkerService::WithCallbackMethod_CompleteGroup<
+              WorkerService::WithCallbackMethod_CompleteInstance<
+                  WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::Service>>>> {
  public:
   // `worker` is not owned and must outlive the service. With a non-empty
   // `auth_token`, every call must carry it (RpcSecurity in grpc_util.h) or
@@ -71,6 +75,19 @@ class GrpcWorkerService final
   grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* context,
                                        const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override;
+  // Collectives: the leader's group and instance resolution wait (without a
+  // thread) until every member joined or the request's timeout, capped by the
+  // client's deadline; RecvBuf serves a collective chunk exactly as
+  // RecvTensor serves a tensor (a RecvBufRequest in, a RecvBufResponse out).
+  grpc::ServerUnaryReactor* CompleteGroup(grpc::CallbackServerContext* context,
+                                          const CompleteGroupRequest* request,
+                                          CompleteGroupResponse* response) override;
+  grpc::ServerUnaryReactor* CompleteInstance(grpc::CallbackServerContext* context,
+                                             const CompleteInstanceRequest* request,
+                                             CompleteInstanceResponse* response) override;
+  grpc::ServerUnaryReactor* RecvBuf(grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
 
  private:
   WorkerInterface* const worker_;

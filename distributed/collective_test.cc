@@ -1,0 +1,177 @@
+// Collectives between tasks over real gRPC: two in-process Servers on free
+// loopback ports, one grpc:// session per task run from its own thread, each
+// running a CollectiveReduce on its own task's CPU. The group leader is
+// worker 0 (TensorFlow's default); task 1 joins and pulls chunks over the
+// wire (CompleteGroup, CompleteInstance, RecvBuf).
+//
+//   /job:worker/task:0 CPU:0  ◄══ ring (RecvBuf) ══►  /job:worker/task:1 CPU:0
+//     x0 ─► CollectiveReduce                           x1 ─► CollectiveReduce
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/client_session.h"
+#include "client/ops/array_ops.h"
+#include "client/ops/collective_ops.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/rpc/grpc_remote_worker.h"
+#include "distributed/server.h"
+#include "core/platform/blocking.h"
+#include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
+
+namespace tensorgrid {
+namespace {
+
+constexpr char kWorker0[] = "/job:worker/replica:0/task:0";
+constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
+
+// A port nobody listens on right now: bound to 127.0.0.1:0, read, closed.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  EXPECT_NE(port, 0);
+  return port;
+}
+
+// A two-task cluster; `started` says which tasks get a running Server.
+class TwoTasks {
+ public:
+  explicit TwoTasks(std::vector<bool> started = {true, true}) {
+    addresses_ = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
+    auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0], ",", addresses_[1]));
+    EXPECT_TRUE(cluster.ok()) << cluster.status();
+    for (int i = 0; i < 2; ++i) {
+      servers_.emplace_back();
+      if (!started[i]) continue;
+      auto server = Server::Create(*cluster, "worker", i, ConfigProto());
+      EXPECT_TRUE(server.ok()) << server.status();
+      if (!server.ok()) continue;
+      EXPECT_OK((*server)->Start());
+      servers_.back() = *std::move(server);
+    }
+  }
+  ~TwoTasks() {
+    for (auto& s : servers_) {
+      if (s != nullptr) s->Stop();
+    }
+  }
+  Server* server(int i) { return servers_[i].get(); }
+  const std::string& address(int i) const { return addresses_[i]; }
+
+ private:
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<Server>> servers_;
+};
+
+// Task `task`'s graph: its input reduced with the other task's.
+struct MemberGraph {
+  MemberGraph(int task, const Tensor& input, const std::string& final_op, float timeout = 20)
+      : root(Scope::NewRootScope()) {
+    Scope s = root.WithDevice(absl::StrCat(task == 0 ? kWorker0 : kWorker1, "/device:CPU:0"));
+    reduced = ops::CollectiveReduce(s, ops::Const(s, input), 2, /*group_key=*/1,
+                                    /*instance_key=*/1, "Add", final_op, timeout);
+  }
+  Scope root;
+  Output reduced;
+};
+
+Tensor RandomVector(int64_t n, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  Tensor t(DT_FLOAT, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+// Runs both members `steps` times, each task's session from its own thread.
+void RunBoth(TwoTasks& tasks, MemberGraph* graphs, int steps, Tensor* out,
+             absl::Status* status) {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      ClientSession session(graphs[i].root, tasks.server(i)->target());
+      std::vector<Tensor> got;
+      for (int step = 0; step < steps && status[i].ok(); ++step) {
+        status[i] = session.Run({graphs[i].reduced}, &got);
+      }
+      if (status[i].ok()) out[i] = got[0];
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(CollectiveGrpcTest, TwoTasksAllReduceBitIdenticalOverGrpc) {
+  setenv("TG_COLLECTIVE_CHUNK_BYTES", "4096", 1);  // about a hundred chunks each way
+  TwoTasks tasks;
+  unsetenv("TG_COLLECTIVE_CHUNK_BYTES");
+  ASSERT_NE(tasks.server(0), nullptr);
+  ASSERT_NE(tasks.server(1), nullptr);
+  const Tensor x0 = RandomVector(100003, 1), x1 = RandomVector(100003, 2);
+  for (const std::string final_op : {"Id", "Div"}) {
+    MemberGraph graphs[2] = {MemberGraph(0, x0, final_op), MemberGraph(1, x1, final_op)};
+    std::vector<Tensor> out(2);
+    absl::Status status[2];
+    RunBoth(tasks, graphs, /*steps=*/3, out.data(), status);
+    ASSERT_OK(status[0]);
+    ASSERT_OK(status[1]);
+    ASSERT_EQ(out[0].NumElements(), 100003);
+    EXPECT_EQ(std::memcmp(out[0].raw_data(), out[1].raw_data(), out[0].TotalBytes()), 0);
+    for (int64_t j = 0; j < 100003; j += 997) {
+      const float sum = x0.data<float>()[j] + x1.data<float>()[j];
+      EXPECT_FLOAT_EQ(out[0].data<float>()[j], final_op == "Id" ? sum : sum / 2) << j;
+    }
+  }
+}
+
+TEST(CollectiveGrpcTest, MissingTaskIsDeadlineExceededNamingIt) {
+  TwoTasks tasks({true, false});  // task 1 never starts
+  ASSERT_NE(tasks.server(0), nullptr);
+  MemberGraph graph(0, RandomVector(10, 1), "Id", /*timeout=*/1);
+  SessionOptions options;
+  options.target = tasks.server(0)->target();
+  options.config.add_device_filters(kWorker0);  // the session needs task 0 only
+  ClientSession session(graph.root, options);
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session.Run({graph.reduced}, &out), kDeadlineExceeded,
+                absl::StrCat("1 of 2 members joined within 1s: ", kWorker0,
+                             "/device:CPU:0; never joined: ", kWorker1));
+}
+
+TEST(CollectiveGrpcTest, RecvBufOfNoKeyIsInvalidArgumentAndAnUnknownKeyTimesOut) {
+  TwoTasks tasks({true, false});
+  ASSERT_NE(tasks.server(0), nullptr);
+  GrpcRemoteWorker remote(tasks.address(0));
+  Tensor t;
+  EXPECT_STATUS(WaitForCallback([&](StatusCallback done) {
+                  remote.RecvBufAsync("", absl::Now() + absl::Seconds(5), &t, std::move(done));
+                }),
+                kInvalidArgument, "RecvBuf");
+  EXPECT_STATUS(WaitForCallback([&](StatusCallback done) {
+                  remote.RecvBufAsync("9:9:0:0:0:0->1", absl::Now() + absl::Milliseconds(300),
+                                      &t, std::move(done));
+                }),
+                kDeadlineExceeded, "9:9:0:0:0:0->1");
+}
+
+}  // namespace
+}  // namespace tensorgrid
