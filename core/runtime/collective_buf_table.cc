@@ -1,5 +1,6 @@
 #include "core/runtime/collective_buf_table.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -43,12 +44,13 @@ absl::Status CollectiveBufTable::AbortedStatus(const std::string& key) const {
 }
 
 void CollectiveBufTable::DropExpired(absl::Time now) {
-  if (now < next_sweep_) return;
-  next_sweep_ = now + absl::Seconds(1);
+  if (now < earliest_expiry_) return;  // the scan runs only once something expired
+  earliest_expiry_ = absl::InfiniteFuture();
   for (auto it = entries_.begin(); it != entries_.end();) {
-    if (it->second.expires < now) {
+    if (it->second.expires <= now) {
       entries_.erase(it++);
     } else {
+      earliest_expiry_ = std::min(earliest_expiry_, it->second.expires);
       ++it;
     }
   }
@@ -62,6 +64,7 @@ void CollectiveBufTable::Put(const std::string& key, Tensor value, absl::Time ex
     auto it = waiters_.find(key);
     if (it == waiters_.end()) {
       DropExpired(absl::Now());
+      earliest_expiry_ = std::min(earliest_expiry_, expires);
       entries_[key] = Entry{std::move(value), expires};
       return;
     }

@@ -79,7 +79,7 @@ class CollectiveBufTable {
   std::unique_ptr<Timer> timer_ ABSL_GUARDED_BY(mu_);  // null after Shutdown
   absl::Status shutdown_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Time next_sweep_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time earliest_expiry_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, absl::Status> aborted_ ABSL_GUARDED_BY(mu_);
