@@ -298,6 +298,8 @@ class MirroredStrategy : public Strategy {
   MirroredStrategy(std::vector<std::string> devices, const Options& options);
 
   ConfigProto session_config() const override;
+  // With CollectiveReduce across the group (every process's replicas).
+  Output Reduce(const Scope& scope, ReduceOp op, const PerReplica& value) override;
 
  protected:
   // For MultiWorkerMirroredStrategy: the local devices, all replicas in sync,
@@ -309,7 +311,6 @@ class MirroredStrategy : public Strategy {
                                     const training::Initializer& initializer,
                                     const training::VariableOptions& options) override;
   absl::StatusOr<Operation> Apply(const Scope& scope, const PendingUpdate& update) override;
-  Output Reduce(const Scope& scope, ReduceOp op, const PerReplica& value) override;
 
   // All-reduces tensors[r][k] (of shapes[k]) across the group: out[r][k] on
   // replica r's device. Tensors below pack_bytes are packed into one buffer
