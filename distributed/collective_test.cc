@@ -56,14 +56,16 @@ int FreePort() {
 // A two-task cluster; `started` says which tasks get a running Server.
 class TwoTasks {
  public:
-  explicit TwoTasks(std::vector<bool> started = {true, true}) {
+  explicit TwoTasks(std::vector<bool> started = {true, true}, int cpus = 1) {
     addresses_ = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
     auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0], ",", addresses_[1]));
     EXPECT_TRUE(cluster.ok()) << cluster.status();
     for (int i = 0; i < 2; ++i) {
       servers_.emplace_back();
       if (!started[i]) continue;
-      auto server = Server::Create(*cluster, "worker", i, ConfigProto());
+      ConfigProto config;
+      (*config.mutable_device_count())["CPU"] = cpus;
+      auto server = Server::Create(*cluster, "worker", i, config);
       EXPECT_TRUE(server.ok()) << server.status();
       if (!server.ok()) continue;
       EXPECT_OK((*server)->Start());
@@ -140,6 +142,52 @@ TEST(CollectiveGrpcTest, TwoTasksAllReduceBitIdenticalOverGrpc) {
       const float sum = x0.data<float>()[j] + x1.data<float>()[j];
       EXPECT_FLOAT_EQ(out[0].data<float>()[j], final_op == "Id" ? sum : sum / 2) << j;
     }
+  }
+}
+
+// Three members, two on task 0 and one on task 1: the ring mixes the local
+// table and RecvBuf. Max-reduce, gather and a broadcast from task 1.
+TEST(CollectiveGrpcTest, MembersOnBothSidesOfTheWireReduceGatherAndBroadcast) {
+  TwoTasks tasks({true, true}, /*cpus=*/2);
+  ASSERT_NE(tasks.server(0), nullptr);
+  ASSERT_NE(tasks.server(1), nullptr);
+  const std::vector<std::string> devices = {absl::StrCat(kWorker0, "/device:CPU:0"),
+                                            absl::StrCat(kWorker0, "/device:CPU:1"),
+                                            absl::StrCat(kWorker1, "/device:CPU:0")};
+  Scope roots[2] = {Scope::NewRootScope(), Scope::NewRootScope()};
+  std::vector<Output> fetches[2];
+  const TensorShape shape({2});
+  for (int m = 0; m < 3; ++m) {
+    const int task = m < 2 ? 0 : 1;
+    Scope s = roots[task].WithDevice(devices[m]);
+    const float b = static_cast<float>(m);
+    auto x = ops::Const(s, {b, 10 - b}, shape);
+    fetches[task].push_back(ops::CollectiveReduce(s, x, 3, 4, 1, "Max", "Id", 20));
+    fetches[task].push_back(ops::CollectiveGather(s, x, 3, 4, 2, shape, 20));
+    fetches[task].push_back(m == 2 ? ops::CollectiveBcastSend(s, x, 3, 4, 3, shape, 20)
+                                   : ops::CollectiveBcastRecv(s, DT_FLOAT, 3, 4, 3, shape, 20));
+  }
+  std::vector<Tensor> out[2];
+  absl::Status status[2];
+  std::vector<std::thread> threads;
+  for (int task = 0; task < 2; ++task) {
+    threads.emplace_back([&, task] {
+      ClientSession session(roots[task], tasks.server(task)->target());
+      for (int step = 0; step < 3 && status[task].ok(); ++step) {
+        status[task] = session.Run(fetches[task], &out[task]);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_OK(status[0]);
+  ASSERT_OK(status[1]);
+  std::vector<Tensor> all = out[0];
+  all.insert(all.end(), out[1].begin(), out[1].end());
+  ASSERT_EQ(all.size(), 9u);
+  for (int m = 0; m < 3; ++m) {
+    ExpectTensorEqual<float>(all[3 * m], {2, 10}, shape);
+    ExpectTensorEqual<float>(all[3 * m + 1], {0, 10, 1, 9, 2, 8}, TensorShape({6}));
+    ExpectTensorEqual<float>(all[3 * m + 2], {2, 8}, shape);
   }
 }
 
