@@ -1,0 +1,233 @@
+// MultiWorkerMirroredStrategy: two worker processes train one Fashion-MNIST
+// model (784-128-10, ReLU, Adam) in lockstep. Each worker starts its own
+// task's server from TF_CONFIG, takes its half of every global batch, and
+// the gradients are all-reduced across the workers (CollectiveReduce over
+// the worker service), so both hold identical variables after every step.
+//
+//   worker 0 (chief), localhost:20000          worker 1, localhost:20001
+//  +---------------------------------+        +---------------------------------+
+//  | dense/kernel ... (its copy)     |        | dense/kernel ... (its copy)     |
+//  | rows [0, B/2) of each batch     |        | rows [B/2, B) of each batch     |
+//  | forward, backward               |        | forward, backward               |
+//  +---------------+-----------------+        +----------------+----------------+
+//                  +------ ring all-reduce of the gradients ----+
+//                          (mean; initial values broadcast from the chief)
+//
+//   # two terminals (or two background processes):
+//   TF_CONFIG='{"cluster": {"worker": ["localhost:20000", "localhost:20001"]},
+//               "task": {"type": "worker", "index": 0}}' multi_worker_fashion_mnist
+//   TF_CONFIG='{... "task": {"type": "worker", "index": 1}}' multi_worker_fashion_mnist
+//   # or without TF_CONFIG: multi_worker_fashion_mnist --task_index=0 (and 1)
+//   # or one command: tg_launch --workers=2 --task_binary=multi_worker_fashion_mnist
+//
+// The first worker started waits for the other at its first collective, at
+// most --collective_timeout_s, then fails naming the worker that never came.
+// The global batch is --batch_size (per replica) × the number of workers.
+// Every worker prints one progress line per epoch, its step time, and
+// "test_accuracy=0.xxxx" at the end.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/data/dataset.h"
+#include "client/data/fashion_mnist.h"
+#include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/ops/standard_ops.h"
+#include "client/session.h"
+#include "client/training/optimizer.h"
+#include "client/training/variables.h"
+#include "core/platform/status.h"
+#include "tools/flags.h"
+
+using namespace tensorgrid;  // NOLINT: an example
+
+namespace {
+
+struct Options {
+  std::string workers = "localhost:20000,localhost:20001";
+  int task_index = -1;  // -1: TF_CONFIG
+  int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60;
+  double learning_rate = 1e-3;
+  std::string data_dir = kFashionMnistDir;
+};
+
+const std::vector<tools::Flag>& Table() {
+  static const auto* table = new std::vector<tools::Flag>{
+      {"workers", "H:P,...", false,
+       "the worker tasks, when TF_CONFIG is not set (default\n"
+       "localhost:20000,localhost:20001)"},
+      {"task_index", "N", false, "this worker's index in --workers (instead of TF_CONFIG)"},
+      {"batch_size", "N", false, "examples per replica and step (default 64)"},
+      {"epochs", "N", false, "passes over the 60,000 training images (default 2)"},
+      {"learning_rate", "X", false, "Adam's learning rate (default 1e-3)"},
+      {"collective_timeout_s", "S", false,
+       "how long a worker waits for the others at a collective (default 60)"},
+      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
+      {"seed", "N", false, "seed of the initial weights and the shuffle (default 1)"},
+  };
+  return *table;
+}
+
+absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
+  Options o;
+  auto positive = [](const tools::FlagValue& f, int64_t* out) {
+    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
+      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
+    }
+    return absl::OkStatus();
+  };
+  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
+                                              [&](const tools::FlagValue& f) {
+    if (f.name == "workers") o.workers = f.value;
+    if (f.name == "task_index" && !(absl::SimpleAtoi(f.value, &o.task_index) && o.task_index >= 0)) {
+      return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
+    }
+    if (f.name == "batch_size") return positive(f, &o.batch_size);
+    if (f.name == "epochs") return positive(f, &o.epochs);
+    if (f.name == "seed") return positive(f, &o.seed);
+    if (f.name == "collective_timeout_s") return positive(f, &o.collective_timeout_s);
+    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
+      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
+    }
+    if (f.name == "data_dir") o.data_dir = f.value;
+    return absl::OkStatus();
+  }));
+  return o;
+}
+
+// The cluster: TF_CONFIG, unless --task_index is given (then --workers).
+absl::StatusOr<TfConfig> Cluster(const Options& o) {
+  if (o.task_index < 0) {
+    absl::StatusOr<TfConfig> env = TfConfig::FromEnvironment();
+    if (!absl::IsNotFound(env.status())) return env;
+    return errors::InvalidArgument("set TF_CONFIG, or give --task_index (and --workers)");
+  }
+  TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromFlag("worker=" + o.workers));
+  if (o.task_index >= cluster.num_tasks("worker")) {
+    return errors::InvalidArgument("--task_index=", o.task_index, " but --workers lists ",
+                                   cluster.num_tasks("worker"), " worker(s)");
+  }
+  TfConfig config;
+  config.cluster = cluster;
+  config.task = {"worker", o.task_index};
+  return config;
+}
+
+// 784-128-10: the variables, made once in the strategy's scope (mirrored
+// on every replica), and the forward pass any replica builds with them.
+struct Mlp {
+  Mlp(const Scope& scope, int64_t seed)
+      : kernel(scope.NewSubScope("dense"), "kernel", {784, 128}, DT_FLOAT, training::GlorotUniform(seed)),
+        bias(scope.NewSubScope("dense"), "bias", {128}, DT_FLOAT, training::Zeros()),
+        kernel_1(scope.NewSubScope("dense_1"), "kernel", {128, 10}, DT_FLOAT,
+                 training::GlorotUniform(seed + 1)),
+        bias_1(scope.NewSubScope("dense_1"), "bias", {10}, DT_FLOAT, training::Zeros()) {}
+
+  Output Logits(const Scope& s, Output images) const {
+    Output hidden = ops::Relu(s, ops::BiasAdd(s, ops::MatMul(s, images, kernel), bias));
+    return ops::BiasAdd(s, ops::MatMul(s, hidden, kernel_1), bias_1);
+  }
+
+  training::Variable kernel, bias, kernel_1, bias_1;
+};
+
+absl::Status Main(const Options& o) {
+  TG_ASSIGN_OR_RETURN(TfConfig tf_config, Cluster(o));
+  distribute::MultiWorkerMirroredStrategy::Options options;
+  options.tf_config = tf_config;
+  options.mirrored.collective_timeout_seconds = static_cast<float>(o.collective_timeout_s);
+  TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create(options));
+  const std::string me = absl::StrCat("worker ", strategy->worker_index());
+  const int64_t global_batch = o.batch_size * strategy->num_replicas_in_sync();
+  std::printf("%s: serving %s at %s; %d replicas in sync, global batch %lld\n", me.c_str(),
+              strategy->server()->task().c_str(), strategy->server()->address().c_str(),
+              strategy->num_replicas_in_sync(), static_cast<long long>(global_batch));
+  std::fflush(stdout);
+
+  TG_ASSIGN_OR_RETURN(MnistData train, LoadFashionMnist(o.data_dir, MnistSplit::kTrain));
+  TG_ASSIGN_OR_RETURN(MnistData test, LoadFashionMnist(o.data_dir, MnistSplit::kTest));
+  // Every worker walks the same global batches and keeps its share of each.
+  const Dataset dataset = Dataset::FromTensorSlices({train.images, train.labels})
+                              .Shuffle(10000, o.seed)
+                              .Batch(global_batch, /*drop_remainder=*/true)
+                              .Prefetch(2);
+
+  Scope root = Scope::NewRootScope();
+  Scope scope = strategy->scope(root);
+  const Mlp model(scope, o.seed);
+  training::AdamOptimizer adam(o.learning_rate);
+  TG_ASSIGN_OR_RETURN(distribute::DistributedDataset data,
+                      strategy->ExperimentalDistributeDataset(scope, dataset));
+  auto step_fn = [&](distribute::ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+    const Scope& s = ctx.scope();
+    Output logits = model.Logits(s, ctx.inputs()[0]);  // this replica's copies of the variables
+    auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, ctx.inputs()[1]);
+    Output loss = ops::Mean(s, xent.loss, {0});
+    TG_RETURN_IF_ERROR(ctx.Minimize(&adam, loss));
+    return std::vector<Output>{loss};
+  };
+  TG_ASSIGN_OR_RETURN(distribute::DistributedStep step, strategy->Run(scope, step_fn, data.inputs()));
+  Output loss = strategy->Reduce(scope, distribute::ReduceOp::kMean, step.outputs[0]);
+  // Evaluation, outside any replica: the primary copies, on this worker only.
+  auto images = ops::Placeholder(root.WithOpName("eval_images"), DT_FLOAT);
+  auto labels = ops::Placeholder(root.WithOpName("eval_labels"), DT_INT64);
+  auto hits = ops::Equal(root, ops::ArgMax(root, model.Logits(root, images), 1), labels);
+  Output correct = ops::Sum(root.WithOpName("correct"), ops::Cast(root, hits, DT_FLOAT), {0});
+  Operation init = training::GlobalVariablesInitializer(root);
+
+  GraphDef graph;
+  TG_RETURN_IF_ERROR(root.ToGraphDef(&graph));
+  SessionOptions session_options;
+  session_options.target = strategy->target();
+  session_options.config = strategy->session_config();
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(session_options));
+  TG_RETURN_IF_ERROR(session->Create(graph));
+  // Collective: the chief's initial values reach every worker.
+  TG_RETURN_IF_ERROR(session->Run({}, {}, {init.name()}, nullptr));
+
+  distribute::FitOptions fit;
+  fit.epochs = static_cast<int>(o.epochs);
+  const absl::Time start = absl::Now();
+  TG_ASSIGN_OR_RETURN(distribute::FitHistory history,
+                      distribute::Fit(session.get(), data, step.train_op, loss, fit));
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::printf("%s: %lld steps, %.2f ms/step, %.0f examples/s (global)\n", me.c_str(),
+              static_cast<long long>(history.steps), 1000 * seconds / history.steps,
+              history.steps * global_batch / seconds);
+
+  // Every worker holds the same variables; each evaluates its own copy.
+  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
+  std::vector<Tensor> batch, out;
+  double right = 0;
+  for (bool end = false;;) {
+    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
+    if (end) break;
+    TG_RETURN_IF_ERROR(session->Run({{"eval_images", batch[0]}, {"eval_labels", batch[1]}},
+                                    {correct.name()}, {}, &out));
+    right += out[0].scalar<float>();
+  }
+  std::printf("%s: test_accuracy=%.4f\n", me.c_str(), right / test.labels.dim_size(0));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool help = false;
+  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
+  if (help) {
+    std::printf("usage: multi_worker_fashion_mnist [flags]\n%s", tools::FlagsHelp(Table()).c_str());
+    return 0;
+  }
+  absl::Status s = options.ok() ? Main(*options) : options.status();
+  if (!s.ok()) {
+    std::fprintf(stderr, "multi_worker_fashion_mnist: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
