@@ -6,6 +6,8 @@
 #   SKIP_BUILD=1 bench/run.sh    # run the binaries already built
 #
 # Raw JSON and console output are kept in $OUT_DIR (default: a temp dir).
+# All-reduce bus bandwidth against gloo and MPI has its own script,
+# bench/run_allreduce.sh (it needs python3-torch; see docs/PERFORMANCE.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

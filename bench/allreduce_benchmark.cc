@@ -1,0 +1,310 @@
+// All-reduce bus bandwidth of CollectiveReduce across tasks, N = 2 and 4
+// processes on loopback; bench/allreduce_peer.py measures the peers (gloo,
+// MPI_Allreduce, a TCP stream) the same way, bench/run_allreduce.sh runs
+// both and prints them side by side.
+//
+//   this process: N client threads    child processes: /job:worker/task:0..N-1
+//   client i ──RunCallable (grpc://)──► task i: v (float32 Variable, B bytes, ones)
+//                                              │
+//                                       CollectiveReduce(Add, Id) ◄═ ring ═► other tasks
+//
+// Each client opens a session on its own task (grpc://), builds one graph
+// whose nodes are all on that task's CPU, and runs a callable whose target is
+// the CollectiveReduce (nothing is fetched: only the all-reduce moves bytes).
+// All N clients step concurrently: a check step (fetches the result, which
+// must be N everywhere), warm-up steps, then K timed steps back to back; an
+// iteration's time is the slowest client's, the figure the median over K.
+// algbw = B / time, busbw = algbw * 2 (N - 1) / N (GB = 1e9 bytes), as in
+// nccl-tests. The same binary also times an empty step (a NoOp target on each
+// task, all N concurrently): the step overhead included in every figure.
+//
+// The tasks run distributed::Server exactly as tg_server does (default
+// ConfigProto), forked from this binary before it starts any thread, on
+// loopback ports picked free just before; every cluster is started up front
+// and stopped after its rows. A watchdog ends the run (and, through
+// PR_SET_PDEATHSIG, the children) after --timeout_s.
+//
+//   allreduce_benchmark [--ranks=2,4] [--sizes=4096,262144,4194304,67108864] [--timeout_s=900]
+//
+// Output, one result a line, in bench/allreduce_peer.py's format:
+//   allreduce impl=tensorgrid n=2 bytes=4096 iterations=200 median_us=...
+//       algbw_GBps=... busbw_GBps=...      (on the same line)
+//   step impl=tensorgrid n=2 kind=empty iterations=200 median_us=...
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/child_process.h"
+#include "client/ops/collective_ops.h"
+#include "client/ops/standard_ops.h"
+#include "client/scope.h"
+#include "client/session.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/server.h"
+
+namespace tensorgrid {
+namespace {
+
+using bench::AwaitReady;
+using bench::CheckOk;
+using bench::Child;
+using bench::Die;
+using bench::Report;
+using bench::Spawn;
+using bench::StopChildren;
+
+constexpr std::chrono::seconds kStartupTimeout(30);
+// Every step and every collective is bounded: a missing member fails the run.
+constexpr int64_t kStepTimeoutMs = 120'000;
+constexpr int kCollectiveTimeoutSeconds = 60;
+
+// (warm-up, timed) steps for a size; bench/allreduce_peer.py uses the same.
+std::pair<int, int> Iterations(int64_t bytes) {
+  if (bytes <= (64 << 10)) return {20, 200};
+  if (bytes <= (1 << 20)) return {10, 50};
+  if (bytes <= (16 << 20)) return {3, 20};
+  return {2, 9};
+}
+
+// ---- the clusters ---------------------------------------------------------------
+
+// `n` loopback ports free right now (held open together so that they differ).
+std::vector<int> PickFreePorts(int n) {
+  std::vector<int> sockets, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      Die(absl::StrCat("cannot pick a free loopback port: ", std::strerror(errno)));
+    }
+    sockets.push_back(fd);
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : sockets) close(fd);
+  return ports;
+}
+
+// Task `index` of `cluster`'s worker job, as tg_server runs it.
+void ServeTask(const ClusterSpec& cluster, int index, int report_fd, const sigset_t& signals) {
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(cluster, "worker", index, ConfigProto());
+  absl::Status status = server.ok() ? (*server)->Start() : server.status();
+  if (!status.ok()) {
+    Report(report_fd, "error " + status.ToString());
+    _exit(1);
+  }
+  Report(report_fd, "ready " + (*server)->address());
+  int signal = 0;
+  sigwait(&signals, &signal);
+  (*server)->Stop();
+}
+
+// N worker tasks, each a child process. Call while this process has one thread.
+std::vector<Child> StartCluster(int n) {
+  std::vector<std::string> addresses;
+  for (int port : PickFreePorts(n)) addresses.push_back(absl::StrCat("localhost:", port));
+  absl::StatusOr<ClusterSpec> cluster =
+      ClusterSpec::FromFlag("worker=" + absl::StrJoin(addresses, ","));
+  CheckOk(cluster.status(), "cluster");
+  std::vector<Child> children;
+  for (int i = 0; i < n; ++i) {
+    children.push_back(Spawn(absl::StrCat(TaskName("worker", i), " of ", n),
+                             [&](int fd, const sigset_t& signals) {
+                               ServeTask(*cluster, i, fd, signals);
+                             }));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
+  for (Child& child : children) AwaitReady(child, deadline);
+  return children;
+}
+
+// ---- one client per task --------------------------------------------------------
+
+// A session on task `rank`'s own server with the benchmark graph for `bytes`:
+// a ones Variable, its CollectiveReduce over `n` tasks, and a NoOp.
+struct Client {
+  std::unique_ptr<Session> session;
+  Session::CallableHandle reduce, check, empty;
+};
+
+Client OpenClient(const std::string& address, int rank, int n, int64_t bytes, int instance_key) {
+  Scope root = Scope::NewRootScope();
+  Scope cpu = root.WithDevice(absl::StrCat("/job:worker/replica:0/task:", rank, "/device:CPU:0"));
+  const int64_t count = bytes / static_cast<int64_t>(sizeof(float));
+  // Variables outlive sessions on a server: one name per size.
+  const std::string v_name = absl::StrCat("v", bytes);
+  auto v = ops::Variable(cpu.WithOpName(v_name), {count}, DT_FLOAT);
+  ops::Assign(cpu.WithOpName(v_name + "/init"), v,
+              ops::Fill(cpu.WithOpName("ones"),
+                        ops::Const(cpu, {static_cast<int32_t>(count)}, TensorShape({1})),
+                        ops::Const(cpu, 1.f)));
+  ops::CollectiveReduce(cpu.WithOpName("sum"), ops::Identity(cpu.WithOpName("read"), v), n,
+                        /*group_key=*/1, instance_key, "Add", "Id", kCollectiveTimeoutSeconds);
+  ops::NoOp(cpu.WithOpName("empty"));
+  GraphDef graph;
+  CheckOk(root.ToGraphDef(&graph), "building the graph");
+
+  const std::string where = absl::StrCat(" on task ", rank, " of ", n);
+  Client client;
+  SessionOptions options;
+  options.target = "grpc://" + address;
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options);
+  CheckOk(session.status(), "NewSession" + where);
+  client.session = std::move(session).value();
+  CheckOk(client.session->Create(graph), "Create" + where);
+  CheckOk(client.session->Run({}, {}, {v_name + "/init"}, nullptr),
+          "initializing " + v_name + where);
+  auto make = [&](const std::string& fetch, const std::string& target) {
+    CallableOptions callable;
+    if (!fetch.empty()) callable.add_fetch(fetch);
+    if (!target.empty()) callable.add_target(target);
+    callable.mutable_run_options()->set_timeout_in_ms(kStepTimeoutMs);
+    absl::StatusOr<Session::CallableHandle> handle = client.session->MakeCallable(callable);
+    CheckOk(handle.status(), "MakeCallable" + where);
+    return *handle;
+  };
+  client.reduce = make("", "sum");
+  client.check = make("sum:0", "");
+  client.empty = make("", "empty");
+  return client;
+}
+
+// Runs `step(rank)` on N threads at once and waits for all of them.
+void OnEveryClient(int n, const std::function<void(int rank)>& step) {
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < n; ++rank) threads.emplace_back(step, rank);
+  for (std::thread& t : threads) t.join();
+}
+
+// `warm_up` untimed then `k` timed runs of `handle` on every client at once;
+// the median over iterations of the slowest client's time, in seconds.
+double MedianStepSeconds(std::vector<Client>& clients, Session::CallableHandle Client::*handle,
+                         int warm_up, int k, const std::string& what) {
+  const int n = static_cast<int>(clients.size());
+  std::vector<std::vector<double>> seconds(n, std::vector<double>(k));
+  OnEveryClient(n, [&](int rank) {
+    Client& c = clients[rank];
+    std::vector<Tensor> out;
+    for (int i = 0; i < warm_up + k; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      CheckOk(c.session->RunCallable(c.*handle, {}, &out, nullptr),
+              absl::StrCat(what, ", step ", i, " on task ", rank, " of ", n));
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      if (i >= warm_up) seconds[rank][i - warm_up] = took.count();
+    }
+  });
+  std::vector<double> slowest(k, 0.0);
+  for (int rank = 0; rank < n; ++rank) {
+    for (int i = 0; i < k; ++i) slowest[i] = std::max(slowest[i], seconds[rank][i]);
+  }
+  std::sort(slowest.begin(), slowest.end());
+  return k % 2 ? slowest[k / 2] : (slowest[k / 2 - 1] + slowest[k / 2]) / 2;
+}
+
+// One concurrent step that fetches the sum: every element must be n.
+void CheckSums(std::vector<Client>& clients, int64_t bytes) {
+  const int n = static_cast<int>(clients.size());
+  OnEveryClient(n, [&](int rank) {
+    std::vector<Tensor> out;
+    CheckOk(clients[rank].session->RunCallable(clients[rank].check, {}, &out, nullptr),
+            absl::StrCat("check step on task ", rank, " of ", n));
+    const float* sum = out.at(0).data<float>();
+    for (int64_t i = 0; i < out[0].NumElements(); ++i) {
+      if (sum[i] != static_cast<float>(n)) {
+        Die(absl::StrCat("all-reduce of ", bytes, " bytes over ", n, " tasks: element ", i,
+                         " on task ", rank, " is ", sum[i], ", not ", n));
+      }
+    }
+  });
+}
+
+void MeasureCluster(std::vector<Child>& tasks, const std::vector<int64_t>& sizes) {
+  const int n = static_cast<int>(tasks.size());
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const int64_t bytes = sizes[s];
+    std::vector<Client> clients(n);
+    OnEveryClient(n, [&](int rank) {
+      clients[rank] = OpenClient(tasks[rank].address, rank, n, bytes, static_cast<int>(s) + 1);
+    });
+    CheckSums(clients, bytes);
+    const auto [warm_up, k] = Iterations(bytes);
+    if (s == 0) {
+      const double empty = MedianStepSeconds(clients, &Client::empty, warm_up, k, "empty step");
+      std::printf("step impl=tensorgrid n=%d kind=empty iterations=%d median_us=%.1f\n", n, k,
+                  empty * 1e6);
+    }
+    const double t = MedianStepSeconds(clients, &Client::reduce, warm_up, k, "all-reduce");
+    const double algbw = static_cast<double>(bytes) / t / 1e9;
+    std::printf(
+        "allreduce impl=tensorgrid n=%d bytes=%lld iterations=%d median_us=%.1f "
+        "algbw_GBps=%.4f busbw_GBps=%.4f\n",
+        n, static_cast<long long>(bytes), k, t * 1e6, algbw, algbw * 2 * (n - 1) / n);
+    std::fflush(stdout);
+  }
+}
+
+std::vector<int64_t> ParseList(const std::string& flag, const std::string& value) {
+  std::vector<int64_t> out;
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    int64_t x = 0;
+    if (!absl::SimpleAtoi(part, &x) || x <= 0) Die(absl::StrCat("bad ", flag, ": ", value));
+    out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace tensorgrid
+
+int main(int argc, char** argv) {
+  using namespace tensorgrid;
+  std::vector<int64_t> ranks = {2, 4};
+  std::vector<int64_t> sizes = {4096, 256 << 10, 4 << 20, 64 << 20};
+  int64_t timeout_s = 900;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t eq = arg.find('=');
+    const std::string flag = arg.substr(0, eq), value = eq == arg.npos ? "" : arg.substr(eq + 1);
+    if (flag == "--ranks") {
+      ranks = ParseList(flag, value);
+    } else if (flag == "--sizes") {
+      sizes = ParseList(flag, value);
+    } else if (flag == "--timeout_s") {
+      timeout_s = ParseList(flag, value).at(0);
+    } else {
+      Die("unknown flag " + arg + " (--ranks=2,4 --sizes=BYTES,... --timeout_s=900)");
+    }
+  }
+  // Every cluster starts now, while this process has a single thread.
+  std::vector<std::vector<bench::Child>> clusters;
+  for (int64_t n : ranks) clusters.push_back(StartCluster(static_cast<int>(n)));
+  std::thread([timeout_s] {
+    std::this_thread::sleep_for(std::chrono::seconds(timeout_s));
+    Die(absl::StrCat("not done in ", timeout_s, " s (--timeout_s)"));
+  }).detach();
+  for (std::vector<bench::Child>& cluster : clusters) {
+    std::fprintf(stderr, "allreduce_benchmark: %zu tasks ...\n", cluster.size());
+    MeasureCluster(cluster, sizes);
+    StopChildren(cluster);
+  }
+  return 0;
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Turns the result lines of bench/allreduce_benchmark and
+bench/allreduce_peer.py into one side-by-side table of all-reduce bus
+bandwidth, with the issue's goals.
+
+    allreduce_report.py ours.txt peers.txt [more files ...]
+
+Lines read (others are ignored):
+
+    allreduce impl=tensorgrid|gloo|mpi n=N bytes=B ... median_us=T ... busbw_GBps=X
+    step impl=tensorgrid n=N kind=empty ... median_us=T
+    tcp bytes=B ... GBps=X
+    skip impl=mpi ... reason=...
+
+When a figure appears more than once (several repetitions of the run), the
+median of them is used. Goals: tensorgrid's busbw at or above gloo's at every
+size, at or above MPI_Allreduce's (over TCP) at 64 MiB, and at least 70% of
+the loopback TCP stream's bandwidth at 64 MiB.
+"""
+import collections
+import statistics
+import sys
+
+TCP_GOAL = 0.70
+LARGE = 64 << 20
+
+
+def parse(paths):
+    """figures[(impl, n, bytes)] = [(us, busbw GB/s), ...], empty[n] = [us],
+    tcp = [GB/s], skips = [line]."""
+    figures = collections.defaultdict(list)
+    empty = collections.defaultdict(list)
+    tcp, skips = [], []
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                words = line.split()
+                if not words:
+                    continue
+                kind = words[0]
+                fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+                if kind == "allreduce":
+                    key = (fields["impl"], int(fields["n"]), int(fields["bytes"]))
+                    figures[key].append((float(fields["median_us"]), float(fields["busbw_GBps"])))
+                elif kind == "step" and fields.get("kind") == "empty":
+                    empty[int(fields["n"])].append(float(fields["median_us"]))
+                elif kind == "tcp":
+                    tcp.append(float(fields["GBps"]))
+                elif kind == "skip":
+                    skips.append(line.strip()[len("skip "):])
+    return figures, empty, tcp, skips
+
+
+def median_figure(values):
+    if not values:
+        return None
+    return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+
+
+def size_name(b):
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+
+
+def show(figure):
+    """'0.78 GB/s (335 us)' or '-'."""
+    if figure is None:
+        return "-"
+    us, bw = figure
+    time = f"{us / 1e3:.1f} ms" if us >= 10_000 else f"{us:.0f} us"
+    return f"{bw:.3f} GB/s ({time})"
+
+
+def main(paths):
+    figures, empty, tcp, skips = parse(paths)
+    tcp_gbps = statistics.median(tcp) if tcp else None
+    keys = sorted({(n, b) for (_, n, b) in figures})
+    header = ("n", "size", "tensorgrid busbw", "gloo busbw", "vs gloo", "MPI busbw", "vs MPI", "goal")
+    rows = []
+    for n, b in keys:
+        ours = median_figure(figures.get(("tensorgrid", n, b)))
+        gloo = median_figure(figures.get(("gloo", n, b)))
+        mpi = median_figure(figures.get(("mpi", n, b)))
+        ratio = lambda peer: f"{ours[1] / peer[1]:.2f}x" if ours and peer else "-"
+        goals = []
+        if ours and gloo:
+            goals.append(">= gloo " + ("met" if ours[1] >= gloo[1] else "NOT met"))
+        if b == LARGE and ours and mpi:
+            goals.append(">= MPI " + ("met" if ours[1] >= mpi[1] else "NOT met"))
+        if b == LARGE and ours and tcp_gbps:
+            x = ours[1] / tcp_gbps
+            goals.append(f"{x:.2f}x TCP, >= {TCP_GOAL:.2f}x " + ("met" if x >= TCP_GOAL else "NOT met"))
+        rows.append((str(n), size_name(b), show(ours), show(gloo), ratio(gloo), show(mpi), ratio(mpi),
+                     "; ".join(goals) or "-"))
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    print(line(header))
+    print("-+-".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+    print()
+    runs = max((len(v) for v in figures.values()), default=0)
+    print(f"busbw = algbw x 2(n-1)/n, algbw = bytes / median time of one all-reduce (the slowest")
+    print(f"rank's, per iteration); GB = 1e9 bytes; medians over {runs} run(s). vs: tensorgrid busbw / peer's.")
+    if tcp_gbps:
+        print(f"loopback TCP stream, 64 MiB between two processes: {tcp_gbps:.2f} GB/s "
+              f"(70% = {TCP_GOAL * tcp_gbps:.2f} GB/s)")
+    for n in sorted(empty):
+        print(f"tensorgrid empty step (NoOp on every task, {n} concurrent clients): "
+              f"{statistics.median(empty[n]):.0f} us, included in every tensorgrid time above")
+    for s in skips:
+        print(f"skipped: {s}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    main(sys.argv[1:])
