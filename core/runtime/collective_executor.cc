@@ -435,7 +435,13 @@ void WorkerCollectiveExecutor::Receive(const std::shared_ptr<CollectiveRun>& run
                                        std::function<void(absl::Status, Tensor)> done) {
   const std::string& src_device = run->group->devices[run->prev()];
   if (DeviceNameUtils::IsSameAddressSpace(src_device, options_.task)) {
-    options_.table->Get(key, run->deadline, std::move(done));
+    options_.table->Get(key, run->deadline,
+                        [src_device, done = std::move(done)](absl::Status s, Tensor t) {
+                          if (absl::IsDeadlineExceeded(s)) {
+                            s = WithContext(s, absl::StrCat("waiting for ", src_device));
+                          }
+                          done(s, std::move(t));
+                        });
     return;
   }
   const std::string src_task = TaskOf(src_device);
