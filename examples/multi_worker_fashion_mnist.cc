@@ -18,7 +18,7 @@
 //               "task": {"type": "worker", "index": 0}}' multi_worker_fashion_mnist
 //   TF_CONFIG='{... "task": {"type": "worker", "index": 1}}' multi_worker_fashion_mnist
 //   # or without TF_CONFIG: multi_worker_fashion_mnist --task_index=0 (and 1)
-//   # or one command: tg_launch --workers=2 --task_binary=multi_worker_fashion_mnist
+//   # or one command: tg_launch --workers=2 --task_binary=bazel-bin/examples/multi_worker_fashion_mnist
 //
 // The first worker started waits for the other at its first collective, at
 // most --collective_timeout_s, then fails naming the worker that never came.
@@ -50,6 +50,7 @@ namespace {
 
 struct Options {
   std::string workers = "localhost:20000,localhost:20001";
+  std::string cluster, job_name = "worker";  // tg_launch --task_binary passes these
   int task_index = -1;  // -1: TF_CONFIG
   int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60;
   double learning_rate = 1e-3;
@@ -62,6 +63,8 @@ const std::vector<tools::Flag>& Table() {
        "the worker tasks, when TF_CONFIG is not set (default\n"
        "localhost:20000,localhost:20001)"},
       {"task_index", "N", false, "this worker's index in --workers (instead of TF_CONFIG)"},
+      {"cluster", "SPEC", false, "or the cluster as \"chief=h:p;worker=h:p,h:p\" (tg_launch's syntax)"},
+      {"job_name", "chief|worker", false, "with --cluster: this task's job (default worker)"},
       {"batch_size", "N", false, "examples per replica and step (default 64)"},
       {"epochs", "N", false, "passes over the 60,000 training images (default 2)"},
       {"learning_rate", "X", false, "Adam's learning rate (default 1e-3)"},
@@ -84,6 +87,8 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
   TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
                                               [&](const tools::FlagValue& f) {
     if (f.name == "workers") o.workers = f.value;
+    if (f.name == "cluster") o.cluster = f.value;
+    if (f.name == "job_name") o.job_name = f.value;
     if (f.name == "task_index" && !(absl::SimpleAtoi(f.value, &o.task_index) && o.task_index >= 0)) {
       return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
     }
@@ -103,18 +108,21 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
 // The cluster: TF_CONFIG, unless --task_index is given (then --workers).
 absl::StatusOr<TfConfig> Cluster(const Options& o) {
   if (o.task_index < 0) {
+    if (!o.cluster.empty()) return errors::InvalidArgument("--cluster needs --task_index");
     absl::StatusOr<TfConfig> env = TfConfig::FromEnvironment();
     if (!absl::IsNotFound(env.status())) return env;
     return errors::InvalidArgument("set TF_CONFIG, or give --task_index (and --workers)");
   }
-  TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromFlag("worker=" + o.workers));
-  if (o.task_index >= cluster.num_tasks("worker")) {
-    return errors::InvalidArgument("--task_index=", o.task_index, " but --workers lists ",
-                                   cluster.num_tasks("worker"), " worker(s)");
+  TG_ASSIGN_OR_RETURN(ClusterSpec cluster,
+                      ClusterSpec::FromFlag(o.cluster.empty() ? "worker=" + o.workers : o.cluster));
+  const std::string job = o.cluster.empty() ? "worker" : o.job_name;
+  if (o.task_index >= cluster.num_tasks(job)) {
+    return errors::InvalidArgument("--task_index=", o.task_index, " but the cluster has ",
+                                   cluster.num_tasks(job), " ", job, " task(s)");
   }
   TfConfig config;
   config.cluster = cluster;
-  config.task = {"worker", o.task_index};
+  config.task = {job, o.task_index};
   return config;
 }
 
@@ -144,8 +152,10 @@ absl::Status Main(const Options& o) {
   TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create(options));
   const std::string me = absl::StrCat("worker ", strategy->worker_index());
   const int64_t global_batch = o.batch_size * strategy->num_replicas_in_sync();
-  std::printf("%s: serving %s at %s; %d replicas in sync, global batch %lld\n", me.c_str(),
-              strategy->server()->task().c_str(), strategy->server()->address().c_str(),
+  // tg_launch waits for this line.
+  std::printf("tg_server ready %s %s\n", strategy->server()->task().c_str(),
+              strategy->server()->address().c_str());
+  std::printf("%s: %d replicas in sync, global batch %lld\n", me.c_str(),
               strategy->num_replicas_in_sync(), static_cast<long long>(global_batch));
   std::fflush(stdout);
 
@@ -224,7 +234,12 @@ int main(int argc, char** argv) {
     std::printf("usage: multi_worker_fashion_mnist [flags]\n%s", tools::FlagsHelp(Table()).c_str());
     return 0;
   }
-  absl::Status s = options.ok() ? Main(*options) : options.status();
+  if (!options.ok()) {
+    std::fprintf(stderr, "multi_worker_fashion_mnist: %s\nusage: multi_worker_fashion_mnist [flags]\n%s",
+                 options.status().ToString().c_str(), tools::FlagsHelp(Table()).c_str());
+    return 2;
+  }
+  absl::Status s = Main(*options);
   if (!s.ok()) {
     std::fprintf(stderr, "multi_worker_fashion_mnist: %s\n", s.ToString().c_str());
     return 1;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# examples/multi_worker_fashion_mnist as real processes:
+#  1. two workers under one tg_launch command (free loopback ports) train one
+#     epoch with MultiWorkerMirroredStrategy; tg_launch exits 0, both workers
+#     print the same test_accuracy, above 0.80;
+#  2. one worker of a two-worker TF_CONFIG cluster alone fails within its
+#     collective timeout (exit 1), naming the worker that never joined;
+#  3. a bad flag exits 2 with the usage.
+# Bounded waits; every task left over is killed on exit. Skips (passing)
+# without Debian's dataset-fashion-mnist package.
+#
+# Usage: multi_worker_fashion_mnist_test.sh TG_LAUNCH EXAMPLE CLUSTER_LIB
+set -u
+TG_LAUNCH="$1"
+BIN="$2"
+source "$3"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+if [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
+  echo "skipped: /usr/share/datasets/fashion-mnist is missing; install dataset-fashion-mnist"
+  exit 0
+fi
+holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
+TASK_PIDS=()
+kill_tasks() {
+  local pid
+  for pid in "${TASK_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+  kill_servers
+}
+trap kill_tasks EXIT
+
+# 1. Two workers, one command.
+timeout 300 "$TG_LAUNCH" --workers=2 --task_binary="$BIN" -- --epochs=1 \
+  >"$TMP/launch.out" 2>"$TMP/launch.err"
+RC=$?
+read -r -a TASK_PIDS < <(sed -nE 's/^pid \S+ ([0-9]+)$/\1/p' "$TMP/launch.out" | xargs)
+[[ $RC -eq 0 ]] || fail "tg_launch: exit status $RC; stderr: $(tail -n 30 "$TMP/launch.err")"
+[[ ${#TASK_PIDS[@]} -eq 2 ]] || fail "expected 2 task pids: [$(cat "$TMP/launch.out")]"
+grep -q "^\[worker:0\] worker 0: 2 replicas in sync, global batch 128$" "$TMP/launch.out" ||
+  fail "no '2 replicas in sync, global batch 128' line: [$(cat "$TMP/launch.out")]"
+a0=$(sed -nE 's/^\[worker:0\] worker 0: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/launch.out")
+a1=$(sed -nE 's/^\[worker:1\] worker 1: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/launch.out")
+if [[ -n "$a0" && "$a0" == "$a1" ]] && holds "$a0" '>' 0.80; then
+  echo "ok 1: both workers reach test_accuracy=$a0"
+else
+  fail "test_accuracy: worker 0 '$a0', worker 1 '$a1' (want equal, > 0.80): [$(cat "$TMP/launch.out")]"
+fi
+
+# 2. A worker whose peer never starts.
+read -r P0 P1 < <(free_ports 2)
+TF_CONFIG="{\"cluster\": {\"worker\": [\"127.0.0.1:$P0\", \"127.0.0.1:$P1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}" \
+  timeout 120 "$BIN" --epochs=1 --collective_timeout_s=3 >"$TMP/alone.out" 2>"$TMP/alone.err"
+RC=$?
+if [[ $RC -eq 1 ]] && grep -q "DEADLINE_EXCEEDED" "$TMP/alone.err" &&
+   grep -q "/job:worker/replica:0/task:1" "$TMP/alone.err"; then
+  echo "ok 2: alone, the worker fails naming task 1: $(head -c 300 "$TMP/alone.err")"
+else
+  fail "alone: exit $RC, stderr [$(cat "$TMP/alone.err")]"
+fi
+
+# 3. A bad flag.
+timeout 30 "$BIN" --bogus >"$TMP/bogus.out" 2>&1
+RC=$?
+[[ $RC -eq 2 ]] && grep -q "usage: multi_worker_fashion_mnist" "$TMP/bogus.out" ||
+  fail "--bogus: exit $RC, [$(cat "$TMP/bogus.out")]"
+
+if ((failures > 0)); then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "PASS"
