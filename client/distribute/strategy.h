@@ -8,7 +8,7 @@
 //   training::Variable w(scope, "w", {2, 1}, DT_FLOAT, training::Zeros());
 //   training::AdagradOptimizer adagrad(0.05);
 //   TG_ASSIGN_OR_RETURN(auto data, strategy.ExperimentalDistributeDataset(
-//                                      scope, Dataset::FromTensorSlices({x, y}).Batch(3)));
+//                                      scope, Dataset::FromTensorSlices({x, y}).Batch(2)));
 //   TG_ASSIGN_OR_RETURN(auto step, strategy.Run(scope, [&](distribute::ReplicaContext& ctx)
 //                                      -> absl::StatusOr<std::vector<Output>> {
 //     Output pred = ops::MatMul(ctx.scope(), ctx.inputs()[0], w);   // this replica's copy of w
@@ -19,7 +19,9 @@
 //   Output loss = strategy.Reduce(scope, distribute::ReduceOp::kMean, step.outputs[0]);
 //   Operation init = training::GlobalVariablesInitializer(root);
 //   // a Session with strategy.session_config(); run init, then:
-//   TG_RETURN_IF_ERROR(distribute::Fit(session.get(), data, step.train_op, loss, {.epochs = 100}));
+//   distribute::FitOptions fit;
+//   fit.epochs = 100;
+//   TG_RETURN_IF_ERROR(distribute::Fit(session.get(), data, step.train_op, loss, fit).status());
 //
 // The pieces, as in TensorFlow:
 //   - scope(root): training::Variable built through it (or scopes derived
