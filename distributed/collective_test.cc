@@ -56,21 +56,27 @@ int FreePort() {
 // A two-task cluster; `started` says which tasks get a running Server.
 class TwoTasks {
  public:
-  explicit TwoTasks(std::vector<bool> started = {true, true}, int cpus = 1) {
+  explicit TwoTasks(std::vector<bool> started = {true, true}, int cpus = 1) : cpus_(cpus) {
     addresses_ = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
     auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0], ",", addresses_[1]));
     EXPECT_TRUE(cluster.ok()) << cluster.status();
+    if (cluster.ok()) cluster_ = *cluster;
+    servers_.resize(2);
     for (int i = 0; i < 2; ++i) {
-      servers_.emplace_back();
-      if (!started[i]) continue;
-      ConfigProto config;
-      (*config.mutable_device_count())["CPU"] = cpus;
-      auto server = Server::Create(*cluster, "worker", i, config);
-      EXPECT_TRUE(server.ok()) << server.status();
-      if (!server.ok()) continue;
-      EXPECT_OK((*server)->Start());
-      servers_.back() = *std::move(server);
+      if (started[i]) Start(i);
     }
+  }
+  // Starts (or restarts, as a fresh process would) task i's Server.
+  void Start(int i) {
+    if (servers_[i] != nullptr) servers_[i]->Stop();
+    servers_[i].reset();
+    ConfigProto config;
+    (*config.mutable_device_count())["CPU"] = cpus_;
+    auto server = Server::Create(cluster_, "worker", i, config);
+    EXPECT_TRUE(server.ok()) << server.status();
+    if (!server.ok()) return;
+    EXPECT_OK((*server)->Start());
+    servers_[i] = *std::move(server);
   }
   ~TwoTasks() {
     for (auto& s : servers_) {
@@ -81,6 +87,8 @@ class TwoTasks {
   const std::string& address(int i) const { return addresses_[i]; }
 
  private:
+  const int cpus_;
+  ClusterSpec cluster_;
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<Server>> servers_;
 };
@@ -189,6 +197,33 @@ TEST(CollectiveGrpcTest, MembersOnBothSidesOfTheWireReduceGatherAndBroadcast) {
     ExpectTensorEqual<float>(all[3 * m + 1], {0, 10, 1, 9, 2, 8}, TensorShape({6}));
     ExpectTensorEqual<float>(all[3 * m + 2], {2, 8}, shape);
   }
+}
+
+// Task 1 restarts (a fresh Worker counts its runs from 0 again, while task 0
+// continues): after at most two failed steps the members ask the leader
+// again and continue in step.
+TEST(CollectiveGrpcTest, ARestartedTaskRejoinsAfterFailedSteps) {
+  TwoTasks tasks;
+  ASSERT_NE(tasks.server(1), nullptr);
+  const Tensor x0 = RandomVector(1000, 1), x1 = RandomVector(1000, 2);
+  MemberGraph graphs[2] = {MemberGraph(0, x0, "Id", /*timeout=*/1),
+                           MemberGraph(1, x1, "Id", /*timeout=*/1)};
+  Tensor out[2];
+  absl::Status status[2];
+  RunBoth(tasks, graphs, /*steps=*/3, out, status);
+  ASSERT_OK(status[0]);
+  ASSERT_OK(status[1]);
+  tasks.Start(1);
+  ASSERT_NE(tasks.server(1), nullptr);
+  bool ok = false;
+  for (int attempt = 0; attempt < 4 && !ok; ++attempt) {
+    status[0] = status[1] = absl::OkStatus();
+    RunBoth(tasks, graphs, /*steps=*/1, out, status);
+    ok = status[0].ok() && status[1].ok();
+  }
+  ASSERT_TRUE(ok) << status[0] << "; " << status[1];
+  EXPECT_EQ(std::memcmp(out[0].raw_data(), out[1].raw_data(), out[0].TotalBytes()), 0);
+  EXPECT_FLOAT_EQ(out[0].data<float>()[7], x0.data<float>()[7] + x1.data<float>()[7]);
 }
 
 TEST(CollectiveGrpcTest, MissingTaskIsDeadlineExceededNamingIt) {

@@ -39,13 +39,14 @@ struct CollectiveRun {
   bool registered = false;
   CollectiveExecutor::DoneCallback done;
   CollectiveBufTable* table = nullptr;
+  std::function<void()> on_failure;  // forgets the resolution: the next run asks again
   std::atomic<bool> finished{false};
 
   // Resolution.
   std::shared_ptr<const CompleteGroupResult> group;
   int rank = -1;
   int source_rank = -1;
-  int64_t exec_seq = -1;
+  std::atomic<int64_t> exec_seq{-1};
 
   // The algorithm.
   Tensor flat;  // output as one dimension
@@ -83,6 +84,7 @@ struct CollectiveRun {
       // Wake this execution's other local waiters and drop what it left behind.
       table->Abort(CollectiveExecPrefix(params.group_key, params.instance_key, exec_seq), s);
     }
+    if (!s.ok() && on_failure) on_failure();
     if (!s.ok() && s.message().find(device) == absl::string_view::npos) {
       s = WithContext(s, What());
     }
@@ -234,6 +236,13 @@ void WorkerCollectiveExecutor::ExecuteAsync(const CollectiveOpParams& params, De
   run->deadline = absl::Now() + params.timeout;
   run->done = std::move(done);
   run->table = options_.table;
+  run->on_failure = [this, device = run->device, group_key = params.group_key,
+                     instance_key = params.instance_key] {
+    absl::MutexLock lock(&mu_);
+    groups_.erase(group_key);
+    auto it = instances_.find(std::make_tuple(device, group_key, instance_key));
+    if (it != instances_.end()) it->second.resolved = false;
+  };
   if (cancellation != nullptr) {
     run->cancellation = cancellation;
     std::weak_ptr<CollectiveRun> weak = run;
@@ -304,12 +313,15 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
 void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> run) {
   const CollectiveOpParams& p = run->params;
   const auto key = std::make_tuple(run->device, p.group_key, p.instance_key);
+  int64_t next_seq = 0;
   {
     absl::MutexLock lock(&mu_);
     auto it = instances_.find(key);
-    if (it != instances_.end()) {
+    if (it != instances_.end() && it->second.resolved) {
       run->source_rank = it->second.source_rank;
       run->exec_seq = it->second.runs++;
+    } else if (it != instances_.end()) {
+      next_seq = it->second.runs;
     }
   }
   if (run->exec_seq >= 0) return StartRing(std::move(run));
@@ -329,6 +341,7 @@ void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> ru
   args.shape.assign(p.shape.dim_sizes().begin(), p.shape.dim_sizes().end());
   args.is_source = p.is_source;
   args.timeout = std::max(absl::ZeroDuration(), run->deadline - absl::Now());
+  args.next_seq = next_seq;
   auto result = std::make_shared<CompleteInstanceResult>();
   leader->CompleteInstanceAsync(args, result.get(), [this, run, result, key,
                                                      leader_task](absl::Status s) {
@@ -344,7 +357,9 @@ void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> ru
     {
       absl::MutexLock lock(&mu_);
       InstanceRecord& record = instances_[key];
+      record.resolved = true;
       record.source_rank = result->source_rank;
+      record.runs = std::max(record.runs, result->exec_seq);
       run->source_rank = record.source_rank;
       run->exec_seq = record.runs++;
     }

@@ -12,7 +12,10 @@
 //      CollectiveBufTable: from the table itself when the peer is on this
 //      worker, through RecvBuf from the peer's worker otherwise.
 // The n-th run of an instance on a device uses exec_seq n in its keys, so
-// steps that run the same graph again never mix their chunks.
+// steps that run the same graph again never mix their chunks. A failed run
+// forgets the group and instance: the next run resolves both again, and the
+// leader resynchronizes exec_seq (a peer may have restarted from 0, or not
+// have run the failed step at all).
 //
 // Thread-safe.
 #ifndef TENSORGRID_CORE_RUNTIME_COLLECTIVE_EXECUTOR_H_
@@ -73,6 +76,7 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   std::string leader_task_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::shared_ptr<const CompleteGroupResult>> groups_ ABSL_GUARDED_BY(mu_);
   struct InstanceRecord {
+    bool resolved = false;  // false after a failed run: ask the leader again
     int source_rank = -1;
     int64_t runs = 0;
   };

@@ -174,6 +174,12 @@ void CollectiveGroupLeader::CompleteInstanceAsync(const CompleteInstanceArgs& re
     const auto key = std::make_pair(request.group_key, request.instance_key);
     auto [it, inserted] = instances_.try_emplace(key);
     Instance& inst = it->second;
+    if (inst.complete) {
+      // A member asks again (its run failed, or its task restarted): a new
+      // round, which completes when every member asked again.
+      inst = Instance();
+      inserted = true;
+    }
     if (inserted) inst.first = request;
     const CompleteInstanceArgs& first = inst.first;
     if (request.op != first.op || request.dtype != first.dtype || request.shape != first.shape) {
@@ -191,11 +197,7 @@ void CollectiveGroupLeader::CompleteInstanceAsync(const CompleteInstanceArgs& re
       return done(bad);
     }
     inst.joined[request.device] = request.is_source;
-    if (inst.complete) {
-      response->source_rank = inst.source_rank;
-      lock.Release();
-      return done(absl::OkStatus());
-    }
+    inst.exec_seq = std::max(inst.exec_seq, request.next_seq);
     const uint64_t id = next_id_++;
     const int group_key = request.group_key, instance_key = request.instance_key;
     const absl::Duration timeout = request.timeout;
@@ -203,7 +205,10 @@ void CollectiveGroupLeader::CompleteInstanceAsync(const CompleteInstanceArgs& re
       ExpireInstanceJoin(group_key, instance_key, id, timeout);
     });
     inst.waiters.push_back(Waiter{id, request.device,
-                                  [&inst, response] { response->source_rank = inst.source_rank; },
+                                  [&inst, response] {
+                                    response->source_rank = inst.source_rank;
+                                    response->exec_seq = inst.exec_seq;
+                                  },
                                   std::move(done), timer});
     MaybeCompleteInstance(g->second, inst, &answers);
     if (!answers.empty() && !answers.front().second.ok()) instances_.erase(it);
@@ -268,8 +273,12 @@ void CollectiveGroupLeader::ExpireInstanceJoin(int group_key, int instance_key, 
         " members started it within ",
         absl::FormatDuration(absl::Ceil(timeout, absl::Milliseconds(1))), ": ",
         absl::StrJoin(joined, ", "), "; never started: ", absl::StrJoin(missing, ", "));
+    // It leaves the round: a round completes only with members still waiting,
+    // so each of them gets the same answer.
     done = std::move(w->done);
+    inst.joined.erase(w->device);
     inst.waiters.erase(w);
+    if (inst.joined.empty()) instances_.erase(it);
   }
   done(status);
 }

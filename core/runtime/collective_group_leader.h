@@ -4,7 +4,10 @@
 // gets the member list sorted by device name (rank = index), and later joins
 // of those devices are answered at once from the completed group. Per
 // instance, CompleteInstance checks that the members agree (op, dtype,
-// shape) and names a broadcast's source.
+// shape), names a broadcast's source and the exec_seq they continue from
+// (the largest any of them proposed). Members ask on their first run and
+// again after a failed run (a peer restarted, a step timed out), so each
+// completed round of group_size joins resynchronizes the members' exec_seq.
 //
 // A join waits at most its timeout, then fails with DeadlineExceeded naming
 // the members that joined and the tasks of the cluster with no member yet;
@@ -67,6 +70,7 @@ class CollectiveGroupLeader {
     std::map<std::string, bool> joined;  // device -> is_source
     bool complete = false;
     int source_rank = -1;
+    int64_t exec_seq = 0;  // the largest next_seq proposed this round
     std::vector<Waiter> waiters;
   };
   using Answers = std::vector<std::pair<StatusCallback, absl::Status>>;

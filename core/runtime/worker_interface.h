@@ -64,8 +64,9 @@ struct CompleteGroupResult {
   std::vector<std::string> devices;  // sorted by name: a member's rank is its index
   std::vector<uint64_t> incarnations;
 };
-// Per instance: the leader checks that the members agree (op, dtype, shape)
-// and tells a broadcast's receivers which rank sends.
+// Per instance, on a member's first run and after a failed one: the leader
+// checks that the members agree (op, dtype, shape), tells a broadcast's
+// receivers which rank sends, and gives all the same next exec_seq.
 struct CompleteInstanceArgs {
   int group_key = 0;
   int group_size = 0;
@@ -76,9 +77,12 @@ struct CompleteInstanceArgs {
   std::vector<int64_t> shape;
   bool is_source = false;
   absl::Duration timeout;
+  // The exec_seq this member would use next (0 on its first run).
+  int64_t next_seq = 0;
 };
 struct CompleteInstanceResult {
   int source_rank = -1;  // broadcasts only
+  int64_t exec_seq = 0;  // every member's next exec_seq: the largest proposed
 };
 
 class WorkerInterface {

@@ -256,12 +256,16 @@ void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request
   r.set_dtype(request.dtype);
   for (int64_t d : request.shape) r.add_shape(d);
   r.set_is_source(request.is_source);
+  r.set_next_seq(request.next_seq);
   r.set_timeout_ms(absl::ToInt64Milliseconds(request.timeout));
   stub_->async()->CompleteInstance(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
         absl::Status s = Finish("CompleteInstance", status);
-        if (s.ok()) response->source_rank = call->response.source_rank();
+        if (s.ok()) {
+          response->source_rank = call->response.source_rank();
+          response->exec_seq = call->response.exec_seq();
+        }
         call.reset();  // before done: see Call
         done(s);
       });

@@ -326,11 +326,15 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(
   args.shape.assign(request->shape().begin(), request->shape().end());
   args.is_source = request->is_source();
   args.timeout = JoinWait(*context, request->timeout_ms());
+  args.next_seq = request->next_seq();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto result = std::make_shared<CompleteInstanceResult>();
   worker_->CompleteInstanceAsync(args, result.get(),
                                  [reactor, response, result](absl::Status s) {
-                                   if (s.ok()) response->set_source_rank(result->source_rank);
+                                   if (s.ok()) {
+                                     response->set_source_rank(result->source_rank);
+                                     response->set_exec_seq(result->exec_seq);
+                                   }
                                    reactor->Finish(ToGrpcStatus(s));
                                  });
   return reactor;

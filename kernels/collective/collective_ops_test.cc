@@ -156,6 +156,28 @@ TEST(CollectiveReduceTest, SameGraphManyStepsInARow) {
   for (const Tensor& t : out) EXPECT_EQ(Values<int64_t>(t), std::vector<int64_t>({11, 22, 33}));
 }
 
+// A step in which only one member ran leaves the members' exec_seq apart;
+// the failed runs make both ask the leader again, which resynchronizes them.
+TEST(CollectiveReduceTest, MembersResynchronizeAfterAStepOnlyOneOfThemRan) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> both;
+  for (int i = 0; i < 2; ++i) {
+    Scope s = root.WithDevice(Cpu(i));
+    both.push_back(ops::CollectiveReduce(s, ops::Const(s, {1.f + i}), 2, 5, 1, "Add", "Id", 1));
+  }
+  ClientSession session(root, FourCpus());
+  std::vector<Tensor> out;
+  for (int step = 0; step < 3; ++step) ASSERT_OK(session.Run(both, &out));
+  EXPECT_STATUS(session.Run({both[0]}, &out), kDeadlineExceeded, "");  // member 1 never ran
+  absl::Status s = session.Run(both, &out);  // may still fail: exec_seq apart until now
+  if (!s.ok()) {
+    EXPECT_STATUS(s, kDeadlineExceeded, "");
+    s = session.Run(both, &out);
+  }
+  ASSERT_OK(s);
+  for (const Tensor& t : out) EXPECT_EQ(Values<float>(t), std::vector<float>({3}));
+}
+
 TEST(CollectiveReduceTest, MismatchedShapesAreInvalidArgument) {
   std::vector<Tensor> out;
   EXPECT_STATUS(RunReduce({Vec<float>({1, 2}), Vec<float>({1, 2, 3})}, "Add", "Id", &out),
