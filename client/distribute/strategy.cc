@@ -68,6 +68,12 @@ class Strategy::Creator final : public training::VariableCreator {
   Variable Create(const Scope& scope, const std::string& name, const TensorShape& shape,
                   DataType dtype, const training::Initializer& initializer,
                   const training::VariableOptions& options) const override {
+    if (strategy_->in_run_) {
+      scope.UpdateStatus(errors::InvalidArgument(
+          "variable '", name, "' is made inside a step function: make the model's variables in "
+          "the strategy's scope before Run, so that every replica shares them"));
+      return Variable();
+    }
     Variable v = strategy_->CreateVariable(scope, name, shape, dtype, initializer, options);
     if (v.valid() && options.trainable) strategy_->trainable_.push_back(v);
     return v;
@@ -167,6 +173,11 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
   pending_.clear();
   calls_.assign(n, 0);
   DistributedStep step;
+  in_run_ = true;
+  struct Leave {
+    bool* flag;
+    ~Leave() { *flag = false; }
+  } leave{&in_run_};
   for (int r = 0; r < n; ++r) {
     Scope rs = (r == 0 ? scope : scope.NewSubScope(absl::StrCat("replica_", r)))
                    .WithDevice(devices_[r]);

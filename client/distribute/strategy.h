@@ -266,6 +266,7 @@ class Strategy {
   // Updates asked for during the current Run, in call order.
   std::vector<PendingUpdate> pending_;
   std::vector<int> calls_;  // per local replica: updates asked for so far in this Run
+  bool in_run_ = false;     // step functions are running: no new variables
 };
 
 // One replica on one device ("/device:CPU:0", "/job:worker/task:1/device:CPU:0").

@@ -134,6 +134,22 @@ TEST(StrategyTest, ReplicasMustAskForTheSameUpdates) {
       << run.status();
 }
 
+TEST(StrategyTest, VariablesMadeInsideAStepFunctionAreAnError) {
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  Scope scope = mirrored.scope(root);
+  absl::StatusOr<DistributedStep> run =
+      mirrored.Run(scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+        training::Variable late(ctx.scope(), "late", {1}, DT_FLOAT, training::Ones());
+        TG_RETURN_IF_ERROR(ctx.scope().status());
+        return std::vector<Output>{late};
+      });
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("variable 'late' is made inside a step function"),
+            std::string::npos)
+      << run.status();
+}
+
 TEST(StrategyTest, InputsNeedOneValuePerReplica) {
   MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
   Scope root = Scope::NewRootScope();
