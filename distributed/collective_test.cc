@@ -240,6 +240,22 @@ TEST(CollectiveGrpcTest, MissingTaskIsDeadlineExceededNamingIt) {
                              "/device:CPU:0; never joined: ", kWorker1));
 }
 
+TEST(CollectiveGrpcTest, UnreachableLeaderIsUnavailableNamingIt) {
+  TwoTasks tasks({false, true});  // the leader, worker 0, never starts
+  ASSERT_NE(tasks.server(1), nullptr);
+  MemberGraph graph(1, RandomVector(10, 1), "Id", /*timeout=*/2);
+  SessionOptions options;
+  options.target = tasks.server(1)->target();
+  options.config.add_device_filters(kWorker1);
+  ClientSession session(graph.root, options);
+  std::vector<Tensor> out;
+  absl::Status s = session.Run({graph.reduced}, &out);
+  EXPECT_TRUE(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) << s;
+  EXPECT_NE(std::string(s.message()).find(absl::StrCat("at its leader ", kWorker0)),
+            std::string::npos)
+      << s;
+}
+
 TEST(CollectiveGrpcTest, RecvBufOfNoKeyIsInvalidArgumentAndAnUnknownKeyTimesOut) {
   TwoTasks tasks({true, false});
   ASSERT_NE(tasks.server(0), nullptr);

@@ -287,7 +287,7 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
                                                   leader_task](absl::Status s) {
     if (run->failed()) return;
     if (!s.ok()) {
-      if (!absl::IsDeadlineExceeded(s) && !absl::IsInvalidArgument(s)) {
+      if (!DeviceNameUtils::IsSameAddressSpace(leader_task, options_.task)) {
         s = WithContext(s, absl::StrCat("joining collective group ", run->params.group_key,
                                         " at its leader ", leader_task));
       }
@@ -347,7 +347,7 @@ void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> ru
                                                      leader_task](absl::Status s) {
     if (run->failed()) return;
     if (!s.ok()) {
-      if (!absl::IsDeadlineExceeded(s) && !absl::IsInvalidArgument(s)) {
+      if (!DeviceNameUtils::IsSameAddressSpace(leader_task, options_.task)) {
         s = WithContext(s, absl::StrCat("starting collective instance ",
                                         run->params.instance_key, " at the group leader ",
                                         leader_task));

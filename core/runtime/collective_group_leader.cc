@@ -61,7 +61,8 @@ std::string CollectiveGroupLeader::TasksWithoutMember(const Group& g) const {
   const int missing = g.first.group_size - static_cast<int>(g.members.size());
   if (without.empty()) {
     return absl::StrCat(missing, " more member", missing == 1 ? "" : "s",
-                        " (every task of the cluster already has a member in the group)");
+                        " (every task of the cluster already has a member in the group; "
+                        "two ops of the group on one device count as one member)");
   }
   return absl::StrJoin(without, ", ");
 }
