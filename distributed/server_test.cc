@@ -24,30 +24,13 @@
 #include "absl/synchronization/notification.h"
 #include "client/session.h"
 #include "google/protobuf/text_format.h"
+#include "core/platform/free_port.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
 namespace {
 
-// A port nobody listens on right now: bound to 127.0.0.1:0, read, closed.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  EXPECT_NE(port, 0);
-  return port;
-}
 
 ClusterSpecOptions AllowPortZero() {
   ClusterSpecOptions options;

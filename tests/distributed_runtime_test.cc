@@ -34,6 +34,7 @@
 #include "distributed/rpc/grpc_util.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/generic/generic_stub.h"
+#include "core/platform/free_port.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -47,21 +48,6 @@ constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
 
 std::string Runfile(const std::string& path) { return path; }  // tests run in the runfiles root
 
-// A port nobody listens on right now.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string TempFile(const std::string& name, const std::string& text) {
   const char* dir = std::getenv("TEST_TMPDIR");
