@@ -584,6 +584,7 @@ int Supervise(Supervisor& supervisor, const ClusterSpec& cluster, const Options&
     command = *spawned;
   }
   while (true) {
+    bool all_finished = false;  // report every task that exited before returning
     for (Child* child : supervisor.TakeExited()) {
       if (child == command) {
         const int status = child->status;
@@ -591,12 +592,13 @@ int Supervise(Supervisor& supervisor, const ClusterSpec& cluster, const Options&
       }
       if (tasks && WIFEXITED(child->status) && WEXITSTATUS(child->status) == 0) {
         Say(absl::StrCat("task ", child->task, " finished"));
-        if (supervisor.running() == 0) return 0;
+        all_finished = supervisor.running() == 0;
         continue;
       }
       Say(absl::StrCat("task ", child->task, " ", DescribeStatus(child->status)));
       return 1;
     }
+    if (all_finished) return 0;
     if (supervisor.received_signal() != 0) {
       Say(absl::StrCat(strsignal(supervisor.received_signal()), ", stopping the cluster"));
       return command == nullptr ? 0 : 128 + supervisor.received_signal();
