@@ -37,11 +37,14 @@ struct Trained {
   Tensor b;
   int64_t global_step = 0;
   std::vector<double> losses;
+  // With `stepwise`: w and b (their first copy) after every step.
+  std::vector<std::string> per_step;
 };
 
-// Trains the linear model for `epochs` passes over Data(4) under `strategy`.
+// Trains the linear model for `epochs` passes over Data(4) under `strategy`
+// with Fit, or (`stepwise`) one step at a time, recording the variables.
 inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam = false,
-                                     const std::string& target = "") {
+                                     const std::string& target = "", bool stepwise = false) {
   Scope root = Scope::NewRootScope();
   Scope scope = strategy.scope(root);
   training::Variable w(scope, "w", {2, 1}, DT_FLOAT, training::GlorotUniform(7));
@@ -77,12 +80,31 @@ inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam =
   TG_RETURN_IF_ERROR(session->Create(graph));
   TG_RETURN_IF_ERROR(session->Run({}, {}, {init.name()}, nullptr));
   std::ostringstream log;
-  FitOptions fit;
-  fit.epochs = epochs;
-  fit.log = &log;
-  TG_ASSIGN_OR_RETURN(FitHistory history, Fit(session.get(), data, run.train_op, loss, fit));
   Trained t;
-  t.losses = history.loss;
+  if (stepwise) {
+    for (int e = 0; e < epochs; ++e) {
+      TG_ASSIGN_OR_RETURN(std::unique_ptr<DistributedDataset::Iterator> it, data.MakeIterator());
+      FeedList feeds;
+      std::vector<Tensor> out;
+      for (bool end = false;;) {
+        TG_RETURN_IF_ERROR(it->GetNextFeeds(&feeds, &end));
+        if (end) break;
+        TG_RETURN_IF_ERROR(session->Run(feeds, {loss.name()}, {run.train_op.name()}, &out));
+        t.losses.push_back(out[0].scalar<float>());
+        TG_RETURN_IF_ERROR(session->Run({}, {w.value().name(), b.value().name()}, {}, &out));
+        t.per_step.push_back(out[0].DebugString(100) + " " + out[1].DebugString(100));
+      }
+    }
+  } else {
+    FitOptions fit;
+    fit.epochs = epochs;
+    fit.log = &log;
+    TG_ASSIGN_OR_RETURN(FitHistory history, Fit(session.get(), data, run.train_op, loss, fit));
+    t.losses = history.loss;
+    if (log.str().find("epoch 1/") == std::string::npos) {
+      return absl::InternalError("Fit printed no progress line: " + log.str());
+    }
+  }
   std::vector<training::Variable> ws = w.components();
   if (ws.empty()) ws = {w};
   std::vector<std::string> fetch;
@@ -94,9 +116,6 @@ inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam =
   for (size_t i = 0; i < ws.size(); ++i) t.w.push_back({out[i]});
   t.b = out[ws.size()];
   t.global_step = out.back().scalar<int64_t>();
-  if (log.str().find("epoch 1/") == std::string::npos) {
-    return absl::InternalError("Fit printed no progress line: " + log.str());
-  }
   return t;
 }
 
