@@ -403,10 +403,12 @@ ConfigProto MirroredStrategy::session_config() const {
 }
 
 void MirroredStrategy::SetGroup(const std::vector<std::string>& member_devices) {
-  // The same on every member, different for different member sets.
+  // The same in every process (FNV-1a, not a seeded hash), different for
+  // different member sets.
   std::vector<std::string> sorted = member_devices;
   std::sort(sorted.begin(), sorted.end());
-  const size_t h = std::hash<std::string>()(absl::StrJoin(sorted, ","));
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : absl::StrJoin(sorted, ",")) h = (h ^ c) * 1099511628211ull;
   group_key_ = static_cast<int>(h % 1000000000) + 1;
 }
 
