@@ -26,6 +26,7 @@
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/server.h"
 #include "core/platform/blocking.h"
+#include "core/platform/free_port.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -35,23 +36,6 @@ namespace {
 constexpr char kWorker0[] = "/job:worker/replica:0/task:0";
 constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
 
-// A port nobody listens on right now: bound to 127.0.0.1:0, read, closed.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  EXPECT_NE(port, 0);
-  return port;
-}
 
 // A two-task cluster; `started` says which tasks get a running Server.
 class TwoTasks {

@@ -40,6 +40,7 @@
 #include "client/training/variables.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
+#include "core/platform/free_port.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -49,23 +50,6 @@ namespace {
 
 constexpr int64_t kStepTimeoutMs = 60000;  // bounds every step of every session here
 
-// A port nobody listens on right now: bound to 127.0.0.1:0, read, closed.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  EXPECT_NE(port, 0);
-  return port;
-}
 
 // One ps task and `workers` worker tasks.
 class Cluster {
