@@ -111,7 +111,10 @@ class WorkerInterface {
   // Collectives. The group leader's worker answers CompleteGroup and
   // CompleteInstance; every worker serves RecvBuf: the collective chunk
   // `key` once a member on this worker has produced it, DeadlineExceeded
-  // after `deadline`. Workers that cannot say Unimplemented.
+  // after `deadline`. When `*tensor` is initialized on entry, a worker may
+  // write the chunk into its buffer instead of allocating (it must then have
+  // the chunk's dtype and element count); `*tensor` ends up sharing
+  // whichever buffer holds the chunk. Workers that cannot say Unimplemented.
   virtual void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                                   StatusCallback done) {
     done(absl::UnimplementedError("this worker does not lead collective groups"));

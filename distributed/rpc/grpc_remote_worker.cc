@@ -285,7 +285,8 @@ void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline,
         const std::string method = absl::StrCat("RecvBuf of '", call->request.buf_key(), "'");
         absl::Status s = Finish(method, status);
         if (s.ok()) {
-          absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(call->response);
+          // Straight into the caller's buffer when it gave one that fits.
+          absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(call->response, tensor);
           if (value.ok()) {
             *tensor = *std::move(value);
           } else {

@@ -12,6 +12,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/platform/malloc_tuning.h"
 #include "core/platform/status.h"
 #include "google/protobuf/any.pb.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -225,6 +226,7 @@ std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const RpcSecurity& se
 
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const RpcSecurity& security,
                                           int max_receive_bytes) {
+  KeepLargeFreedMemory();  // gRPC's receive buffers: see malloc_tuning.h
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(max_receive_bytes);
   args.SetMaxSendMessageSize(-1);  // the receiving server enforces its own cap
@@ -263,6 +265,7 @@ grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string
 }
 
 void ApplyServerDefaults(grpc::ServerBuilder* builder) {
+  KeepLargeFreedMemory();  // gRPC's receive buffers: see malloc_tuning.h
   // Clients ping every 10 s during long calls; without these gRPC would take
   // that for abuse and close the connection ("too_many_pings").
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);

@@ -68,7 +68,9 @@ struct RpcSecurity {
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const RpcSecurity& security);
 std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const RpcSecurity& security);
 // A channel to "host:port" with `security`'s credentials; `max_receive_bytes`
-// caps the messages it accepts (-1: no cap).
+// caps the messages it accepts (-1: no cap). The first channel or server
+// also calls KeepLargeFreedMemory() (core/platform/malloc_tuning.h) for the
+// process: gRPC's per-message receive buffers stop being faulted in anew.
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const RpcSecurity& security,
                                           int max_receive_bytes);
 // Adds the token (if any) to an outgoing call.

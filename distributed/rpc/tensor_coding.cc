@@ -173,11 +173,13 @@ namespace {
 // The layout EncodeRecvTensorResponse writes (and any protobuf serializer
 // writes for a tensor_content tensor): field 1 holding dtype, shape, maybe
 // version_number, then tensor_content, each once. Returns the tensor with its
-// content copied straight from the stream into its buffer; an error when the
+// content copied straight from the stream into its buffer (`into`'s buffer
+// when `into` has the tensor's dtype and element count); an error when the
 // layout describes an impossible tensor; nullopt for anything else (other
 // fields, another order, bytes that do not parse), which the caller hands to
 // protobuf for a definitive answer.
-std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in) {
+std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in,
+                                                          const Tensor* into) {
   if (in.ReadTag() != LengthDelimitedTag(kResponseTensorField)) return std::nullopt;
   int tensor_bytes;
   if (!in.ReadVarintSizeAsInt(&tensor_bytes)) return std::nullopt;
@@ -208,7 +210,9 @@ std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in) 
       if (!in.ReadVarintSizeAsInt(&bytes)) return std::nullopt;
       absl::StatusOr<TensorShape> dims = TensorShapeFromProto(*shape);
       if (!dims.ok()) return WithContext(dims.status(), "tensor proto");
-      absl::StatusOr<Tensor> t = Tensor::Allocate(type, *dims);
+      const bool fits = into != nullptr && into->IsInitialized() && into->dtype() == type &&
+                        into->NumElements() == dims->num_elements();
+      absl::StatusOr<Tensor> t = fits ? *into : Tensor::Allocate(type, *dims);
       if (!t.ok()) return t.status();
       if (static_cast<size_t>(bytes) != t->TotalBytes()) {
         return errors::InvalidArgument("tensor proto has ", bytes, " bytes of tensor_content but ",
@@ -230,13 +234,14 @@ std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in) 
 
 }  // namespace
 
-absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire) {
+absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
+                                                const Tensor* into) {
   std::vector<grpc::Slice> slices;
   if (!wire.Dump(&slices).ok()) return absl::DataLossError("the RecvTensor response is missing");
   {
     SliceInputStream stream(slices);
     CodedInputStream in(&stream);
-    std::optional<absl::StatusOr<Tensor>> fast = DecodeContentLayout(in);
+    std::optional<absl::StatusOr<Tensor>> fast = DecodeContentLayout(in, into);
     if (fast.has_value()) return *std::move(fast);
   }
   RecvTensorResponse response;

@@ -11,7 +11,8 @@
 // go through TensorToProto and an ordinary serialization.
 //
 // The receiver walks the ByteBuffer's slices and copies tensor_content
-// straight into a freshly allocated, aligned Tensor: one copy, no
+// straight into a freshly allocated, aligned Tensor (or one the caller
+// provides): one copy, no
 // std::string in between. Encodings other than that layout (typed *_val
 // fields, fields in an unusual order) go through the ordinary protobuf parse.
 //
@@ -48,7 +49,14 @@ absl::Status EncodeRecvTensorResponse(const Tensor& tensor, absl::string_view ke
 // DataLoss; a tensor proto that does not describe a tensor (content of the
 // wrong size, an unknown dtype) is InvalidArgument; a tensor too large to
 // allocate is ResourceExhausted. Never crashes on bad input.
-absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire);
+//
+// When `into` is an initialized tensor of the response's dtype and number of
+// elements, the content is written straight into its buffer and the result
+// shares that buffer (a collective chunk lands in its place in the output:
+// no second copy); otherwise, and for encodings off the fast path, the result
+// is a fresh tensor. Callers tell the two apart by comparing buffers.
+absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
+                                                const Tensor* into = nullptr);
 
 // Parses `wire` into `message` without first flattening it into a string.
 // False when the bytes do not parse.

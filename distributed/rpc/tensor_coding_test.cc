@@ -130,6 +130,27 @@ TEST(TensorCodingTest, DecodesAcrossArbitrarySliceBoundaries) {
   }
 }
 
+TEST(TensorCodingTest, DecodesIntoAGivenBufferThatFits) {
+  const Tensor sent = Iota(1000);
+  Tensor output(DT_FLOAT, TensorShape({3000}));
+  const Tensor place = output.Slice(1000, 2000);
+  absl::StatusOr<Tensor> got = DecodeRecvTensorResponse(Sliced(Flatten(Encode(sent)), 777), &place);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->raw_data(), place.raw_data());  // no second copy
+  ExpectSameTensor(*got, sent);
+  EXPECT_EQ(output.data<float>()[1999], 999.f);
+
+  // A buffer of another size or dtype is left alone: a fresh tensor.
+  const Tensor small(DT_FLOAT, TensorShape({10}));
+  const Tensor ints(DT_INT32, TensorShape({1000}));
+  for (const Tensor* other : {&small, &ints}) {
+    got = DecodeRecvTensorResponse(Encode(sent), other);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_NE(got->raw_data(), other->raw_data());
+    ExpectSameTensor(*got, sent);
+  }
+}
+
 TEST(TensorCodingTest, DecodesTypedValueFieldsThroughProtobuf) {
   const Tensor t = Tensor::FromVector<int32_t>({1, 2, 3}, TensorShape({3}));
   RecvTensorResponse response;
