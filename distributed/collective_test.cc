@@ -120,17 +120,19 @@ TEST(CollectiveGrpcTest, TwoTasksAllReduceBitIdenticalOverGrpc) {
   unsetenv("TG_COLLECTIVE_CHUNK_BYTES");
   ASSERT_NE(tasks.server(0), nullptr);
   ASSERT_NE(tasks.server(1), nullptr);
-  const Tensor x0 = RandomVector(100003, 1), x1 = RandomVector(100003, 2);
+  // 400 KB: the ring; 4 KB: one round (WorkerCollectiveExecutor::kDefaultOneRoundBytes).
+  for (const int64_t size : {100003, 1001})
   for (const std::string final_op : {"Id", "Div"}) {
+    const Tensor x0 = RandomVector(size, 1), x1 = RandomVector(size, 2);
     MemberGraph graphs[2] = {MemberGraph(0, x0, final_op), MemberGraph(1, x1, final_op)};
     std::vector<Tensor> out(2);
     absl::Status status[2];
     RunBoth(tasks, graphs, /*steps=*/3, out.data(), status);
     ASSERT_OK(status[0]);
     ASSERT_OK(status[1]);
-    ASSERT_EQ(out[0].NumElements(), 100003);
+    ASSERT_EQ(out[0].NumElements(), size);
     EXPECT_EQ(std::memcmp(out[0].raw_data(), out[1].raw_data(), out[0].TotalBytes()), 0);
-    for (int64_t j = 0; j < 100003; j += 997) {
+    for (int64_t j = 0; j < size; j += 997) {
       const float sum = x0.data<float>()[j] + x1.data<float>()[j];
       EXPECT_FLOAT_EQ(out[0].data<float>()[j], final_op == "Id" ? sum : sum / 2) << j;
     }

@@ -49,7 +49,8 @@ struct CollectiveRun {
   std::atomic<int64_t> exec_seq{-1};
 
   // The algorithm.
-  Tensor flat;  // output as one dimension
+  Tensor flat;        // output as one dimension
+  Tensor input_flat;  // input as one dimension (an all-reduce sends and merges from it)
   std::vector<std::pair<int64_t, int64_t>> segments;  // [begin, end) in elements
   int64_t num_chunks = 1;
   std::vector<RingStep> steps;
@@ -102,6 +103,13 @@ int64_t ChunkBytesFromEnv() {
   return WorkerCollectiveExecutor::kDefaultChunkBytes;
 }
 
+int64_t OneRoundBytesFromEnv() {
+  const char* env = std::getenv("TG_COLLECTIVE_ONE_ROUND_BYTES");
+  int64_t bytes = 0;
+  if (env != nullptr && absl::SimpleAtoi(env, &bytes) && bytes >= 0) return bytes;
+  return WorkerCollectiveExecutor::kDefaultOneRoundBytes;
+}
+
 std::string TaskOf(const std::string& device) {
   auto parsed = DeviceNameUtils::Parse(device);
   return parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : device;
@@ -120,15 +128,15 @@ std::vector<std::pair<int64_t, int64_t>> SplitEvenly(int64_t total, int n) {
 }
 
 template <typename T>
-void MergeTyped(const std::string& op, const T* in, T* acc, int64_t n) {
+void MergeTyped(const std::string& op, const T* in, const T* mine, T* out, int64_t n) {
   if (op == "Add") {
-    for (int64_t i = 0; i < n; ++i) acc[i] = in[i] + acc[i];
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] + mine[i];
   } else if (op == "Mul") {
-    for (int64_t i = 0; i < n; ++i) acc[i] = in[i] * acc[i];
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] * mine[i];
   } else if (op == "Min") {
-    for (int64_t i = 0; i < n; ++i) acc[i] = std::min(in[i], acc[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = std::min(in[i], mine[i]);
   } else {
-    for (int64_t i = 0; i < n; ++i) acc[i] = std::max(in[i], acc[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = std::max(in[i], mine[i]);
   }
 }
 
@@ -137,16 +145,22 @@ void DivideTyped(T* acc, int64_t n, int by) {
   for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] / static_cast<T>(by);
 }
 
-// acc[0, n) = merge_op(in, acc) elementwise.
-void Merge(DataType dtype, const std::string& op, const void* in, void* acc, int64_t n) {
+// out[0, n) = merge_op(in, mine) elementwise (`out` may be `mine`).
+void Merge(DataType dtype, const std::string& op, const void* in, const void* mine, void* out,
+           int64_t n) {
   switch (dtype) {
-    case DT_FLOAT: return MergeTyped(op, static_cast<const float*>(in), static_cast<float*>(acc), n);
+    case DT_FLOAT:
+      return MergeTyped(op, static_cast<const float*>(in), static_cast<const float*>(mine),
+                        static_cast<float*>(out), n);
     case DT_DOUBLE:
-      return MergeTyped(op, static_cast<const double*>(in), static_cast<double*>(acc), n);
+      return MergeTyped(op, static_cast<const double*>(in), static_cast<const double*>(mine),
+                        static_cast<double*>(out), n);
     case DT_INT32:
-      return MergeTyped(op, static_cast<const int32_t*>(in), static_cast<int32_t*>(acc), n);
+      return MergeTyped(op, static_cast<const int32_t*>(in), static_cast<const int32_t*>(mine),
+                        static_cast<int32_t*>(out), n);
     case DT_INT64:
-      return MergeTyped(op, static_cast<const int64_t*>(in), static_cast<int64_t*>(acc), n);
+      return MergeTyped(op, static_cast<const int64_t*>(in), static_cast<const int64_t*>(mine),
+                        static_cast<int64_t*>(out), n);
     default: return;
   }
 }
@@ -204,6 +218,7 @@ void PlanRing(CollectiveRun& run, int64_t chunk_bytes) {
 WorkerCollectiveExecutor::WorkerCollectiveExecutor(Options options)
     : options_([&] {
         if (options.chunk_bytes <= 0) options.chunk_bytes = ChunkBytesFromEnv();
+        if (options.one_round_bytes < 0) options.one_round_bytes = OneRoundBytesFromEnv();
         options.max_chunks_in_flight = std::max(1, options.max_chunks_in_flight);
         return std::move(options);
       }()),
@@ -373,8 +388,14 @@ void WorkerCollectiveExecutor::StartRing(std::shared_ptr<CollectiveRun> run) {
   const int n = run->size();
   switch (run->params.type) {
     case CollectiveType::kReduce:
-      CopyElements(run->input, &run->flat, 0);
-      if (n == 1) return run->Finish(absl::OkStatus());  // Div by 1 is the identity too
+      // No copy of the input: the first reduce-scatter step sends from it,
+      // and every merge writes output = received (op) input, so each output
+      // segment is written once by a merge or by an all-gather receive.
+      if (n == 1) {
+        CopyElements(run->input, &run->flat, 0);
+        return run->Finish(absl::OkStatus());  // Div by 1 is the identity too
+      }
+      run->input_flat = run->input.Reshaped(TensorShape({run->input.NumElements()}));
       break;
     case CollectiveType::kGather:
       CopyElements(run->input, &run->flat, run->input.NumElements() * run->rank);
@@ -384,6 +405,10 @@ void WorkerCollectiveExecutor::StartRing(std::shared_ptr<CollectiveRun> run) {
       if (run->rank == run->source_rank) CopyElements(run->input, &run->flat, 0);
       if (n == 1) return run->Finish(absl::OkStatus());
       break;
+  }
+  if (run->params.type == CollectiveType::kReduce &&
+      static_cast<int64_t>(run->input.TotalBytes()) <= options_.one_round_bytes) {
+    return RunOneRound(std::move(run));
   }
   PlanRing(*run, options_.chunk_bytes);
   const int64_t window = std::min<int64_t>(options_.max_chunks_in_flight, run->num_chunks);
@@ -401,13 +426,25 @@ void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int6
     if (run->failed()) return;
     const RingStep& step = run->steps[step_index];
     if (step.send_seg >= 0) {
+      // An all-reduce's first step sends this member's own input; every
+      // later step sends what the step before merged or received.
+      const bool from_input = step_index == 0 && run->input_flat.IsInitialized();
       const auto [b, e] = run->Chunk(step.send_seg, chunk);
-      options_.table->Put(run->Key(step, chunk, run->rank, run->next()), run->flat.Slice(b, e),
-                          run->deadline);
+      options_.table->Put(run->Key(step, chunk, run->rank, run->next()),
+                          (from_input ? run->input_flat : run->flat).Slice(b, e), run->deadline);
     }
     if (step.recv_seg < 0) continue;
     const std::string key = run->Key(step, chunk, run->prev(), run->rank);
-    Receive(run, key, [this, run, chunk, step_index, key](absl::Status s, Tensor got) {
+    // A copied chunk may land in its place in the output straight from the
+    // wire; a merged one needs its own buffer.
+    Tensor into;
+    if (!step.reduce) {
+      const auto [b, e] = run->Chunk(step.recv_seg, chunk);
+      into = run->flat.Slice(b, e);
+    }
+    const void* in_place = into.IsInitialized() ? into.raw_data() : nullptr;
+    Receive(run, run->prev(), key, std::move(into), [this, run, chunk, step_index, key,
+                                                     in_place](absl::Status s, Tensor got) {
       if (run->failed()) return;
       if (!s.ok()) return run->Finish(s);
       const RingStep& step = run->steps[step_index];
@@ -419,13 +456,16 @@ void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int6
                                             e - b));
       }
       if (step.reduce) {
+        // Each reduce-scatter step adds this member's input to a segment
+        // it has not touched before.
         const size_t elem = DataTypeSize(run->params.dtype);
         void* acc = static_cast<char*>(run->flat.raw_data()) + b * elem;
-        Merge(run->params.dtype, run->params.merge_op, got.raw_data(), acc, e - b);
+        const void* mine = static_cast<const char*>(run->input_flat.raw_data()) + b * elem;
+        Merge(run->params.dtype, run->params.merge_op, got.raw_data(), mine, acc, e - b);
         if (step.finalize && run->params.final_op == "Div") {
           Divide(run->params.dtype, acc, e - b, run->size());
         }
-      } else {
+      } else if (got.raw_data() != in_place) {
         CopyElements(got, &run->flat, b);
       }
       RunChunk(run, chunk, step_index + 1);
@@ -433,6 +473,57 @@ void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int6
     return;  // the receive continues the pipeline
   }
   ChunkDone(std::move(run));
+}
+
+// Every member puts its whole input for each other member and pulls every
+// other member's at once: one round trip instead of the ring's 2(n-1) in a
+// row, for (n-1) times the ring's bytes. Each member then folds the inputs in
+// rank order, ((x0 op x1) op x2) ..., so all members compute the same
+// expression and their results are bit-identical. What is put is a copy of
+// the input: a member may finish before its peers have pulled, and its input
+// (a variable, say) may change right after.
+void WorkerCollectiveExecutor::RunOneRound(std::shared_ptr<CollectiveRun> run) {
+  const int n = run->size();
+  const RingStep step;  // wire step 0, chunk 0 in the keys
+  absl::StatusOr<Tensor> mine = Tensor::Allocate(run->input.dtype(), run->input.shape());
+  if (!mine.ok()) return run->Finish(mine.status());
+  CopyElements(run->input, &*mine, 0);
+  for (int dst = 0; dst < n; ++dst) {
+    if (dst != run->rank) options_.table->Put(run->Key(step, 0, run->rank, dst), *mine, run->deadline);
+  }
+  struct Inputs {
+    std::vector<Tensor> of;  // by rank
+    std::atomic<int> missing;
+  };
+  auto inputs = std::make_shared<Inputs>();
+  inputs->of.resize(n);
+  inputs->of[run->rank] = run->input;
+  inputs->missing = n - 1;
+  for (int src = 0; src < n; ++src) {
+    if (src == run->rank) continue;
+    const std::string key = run->Key(step, 0, src, run->rank);
+    Receive(run, src, key, Tensor(), [run, inputs, src, key](absl::Status s, Tensor got) {
+      if (run->failed()) return;
+      if (!s.ok()) return run->Finish(s);
+      if (got.dtype() != run->params.dtype || got.NumElements() != run->input.NumElements()) {
+        return run->Finish(errors::Internal("collective chunk '", key, "' has ",
+                                            got.NumElements(), " ",
+                                            DataTypeString(got.dtype()), " elements, not ",
+                                            run->input.NumElements()));
+      }
+      inputs->of[src] = std::move(got);
+      if (inputs->missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+      const int64_t count = run->flat.NumElements();
+      void* out = run->flat.raw_data();
+      Merge(run->params.dtype, run->params.merge_op, inputs->of[1].raw_data(),
+            inputs->of[0].raw_data(), out, count);
+      for (int r = 2; r < run->size(); ++r) {
+        Merge(run->params.dtype, run->params.merge_op, inputs->of[r].raw_data(), out, out, count);
+      }
+      if (run->params.final_op == "Div") Divide(run->params.dtype, out, count, run->size());
+      run->Finish(absl::OkStatus());
+    });
+  }
 }
 
 void WorkerCollectiveExecutor::ChunkDone(std::shared_ptr<CollectiveRun> run) {
@@ -445,10 +536,10 @@ void WorkerCollectiveExecutor::ChunkDone(std::shared_ptr<CollectiveRun> run) {
   if (run->chunks_done.fetch_add(1) + 1 == run->num_chunks) run->Finish(absl::OkStatus());
 }
 
-void WorkerCollectiveExecutor::Receive(const std::shared_ptr<CollectiveRun>& run,
-                                       const std::string& key,
+void WorkerCollectiveExecutor::Receive(const std::shared_ptr<CollectiveRun>& run, int src,
+                                       const std::string& key, Tensor into,
                                        std::function<void(absl::Status, Tensor)> done) {
-  const std::string& src_device = run->group->devices[run->prev()];
+  const std::string& src_device = run->group->devices[src];
   if (DeviceNameUtils::IsSameAddressSpace(src_device, options_.task)) {
     options_.table->Get(key, run->deadline,
                         [src_device, done = std::move(done)](absl::Status s, Tensor t) {
@@ -465,7 +556,7 @@ void WorkerCollectiveExecutor::Receive(const std::shared_ptr<CollectiveRun>& run
     return done(errors::Unavailable("no route to task ", src_task, " to receive '", key, "'"),
                 Tensor());
   }
-  auto tensor = std::make_shared<Tensor>();
+  auto tensor = std::make_shared<Tensor>(std::move(into));
   peer->RecvBufAsync(key, run->deadline, tensor.get(),
                      [tensor, src_device, key, done = std::move(done)](absl::Status s) {
                        if (!s.ok() && !absl::IsCancelled(s) && !absl::IsAborted(s)) {

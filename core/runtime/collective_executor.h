@@ -5,7 +5,9 @@
 //      sorted by device name;
 //   2. resolves the instance (CompleteInstance): the members agree on op,
 //      dtype and shape, and a broadcast learns its source; cached per device;
-//   3. runs the algorithm: ring all-reduce (reduce-scatter then all-gather),
+//   3. runs the algorithm: for a small all-reduce, one round in which every
+//      member pulls every other member's input and all fold them in rank
+//      order; otherwise ring all-reduce (reduce-scatter then all-gather),
 //      ring all-gather, or a chain broadcast from the source, every tensor cut
 //      into chunks of at most `chunk_bytes` that advance independently (a
 //      window of `max_chunks_in_flight`), exchanged through the
@@ -40,6 +42,8 @@ struct CollectiveRun;
 class WorkerCollectiveExecutor final : public CollectiveExecutor {
  public:
   static constexpr int64_t kDefaultChunkBytes = 1 << 20;
+  // All-reduces of at most this many bytes take one round (RunOneRound).
+  static constexpr int64_t kDefaultOneRoundBytes = 256 << 10;
 
   struct Options {
     std::string task;  // this worker's task, "/job:worker/replica:0/task:0"
@@ -50,6 +54,11 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
     // 0: $TG_COLLECTIVE_CHUNK_BYTES if set, else kDefaultChunkBytes.
     int64_t chunk_bytes = 0;
     int max_chunks_in_flight = 8;
+    // An all-reduce of at most this many bytes exchanges whole inputs in one
+    // round instead of running the ring. -1: $TG_COLLECTIVE_ONE_ROUND_BYTES if
+    // set, else kDefaultOneRoundBytes; 0: always the ring. Every worker of a
+    // group must use the same value (as for chunk_bytes).
+    int64_t one_round_bytes = -1;
   };
   explicit WorkerCollectiveExecutor(Options options);
 
@@ -67,8 +76,11 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   void StartRing(std::shared_ptr<CollectiveRun> run);
   void RunChunk(std::shared_ptr<CollectiveRun> run, int64_t chunk, size_t step);
   void ChunkDone(std::shared_ptr<CollectiveRun> run);
-  void Receive(const std::shared_ptr<CollectiveRun>& run, const std::string& key,
-               std::function<void(absl::Status, Tensor)> done);
+  void RunOneRound(std::shared_ptr<CollectiveRun> run);
+  // Takes chunk `key` from rank `src`; a remote one is decoded into
+  // `into` when given (see WorkerInterface::RecvBufAsync).
+  void Receive(const std::shared_ptr<CollectiveRun>& run, int src, const std::string& key,
+               Tensor into, std::function<void(absl::Status, Tensor)> done);
   WorkerInterface* Leader(std::string* leader_task);
 
   const Options options_;

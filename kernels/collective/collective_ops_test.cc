@@ -63,7 +63,20 @@ void ExpectAllIdentical(const std::vector<Tensor>& out) {
   for (size_t i = 1; i < out.size(); ++i) EXPECT_TRUE(SameBytes(out[0], out[i])) << i;
 }
 
+// Small all-reduces take one round by default; "0" makes every one run the
+// ring. Workers read the variable when they start (a new session).
+constexpr const char* kOneRoundBytes = "TG_COLLECTIVE_ONE_ROUND_BYTES";
+const std::vector<std::string> kBothAlgorithms = {"default", "0"};
+void UseAlgorithm(const std::string& one_round_bytes) {
+  if (one_round_bytes == "default") {
+    unsetenv(kOneRoundBytes);
+  } else {
+    setenv(kOneRoundBytes, one_round_bytes.c_str(), 1);
+  }
+}
+
 TEST(CollectiveReduceTest, AddFloatTwoThreeFourMembersAnySize) {
+  for (const std::string& algorithm : kBothAlgorithms)
   for (int n : {2, 3, 4}) {
     for (int64_t size : {1, 7, 64}) {
       std::vector<Tensor> inputs;
@@ -75,9 +88,14 @@ TEST(CollectiveReduceTest, AddFloatTwoThreeFourMembersAnySize) {
         inputs.push_back(Vec(v));
       }
       std::vector<Tensor> out;
-      ASSERT_OK(RunReduce(inputs, "Add", "Id", &out));
+      UseAlgorithm(algorithm);
+      absl::Status s = RunReduce(inputs, "Add", "Id", &out);
+      unsetenv(kOneRoundBytes);
+      ASSERT_OK(s);
       ASSERT_EQ(out.size(), static_cast<size_t>(n));
-      for (const Tensor& t : out) EXPECT_EQ(Values<float>(t), expected) << n << " " << size;
+      for (const Tensor& t : out) {
+        EXPECT_EQ(Values<float>(t), expected) << algorithm << " " << n << " " << size;
+      }
       ExpectAllIdentical(out);
     }
   }
@@ -104,18 +122,24 @@ TEST(CollectiveReduceTest, MeanIsAddThenDivAndBitIdentical) {
     for (float& x : v) x = dist(rng);
     inputs.push_back(Vec(v));
   }
-  std::vector<Tensor> out;
-  ASSERT_OK(RunReduce(inputs, "Add", "Div", &out));
-  ExpectAllIdentical(out);
-  for (int j = 0; j < 1001; ++j) {
-    float mean = 0;
-    for (int m = 0; m < 4; ++m) mean += inputs[m].data<float>()[j];
-    EXPECT_NEAR(out[0].data<float>()[j], mean / 4, 1e-6);
+  for (const std::string& algorithm : kBothAlgorithms) {
+    std::vector<Tensor> out;
+    UseAlgorithm(algorithm);
+    absl::Status s = RunReduce(inputs, "Add", "Div", &out);
+    unsetenv(kOneRoundBytes);
+    ASSERT_OK(s);
+    ExpectAllIdentical(out);
+    for (int j = 0; j < 1001; ++j) {
+      float mean = 0;
+      for (int m = 0; m < 4; ++m) mean += inputs[m].data<float>()[j];
+      EXPECT_NEAR(out[0].data<float>()[j], mean / 4, 1e-6) << algorithm;
+    }
   }
 }
 
 TEST(CollectiveReduceTest, ManyTinyChunks) {
   setenv("TG_COLLECTIVE_CHUNK_BYTES", "64", 1);  // 16 floats: hundreds of chunks
+  UseAlgorithm("0");                              // the ring, even for 40 KB
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<Tensor> exact, random;
@@ -136,6 +160,7 @@ TEST(CollectiveReduceTest, ManyTinyChunks) {
   absl::Status s_random = RunReduce(random, "Max", "Id", &out_random);
   absl::Status s_mean = RunReduce(random, "Add", "Div", &out_random);
   unsetenv("TG_COLLECTIVE_CHUNK_BYTES");
+  unsetenv(kOneRoundBytes);
   ASSERT_OK(s);
   for (const Tensor& t : out) EXPECT_EQ(Values<float>(t), expected);
   ASSERT_OK(s_random);
