@@ -130,7 +130,8 @@ def build_mpi(work_dir):
     binary = os.path.join(work_dir, "allreduce_mpi")
     build = subprocess.run(["mpicc", "-O2", "-o", binary, source], capture_output=True, text=True)
     if build.returncode != 0:
-        return None, f"mpicc failed: {build.stderr.strip().splitlines()[-1:]}"
+        last = (build.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"mpicc failed: {last}"
     return binary, None
 
 
@@ -165,12 +166,14 @@ def measure_tcp(nbytes, warm_up=2, k=9):
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
+    listener.settimeout(60)  # the writer gives up if we never connect
     port = listener.getsockname()[1]
     pid = os.fork()
     if pid == 0:  # the writer
         status = 1
         try:
             conn, _ = listener.accept()
+            conn.settimeout(None)
             payload = b"\x5a" * nbytes
             while len(conn.recv(8, socket.MSG_WAITALL)) == 8:
                 conn.sendall(payload)
