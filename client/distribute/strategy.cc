@@ -9,6 +9,7 @@
 #include "client/ops/array_ops.h"
 #include "client/ops/collective_ops.h"
 #include "client/ops/math_ops.h"
+#include "client/ops/state_ops.h"
 #include "core/framework/device_name.h"
 #include "core/platform/status.h"
 
@@ -68,19 +69,27 @@ class Strategy::Creator final : public training::VariableCreator {
   Variable Create(const Scope& scope, const std::string& name, const TensorShape& shape,
                   DataType dtype, const training::Initializer& initializer,
                   const training::VariableOptions& options) const override {
+    if (strategy_ == nullptr) {
+      scope.UpdateStatus(errors::FailedPrecondition(
+          "variable '", name, "': the distribution strategy whose scope this is was destroyed"));
+      return Variable();
+    }
     if (strategy_->in_run_) {
       scope.UpdateStatus(errors::InvalidArgument(
           "variable '", name, "' is made inside a step function: make the model's variables in "
-          "the strategy's scope before Run, so that every replica shares them"));
+          "the strategy's scope before Run, so that every replica shares them (and train with "
+          "ReplicaContext::Minimize, not Optimizer::Minimize, whose slots are variables too)"));
       return Variable();
     }
     Variable v = strategy_->CreateVariable(scope, name, shape, dtype, initializer, options);
     if (v.valid() && options.trainable) strategy_->trainable_.push_back(v);
     return v;
   }
+  // The strategy is gone: scopes that outlive it get an error, not a crash.
+  void Detach() const { strategy_ = nullptr; }
 
  private:
-  Strategy* strategy_;
+  mutable Strategy* strategy_;
 };
 
 // ---------------------------------------------------------------------------
@@ -98,7 +107,19 @@ absl::Status ReplicaContext::Minimize(training::Optimizer* optimizer, const Outp
         "Minimize: no trainable variable was made in the strategy's scope, and no var_list given");
   }
   std::vector<Variable> mine;
-  for (const Variable& v : vars) mine.push_back(Component(v, local_index_));
+  for (const Variable& v : vars) {
+    if (v.components().empty()) {
+      for (const Variable& made : strategy_->trainable_variables()) {
+        if (!made.components().empty() && made.components()[0].name() == v.name()) {
+          return errors::InvalidArgument(
+              "Minimize: variable '", v.name(), "' is only the primary copy of a mirrored "
+              "variable (as TrainableVariables() returns it): pass the Variable made in the "
+              "strategy's scope, or no var_list");
+        }
+      }
+    }
+    mine.push_back(Component(v, local_index_));
+  }
   TG_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads,
                       optimizer->ComputeGradients(scope_, loss, mine));
   return strategy_->AddUpdate(local_index_, optimizer, std::move(grads), vars, global_step);
@@ -127,7 +148,7 @@ Strategy::Strategy(std::vector<std::string> devices, int num_replicas_in_sync, i
       first_replica_(first_replica),
       creator_(std::make_shared<Creator>(this)) {}
 
-Strategy::~Strategy() = default;
+Strategy::~Strategy() { creator_->Detach(); }
 
 Scope Strategy::scope(const Scope& root) const { return root.WithVariableCreator(creator_); }
 
@@ -170,6 +191,9 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
     }
   }
   TG_RETURN_IF_ERROR(scope.status());
+  if (in_run_) {
+    return errors::FailedPrecondition("Run called from inside a step function of the same strategy");
+  }
   pending_.clear();
   calls_.assign(n, 0);
   DistributedStep step;
@@ -233,6 +257,22 @@ Output Strategy::Reduce(const Scope& scope, ReduceOp op, const PerReplica& value
   Output sum = value.values.size() == 1 ? ops::Identity(s, value.values[0]).output
                                         : ops::AddN(s, value.values).sum;
   return op == ReduceOp::kMean ? DivideBy(s, sum, num_replicas_in_sync_) : sum;
+}
+
+Operation Strategy::CopyPrimaryToReplicas(const Scope& scope) const {
+  const Scope plain = scope.WithVariableCreator(nullptr);
+  std::vector<Operation> copies;
+  for (const Variable& v : trainable_) {
+    const std::vector<Variable>& c = v.components();
+    for (size_t r = 1; r < c.size(); ++r) {
+      const Scope s = plain.ColocateWith(c[r].op());
+      copies.push_back(c[r].is_resource()
+                           ? ops::AssignVariableOp(s, c[r].handle(), c[0].value()).operation
+                           : ops::Assign(s, c[r].handle(), c[0].value()).operation);
+    }
+  }
+  return ops::NoOp(plain.NewSubScope("copy_primary_to_replicas").WithControlDependencies(copies))
+      .operation;
 }
 
 Variable Strategy::PlainVariable(const Scope& scope, const std::string& device,
@@ -427,6 +467,7 @@ Variable MirroredStrategy::CreateVariable(const Scope& scope, const std::string&
   }
   const int n = static_cast<int>(replica_devices().size());
   Output primary;
+  std::string primary_name;  // within `scope`
   std::vector<Variable> components;
   std::vector<Operation> inits;
   for (int r = 0; r < n; ++r) {
@@ -436,10 +477,15 @@ Variable MirroredStrategy::CreateVariable(const Scope& scope, const std::string&
     });
     training::VariableOptions o = options;
     o.trainable = r == 0;  // the copies join "variables" only
+    // Copies are named after the primary's name as made unique: "w_1/replica_1".
     Variable v = PlainVariable(scope, replica_devices()[r],
-                               r == 0 ? name : absl::StrCat(name, "/replica_", r), shape, dtype,
-                               init, o);
+                               r == 0 ? name : absl::StrCat(primary_name, "/replica_", r), shape,
+                               dtype, init, o);
     if (!v.valid()) return Variable();
+    if (r == 0) {
+      primary_name = scope.name_scope().empty() ? v.name()
+                                                : v.name().substr(scope.name_scope().size() + 1);
+    }
     components.push_back(v);
     inits.push_back(v.initializer());
   }
@@ -510,9 +556,17 @@ absl::StatusOr<Operation> MirroredStrategy::Apply(const Scope& scope, const Pend
   const int n = static_cast<int>(update.grads.size());
   std::vector<size_t> live;  // variables with a gradient
   for (size_t k = 0; k < update.vars.size(); ++k) {
-    bool valid = true;
-    for (int r = 0; r < n; ++r) valid = valid && update.grads[r][k].first.valid();
-    if (valid) live.push_back(k);
+    int valid = 0;
+    for (int r = 0; r < n; ++r) valid += update.grads[r][k].first.valid() ? 1 : 0;
+    if (valid == n) {
+      live.push_back(k);
+    } else if (valid > 0 || (n > 1 && update.vars[k].components().empty())) {
+      return errors::InvalidArgument(
+          "variable '", update.vars[k].name(), "' has a gradient on ", valid, " of ", n,
+          " replicas: use mirrored variables made in the strategy's scope, inside the step "
+          "function (a variable read outside it, or one from TrainableVariables(), is the "
+          "primary copy only)");
+    }
   }
   std::vector<std::vector<Output>> grads(n);
   std::vector<TensorShape> shapes;

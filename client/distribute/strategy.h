@@ -209,6 +209,12 @@ class Strategy {
   absl::StatusOr<DistributedDataset> ExperimentalDistributeDataset(const Scope& scope,
                                                                    const Dataset& dataset);
 
+  // One op that copies the primary of every mirrored variable made in this
+  // strategy's scope into its other copies. A Saver sees only the primaries
+  // (a mirrored variable converts to its primary): run this after restoring
+  // a checkpoint, so every replica starts from the restored values.
+  Operation CopyPrimaryToReplicas(const Scope& scope) const;
+
   // What a session running this strategy's graphs needs (device counts,
   // collective settings); the base of any config you pass.
   virtual ConfigProto session_config() const;

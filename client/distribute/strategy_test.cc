@@ -100,7 +100,7 @@ TEST(StrategyTest, UnevenGlobalBatchIsAnError) {
   EXPECT_NE(d.status().message().find("does not split evenly across 2 replicas"),
             std::string::npos)
       << d.status();
-  // A later batch that does not split (8 rows in batches of 6: 6, then 2 ... fine; 5: 5, 3).
+  // 8 rows in batches of 6 over 2 replicas: 3 + 3, then 1 + 1.
   absl::StatusOr<DistributedDataset> ok =
       mirrored.ExperimentalDistributeDataset(mirrored.scope(root), Data(6));
   ASSERT_TRUE(ok.ok()) << ok.status();
@@ -111,9 +111,92 @@ TEST(StrategyTest, UnevenGlobalBatchIsAnError) {
   ASSERT_TRUE((*it)->GetNextFeeds(&feeds, &end).ok());
   ASSERT_EQ(feeds.size(), 4u);  // 2 components x 2 replicas
   EXPECT_EQ(feeds[0].second.dim_size(0), 3);
-  // The last batch has 2 rows: 1 per replica, still even.
   ASSERT_TRUE((*it)->GetNextFeeds(&feeds, &end).ok());
   EXPECT_EQ(feeds[0].second.dim_size(0), 1);
+  // Over 3 replicas the first batch (6 rows) splits, the last (2 rows) does not.
+  MirroredStrategy three({"/device:CPU:0", "/device:CPU:1", "/device:CPU:2"});
+  Scope root3 = Scope::NewRootScope();
+  absl::StatusOr<DistributedDataset> d3 = three.ExperimentalDistributeDataset(three.scope(root3), Data(6));
+  ASSERT_TRUE(d3.ok()) << d3.status();
+  auto it3 = d3->MakeIterator();
+  ASSERT_TRUE(it3.ok());
+  ASSERT_TRUE((*it3)->GetNextFeeds(&feeds, &end).ok());
+  absl::Status last = (*it3)->GetNextFeeds(&feeds, &end);
+  EXPECT_EQ(last.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(last.message().find("a global batch of 2 rows"), std::string::npos) << last;
+}
+
+TEST(StrategyTest, PrimaryOnlyVariablesAreAnError) {
+  // TrainableVariables() gives the primaries only: replica 1 has no gradient for them.
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  Scope scope = mirrored.scope(root);
+  training::Variable w(scope, "w", {1}, DT_FLOAT, training::Ones());
+  training::GradientDescentOptimizer sgd(0.1);
+  absl::StatusOr<DistributedStep> run =
+      mirrored.Run(scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+        Output loss = ops::Sum(ctx.scope(), ops::Square(ctx.scope(), w), {0});
+        TG_RETURN_IF_ERROR(ctx.Minimize(&sgd, loss, training::TrainableVariables(root)));
+        return std::vector<Output>{loss};
+      });
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("variable 'w' is only the primary copy of a mirrored variable"),
+            std::string::npos)
+      << run.status();
+}
+
+TEST(StrategyTest, CopiesFollowThePrimarysNameAndCanBeResynced) {
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  Scope scope = mirrored.scope(root);
+  training::Variable first(scope, "w", {2}, DT_FLOAT, training::Ones());
+  training::Variable w(scope, "w", {2}, DT_FLOAT, training::Ones());
+  ASSERT_EQ(w.components().size(), 2u);
+  EXPECT_EQ(w.name(), "w_1");
+  EXPECT_EQ(w.components()[1].name(), "w_1/replica_1");
+  // As after a restore: the primary changes, CopyPrimaryToReplicas brings the copy along.
+  Output set = ops::Assign(root, w.handle(), ops::Const(root, {5.0f, 6.0f}, TensorShape({2})));
+  Operation copy = mirrored.CopyPrimaryToReplicas(root);
+  Operation init = training::GlobalVariablesInitializer(root);
+  GraphDef graph;
+  ASSERT_TRUE(root.ToGraphDef(&graph).ok());
+  SessionOptions options;
+  options.config = mirrored.session_config();
+  auto session = NewSession(options);
+  ASSERT_TRUE(session.ok());
+  ASSERT_TRUE((*session)->Create(graph).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)->Run({}, {}, {init.name()}, nullptr).ok());
+  ASSERT_TRUE((*session)->Run({}, {set.name()}, {}, &out).ok());
+  ASSERT_TRUE((*session)->Run({}, {}, {copy.name()}, nullptr).ok());
+  ASSERT_TRUE((*session)->Run({}, {w.components()[1].value().name()}, {}, &out).ok());
+  EXPECT_EQ(out[0].data<float>()[0], 5.0f);
+  EXPECT_EQ(out[0].data<float>()[1], 6.0f);
+}
+
+TEST(StrategyTest, NestedRunAndDestroyedStrategyAreErrors) {
+  Scope root = Scope::NewRootScope();
+  Scope scope = root;
+  {
+    MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+    scope = mirrored.scope(root);
+    absl::StatusOr<DistributedStep> run =
+        mirrored.Run(scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+          TG_RETURN_IF_ERROR(mirrored
+                                 .Run(scope, [](ReplicaContext&) -> absl::StatusOr<std::vector<Output>> {
+                                   return std::vector<Output>{};
+                                 })
+                                 .status());
+          return std::vector<Output>{};
+        });
+    ASSERT_FALSE(run.ok());
+    EXPECT_NE(run.status().message().find("Run called from inside a step function"),
+              std::string::npos)
+        << run.status();
+  }
+  training::Variable late(scope, "late", {1}, DT_FLOAT, training::Ones());
+  EXPECT_FALSE(late.valid());
+  EXPECT_EQ(root.status().code(), absl::StatusCode::kFailedPrecondition) << root.status();
 }
 
 TEST(StrategyTest, ReplicasMustAskForTheSameUpdates) {
