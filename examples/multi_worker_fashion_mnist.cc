@@ -22,7 +22,8 @@
 //
 // The first worker started waits for the other at its first collective, at
 // most --collective_timeout_s, then fails naming the worker that never came.
-// The global batch is --batch_size (per replica) × the number of workers.
+// The global batch is --batch_size (per replica) × the replicas in sync
+// (the workers × --local_devices).
 // Every worker prints one progress line per epoch, its step time, and
 // "test_accuracy=0.xxxx" at the end.
 #include <cstdio>
@@ -52,7 +53,7 @@ struct Options {
   std::string workers = "localhost:20000,localhost:20001";
   std::string cluster, job_name = "worker";  // tg_launch --task_binary passes these
   int task_index = -1;  // -1: TF_CONFIG
-  int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60;
+  int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60, local_devices = 1;
   double learning_rate = 1e-3;
   std::string data_dir = kFashionMnistDir;
 };
@@ -66,6 +67,7 @@ const std::vector<tools::Flag>& Table() {
       {"cluster", "SPEC", false, "or the cluster as \"chief=h:p;worker=h:p,h:p\" (tg_launch's syntax)"},
       {"job_name", "chief|worker", false, "with --cluster: this task's job (default worker)"},
       {"batch_size", "N", false, "examples per replica and step (default 64)"},
+      {"local_devices", "N", false, "replicas (CPU devices) on each worker (default 1)"},
       {"epochs", "N", false, "passes over the 60,000 training images (default 2)"},
       {"learning_rate", "X", false, "Adam's learning rate (default 1e-3)"},
       {"collective_timeout_s", "S", false,
@@ -93,6 +95,7 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
       return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
     }
     if (f.name == "batch_size") return positive(f, &o.batch_size);
+    if (f.name == "local_devices") return positive(f, &o.local_devices);
     if (f.name == "epochs") return positive(f, &o.epochs);
     if (f.name == "seed") return positive(f, &o.seed);
     if (f.name == "collective_timeout_s") return positive(f, &o.collective_timeout_s);
@@ -129,12 +132,14 @@ absl::StatusOr<TfConfig> Cluster(const Options& o) {
 // 784-128-10: the variables, made once in the strategy's scope (mirrored
 // on every replica), and the forward pass any replica builds with them.
 struct Mlp {
-  Mlp(const Scope& scope, int64_t seed)
-      : kernel(scope.NewSubScope("dense"), "kernel", {784, 128}, DT_FLOAT, training::GlorotUniform(seed)),
-        bias(scope.NewSubScope("dense"), "bias", {128}, DT_FLOAT, training::Zeros()),
-        kernel_1(scope.NewSubScope("dense_1"), "kernel", {128, 10}, DT_FLOAT,
-                 training::GlorotUniform(seed + 1)),
-        bias_1(scope.NewSubScope("dense_1"), "bias", {10}, DT_FLOAT, training::Zeros()) {}
+  static Mlp Make(const Scope& scope, int64_t seed) {
+    const Scope dense = scope.NewSubScope("dense"), dense_1 = scope.NewSubScope("dense_1");
+    return Mlp{
+        training::Variable(dense, "kernel", {784, 128}, DT_FLOAT, training::GlorotUniform(seed)),
+        training::Variable(dense, "bias", {128}, DT_FLOAT, training::Zeros()),
+        training::Variable(dense_1, "kernel", {128, 10}, DT_FLOAT, training::GlorotUniform(seed + 1)),
+        training::Variable(dense_1, "bias", {10}, DT_FLOAT, training::Zeros())};
+  }
 
   Output Logits(const Scope& s, Output images) const {
     Output hidden = ops::Relu(s, ops::BiasAdd(s, ops::MatMul(s, images, kernel), bias));
@@ -148,6 +153,7 @@ absl::Status Main(const Options& o) {
   TG_ASSIGN_OR_RETURN(TfConfig tf_config, Cluster(o));
   distribute::MultiWorkerMirroredStrategy::Options options;
   options.tf_config = tf_config;
+  options.local_devices = static_cast<int>(o.local_devices);
   options.mirrored.collective_timeout_seconds = static_cast<float>(o.collective_timeout_s);
   TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create(options));
   const std::string me = absl::StrCat("worker ", strategy->worker_index());
@@ -169,7 +175,7 @@ absl::Status Main(const Options& o) {
 
   Scope root = Scope::NewRootScope();
   Scope scope = strategy->scope(root);
-  const Mlp model(scope, o.seed);
+  const Mlp model = Mlp::Make(scope, o.seed);
   training::AdamOptimizer adam(o.learning_rate);
   TG_ASSIGN_OR_RETURN(distribute::DistributedDataset data,
                       strategy->ExperimentalDistributeDataset(scope, dataset));

@@ -3,6 +3,7 @@
 #  1. two workers under one tg_launch command (free loopback ports) train one
 #     epoch with MultiWorkerMirroredStrategy; tg_launch exits 0, both workers
 #     print the same test_accuracy, above 0.80;
+#     then the same with two devices per worker (four replicas);
 #  2. one worker of a two-worker TF_CONFIG cluster alone fails within its
 #     collective timeout (exit 1), naming the worker that never joined;
 #  3. a bad flag exits 2 with the usage.
@@ -43,6 +44,22 @@ if [[ -n "$a0" && "$a0" == "$a1" ]] && holds "$a0" '>' 0.80; then
   echo "ok 1: both workers reach test_accuracy=$a0"
 else
   fail "test_accuracy: worker 0 '$a0', worker 1 '$a1' (want equal, > 0.80): [$(cat "$TMP/launch.out")]"
+fi
+
+# 1b. Two devices per worker: four replicas, two on each task (local and
+# remote members in one ring), the same global batch.
+timeout 300 "$TG_LAUNCH" --workers=2 --task_binary="$BIN" -- --epochs=1 --local_devices=2 \
+  --batch_size=32 >"$TMP/four.out" 2>"$TMP/four.err"
+RC=$?
+[[ $RC -eq 0 ]] || fail "tg_launch, 2 devices each: exit status $RC; stderr: $(tail -n 30 "$TMP/four.err")"
+grep -q "^\[worker:1\] worker 1: 4 replicas in sync, global batch 128$" "$TMP/four.out" ||
+  fail "no '4 replicas in sync' line: [$(cat "$TMP/four.out")]"
+b0=$(sed -nE 's/^\[worker:0\] worker 0: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/four.out")
+b1=$(sed -nE 's/^\[worker:1\] worker 1: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/four.out")
+if [[ -n "$b0" && "$b0" == "$b1" ]] && holds "$b0" '>' 0.80; then
+  echo "ok 1b: 4 replicas on 2 workers reach test_accuracy=$b0"
+else
+  fail "4 replicas: worker 0 '$b0', worker 1 '$b1' (want equal, > 0.80): [$(cat "$TMP/four.out")]"
 fi
 
 # 2. A worker whose peer never starts.
