@@ -139,6 +139,22 @@ absl::Status ReplicaContext::ApplyGradients(training::Optimizer* optimizer,
                               global_step);
 }
 
+Output ReplicaContext::AllReduce(ReduceOp op, const Output& value) {
+  Strategy& st = *strategy_;
+  const size_t call = st.all_reduce_calls_[local_index_]++;
+  if (local_index_ == 0) st.all_reduce_keys_.push_back(st.NextInstanceKey());
+  if (call >= st.all_reduce_keys_.size()) {
+    scope_.UpdateStatus(errors::InvalidArgument(
+        "AllReduce #", call + 1, " of replica ", replica_id_, " has no match on replica ",
+        st.first_replica_id(), ": every replica must make the same AllReduce calls"));
+    return Output();
+  }
+  return ops::CollectiveReduce(scope_, value, st.num_replicas_in_sync(), st.group_key(),
+                               st.all_reduce_keys_[call], "Add",
+                               op == ReduceOp::kMean ? "Div" : "Id",
+                               st.collective_timeout_seconds());
+}
+
 // ---------------------------------------------------------------------------
 // Strategy
 
@@ -146,7 +162,9 @@ Strategy::Strategy(std::vector<std::string> devices, int num_replicas_in_sync, i
     : devices_(std::move(devices)),
       num_replicas_in_sync_(num_replicas_in_sync),
       first_replica_(first_replica),
-      creator_(std::make_shared<Creator>(this)) {}
+      creator_(std::make_shared<Creator>(this)) {
+  SetGroup(devices_);
+}
 
 Strategy::~Strategy() { creator_->Detach(); }
 
@@ -196,6 +214,8 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
   }
   pending_.clear();
   calls_.assign(n, 0);
+  all_reduce_keys_.clear();
+  all_reduce_calls_.assign(n, 0);
   DistributedStep step;
   in_run_ = true;
   struct Leave {
@@ -225,6 +245,12 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
     for (size_t k = 0; k < outs->size(); ++k) step.outputs[k].values.push_back((*outs)[k]);
   }
   for (int r = 1; r < n; ++r) {
+    if (all_reduce_calls_[r] != all_reduce_calls_[0]) {
+      return errors::InvalidArgument("replica ", first_replica_ + r, " made ",
+                                     all_reduce_calls_[r], " AllReduce call(s), replica ",
+                                     first_replica_, " ", all_reduce_calls_[0],
+                                     ": every replica must make the same AllReduce calls");
+    }
     if (calls_[r] != calls_[0]) {
       return errors::InvalidArgument("replica ", first_replica_ + r, " asked for ", calls_[r],
                                      " update(s), replica ", first_replica_, " for ", calls_[0],
@@ -431,7 +457,6 @@ MirroredStrategy::MirroredStrategy(std::vector<std::string> devices)
 MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, const Options& options)
     : MirroredStrategy(DefaultCpus(devices), static_cast<int>(DefaultCpus(devices).size()), 0,
                        options) {
-  SetGroup(replica_devices());
 }
 
 MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, int num_replicas_in_sync,
@@ -442,7 +467,7 @@ ConfigProto MirroredStrategy::session_config() const {
   return ConfigWithCpus(CpuCount(replica_devices()));
 }
 
-void MirroredStrategy::SetGroup(const std::vector<std::string>& member_devices) {
+void Strategy::SetGroup(const std::vector<std::string>& member_devices) {
   // The same in every process (FNV-1a, not a seeded hash), different for
   // different member sets.
   std::vector<std::string> sorted = member_devices;
@@ -526,16 +551,16 @@ std::vector<std::vector<Output>> MirroredStrategy::AllReduce(
       const Scope s = scope.WithDevice(replica_devices()[r]).NewSubScope("allreduce");
       if (pack.size() == 1) {
         out[r][pack[0]] =
-            ops::CollectiveReduce(s, tensors[r][pack[0]], num_replicas_in_sync(), group_key_,
-                                  instance, "Add", final_op, options_.collective_timeout_seconds);
+            ops::CollectiveReduce(s, tensors[r][pack[0]], num_replicas_in_sync(), group_key(),
+                                  instance, "Add", final_op, collective_timeout_seconds());
         continue;
       }
       std::vector<Output> flat;
       for (size_t k : pack) flat.push_back(ops::Reshape(s, tensors[r][k], {-1}).output);
       Output packed = ops::Concat(s, flat, 0).output;
-      Output reduced = ops::CollectiveReduce(s, packed, num_replicas_in_sync(), group_key_,
+      Output reduced = ops::CollectiveReduce(s, packed, num_replicas_in_sync(), group_key(),
                                              instance, "Add", final_op,
-                                             options_.collective_timeout_seconds);
+                                             collective_timeout_seconds());
       int64_t offset = 0;
       for (size_t k : pack) {
         const int64_t size = NumElements(shapes[k]);

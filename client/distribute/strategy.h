@@ -112,6 +112,10 @@ class ReplicaContext {
   absl::Status ApplyGradients(training::Optimizer* optimizer,
                               const std::vector<training::GradAndVar>& grads_and_vars,
                               const std::optional<training::Variable>& global_step = std::nullopt);
+  // The sum or mean of `value` over every replica in sync, on this replica
+  // (TensorFlow's ReplicaContext.all_reduce), by CollectiveReduce: every
+  // replica must make the same AllReduce calls in the same order.
+  Output AllReduce(ReduceOp op, const Output& value);
 
  private:
   friend class Strategy;
@@ -256,6 +260,15 @@ class Strategy {
   // The device that reductions and shared values use: the first replica's.
   const std::string& host_device() const { return devices_.front(); }
 
+  // Collectives among the replicas in sync: one group (by default this
+  // program's replica devices), instance keys handed out in build order.
+  int NextInstanceKey() { return next_instance_key_++; }
+  int group_key() const { return group_key_; }
+  // Sets the group key from the names of every member device (all processes').
+  void SetGroup(const std::vector<std::string>& member_devices);
+  // How long a collective waits for its peers.
+  virtual float collective_timeout_seconds() const { return 60; }
+
  private:
   friend class ReplicaContext;
   class Creator;
@@ -273,6 +286,11 @@ class Strategy {
   std::vector<PendingUpdate> pending_;
   std::vector<int> calls_;  // per local replica: updates asked for so far in this Run
   bool in_run_ = false;     // step functions are running: no new variables
+  int group_key_ = 1;
+  int next_instance_key_ = 1;
+  // ReplicaContext::AllReduce: the instance key of each call, made by replica 0.
+  std::vector<int> all_reduce_keys_;
+  std::vector<int> all_reduce_calls_;  // per local replica, in this Run
 };
 
 // One replica on one device ("/device:CPU:0", "/job:worker/task:1/device:CPU:0").
@@ -333,16 +351,11 @@ class MirroredStrategy : public Strategy {
   // others copy it, so all start equal even with random initializers.
   virtual Output InitialValue(const Scope& scope, int local_replica, const Output& primary,
                               const TensorShape& shape, DataType dtype);
-  int NextInstanceKey() { return next_instance_key_++; }
-  int group_key() const { return group_key_; }
-  // Sets the group key from the full names of every member device.
-  void SetGroup(const std::vector<std::string>& member_devices);
   const Options& options() const { return options_; }
+  float collective_timeout_seconds() const override { return options_.collective_timeout_seconds; }
 
  private:
   Options options_;
-  int group_key_ = 1;
-  int next_instance_key_ = 1;
 };
 
 // Variables on one device (default "/device:CPU:0"), compute replicated on

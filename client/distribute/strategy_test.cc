@@ -246,6 +246,43 @@ TEST(StrategyTest, InputsNeedOneValuePerReplica) {
       << run.status();
 }
 
+TEST(StrategyTest, AllReduceInsideTheStepFunction) {
+  for (int kind = 0; kind < 2; ++kind) {
+    std::unique_ptr<Strategy> strategy;
+    const std::vector<std::string> cpus = {"/device:CPU:0", "/device:CPU:1", "/device:CPU:2"};
+    if (kind == 0) {
+      strategy = std::make_unique<MirroredStrategy>(cpus);
+    } else {
+      strategy = std::make_unique<CentralStorageStrategy>(cpus);
+    }
+    Scope root = Scope::NewRootScope();
+    absl::StatusOr<DistributedStep> run = strategy->Run(
+        strategy->scope(root), [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+          Output mine = ops::Const(ctx.scope(), static_cast<float>(ctx.replica_id_in_sync_group() + 1));
+          return std::vector<Output>{ctx.AllReduce(ReduceOp::kSum, mine),
+                                     ctx.AllReduce(ReduceOp::kMean, mine)};
+        });
+    ASSERT_TRUE(run.ok()) << run.status();
+    GraphDef graph;
+    ASSERT_TRUE(root.ToGraphDef(&graph).ok());
+    SessionOptions options;
+    options.config = strategy->session_config();
+    auto session = NewSession(options);
+    ASSERT_TRUE(session.ok());
+    ASSERT_TRUE((*session)->Create(graph).ok());
+    std::vector<std::string> fetch;
+    for (int k = 0; k < 2; ++k) {
+      for (const Output& o : run->outputs[k].values) fetch.push_back(o.name());
+    }
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)->Run({}, fetch, {}, &out).ok());
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(out[r].scalar<float>(), 6.0f) << kind << " replica " << r;
+      EXPECT_EQ(out[3 + r].scalar<float>(), 2.0f) << kind << " replica " << r;
+    }
+  }
+}
+
 TEST(StrategyTest, ReduceSumsAcrossReplicas) {
   for (int kind = 0; kind < 2; ++kind) {
     std::unique_ptr<Strategy> strategy;
