@@ -16,7 +16,8 @@
 //   # two terminals (or two background processes):
 //   TF_CONFIG='{"cluster": {"worker": ["localhost:20000", "localhost:20001"]},
 //               "task": {"type": "worker", "index": 0}}' multi_worker_fashion_mnist
-//   TF_CONFIG='{... "task": {"type": "worker", "index": 1}}' multi_worker_fashion_mnist
+//   TF_CONFIG='{"cluster": {"worker": ["localhost:20000", "localhost:20001"]},
+//               "task": {"type": "worker", "index": 1}}' multi_worker_fashion_mnist
 //   # or without TF_CONFIG: multi_worker_fashion_mnist --task_index=0 (and 1)
 //   # or one command: tg_launch --workers=2 --task_binary=bazel-bin/examples/multi_worker_fashion_mnist
 //
