@@ -48,12 +48,6 @@ std::vector<std::string> DefaultCpus(std::vector<std::string> devices) {
   return devices;
 }
 
-int64_t NumElements(const TensorShape& s) {
-  int64_t n = 1;
-  for (int d = 0; d < s.dims(); ++d) n *= s.dim_size(d);
-  return n;
-}
-
 // `x` / n in x's dtype.
 Output DivideBy(const Scope& scope, const Output& x, int n) {
   if (n == 1) return x;
@@ -532,7 +526,7 @@ std::vector<std::vector<Output>> MirroredStrategy::AllReduce(
   std::map<DataType, size_t> open_pack;  // dtype -> index in packs
   for (size_t k = 0; k < k_count; ++k) {
     const DataType dt = tensors[0][k].type();
-    const int64_t bytes = NumElements(shapes[k]) * static_cast<int64_t>(DataTypeSize(dt));
+    const int64_t bytes = shapes[k].num_elements() * static_cast<int64_t>(DataTypeSize(dt));
     if (options_.pack_bytes <= 0 || bytes >= options_.pack_bytes) {
       packs.push_back({k});
       continue;
@@ -563,7 +557,7 @@ std::vector<std::vector<Output>> MirroredStrategy::AllReduce(
                                              collective_timeout_seconds());
       int64_t offset = 0;
       for (size_t k : pack) {
-        const int64_t size = NumElements(shapes[k]);
+        const int64_t size = shapes[k].num_elements();
         Output piece = ops::Slice(s, reduced, {offset}, {size}).output;
         Tensor dims(DT_INT32, TensorShape({shapes[k].dims()}));
         for (int d = 0; d < shapes[k].dims(); ++d) {

@@ -158,13 +158,8 @@ TEST(StrategyTest, CopiesFollowThePrimarysNameAndCanBeResynced) {
   Output set = ops::Assign(root, w.handle(), ops::Const(root, {5.0f, 6.0f}, TensorShape({2})));
   Operation copy = mirrored.CopyPrimaryToReplicas(root);
   Operation init = training::GlobalVariablesInitializer(root);
-  GraphDef graph;
-  ASSERT_TRUE(root.ToGraphDef(&graph).ok());
-  SessionOptions options;
-  options.config = mirrored.session_config();
-  auto session = NewSession(options);
-  ASSERT_TRUE(session.ok());
-  ASSERT_TRUE((*session)->Create(graph).ok());
+  absl::StatusOr<std::unique_ptr<Session>> session = SessionFor(root, mirrored);
+  ASSERT_TRUE(session.ok()) << session.status();
   std::vector<Tensor> out;
   ASSERT_TRUE((*session)->Run({}, {}, {init.name()}, nullptr).ok());
   ASSERT_TRUE((*session)->Run({}, {set.name()}, {}, &out).ok());
@@ -263,13 +258,8 @@ TEST(StrategyTest, AllReduceInsideTheStepFunction) {
                                      ctx.AllReduce(ReduceOp::kMean, mine)};
         });
     ASSERT_TRUE(run.ok()) << run.status();
-    GraphDef graph;
-    ASSERT_TRUE(root.ToGraphDef(&graph).ok());
-    SessionOptions options;
-    options.config = strategy->session_config();
-    auto session = NewSession(options);
-    ASSERT_TRUE(session.ok());
-    ASSERT_TRUE((*session)->Create(graph).ok());
+    absl::StatusOr<std::unique_ptr<Session>> session = SessionFor(root, *strategy);
+    ASSERT_TRUE(session.ok()) << session.status();
     std::vector<std::string> fetch;
     for (int k = 0; k < 2; ++k) {
       for (const Output& o : run->outputs[k].values) fetch.push_back(o.name());
@@ -302,13 +292,8 @@ TEST(StrategyTest, ReduceSumsAcrossReplicas) {
     ASSERT_TRUE(run.ok()) << run.status();
     Output sum = strategy->Reduce(root, ReduceOp::kSum, run->outputs[0]);
     Output mean = strategy->Reduce(root, ReduceOp::kMean, run->outputs[0]);
-    GraphDef graph;
-    ASSERT_TRUE(root.ToGraphDef(&graph).ok());
-    SessionOptions options;
-    options.config = strategy->session_config();
-    auto session = NewSession(options);
-    ASSERT_TRUE(session.ok());
-    ASSERT_TRUE((*session)->Create(graph).ok());
+    absl::StatusOr<std::unique_ptr<Session>> session = SessionFor(root, *strategy);
+    ASSERT_TRUE(session.ok()) << session.status();
     std::vector<Tensor> out;
     ASSERT_TRUE((*session)->Run({}, {sum.name(), mean.name()}, {}, &out).ok());
     EXPECT_EQ(out[0].scalar<float>(), 6.0f) << kind;

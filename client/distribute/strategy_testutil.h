@@ -41,6 +41,20 @@ struct Trained {
   std::vector<std::string> per_step;
 };
 
+// A session over `root`'s graph with the strategy's config, on `target`.
+inline absl::StatusOr<std::unique_ptr<Session>> SessionFor(const Scope& root,
+                                                           const Strategy& strategy,
+                                                           const std::string& target = "") {
+  GraphDef graph;
+  TG_RETURN_IF_ERROR(root.ToGraphDef(&graph));
+  SessionOptions options;
+  options.target = target;
+  options.config = strategy.session_config();
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
+  TG_RETURN_IF_ERROR(session->Create(graph));
+  return session;
+}
+
 // Trains the linear model for `epochs` passes over Data(4) under `strategy`
 // with Fit, or (`stepwise`) one step at a time, recording the variables.
 inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam = false,
@@ -71,13 +85,7 @@ inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam =
           data.inputs()));
   Output loss = strategy.Reduce(scope, ReduceOp::kMean, run.outputs[0]);
   Operation init = training::GlobalVariablesInitializer(root);
-  GraphDef graph;
-  TG_RETURN_IF_ERROR(root.ToGraphDef(&graph));
-  SessionOptions options;
-  options.target = target;
-  options.config = strategy.session_config();
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
-  TG_RETURN_IF_ERROR(session->Create(graph));
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, SessionFor(root, strategy, target));
   TG_RETURN_IF_ERROR(session->Run({}, {}, {init.name()}, nullptr));
   std::ostringstream log;
   Trained t;
