@@ -291,9 +291,13 @@ for a in "$@"; do
     --job_name=*) job="${a#*=}" ;;
     --task_index=*) index="${a#*=}" ;;
     --exit=*) code="${a#*=}" ;;
+    --staggered) staggered=1 ;;
   esac
 done
+# --staggered: worker 1 is slow to serve, the ps is done at once.
+[[ -n "${staggered:-}" && "$job" == worker && "$index" == 1 ]] && sleep 1.5
 echo "tg_server ready /job:$job/replica:0/task:$index 127.0.0.1:1"
+[[ -n "${staggered:-}" && "$job" == ps ]] && exit 0
 sleep 0.5
 [[ "$job" == worker && "$index" == 1 ]] && exit "${code:-0}"
 exit 0
@@ -305,6 +309,13 @@ RC=$?
 [[ $RC -eq 0 ]] || fail "--task_binary, all tasks exit 0: status $RC, stderr: $(cat "$TMP/tasks_ok.err")"
 grep -q "task /job:worker/replica:0/task:1 finished" "$TMP/tasks_ok.err" ||
   fail "--task_binary: no 'finished' line: $(cat "$TMP/tasks_ok.err")"
+# A task that is done before another serves is not a failure.
+timeout -k 5 60 "$TG_LAUNCH" --ps=1 --workers=2 --task_binary="$TMP/task.sh" -- --staggered \
+  >"$TMP/tasks_staggered.out" 2>"$TMP/tasks_staggered.err"
+RC=$?
+[[ $RC -eq 0 ]] || fail "--task_binary, the ps done early: status $RC, stderr: $(cat "$TMP/tasks_staggered.err")"
+[[ $(grep -c " finished$" "$TMP/tasks_staggered.err") -eq 3 ]] ||
+  fail "--task_binary, the ps done early: not 3 'finished' lines: $(cat "$TMP/tasks_staggered.err")"
 timeout -k 5 60 "$TG_LAUNCH" --ps=1 --workers=2 --task_binary="$TMP/task.sh" -- --exit=3 \
   >"$TMP/tasks_bad.out" 2>"$TMP/tasks_bad.err"
 RC=$?

@@ -331,7 +331,16 @@ class Supervisor {
   const std::vector<std::unique_ptr<Child>>& children() const { return children_; }
   int received_signal() const { return signal_; }
   // Each child that exited since the last call, once.
-  std::vector<Child*> TakeExited() { return std::move(exited_); }
+  std::vector<Child*> TakeExited() {
+    std::vector<Child*> exited;
+    exited.swap(exited_);
+    return exited;
+  }
+  // Hands children back to the next TakeExited, ahead of later exits.
+  void ReturnExited(std::vector<Child*> children) {
+    children.insert(children.end(), exited_.begin(), exited_.end());
+    exited_ = std::move(children);
+  }
   // Children not exited yet.
   int running() const {
     int n = 0;
@@ -538,11 +547,20 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
     for (const auto& child : supervisor.children()) {
       if (child->address.empty()) waiting.push_back(child->task);
     }
+    // A task program that served and then ended well is done early, not
+    // failed: Supervise reports it once every task serves.
+    std::vector<Child*> done_early;
     for (Child* child : supervisor.TakeExited()) {
+      if (!options.task_binary.empty() && !child->address.empty() &&
+          WIFEXITED(child->status) && WEXITSTATUS(child->status) == 0) {
+        done_early.push_back(child);
+        continue;
+      }
       Say(absl::StrCat("task ", child->task, " ", DescribeStatus(child->status)));
       *task_exited = true;
       return 1;
     }
+    supervisor.ReturnExited(std::move(done_early));
     if (const int signal = supervisor.received_signal(); signal != 0) {
       Say(absl::StrCat(strsignal(signal), " while starting, stopping the cluster"));
       // Without a command that is how a launch ends; a command never ran.
