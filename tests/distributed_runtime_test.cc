@@ -332,7 +332,7 @@ TEST(DistributedRuntimeTest, MutualTlsBetweenTasksAndWithTheClient) {
   EXPECT_OK(RunSeed(*session, /*initialize=*/true));
 }
 
-// Garbage bytes to every method of both services: InvalidArgument naming
+// Garbage bytes to every method of both services (21): InvalidArgument naming
 // the method; the cluster then still runs the seed example.
 TEST(DistributedRuntimeTest, GarbageRequestsAreInvalidArgumentAndTheTaskKeepsServing) {
   SeedCluster cluster;
@@ -345,7 +345,8 @@ TEST(DistributedRuntimeTest, GarbageRequestsAreInvalidArgumentAndTheTaskKeepsSer
     methods.push_back(absl::StrCat("/tensorgrid.MasterService/", m));
   }
   for (const char* m : {"GetStatus", "CreateWorkerSession", "DeleteWorkerSession", "RegisterGraph",
-                        "DeregisterGraph", "RunGraph", "CleanupGraph", "RecvTensor", "CleanupAll"}) {
+                        "DeregisterGraph", "RunGraph", "CleanupGraph", "RecvTensor", "CleanupAll",
+                        "CompleteGroup", "CompleteInstance", "RecvBuf"}) {
     methods.push_back(absl::StrCat("/tensorgrid.WorkerService/", m));
   }
   for (const std::string& method : methods) {

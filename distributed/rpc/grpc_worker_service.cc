@@ -68,6 +68,23 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::
   return reactor;
 }
 
+// The answer to a raw request that does not parse as `method`'s message.
+grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
+                                           const char* method) {
+  return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                         absl::StrCat("request to /tensorgrid.WorkerService/",
+                                                      method,
+                                                      " is not a valid message for that method")));
+}
+
+// Finishes a raw call with `message` as its response.
+template <typename Message>
+void FinishWith(grpc::ServerUnaryReactor* reactor, const Message& message,
+                grpc::ByteBuffer* wire) {
+  bool own_buffer = false;
+  reactor->Finish(grpc::SerializationTraits<Message>::Serialize(message, wire, &own_buffer));
+}
+
 // One RecvTensor or RecvBuf call, answered by whichever comes first: the
 // worker's callback with the tensor (or the step's failure), the deadline
 // alarm, or the client's cancellation. No thread waits meanwhile.
@@ -205,38 +222,61 @@ grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
   return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
 }
 
-grpc::Status GrpcWorkerService::RunGraph(grpc::ServerContext* context,
-                                         const RunGraphRequest* request,
-                                         RunGraphResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  RunGraphArgs args;
-  absl::Status s = DecodeFeeds(request->send(), &args.feeds);
+// On the callback API: the partition runs without a server thread waiting
+// for it, and the response goes out from whichever thread finishes it. Raw
+// bytes in and out, so that a request that does not parse is answered with
+// InvalidArgument by this handler (the generated callback handler would say
+// a bare Unimplemented).
+grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* wire,
+                                                      grpc::ByteBuffer* wire_response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
+  struct Call {
+    RunGraphRequest request;
+    RunGraphArgs args;
+    RunGraphResult result;
+  };
+  auto call = std::make_shared<Call>();
+  if (!ParseFromByteBuffer(*wire, &call->request)) return NotAValidMessage(context, "RunGraph");
+  const RunGraphRequest& request = call->request;
+  absl::Status s = DecodeFeeds(request.send(), &call->args.feeds);
   if (!s.ok()) {
-    return ToGrpcStatus(WithContext(s, absl::StrCat("RunGraph '", request->graph_handle(), "'")));
+    return FinishNow(context, ToGrpcStatus(WithContext(
+                                  s, absl::StrCat("RunGraph '", request.graph_handle(), "'"))));
   }
-  args.graph_handle = request->graph_handle();
-  args.step_id = request->step_id();
-  args.timeout_in_ms = request->timeout_in_ms();
-  args.collect_step_stats = request->collect_step_stats();
-  RunGraphResult result;
-  s = worker_->RunGraph(args, &result);
-  if (!s.ok()) return ToGrpcStatus(s);
-  for (size_t i = 0; i < result.fetches.size(); ++i) {
-    NamedTensorProto* named = response->add_recv();
-    named->set_name(std::to_string(i));
-    TensorToProto(result.fetches[i], named->mutable_tensor());
-  }
-  *response->mutable_step_stats() = std::move(result.step_stats);
-  // The fetches travel in this one message: past what gRPC can carry, say
-  // so rather than fail inside gRPC's serialization with a bare Internal.
-  if (const size_t bytes = response->ByteSizeLong(); bytes > kMaxGrpcMessageBytes) {
-    response->Clear();
-    return ToGrpcStatus(errors::ResourceExhausted(
-        "RunGraph '", request->graph_handle(), "' step ", request->step_id(), ": ",
-        result.fetches.size(), " fetches make a response of ", bytes, " bytes, over the limit of ",
-        kMaxGrpcMessageBytes, " bytes for one gRPC message"));
-  }
-  return grpc::Status::OK;
+  call->args.graph_handle = request.graph_handle();
+  call->args.step_id = request.step_id();
+  call->args.timeout_in_ms = request.timeout_in_ms();
+  call->args.collect_step_stats = request.collect_step_stats();
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  worker_->RunGraphAsync(call->args, &call->result, [reactor, wire_response,
+                                                     call](absl::Status s) {
+    if (!s.ok()) {
+      reactor->Finish(ToGrpcStatus(s));
+      return;
+    }
+    RunGraphResponse response;
+    const std::vector<Tensor>& fetches = call->result.fetches;
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      NamedTensorProto* named = response.add_recv();
+      named->set_name(std::to_string(i));
+      TensorToProto(fetches[i], named->mutable_tensor());
+    }
+    *response.mutable_step_stats() = std::move(call->result.step_stats);
+    // The fetches travel in this one message: past what gRPC can carry, say
+    // so rather than fail inside gRPC's serialization with a bare Internal.
+    if (const size_t bytes = response.ByteSizeLong(); bytes > kMaxGrpcMessageBytes) {
+      reactor->Finish(ToGrpcStatus(errors::ResourceExhausted(
+          "RunGraph '", call->request.graph_handle(), "' step ", call->request.step_id(), ": ",
+          fetches.size(), " fetches make a response of ", bytes, " bytes, over the limit of ",
+          kMaxGrpcMessageBytes, " bytes for one gRPC message")));
+      return;
+    }
+    FinishWith(reactor, response, wire_response);
+  });
+  return reactor;
 }
 
 grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext* context,
@@ -253,11 +293,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
     return FinishNow(context, std::move(denied));
   }
   RecvTensorRequest parsed;
-  if (!ParseFromByteBuffer(*request, &parsed)) {
-    return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                           "request to /tensorgrid.WorkerService/RecvTensor is "
-                                           "not a valid message for that method"));
-  }
+  if (!ParseFromByteBuffer(*request, &parsed)) return NotAValidMessage(context, "RecvTensor");
   // Deleted by itself in OnDone, once gRPC is through with the call.
   auto* reactor = new TensorReactor(
       parsed.rendezvous_key(),
@@ -282,61 +318,71 @@ absl::Duration JoinWait(const grpc::CallbackServerContext& context, int64_t time
 }  // namespace
 
 grpc::ServerUnaryReactor* GrpcWorkerService::CompleteGroup(grpc::CallbackServerContext* context,
-                                                           const CompleteGroupRequest* request,
-                                                           CompleteGroupResponse* response) {
+                                                           const grpc::ByteBuffer* wire,
+                                                           grpc::ByteBuffer* wire_response) {
   if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
     return FinishNow(context, std::move(denied));
   }
+  CompleteGroupRequest request;
+  if (!ParseFromByteBuffer(*wire, &request)) return NotAValidMessage(context, "CompleteGroup");
   CompleteGroupArgs args;
-  args.group_key = request->group_key();
-  args.group_size = request->group_size();
-  args.device_type = request->device_type();
-  args.device = request->device_name();
-  args.incarnation = request->incarnation();
-  args.timeout = JoinWait(*context, request->timeout_ms());
+  args.group_key = request.group_key();
+  args.group_size = request.group_size();
+  args.device_type = request.device_type();
+  args.device = request.device_name();
+  args.incarnation = request.incarnation();
+  args.timeout = JoinWait(*context, request.timeout_ms());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto result = std::make_shared<CompleteGroupResult>();
   // The leader always answers, at the latest after args.timeout.
-  worker_->CompleteGroupAsync(args, result.get(), [reactor, response, result](absl::Status s) {
-    if (s.ok()) {
-      response->set_group_key(result->group_key);
-      response->set_group_size(result->group_size);
-      response->set_device_type(result->device_type);
-      for (const std::string& d : result->devices) response->add_device_name(d);
-      for (uint64_t i : result->incarnations) response->add_incarnation(i);
+  worker_->CompleteGroupAsync(args, result.get(), [reactor, wire_response, result](absl::Status s) {
+    if (!s.ok()) {
+      reactor->Finish(ToGrpcStatus(s));
+      return;
     }
-    reactor->Finish(ToGrpcStatus(s));
+    CompleteGroupResponse response;
+    response.set_group_key(result->group_key);
+    response.set_group_size(result->group_size);
+    response.set_device_type(result->device_type);
+    for (const std::string& d : result->devices) response.add_device_name(d);
+    for (uint64_t i : result->incarnations) response.add_incarnation(i);
+    FinishWith(reactor, response, wire_response);
   });
   return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(
-    grpc::CallbackServerContext* context, const CompleteInstanceRequest* request,
-    CompleteInstanceResponse* response) {
+grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* wire,
+                                                              grpc::ByteBuffer* wire_response) {
   if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
     return FinishNow(context, std::move(denied));
   }
+  CompleteInstanceRequest request;
+  if (!ParseFromByteBuffer(*wire, &request)) return NotAValidMessage(context, "CompleteInstance");
   CompleteInstanceArgs args;
-  args.group_key = request->group_key();
-  args.group_size = request->group_size();
-  args.instance_key = request->instance_key();
-  args.device = request->device_name();
-  args.op = request->op();
-  args.dtype = request->dtype();
-  args.shape.assign(request->shape().begin(), request->shape().end());
-  args.is_source = request->is_source();
-  args.timeout = JoinWait(*context, request->timeout_ms());
-  args.next_seq = request->next_seq();
+  args.group_key = request.group_key();
+  args.group_size = request.group_size();
+  args.instance_key = request.instance_key();
+  args.device = request.device_name();
+  args.op = request.op();
+  args.dtype = request.dtype();
+  args.shape.assign(request.shape().begin(), request.shape().end());
+  args.is_source = request.is_source();
+  args.timeout = JoinWait(*context, request.timeout_ms());
+  args.next_seq = request.next_seq();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto result = std::make_shared<CompleteInstanceResult>();
-  worker_->CompleteInstanceAsync(args, result.get(),
-                                 [reactor, response, result](absl::Status s) {
-                                   if (s.ok()) {
-                                     response->set_source_rank(result->source_rank);
-                                     response->set_exec_seq(result->exec_seq);
-                                   }
-                                   reactor->Finish(ToGrpcStatus(s));
-                                 });
+  worker_->CompleteInstanceAsync(args, result.get(), [reactor, wire_response,
+                                                      result](absl::Status s) {
+    if (!s.ok()) {
+      reactor->Finish(ToGrpcStatus(s));
+      return;
+    }
+    CompleteInstanceResponse response;
+    response.set_source_rank(result->source_rank);
+    response.set_exec_seq(result->exec_seq);
+    FinishWith(reactor, response, wire_response);
+  });
   return reactor;
 }
 
@@ -348,9 +394,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvBuf(grpc::CallbackServerContext
   }
   RecvBufRequest parsed;
   if (!ParseFromByteBuffer(*request, &parsed) || parsed.buf_key().empty()) {
-    return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                           "request to /tensorgrid.WorkerService/RecvBuf is not "
-                                           "a valid message for that method"));
+    return NotAValidMessage(context, "RecvBuf");
   }
   auto* reactor = new TensorReactor(parsed.buf_key(),
                                     absl::StrCat("RecvBuf of '", parsed.buf_key(), "'"), response);

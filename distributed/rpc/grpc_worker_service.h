@@ -25,6 +25,12 @@
 // tensor_coding.h); a tensor too large for one gRPC message is
 // ResourceExhausted.
 //
+// RunGraph, CompleteGroup and CompleteInstance run on the callback API too:
+// no server thread waits for a partition or a group, and the answer goes
+// out from the thread that finishes it. These callback methods take raw
+// bytes and parse them here, so garbage is InvalidArgument like everywhere
+// else (gRPC's generated callback handler would answer a bare Unimplemented).
+//
 // Every handler starts from the request's context, so a per-call check (such
 // as an auth token in the metadata) goes at the top of each. Thread-safe
 // (the worker is); the other methods are synchronous on gRPC's server threads.
@@ -41,10 +47,11 @@ namespace tensorgrid {
 class WorkerInterface;
 
 class GrpcWorkerService final
-    : public WorkerService::WithRawCallbackMethod_RecvBuf<
-          WorkerService::WithCallbackMethod_CompleteGroup<
-              WorkerService::WithCallbackMethod_CompleteInstance<
-                  WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::Service>>>> {
+    : public WorkerService::WithRawCallbackMethod_RunGraph<
+          WorkerService::WithRawCallbackMethod_RecvBuf<
+              WorkerService::WithRawCallbackMethod_CompleteGroup<
+                  WorkerService::WithRawCallbackMethod_CompleteInstance<
+                      WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::Service>>>>> {
  public:
   // `worker` is not owned and must outlive the service. With a non-empty
   // `auth_token`, every call must carry it (RpcSecurity in grpc_util.h) or
@@ -64,8 +71,9 @@ class GrpcWorkerService final
                              RegisterGraphResponse* response) override;
   grpc::Status DeregisterGraph(grpc::ServerContext* context, const DeregisterGraphRequest* request,
                                DeregisterGraphResponse* response) override;
-  grpc::Status RunGraph(grpc::ServerContext* context, const RunGraphRequest* request,
-                        RunGraphResponse* response) override;
+  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
   grpc::Status CleanupGraph(grpc::ServerContext* context, const CleanupGraphRequest* request,
                             CleanupGraphResponse* response) override;
   grpc::Status CleanupAll(grpc::ServerContext* context, const CleanupAllRequest* request,
@@ -80,11 +88,11 @@ class GrpcWorkerService final
   // client's deadline; RecvBuf serves a collective chunk exactly as
   // RecvTensor serves a tensor (a RecvBufRequest in, a RecvBufResponse out).
   grpc::ServerUnaryReactor* CompleteGroup(grpc::CallbackServerContext* context,
-                                          const CompleteGroupRequest* request,
-                                          CompleteGroupResponse* response) override;
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* CompleteInstance(grpc::CallbackServerContext* context,
-                                             const CompleteInstanceRequest* request,
-                                             CompleteInstanceResponse* response) override;
+                                             const grpc::ByteBuffer* request,
+                                             grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* RecvBuf(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
                                     grpc::ByteBuffer* response) override;
