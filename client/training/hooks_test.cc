@@ -18,36 +18,13 @@
 #include "client/training/monitored_session.h"
 #include "client/training/saver.h"
 #include "client/training/variables.h"
+#include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
 namespace training {
 namespace {
-
-struct Model {
-  Model() {
-    step = GetOrCreateGlobalStep(root);
-    w = Variable(root, "w", {}, DT_FLOAT, Zeros());
-    auto inc_w = ops::AssignAdd(root, w.handle(), 1.f);
-    auto inc_step = ops::AssignAdd(root, step.handle(), int64_t{1});
-    train = ops::NoOp(root.WithOpName("train").WithControlDependencies(
-                          {inc_w.operation, inc_step.operation}))
-                .operation;
-  }
-  Scope root = Scope::NewRootScope();
-  Variable step, w;
-  Operation train;
-};
-
-// A fresh directory under TEST_TMPDIR named after the test.
-std::string TestDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/",
-                                       testing::UnitTest::GetInstance()->current_test_info()->name());
-  mkdir(dir.c_str(), 0755);
-  return dir;
-}
 
 MonitoredTrainingSessionOptions Quiet() {
   MonitoredTrainingSessionOptions options;
@@ -56,7 +33,7 @@ MonitoredTrainingSessionOptions Quiet() {
 }
 
 // Runs `train` until the session says stop (at most `limit` times); returns the count.
-int TrainUntilStop(MonitoredTrainingSession& session, const Model& model, int limit = 100) {
+int TrainUntilStop(MonitoredTrainingSession& session, const CountingModel& model, int limit = 100) {
   int runs = 0;
   while (!session.should_stop() && runs < limit) {
     EXPECT_OK(session.Run({}, {}, {model.train}, nullptr));
@@ -65,16 +42,8 @@ int TrainUntilStop(MonitoredTrainingSession& session, const Model& model, int li
   return runs;
 }
 
-// (global step, w) read through the session.
-std::pair<int64_t, float> Values(MonitoredTrainingSession& session, const Model& model) {
-  std::vector<Tensor> out;
-  EXPECT_OK(session.Run({}, {model.step.value(), model.w.value()}, {}, &out));
-  if (out.size() != 2) return {-1, -1};
-  return {out[0].scalar<int64_t>(), out[1].scalar<float>()};
-}
-
 TEST(StopAtStepHookTest, StopsAtTheLastStep) {
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.hooks = {StopAtStepHook::AtStep(5)};
   auto session = MonitoredTrainingSession::Create(model.root, options);
@@ -87,7 +56,7 @@ TEST(StopAtStepHookTest, StopsAtTheLastStep) {
 TEST(StopAtStepHookTest, ForStepsCountsFromTheRestoredStep) {
   const std::string dir = TestDir();
   {
-    Model model;
+    CountingModel model;
     MonitoredTrainingSessionOptions options = Quiet();
     options.checkpoint_dir = dir;
     options.save_checkpoint_steps = 100;
@@ -97,7 +66,7 @@ TEST(StopAtStepHookTest, ForStepsCountsFromTheRestoredStep) {
     EXPECT_EQ(TrainUntilStop(**session, model), 3);
     ASSERT_OK((*session)->Close());  // saves model.ckpt-3
   }
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.checkpoint_dir = dir;
   options.save_checkpoint_steps = 100;
@@ -114,7 +83,7 @@ TEST(StopAtStepHookTest, ForStepsCountsFromTheRestoredStep) {
 TEST(CheckpointSaverHookTest, SavesAtStartEveryNStepsAndAtTheEndAndTheLatestRestores) {
   const std::string dir = TestDir();
   {
-    Model model;
+    CountingModel model;
     MonitoredTrainingSessionOptions options = Quiet();
     options.checkpoint_dir = dir;
     options.save_checkpoint_steps = 3;
@@ -133,7 +102,7 @@ TEST(CheckpointSaverHookTest, SavesAtStartEveryNStepsAndAtTheEndAndTheLatestRest
   for (int step : {0, 3, 6, 9, 10}) expected.push_back(absl::StrCat(dir, "/model.ckpt-", step));
   EXPECT_EQ(state->all_model_checkpoint_paths, expected);
 
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.checkpoint_dir = dir;
   auto session = MonitoredTrainingSession::Create(model.root, options);
@@ -144,7 +113,7 @@ TEST(CheckpointSaverHookTest, SavesAtStartEveryNStepsAndAtTheEndAndTheLatestRest
 
 TEST(CheckpointSaverHookTest, DoesNotSaveTwiceAtTheLastStep) {
   const std::string dir = TestDir();
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.checkpoint_dir = dir;
   options.save_checkpoint_steps = 2;
@@ -162,7 +131,7 @@ TEST(CheckpointSaverHookTest, DoesNotSaveTwiceAtTheLastStep) {
 }
 
 TEST(CheckpointSaverHookTest, NeedsExactlyOneInterval) {
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   CheckpointSaverHookOptions saving;
   saving.checkpoint_dir = TestDir();
@@ -174,7 +143,7 @@ TEST(CheckpointSaverHookTest, NeedsExactlyOneInterval) {
 }
 
 TEST(StepCounterHookTest, ReportsStepsPerSecondEveryNSteps) {
-  Model model;
+  CountingModel model;
   std::vector<std::pair<int64_t, double>> reports;
   MonitoredTrainingSessionOptions options = Quiet();
   options.hooks = {StopAtStepHook::AtStep(6),
@@ -192,7 +161,7 @@ TEST(StepCounterHookTest, ReportsStepsPerSecondEveryNSteps) {
 }
 
 TEST(StepCounterHookTest, RejectsANonPositiveStepCount) {
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.hooks = {std::make_shared<StepCounterHook>(0, std::nullopt)};
   EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
@@ -200,7 +169,7 @@ TEST(StepCounterHookTest, RejectsANonPositiveStepCount) {
 }
 
 TEST(LoggingTensorHookTest, LogsEveryNIterationsAndAtTheEnd) {
-  Model model;
+  CountingModel model;
   std::vector<std::string> lines;
   LoggingTensorHook::Options logging;
   logging.every_n_iter = 2;
@@ -265,7 +234,7 @@ class RecordingHook : public SessionRunHook {
 };
 
 TEST(SessionRunHookTest, UserHookAddsToTheStepAndRequestsAStop) {
-  Model model;
+  CountingModel model;
   auto scale = ops::Placeholder(model.root.WithOpName("scale"), DT_FLOAT);
   auto scaled = ops::Mul(model.root, model.w.value(), scale);
   Variable extra_runs(model.root, "extra_runs", {}, DT_FLOAT, Zeros());
@@ -293,7 +262,7 @@ TEST(SessionRunHookTest, UserHookAddsToTheStepAndRequestsAStop) {
 }
 
 TEST(SessionRunHookTest, AFeedGivenByTheCallerAndAHookIsAnError) {
-  Model model;
+  CountingModel model;
   auto scale = ops::Placeholder(model.root.WithOpName("scale"), DT_FLOAT);
   auto extra = ops::NoOp(model.root.WithOpName("extra"));
   MonitoredTrainingSessionOptions options = Quiet();

@@ -33,6 +33,7 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 #include "core/platform/free_port.h"
+#include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -43,14 +44,6 @@ namespace {
 constexpr char kPs[] = "/job:ps/replica:0/task:0";
 
 
-std::string TestDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/",
-                                       testing::UnitTest::GetInstance()->current_test_info()->name());
-  mkdir(dir.c_str(), 0755);
-  return dir;
-}
-
 // A ps and a worker task.
 class Cluster {
  public:
@@ -60,8 +53,8 @@ class Cluster {
     EXPECT_OK(spec.status());
     if (!spec.ok()) return;
     spec_ = *spec;
-    ps_ = Start("ps");
-    worker_ = Start("worker");
+    ps_ = StartServer(spec_, "ps", 0);
+    worker_ = StartServer(spec_, "worker", 0);
   }
   ~Cluster() {
     if (worker_ != nullptr) worker_->Stop();
@@ -74,7 +67,7 @@ class Cluster {
   // Stops the ps and starts a new one on the same port: its variables are gone.
   bool RestartPs() {
     StopPs();
-    ps_ = Start("ps");
+    ps_ = StartServer(spec_, "ps", 0);
     return ps_ != nullptr;
   }
   void StopPs() {
@@ -84,35 +77,8 @@ class Cluster {
   std::string master() const { return worker_->target(); }
 
  private:
-  std::unique_ptr<Server> Start(const std::string& job) {
-    auto server = Server::Create(spec_, job, 0, ConfigProto());
-    EXPECT_OK(server.status());
-    if (!server.ok()) return nullptr;
-    absl::Status started = (*server)->Start();
-    EXPECT_OK(started);
-    return started.ok() ? *std::move(server) : nullptr;
-  }
-
   ClusterSpec spec_;
   std::unique_ptr<Server> ps_, worker_;
-};
-
-// The variables on the ps, the step's NoOp on the worker.
-struct Model {
-  Model() {
-    const Scope ps = root.WithDevice("/job:ps/task:0");
-    step = GetOrCreateGlobalStep(ps);
-    w = Variable(ps, "w", {}, DT_FLOAT, Zeros());
-    auto inc_w = ops::AssignAdd(ps, w.handle(), 1.f);
-    auto inc_step = ops::AssignAdd(ps, step.handle(), int64_t{1});
-    train = ops::NoOp(root.WithDevice("/job:worker/task:0")
-                          .WithOpName("train")
-                          .WithControlDependencies({inc_w.operation, inc_step.operation}))
-                .operation;
-  }
-  Scope root = Scope::NewRootScope();
-  Variable step, w;
-  Operation train;
 };
 
 MonitoredTrainingSessionOptions Options(const Cluster& cluster) {
@@ -148,18 +114,11 @@ class GlobalStepWatcher : public SessionRunHook {
   Variable step_;
 };
 
-std::pair<int64_t, float> Values(MonitoredTrainingSession& session, const Model& model) {
-  std::vector<Tensor> out;
-  EXPECT_OK(session.Run({}, {model.step.value(), model.w.value()}, {}, &out));
-  if (out.size() != 2) return {-1, -1};
-  return {out[0].scalar<int64_t>(), out[1].scalar<float>()};
-}
-
 TEST(MonitoredSessionRecoveryTest, PsRestartIsRecoveredFromTheLastCheckpoint) {
   Cluster cluster;
   ASSERT_TRUE(cluster.ok());
   const std::string dir = TestDir();
-  Model model;
+  CountingModel model("/job:ps/task:0", "/job:worker/task:0");
   auto watcher = std::make_shared<GlobalStepWatcher>();
   MonitoredTrainingSessionOptions options = Options(cluster);
   options.checkpoint_dir = dir;
@@ -201,7 +160,7 @@ TEST(MonitoredSessionRecoveryTest, PsRestartIsRecoveredFromTheLastCheckpoint) {
 TEST(MonitoredSessionRecoveryTest, APsThatStaysDownEndsInUnavailableNamingIt) {
   Cluster cluster;
   ASSERT_TRUE(cluster.ok());
-  Model model;
+  CountingModel model("/job:ps/task:0", "/job:worker/task:0");
   MonitoredTrainingSessionOptions options = Options(cluster);
   options.config.set_operation_timeout_in_ms(1000);  // how long a new session waits for the ps
   options.max_recoveries = 1;
@@ -230,7 +189,7 @@ class CallCounter : public SessionRunHook {
 TEST(MonitoredSessionRecoveryTest, NonChiefWaitsForTheChiefToInitialize) {
   Cluster cluster;
   ASSERT_TRUE(cluster.ok());
-  Model worker_model;  // the non-chief's own graph, same variables
+  CountingModel worker_model("/job:ps/task:0", "/job:worker/task:0");  // the non-chief's own graph, same variables
   auto chief_only = std::make_shared<CallCounter>();
   MonitoredTrainingSessionOptions worker_options = Options(cluster);
   worker_options.is_chief = false;
@@ -242,7 +201,7 @@ TEST(MonitoredSessionRecoveryTest, NonChiefWaitsForTheChiefToInitialize) {
   // Not a timing condition: the test holds whichever starts first.
   absl::SleepFor(absl::Milliseconds(200));
 
-  Model chief_model;
+  CountingModel chief_model("/job:ps/task:0", "/job:worker/task:0");
   auto chief = MonitoredTrainingSession::Create(chief_model.root, Options(cluster));
   waiting.join();
   ASSERT_OK(chief.status());

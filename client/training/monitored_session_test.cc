@@ -19,6 +19,7 @@
 #include "client/training/global_step.h"
 #include "client/training/hooks.h"
 #include "client/training/variables.h"
+#include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -26,41 +27,11 @@ namespace tensorgrid {
 namespace training {
 namespace {
 
-struct Model {
-  Model() {
-    step = GetOrCreateGlobalStep(root);
-    w = Variable(root, "w", {}, DT_FLOAT, Zeros());
-    auto inc_w = ops::AssignAdd(root, w.handle(), 1.f);
-    auto inc_step = ops::AssignAdd(root, step.handle(), int64_t{1});
-    train = ops::NoOp(root.WithOpName("train").WithControlDependencies(
-                          {inc_w.operation, inc_step.operation}))
-                .operation;
-  }
-  Scope root = Scope::NewRootScope();
-  Variable step, w;
-  Operation train;
-};
-
-std::string TestDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/",
-                                       testing::UnitTest::GetInstance()->current_test_info()->name());
-  mkdir(dir.c_str(), 0755);
-  return dir;
-}
-
 MonitoredTrainingSessionOptions Quiet() {
   MonitoredTrainingSessionOptions options;
   options.log_step_count_steps = 0;
   options.recovery_backoff = absl::Milliseconds(1);
   return options;
-}
-
-std::pair<int64_t, float> Values(MonitoredTrainingSession& session, const Model& model) {
-  std::vector<Tensor> out;
-  EXPECT_OK(session.Run({}, {model.step.value(), model.w.value()}, {}, &out));
-  if (out.size() != 2) return {-1, -1};
-  return {out[0].scalar<int64_t>(), out[1].scalar<float>()};
 }
 
 // Fails the AfterRun of the steps listed (1-based, counting every AfterRun
@@ -84,7 +55,7 @@ class FailingHook : public SessionRunHook {
 };
 
 TEST(MonitoredTrainingSessionTest, ChiefInitializesWithoutACheckpoint) {
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.checkpoint_dir = TestDir();
   auto session = MonitoredTrainingSession::Create(model.root, options);
@@ -100,7 +71,7 @@ TEST(MonitoredTrainingSessionTest, ChiefInitializesWithoutACheckpoint) {
 TEST(MonitoredTrainingSessionTest, ChiefRestoresTheLatestCheckpointAndANewGraphSeesIt) {
   const std::string dir = TestDir();
   {
-    Model model;
+    CountingModel model;
     MonitoredTrainingSessionOptions options = Quiet();
     options.checkpoint_dir = dir;
     options.save_checkpoint_steps = 2;
@@ -109,7 +80,7 @@ TEST(MonitoredTrainingSessionTest, ChiefRestoresTheLatestCheckpointAndANewGraphS
     for (int i = 0; i < 5; ++i) ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
     // Destroyed without Close: the destructor closes, and End saves step 5.
   }
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.checkpoint_dir = dir;
   auto session = MonitoredTrainingSession::Create(model.root, options);
@@ -120,7 +91,7 @@ TEST(MonitoredTrainingSessionTest, ChiefRestoresTheLatestCheckpointAndANewGraphS
 
 TEST(MonitoredTrainingSessionTest, NonChiefGivesUpNamingTheUninitializedVariables) {
   // In-process sessions share nothing, so no chief ever initializes these.
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.is_chief = false;
   options.wait_for_chief_timeout = absl::Milliseconds(50);
@@ -132,7 +103,7 @@ TEST(MonitoredTrainingSessionTest, NonChiefGivesUpNamingTheUninitializedVariable
 
 TEST(MonitoredTrainingSessionTest, AnAbortedStepRecreatesTheSessionRestoresAndRunsAgain) {
   const std::string dir = TestDir();
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.checkpoint_dir = dir;
   options.save_checkpoint_steps = 2;
@@ -163,7 +134,7 @@ TEST(MonitoredTrainingSessionTest, AnAbortedStepRecreatesTheSessionRestoresAndRu
 }
 
 TEST(MonitoredTrainingSessionTest, RecoveryIsBoundedAndKeepsTheCode) {
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.max_recoveries = 2;
   options.hooks = {
@@ -181,7 +152,7 @@ TEST(MonitoredTrainingSessionTest, RecoveryIsBoundedAndKeepsTheCode) {
 }
 
 TEST(MonitoredTrainingSessionTest, OtherErrorsAreNotRetried) {
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.hooks = {std::make_shared<FailingHook>(std::vector<int>{1},
                                                  absl::InvalidArgumentError("bad hook"))};
@@ -194,7 +165,7 @@ TEST(MonitoredTrainingSessionTest, OtherErrorsAreNotRetried) {
 }
 
 TEST(MonitoredTrainingSessionTest, CloseEndsTheSession) {
-  Model model;
+  CountingModel model;
   auto session = MonitoredTrainingSession::Create(model.root, Quiet());
   ASSERT_OK(session.status());
   ASSERT_OK((*session)->Close());
@@ -212,7 +183,7 @@ TEST(MonitoredTrainingSessionTest, NeedsAGlobalStep) {
 }
 
 TEST(MonitoredTrainingSessionTest, RejectsBadOptions) {
-  Model model;
+  CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
   options.save_checkpoint_steps = 10;
   EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
@@ -228,7 +199,7 @@ TEST(MonitoredTrainingSessionTest, RejectsBadOptions) {
 }
 
 TEST(MonitoredTrainingSessionTest, ChiefOnlyHooksRunOnTheChief) {
-  Model model;
+  CountingModel model;
   auto stop = StopAtStepHook::AtStep(2);
   MonitoredTrainingSessionOptions options = Quiet();
   options.chief_only_hooks = {stop};

@@ -41,6 +41,7 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 #include "core/platform/free_port.h"
+#include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -63,8 +64,8 @@ class Cluster {
     EXPECT_OK(cluster.status());
     if (!cluster.ok()) return;
     spec_ = *cluster;
-    servers_.push_back(Start(spec_, "ps", 0));
-    for (int i = 0; i < workers; ++i) servers_.push_back(Start(spec_, "worker", i));
+    servers_.push_back(StartServer(spec_, "ps", 0));
+    for (int i = 0; i < workers; ++i) servers_.push_back(StartServer(spec_, "worker", i));
   }
   ~Cluster() {
     for (auto& s : servers_) {
@@ -81,20 +82,11 @@ class Cluster {
   // A new ps on the same port: what the old one held is gone.
   bool RestartPs() {
     servers_[0]->Stop();
-    servers_[0] = Start(spec_, "ps", 0);
+    servers_[0] = StartServer(spec_, "ps", 0);
     return servers_[0] != nullptr;
   }
 
  private:
-  static std::unique_ptr<Server> Start(const ClusterSpec& cluster, const std::string& job, int i) {
-    auto server = Server::Create(cluster, job, i, ConfigProto());
-    EXPECT_OK(server.status());
-    if (!server.ok()) return nullptr;
-    absl::Status started = (*server)->Start();
-    EXPECT_OK(started);
-    return started.ok() ? *std::move(server) : nullptr;
-  }
-
   ClusterSpec spec_;
   std::vector<std::unique_ptr<Server>> servers_;
 };
