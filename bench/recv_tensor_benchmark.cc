@@ -56,10 +56,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "bench/bytes_service.grpc.pb.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/rendezvous.h"
+#include "core/platform/blocking.h"
 #include "core/framework/tensor.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc/grpc_remote_worker.h"
@@ -256,14 +256,9 @@ GraphDef SendConstGraph(int64_t bytes, const std::string& tensor_name) {
 
 absl::Status Recv(WorkerInterface& worker, int64_t step_id, const std::string& key,
                   Tensor* tensor) {
-  absl::Notification done;
-  absl::Status status;
-  worker.RecvTensorAsync(step_id, key, tensor, [&](absl::Status s) {
-    status = std::move(s);
-    done.Notify();
+  return WaitForCallback([&](StatusCallback done) {  // the RPC's deadline bounds the wait
+    worker.RecvTensorAsync(step_id, key, tensor, std::move(done));
   });
-  done.WaitForNotification();  // bounded by the RPC's deadline
-  return status;
 }
 
 void SetThroughput(benchmark::State& state, int64_t bytes) {

@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/rendezvous.h"
+#include "core/platform/blocking.h"
 #include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
@@ -87,14 +88,9 @@ GraphDef SendGraph(DataType dtype) {
 // Waits for the answer; the RPC's own deadline bounds the wait.
 absl::Status RecvTensor(WorkerInterface& worker, int64_t step_id, const std::string& key,
                         Tensor* tensor) {
-  absl::Notification done;
-  absl::Status status;
-  worker.RecvTensorAsync(step_id, key, tensor, [&](absl::Status s) {
-    status = std::move(s);
-    done.Notify();
+  return WaitForCallback([&](StatusCallback done) {  // the RPC's deadline bounds the wait
+    worker.RecvTensorAsync(step_id, key, tensor, std::move(done));
   });
-  done.WaitForNotification();
-  return status;
 }
 
 void ExpectSameTensor(const Tensor& got, const Tensor& want) {
