@@ -2,7 +2,7 @@
 
 #include <map>
 #include <random>
-#include <set>
+#include <algorithm>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -12,6 +12,7 @@
 #include "core/framework/device_name.h"
 #include "core/framework/rendezvous.h"
 #include "core/graph/partition.h"
+#include "core/platform/blocking.h"
 #include "core/platform/status.h"
 #include "core/runtime/placer.h"
 
@@ -90,13 +91,27 @@ absl::Status Master::Extend(const GraphDef& graph) {
   return ExtendGraph(graph, graph_.get());
 }
 
+namespace {
+std::string CacheKey(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+                     const std::vector<std::string>& targets) {
+  std::vector<std::string> sorted_targets = targets;
+  std::sort(sorted_targets.begin(), sorted_targets.end());
+  return absl::StrCat(absl::StrJoin(feeds, ","), "->", absl::StrJoin(fetches, ","), "/",
+                      absl::StrJoin(sorted_targets, ","));
+}
+}  // namespace
+
+bool Master::IsBuilt(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+                     const std::vector<std::string>& targets) const {
+  const std::string key = CacheKey(feeds, fetches, targets);
+  absl::ReaderMutexLock lock(&mu_);
+  return cache_.contains(key);
+}
+
 absl::StatusOr<std::shared_ptr<const Master::ExecutionUnit>> Master::GetOrBuild(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
-  std::vector<std::string> sorted_targets = targets;
-  std::sort(sorted_targets.begin(), sorted_targets.end());
-  const std::string key = absl::StrCat(absl::StrJoin(feeds, ","), "->", absl::StrJoin(fetches, ","),
-                                       "/", absl::StrJoin(sorted_targets, ","));
+  const std::string key = CacheKey(feeds, fetches, targets);
   {
     absl::ReaderMutexLock lock(&mu_);
     TG_RETURN_IF_ERROR(CheckOpen());
@@ -275,14 +290,13 @@ absl::Status Master::Reset(const std::vector<std::string>& containers) {
                                          absl::StrJoin(failed, "; ")));
 }
 
-absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& options,
-                             const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
-                             RunMetadata* metadata, const ClientGone& client_gone) {
-  if (feeds.size() != unit.feeds.size()) {
-    return errors::InvalidArgument("expected ", unit.feeds.size(), " feeds, got ", feeds.size());
+namespace {
+absl::Status CheckFeeds(const std::vector<FeedSpec>& specs, const std::vector<Tensor>& feeds) {
+  if (feeds.size() != specs.size()) {
+    return errors::InvalidArgument("expected ", specs.size(), " feeds, got ", feeds.size());
   }
   for (size_t i = 0; i < feeds.size(); ++i) {
-    const FeedSpec& spec = unit.feeds[i];
+    const FeedSpec& spec = specs[i];
     const Tensor& t = feeds[i];
     if (!t.IsInitialized()) {
       return errors::InvalidArgument("feed '", spec.name, "' is an uninitialized tensor");
@@ -297,76 +311,9 @@ absl::Status Master::RunUnit(const ExecutionUnit& unit, const RunOptions& option
                                      spec.shape.DebugString());
     }
   }
-  const int64_t step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
-  const int64_t timeout =
-      options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
-  const bool stats = metadata != nullptr && options.trace_level() != RunOptions::NO_TRACE;
-  const size_t n = unit.partitions.size();
-  std::vector<RunGraphArgs> requests(n);
-  std::vector<RunGraphResult> responses(n);
-  for (size_t p = 0; p < n; ++p) {
-    const PartitionUnit& part = unit.partitions[p];
-    RunGraphArgs& r = requests[p];
-    r.graph_handle = part.graph_handle;
-    r.step_id = step_id;
-    r.timeout_in_ms = timeout;
-    r.collect_step_stats = stats;
-    r.feeds.reserve(part.feed_index.size());
-    for (int i : part.feed_index) r.feeds.push_back(feeds[i]);
-  }
-  absl::Status ran = RunPartitions(unit, requests, responses, client_gone);
-  if (!ran.ok()) return ExplainRestart(unit, ran);
-  fetches->assign(unit.num_fetches, Tensor());
-  for (size_t p = 0; p < n; ++p) {
-    const std::vector<int>& index = unit.partitions[p].fetch_index;
-    for (size_t i = 0; i < index.size(); ++i) (*fetches)[index[i]] = std::move(responses[p].fetches[i]);
-  }
-  if (metadata != nullptr) {
-    for (size_t p = 0; p < n; ++p) {
-      if (stats) {
-        for (auto& dev : *responses[p].step_stats.mutable_dev_stats()) {
-          *metadata->mutable_step_stats()->add_dev_stats() = std::move(dev);
-        }
-      }
-      if (options.output_partition_graphs()) {
-        *metadata->add_partition_graphs() = unit.partitions[p].graph;
-      }
-    }
-  }
   return absl::OkStatus();
 }
 
-// A task that restarted lost its registered graphs and variables; its
-// devices then report new incarnations. Says so instead of the symptom.
-absl::Status Master::ExplainRestart(const ExecutionUnit& unit, const absl::Status& failure) {
-  if (!absl::IsNotFound(failure) && !absl::IsUnavailable(failure) && !absl::IsAborted(failure)) {
-    return failure;
-  }
-  std::map<std::string, uint64_t> known;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    for (const DeviceInfo& d : devices_) known[d.name] = d.incarnation;
-  }
-  std::set<WorkerInterface*> involved;
-  for (const PartitionUnit& part : unit.partitions) involved.insert(part.worker);
-  for (WorkerInterface* w : involved) {
-    GetStatusResult now;
-    if (!w->GetStatus(&now).ok()) continue;
-    for (const DeviceInfo& d : now.devices) {
-      auto it = known.find(d.name);
-      if (it != known.end() && it->second != d.incarnation) {
-        auto parsed = DeviceNameUtils::Parse(d.name);
-        return errors::Aborted("task ", parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : d.name,
-                               " restarted (device ", d.name, " has a new incarnation); its "
-                               "variables and registered graphs are gone: create a new session. "
-                               "The step failed with: ", failure.message());
-      }
-    }
-  }
-  return failure;
-}
-
-namespace {
 // A task that cannot be reached or does not answer in time is named: the
 // transport's message only knows its address.
 absl::Status NameTask(const std::string& device, absl::Status s) {
@@ -377,93 +324,260 @@ absl::Status NameTask(const std::string& device, absl::Status s) {
   if (!parsed.ok()) return s;
   return WithContext(s, absl::StrCat("task ", DeviceNameUtils::TaskName(*parsed)));
 }
+
+void CleanupEverywhere(const std::vector<WorkerInterface*>& workers, int64_t step_id) {
+  for (WorkerInterface* w : workers) w->CleanupGraphAsync(step_id, [](absl::Status) {});
+}
 }  // namespace
 
-absl::Status Master::RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
-                                   std::vector<RunGraphResult>& responses,
-                                   const ClientGone& client_gone) {
-  const size_t n = requests.size();
-  if (n == 1 && client_gone == nullptr && !unit.uses_rendezvous) {
-    return NameTask(unit.partitions[0].device,
-                    unit.partitions[0].worker->RunGraph(requests[0], &responses[0]));
-  }
-  // All partitions run at once; the step's error is the first failure that
-  // is not an echo of another (a receive aborted because its sender failed).
-  std::set<WorkerInterface*> involved;
-  for (const PartitionUnit& part : unit.partitions) involved.insert(part.worker);
-  const int64_t step_id = requests[0].step_id;
+// What a step's partition callbacks and its canceller share. All partitions
+// run at once; the step's error is the first failure that is not an echo of
+// another (a receive aborted because its sender failed).
+struct Master::Step {
+  std::shared_ptr<const ExecutionUnit> unit;
+  std::vector<RunGraphArgs> requests;
+  std::vector<RunGraphResult> responses;
+  std::vector<WorkerInterface*> involved;  // each once
+  int64_t step_id = 0;
+  bool stats = false;
+  bool output_partition_graphs = false;
+  std::vector<Tensor>* fetches = nullptr;
+  RunMetadata* metadata = nullptr;
+  CancellationManager* cancellation = nullptr;
+  CancellationManager::Token token = 0;
+  StatusCallback done;
+
   absl::Mutex mu;
-  absl::Status root, first;
-  size_t pending = n;
-  absl::Notification all_done;
-  for (size_t p = 0; p < n; ++p) {
-    unit.partitions[p].worker->RunGraphAsync(requests[p], &responses[p], [&, p](absl::Status s) {
-      s = NameTask(unit.partitions[p].device, std::move(s));
-      bool first_failure = false;
-      {
-        absl::MutexLock lock(&mu);
-        if (!s.ok()) {
-          first_failure = first.ok();
-          if (first.ok()) first = s;
-          if (root.ok() && !IsDerivedError(s)) root = s;
-        }
-      }
-      // The first failure ends the step everywhere: cleaning it up aborts
-      // its rendezvous on every task, which wakes partitions that wait for
-      // a tensor the failed one will never send (also when that one failed
-      // before it began, as on a restarted task). Not under `mu`: a local
-      // worker may finish partitions, and so call back, right here. The
-      // callback captures nothing that dies with this frame.
-      if (first_failure) {
-        for (WorkerInterface* w : involved) w->CleanupGraphAsync(step_id, [](absl::Status) {});
-      }
-      absl::MutexLock lock(&mu);
-      if (--pending == 0) all_done.Notify();
-    });
+  absl::Status root ABSL_GUARDED_BY(mu);
+  absl::Status first ABSL_GUARDED_BY(mu);
+  size_t pending ABSL_GUARDED_BY(mu) = 0;
+  bool cancelled ABSL_GUARDED_BY(mu) = false;
+};
+
+void Master::RunUnitAsync(std::shared_ptr<const ExecutionUnit> unit, const RunOptions& options,
+                          const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
+                          RunMetadata* metadata, CancellationManager* cancellation,
+                          StatusCallback done) {
+  if (absl::Status s = CheckFeeds(unit->feeds, feeds); !s.ok()) {
+    done(std::move(s));
+    return;
   }
-  bool gone = false;
-  if (client_gone == nullptr) {
-    all_done.WaitForNotification();
-  } else {
-    while (!all_done.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
-      if (!gone && client_gone()) {
-        gone = true;  // cleaning up cancels the step's partitions everywhere
-        for (WorkerInterface* w : involved) w->CleanupGraphAsync(step_id, [](absl::Status) {});
-      }
+  auto step = std::make_shared<Step>();
+  step->step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
+  step->stats = metadata != nullptr && options.trace_level() != RunOptions::NO_TRACE;
+  step->output_partition_graphs = metadata != nullptr && options.output_partition_graphs();
+  step->fetches = fetches;
+  step->metadata = metadata;
+  step->done = std::move(done);
+  const int64_t timeout =
+      options.timeout_in_ms() > 0 ? options.timeout_in_ms() : config_.operation_timeout_in_ms();
+  const size_t n = unit->partitions.size();
+  step->requests.resize(n);
+  step->responses.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    const PartitionUnit& part = unit->partitions[p];
+    RunGraphArgs& r = step->requests[p];
+    r.graph_handle = part.graph_handle;
+    r.step_id = step->step_id;
+    r.timeout_in_ms = timeout;
+    r.collect_step_stats = step->stats;
+    r.feeds.reserve(part.feed_index.size());
+    for (int i : part.feed_index) r.feeds.push_back(feeds[i]);
+    if (std::find(step->involved.begin(), step->involved.end(), part.worker) ==
+        step->involved.end()) {
+      step->involved.push_back(part.worker);
     }
   }
-  absl::Status root_status, first_status;
+  step->unit = std::move(unit);
   {
-    absl::MutexLock lock(&mu);
-    root_status = root;
-    first_status = first;
+    absl::MutexLock lock(&step->mu);
+    step->pending = n;
   }
+  if (cancellation != nullptr) {
+    // Cleaning a step up cancels its partitions everywhere. The callback
+    // holds the step, not this frame: it may run after the step is done.
+    if (!cancellation->RegisterCallback(&step->token, [step] {
+          {
+            absl::MutexLock lock(&step->mu);
+            step->cancelled = true;
+          }
+          CleanupEverywhere(step->involved, step->step_id);
+        })) {
+      step->done(errors::Cancelled("step was cancelled before it started: its client cancelled "
+                                   "the call or went away"));
+      return;
+    }
+    step->cancellation = cancellation;
+  }
+  for (size_t p = 0; p < n; ++p) {
+    step->unit->partitions[p].worker->RunGraphAsync(
+        step->requests[p], &step->responses[p],
+        [this, step, p](absl::Status s) { PartitionDone(step, p, std::move(s)); });
+  }
+}
+
+void Master::PartitionDone(const std::shared_ptr<Step>& step, size_t p, absl::Status s) {
+  s = NameTask(step->unit->partitions[p].device, std::move(s));
+  bool first_failure = false;
+  {
+    absl::MutexLock lock(&step->mu);
+    if (!s.ok()) {
+      first_failure = step->first.ok();
+      if (step->first.ok()) step->first = s;
+      if (step->root.ok() && !IsDerivedError(s)) step->root = s;
+    }
+  }
+  // The first failure ends the step everywhere: cleaning it up aborts its
+  // rendezvous on every task, which wakes partitions that wait for a tensor
+  // the failed one will never send (also when that one failed before it
+  // began, as on a restarted task). Not under `mu`: a local worker may
+  // finish partitions, and so call back, right here.
+  if (first_failure) CleanupEverywhere(step->involved, step->step_id);
+  {
+    absl::MutexLock lock(&step->mu);
+    if (--step->pending > 0) return;
+  }
+  FinishStep(step);
+}
+
+void Master::FinishStep(const std::shared_ptr<Step>& step) {
+  if (step->cancellation != nullptr) step->cancellation->DeregisterCallback(step->token);
+  absl::Status root, first;
+  bool cancelled;
+  {
+    absl::MutexLock lock(&step->mu);
+    root = step->root;
+    first = step->first;
+    cancelled = step->cancelled;
+  }
+  const ExecutionUnit& unit = *step->unit;
   // Every partition is done, so nothing waits on the step's state any more:
   // release it without waiting (a round trip per task off every step). A
   // step without transfers has no such state unless it failed or was
   // cancelled, when peers may have created some for it.
-  if (unit.uses_rendezvous || gone || !first_status.ok()) {
-    for (WorkerInterface* w : involved) w->CleanupGraphAsync(step_id, [](absl::Status) {});
+  if (unit.uses_rendezvous || cancelled || !first.ok()) {
+    CleanupEverywhere(step->involved, step->step_id);
   }
-  if (gone && !first_status.ok()) {
-    return errors::Cancelled("step ", step_id, " was cancelled: its client cancelled the call or "
-                             "went away");
+  if (cancelled && !first.ok()) {
+    step->done(errors::Cancelled("step ", step->step_id, " was cancelled: its client cancelled "
+                                 "the call or went away"));
+    return;
   }
-  if (!root_status.ok()) return root_status;
-  // Only echoes: report the first, without the "derived" mark.
-  return absl::Status(first_status.code(), first_status.message());
+  if (!first.ok()) {
+    // Only echoes: report the first, without the "derived" mark.
+    if (root.ok()) root = absl::Status(first.code(), first.message());
+    ExplainRestartAsync(unit, std::move(root), std::move(step->done));
+    return;
+  }
+  if (step->fetches != nullptr) {
+    step->fetches->assign(unit.num_fetches, Tensor());
+    for (size_t p = 0; p < unit.partitions.size(); ++p) {
+      const std::vector<int>& index = unit.partitions[p].fetch_index;
+      for (size_t i = 0; i < index.size(); ++i) {
+        (*step->fetches)[index[i]] = std::move(step->responses[p].fetches[i]);
+      }
+    }
+  }
+  if (step->metadata != nullptr) {
+    for (size_t p = 0; p < unit.partitions.size(); ++p) {
+      if (step->stats) {
+        for (auto& dev : *step->responses[p].step_stats.mutable_dev_stats()) {
+          *step->metadata->mutable_step_stats()->add_dev_stats() = std::move(dev);
+        }
+      }
+      if (step->output_partition_graphs) {
+        *step->metadata->add_partition_graphs() = unit.partitions[p].graph;
+      }
+    }
+  }
+  step->done(absl::OkStatus());
+}
+
+// A task that restarted lost its registered graphs and variables; its
+// devices then report new incarnations. Says so instead of the symptom.
+void Master::ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure,
+                                 StatusCallback done) {
+  if (!absl::IsNotFound(failure) && !absl::IsUnavailable(failure) && !absl::IsAborted(failure)) {
+    done(std::move(failure));
+    return;
+  }
+  struct Asked {
+    absl::Mutex mu;
+    std::map<std::string, uint64_t> known;  // device -> incarnation when the session began
+    std::vector<GetStatusResult> now;
+    std::vector<bool> answered ABSL_GUARDED_BY(mu);
+    absl::Status failure;
+    StatusCallback done;
+    size_t pending ABSL_GUARDED_BY(mu) = 0;
+  };
+  auto asked = std::make_shared<Asked>();
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const DeviceInfo& d : devices_) asked->known[d.name] = d.incarnation;
+  }
+  std::vector<WorkerInterface*> involved;
+  for (const PartitionUnit& part : unit.partitions) {
+    if (std::find(involved.begin(), involved.end(), part.worker) == involved.end()) {
+      involved.push_back(part.worker);
+    }
+  }
+  asked->now.resize(involved.size());
+  asked->failure = std::move(failure);
+  asked->done = std::move(done);
+  {
+    absl::MutexLock lock(&asked->mu);
+    asked->pending = involved.size();
+    asked->answered.assign(involved.size(), false);
+  }
+  for (size_t i = 0; i < involved.size(); ++i) {
+    involved[i]->GetStatusAsync(&asked->now[i], [asked, i](absl::Status s) {
+      std::vector<bool> answered;
+      {
+        absl::MutexLock lock(&asked->mu);
+        asked->answered[i] = s.ok();
+        if (--asked->pending > 0) return;
+        answered = asked->answered;
+      }
+      for (size_t j = 0; j < answered.size(); ++j) {
+        if (!answered[j]) continue;
+        for (const DeviceInfo& d : asked->now[j].devices) {
+          auto it = asked->known.find(d.name);
+          if (it == asked->known.end() || it->second == d.incarnation) continue;
+          auto parsed = DeviceNameUtils::Parse(d.name);
+          asked->done(errors::Aborted(
+              "task ", parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : d.name,
+              " restarted (device ", d.name, " has a new incarnation); its variables and "
+              "registered graphs are gone: create a new session. The step failed with: ",
+              asked->failure.message()));
+          return;
+        }
+      }
+      asked->done(std::move(asked->failure));
+    });
+  }
 }
 
 absl::Status Master::Run(const RunOptions& options,
                          const std::vector<std::pair<std::string, Tensor>>& feeds,
                          const std::vector<std::string>& fetches,
                          const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
-                         RunMetadata* metadata, const ClientGone& client_gone) {
+                         RunMetadata* metadata, CancellationManager* cancellation) {
+  return WaitForCallback([&](StatusCallback done) {
+    RunAsync(options, feeds, fetches, targets, outputs, metadata, cancellation, std::move(done));
+  });
+}
+
+void Master::RunAsync(const RunOptions& options,
+                      const std::vector<std::pair<std::string, Tensor>>& feeds,
+                      const std::vector<std::string>& fetches,
+                      const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
+                      RunMetadata* metadata, CancellationManager* cancellation,
+                      StatusCallback done) {
   if (outputs == nullptr && !fetches.empty()) {
-    return errors::InvalidArgument("Run fetches ", fetches.size(), " tensors but has no outputs vector");
+    done(errors::InvalidArgument("Run fetches ", fetches.size(),
+                                 " tensors but has no outputs vector"));
+    return;
   }
-  std::vector<Tensor> unused;
-  if (outputs == nullptr) outputs = &unused;
   std::vector<std::string> feed_names;
   std::vector<Tensor> feed_values;
   feed_names.reserve(feeds.size());
@@ -472,9 +586,14 @@ absl::Status Master::Run(const RunOptions& options,
     feed_names.push_back(name);
     feed_values.push_back(value);
   }
-  TG_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionUnit> unit,
-                      GetOrBuild(feed_names, fetches, targets));
-  return RunUnit(*unit, options, feed_values, outputs, metadata, client_gone);
+  absl::StatusOr<std::shared_ptr<const ExecutionUnit>> unit =
+      GetOrBuild(feed_names, fetches, targets);
+  if (!unit.ok()) {
+    done(unit.status());
+    return;
+  }
+  RunUnitAsync(*std::move(unit), options, feed_values, outputs, metadata, cancellation,
+               std::move(done));
 }
 
 absl::StatusOr<int64_t> Master::MakeCallable(const CallableOptions& options) {
@@ -490,25 +609,39 @@ absl::StatusOr<int64_t> Master::MakeCallable(const CallableOptions& options) {
 
 absl::Status Master::RunCallable(int64_t handle, const std::vector<Tensor>& feeds,
                                  std::vector<Tensor>* fetches, RunMetadata* metadata,
-                                 const ClientGone& client_gone) {
-  std::vector<Tensor> unused;
-  if (fetches == nullptr) fetches = &unused;
+                                 CancellationManager* cancellation) {
+  return WaitForCallback([&](StatusCallback done) {
+    RunCallableAsync(handle, feeds, fetches, metadata, cancellation, std::move(done));
+  });
+}
+
+void Master::RunCallableAsync(int64_t handle, const std::vector<Tensor>& feeds,
+                              std::vector<Tensor>* fetches, RunMetadata* metadata,
+                              CancellationManager* cancellation, StatusCallback done) {
   Callable callable;
   {
     absl::MutexLock lock(&callables_mu_);
     auto it = callables_.find(handle);
-    if (it == callables_.end()) return errors::InvalidArgument("no callable with handle ", handle);
+    if (it == callables_.end()) {
+      done(errors::InvalidArgument("no callable with handle ", handle));
+      return;
+    }
     callable = it->second;
   }
   {
     absl::ReaderMutexLock lock(&mu_);
-    TG_RETURN_IF_ERROR(CheckOpen());
+    if (absl::Status s = CheckOpen(); !s.ok()) {
+      done(std::move(s));
+      return;
+    }
   }
-  if (fetches == &unused && callable.unit->num_fetches > 0) {
-    return errors::InvalidArgument("callable ", handle, " fetches ", callable.unit->num_fetches,
-                                   " tensors but RunCallable has no fetches vector");
+  if (fetches == nullptr && callable.unit->num_fetches > 0) {
+    done(errors::InvalidArgument("callable ", handle, " fetches ", callable.unit->num_fetches,
+                                 " tensors but RunCallable has no fetches vector"));
+    return;
   }
-  return RunUnit(*callable.unit, callable.options, feeds, fetches, metadata, client_gone);
+  RunUnitAsync(std::move(callable.unit), callable.options, feeds, fetches, metadata,
+               cancellation, std::move(done));
 }
 
 absl::Status Master::ReleaseCallable(int64_t handle) {

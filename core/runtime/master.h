@@ -25,6 +25,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "core/framework/cancellation.h"
 #include "core/framework/device_name.h"
 #include "core/graph/graph.h"
 #include "core/graph/subgraph.h"
@@ -46,18 +47,34 @@ class Master {
 
   absl::Status Create(const GraphDef& graph);
   absl::Status Extend(const GraphDef& graph);
-  // `client_gone`, if given, is asked every 100 ms while the step runs; once
-  // it says true, the step is cancelled on every task and fails Cancelled.
-  // (The gRPC master passes "the client cancelled the call or went away".)
-  using ClientGone = std::function<bool()>;
+  // `cancellation`, if given, lets the caller cancel a running step (the gRPC
+  // master does when its client cancels the call or goes away): the step is
+  // then cancelled on every task and fails Cancelled. It must outlive the
+  // step.
   absl::Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
                    const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
                    std::vector<Tensor>* outputs, RunMetadata* metadata,
-                   const ClientGone& client_gone = nullptr);
+                   CancellationManager* cancellation = nullptr);
   absl::StatusOr<int64_t> MakeCallable(const CallableOptions& options);
   absl::Status RunCallable(int64_t handle, const std::vector<Tensor>& feeds,
                            std::vector<Tensor>* fetches, RunMetadata* metadata,
-                           const ClientGone& client_gone = nullptr);
+                           CancellationManager* cancellation = nullptr);
+
+  // The same steps without a waiting thread: `done` is called exactly once,
+  // on whichever thread finishes the step (the calling one when the step
+  // fails before it starts), and never blocks on the network itself.
+  // `outputs`/`fetches` and `metadata` must stay valid until then. RunAsync
+  // blocks (placement, RegisterGraph calls) the first time it sees a
+  // signature; IsBuilt says whether it will not.
+  void RunAsync(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+                std::vector<Tensor>* outputs, RunMetadata* metadata,
+                CancellationManager* cancellation, StatusCallback done);
+  bool IsBuilt(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+               const std::vector<std::string>& targets) const;
+  void RunCallableAsync(int64_t handle, const std::vector<Tensor>& feeds,
+                        std::vector<Tensor>* fetches, RunMetadata* metadata,
+                        CancellationManager* cancellation, StatusCallback done);
   absl::Status ReleaseCallable(int64_t handle);
   absl::Status Close();
 
@@ -101,12 +118,16 @@ class Master {
                                                              const std::vector<std::string>& fetches,
                                                              const std::vector<std::string>& targets)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status RunUnit(const ExecutionUnit& unit, const RunOptions& options,
-                       const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
-                       RunMetadata* metadata, const ClientGone& client_gone);
-  absl::Status ExplainRestart(const ExecutionUnit& unit, const absl::Status& failure);
-  absl::Status RunPartitions(const ExecutionUnit& unit, std::vector<RunGraphArgs>& requests,
-                             std::vector<RunGraphResult>& responses, const ClientGone& client_gone);
+  // One step in flight (master.cc).
+  struct Step;
+  void RunUnitAsync(std::shared_ptr<const ExecutionUnit> unit, const RunOptions& options,
+                    const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
+                    RunMetadata* metadata, CancellationManager* cancellation, StatusCallback done);
+  void PartitionDone(const std::shared_ptr<Step>& step, size_t p, absl::Status s);
+  void FinishStep(const std::shared_ptr<Step>& step);
+  // Replaces `failure` by "task T restarted ..." when one of the unit's tasks
+  // reports a new incarnation, then calls `done` with it.
+  void ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure, StatusCallback done);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);

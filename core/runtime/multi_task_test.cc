@@ -4,8 +4,12 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "core/framework/attr_value_util.h"
+#include "core/platform/blocking.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
 #include "google/protobuf/text_format.h"
@@ -364,22 +368,77 @@ namespace tensorgrid {
 namespace {
 
 // A step blocked for good (a _Recv whose _Send never comes, no timeout) ends
-// Cancelled once its client is gone, and the worker forgets it.
-TEST(MasterClientGoneTest, StepIsCancelledWhenTheClientGoes) {
+// Cancelled once its caller cancels it, and the worker forgets it.
+TEST(MasterCancellationTest, StepIsCancelledWhenTheClientGoes) {
   Worker worker(kWorker0, ConfigProto());
   Master master(ConfigProto(), &worker, kWorker0);
   const GraphDef g = NeverRecvGraph();
   ASSERT_OK(master.Create(g));
-  std::atomic<int> asked{0};
+  CancellationManager cancellation;
+  std::thread client_gone([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    cancellation.StartCancel();
+  });
   std::vector<Tensor> out;
-  // "Gone" from the third question on, i.e. after about 200 ms.
-  absl::Status s = master.Run(RunOptions(), {}, {"never"}, {}, &out, nullptr,
-                              [&] { return asked.fetch_add(1) >= 2; });
+  absl::Status s = master.Run(RunOptions(), {}, {"never"}, {}, &out, nullptr, &cancellation);
+  client_gone.join();
   EXPECT_STATUS(s, kCancelled, "its client cancelled the call or went away");
-  EXPECT_GE(asked.load(), 3);
 }
 
-TEST(MasterClientGoneTest, StepPastItsTimeoutIsDeadlineExceeded) {
+TEST(MasterCancellationTest, AStepCancelledBeforeItStartsDoesNotRun) {
+  Worker worker(kWorker0, ConfigProto());
+  Master master(ConfigProto(), &worker, kWorker0);
+  ASSERT_OK(master.Create(NeverRecvGraph()));
+  CancellationManager cancellation;
+  cancellation.StartCancel();
+  std::vector<Tensor> out;
+  EXPECT_STATUS(master.Run(RunOptions(), {}, {"never"}, {}, &out, nullptr, &cancellation),
+                kCancelled, "cancelled before it started");
+}
+
+// The asynchronous forms answer once, from the thread that finishes the
+// step, with the same results and errors as the blocking ones.
+TEST_F(MultiTaskTest, AsyncStepsAnswerOnceWithTheFetches) {
+  Master master(ConfigProto(), map_, kWorker0);
+  ASSERT_OK(master.Create(SeedGraph()));
+  ASSERT_OK(master.Run(RunOptions(), {}, {}, {"x/Assign", "y/Assign"}, nullptr, nullptr));
+  EXPECT_FALSE(master.IsBuilt({}, {"z2b"}, {}));
+  std::vector<Tensor> out;
+  EXPECT_OK(WaitForCallback([&](StatusCallback done) {
+    master.RunAsync(RunOptions(), {}, {"z2b"}, {}, &out, nullptr, nullptr, std::move(done));
+  }));
+  ExpectTensorEqual<float>(out[0], {7, 7, 7, 7}, TensorShape({2, 2}));
+  EXPECT_TRUE(master.IsBuilt({}, {"z2b"}, {}));
+
+  CallableOptions options;
+  options.add_fetch("z1b");
+  absl::StatusOr<int64_t> handle = master.MakeCallable(options);
+  ASSERT_OK(handle.status());
+  std::atomic<int> answers{0};
+  absl::Notification answered;
+  absl::Status status;
+  master.RunCallableAsync(*handle, {}, &out, nullptr, nullptr, [&](absl::Status s) {
+    status = s;
+    if (answers.fetch_add(1) == 0) answered.Notify();
+  });
+  answered.WaitForNotification();
+  ASSERT_OK(status);
+  ExpectTensorEqual<float>(out[0], {3, 3, 3, 3}, TensorShape({2, 2}));
+  EXPECT_EQ(answers.load(), 1);
+
+  EXPECT_STATUS(WaitForCallback([&](StatusCallback done) {
+                  master.RunCallableAsync(*handle + 1, {}, &out, nullptr, nullptr,
+                                          std::move(done));
+                }),
+                kInvalidArgument, "no callable with handle");
+  EXPECT_STATUS(WaitForCallback([&](StatusCallback done) {
+                  master.RunAsync(RunOptions(), {}, {"no_such_node"}, {}, &out, nullptr, nullptr,
+                                  std::move(done));
+                }),
+                kNotFound, "no_such_node");
+}
+
+TEST(MasterCancellationTest, StepPastItsTimeoutIsDeadlineExceeded) {
   Worker worker(kWorker0, ConfigProto());
   Master master(ConfigProto(), &worker, kWorker0);
   const GraphDef g = NeverRecvGraph();

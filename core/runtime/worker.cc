@@ -274,12 +274,14 @@ void Worker::DeregisterGraphAsync(const std::string& graph_handle, StatusCallbac
   {
     absl::MutexLock lock(&mu_);
     auto it = graphs_.find(graph_handle);
-    if (it == graphs_.end()) {
-      done(errors::NotFound("graph handle '", graph_handle, "' is not registered"));
-      return;
+    if (it != graphs_.end()) {
+      dropped = std::move(it->second);
+      graphs_.erase(it);
     }
-    dropped = std::move(it->second);
-    graphs_.erase(it);
+  }
+  if (dropped == nullptr) {
+    done(errors::NotFound("graph handle '", graph_handle, "' is not registered"));
+    return;
   }
   done(absl::OkStatus());
 }
@@ -290,11 +292,11 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
   {
     absl::MutexLock lock(&mu_);
     auto it = graphs_.find(request.graph_handle);
-    if (it == graphs_.end()) {
-      done(errors::NotFound("graph handle '", request.graph_handle, "' is not registered"));
-      return;
-    }
-    item = it->second;
+    if (it != graphs_.end()) item = it->second;
+  }
+  if (item == nullptr) {  // not under mu_: `done` may call back into this worker
+    done(errors::NotFound("graph handle '", request.graph_handle, "' is not registered"));
+    return;
   }
   if (static_cast<int>(request.feeds.size()) != item->num_args) {
     done(errors::InvalidArgument("graph '", request.graph_handle, "' takes ", item->num_args,

@@ -9,6 +9,7 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "distributed/rpc/grpc_util.h"
+#include "distributed/rpc/tensor_coding.h"
 
 namespace tensorgrid {
 namespace {
@@ -37,6 +38,20 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> DecodeFeeds(
   }
   return feeds;
 }
+
+// One RunStep or RunCallable call: the client's cancellation cancels the
+// step. Deleted by itself in OnDone, which gRPC calls last (after Finish,
+// and after OnCancel has returned), so the CancellationManager outlives the
+// step whose end calls Finish.
+class StepReactor final : public grpc::ServerUnaryReactor {
+ public:
+  CancellationManager* cancellation() { return &cancellation_; }
+  void OnCancel() override { cancellation_.StartCancel(); }
+  void OnDone() override { delete this; }
+
+ private:
+  CancellationManager cancellation_;
+};
 
 }  // namespace
 
@@ -76,26 +91,58 @@ grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
   return ToGrpcStatus((*master)->Extend(request->graph_def()));
 }
 
-grpc::Status GrpcMasterService::RunStep(grpc::ServerContext* context, const RunStepRequest* request,
-                                        RunStepResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
-  if (!master.ok()) return ToGrpcStatus(master.status());
-  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> feeds = DecodeFeeds(request->feed());
-  if (!feeds.ok()) return ToGrpcStatus(feeds.status());
-  const std::vector<std::string> fetches(request->fetch().begin(), request->fetch().end());
-  const std::vector<std::string> targets(request->target().begin(), request->target().end());
-  std::vector<Tensor> outputs;
-  absl::Status s = (*master)->Run(request->options(), *feeds, fetches, targets, &outputs,
-                                  response->mutable_metadata(),
-                                  [context] { return context->IsCancelled(); });
-  if (!s.ok()) return ToGrpcStatus(s);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    NamedTensorProto* named = response->add_tensor();
-    named->set_name(fetches[i]);
-    TensorToProto(outputs[i], named->mutable_tensor());
+grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* wire,
+                                                     grpc::ByteBuffer* wire_response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
   }
-  return grpc::Status::OK;
+  struct Call {
+    RunStepRequest request;
+    std::shared_ptr<Master> master;
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    std::vector<std::string> feed_names, fetches, targets;
+    std::vector<Tensor> outputs;
+    RunStepResponse response;
+  };
+  auto call = std::make_shared<Call>();
+  if (!ParseFromByteBuffer(*wire, &call->request)) {
+    return NotAValidMessage(context, "/tensorgrid.MasterService/RunStep");
+  }
+  const RunStepRequest& request = call->request;
+  absl::StatusOr<std::shared_ptr<Master>> master = Find(request.session_handle());
+  if (!master.ok()) return FinishNow(context, ToGrpcStatus(master.status()));
+  call->master = *std::move(master);
+  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> feeds = DecodeFeeds(request.feed());
+  if (!feeds.ok()) return FinishNow(context, ToGrpcStatus(feeds.status()));
+  call->feeds = *std::move(feeds);
+  for (const auto& feed : call->feeds) call->feed_names.push_back(feed.first);
+  call->fetches.assign(request.fetch().begin(), request.fetch().end());
+  call->targets.assign(request.target().begin(), request.target().end());
+  auto* reactor = new StepReactor;
+  auto run = [reactor, call, wire_response] {
+    call->master->RunAsync(
+        call->request.options(), call->feeds, call->fetches, call->targets, &call->outputs,
+        call->response.mutable_metadata(), reactor->cancellation(),
+        [reactor, call, wire_response](absl::Status s) {
+          if (!s.ok()) {
+            reactor->Finish(ToGrpcStatus(s));
+            return;
+          }
+          for (size_t i = 0; i < call->outputs.size(); ++i) {
+            NamedTensorProto* named = call->response.add_tensor();
+            named->set_name(call->fetches[i]);
+            TensorToProto(call->outputs[i], named->mutable_tensor());
+          }
+          FinishWith(reactor, call->response, wire_response);
+        });
+  };
+  if (call->master->IsBuilt(call->feed_names, call->fetches, call->targets)) {
+    run();
+  } else {
+    builders_.Schedule(std::move(run));
+  }
+  return reactor;
 }
 
 grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
@@ -110,28 +157,48 @@ grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status GrpcMasterService::RunCallable(grpc::ServerContext* context,
-                                            const RunCallableRequest* request,
-                                            RunCallableResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
-  if (!master.ok()) return ToGrpcStatus(master.status());
+grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* context,
+                                                         const grpc::ByteBuffer* wire,
+                                                         grpc::ByteBuffer* wire_response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
+  struct Call {
+    RunCallableRequest request;
+    std::shared_ptr<Master> master;
+    std::vector<Tensor> fetches;
+    RunCallableResponse response;
+  };
+  auto call = std::make_shared<Call>();
+  if (!ParseFromByteBuffer(*wire, &call->request)) {
+    return NotAValidMessage(context, "/tensorgrid.MasterService/RunCallable");
+  }
+  const RunCallableRequest& request = call->request;
+  absl::StatusOr<std::shared_ptr<Master>> master = Find(request.session_handle());
+  if (!master.ok()) return FinishNow(context, ToGrpcStatus(master.status()));
+  call->master = *std::move(master);
   std::vector<Tensor> feeds;
-  feeds.reserve(request->feed_size());
-  for (int i = 0; i < request->feed_size(); ++i) {
-    absl::StatusOr<Tensor> tensor = TensorFromProto(request->feed(i));
+  feeds.reserve(request.feed_size());
+  for (int i = 0; i < request.feed_size(); ++i) {
+    absl::StatusOr<Tensor> tensor = TensorFromProto(request.feed(i));
     if (!tensor.ok()) {
-      return ToGrpcStatus(errors::InvalidArgument("feed ", i, ": ", tensor.status().message()));
+      return FinishNow(context, ToGrpcStatus(errors::InvalidArgument(
+                                    "feed ", i, ": ", tensor.status().message())));
     }
     feeds.push_back(*std::move(tensor));
   }
-  std::vector<Tensor> fetches;
-  absl::Status s = (*master)->RunCallable(request->handle(), feeds, &fetches,
-                                          response->mutable_metadata(),
-                                          [context] { return context->IsCancelled(); });
-  if (!s.ok()) return ToGrpcStatus(s);
-  for (const Tensor& t : fetches) TensorToProto(t, response->add_fetch());
-  return grpc::Status::OK;
+  auto* reactor = new StepReactor;
+  call->master->RunCallableAsync(
+      request.handle(), feeds, &call->fetches, call->response.mutable_metadata(),
+      reactor->cancellation(), [reactor, call, wire_response](absl::Status s) {
+        if (!s.ok()) {
+          reactor->Finish(ToGrpcStatus(s));
+          return;
+        }
+        for (const Tensor& t : call->fetches) TensorToProto(t, call->response.add_fetch());
+        FinishWith(reactor, call->response, wire_response);
+      });
+  return reactor;
 }
 
 grpc::Status GrpcMasterService::ReleaseCallable(grpc::ServerContext* context,

@@ -20,10 +20,15 @@
 // containers (all of them if none is named) on every task matching the
 // request's device_filters.
 //
-// Thread-safe: the methods are synchronous and run on gRPC's server threads;
-// steps of one session run concurrently (the Master allows it), and a step in
-// flight keeps its Master alive across a concurrent CloseSession (the step
-// then fails with FailedPrecondition, "session is closed").
+// Thread-safe. RunStep and RunCallable are served on gRPC's callback API: a
+// step holds no server thread while its partitions run, its answer goes out
+// from the thread that finishes it, and a client that cancels the call or
+// goes away cancels the step on every task at once. (The first RunStep of a
+// signature builds it, which blocks on RegisterGraph calls, so that one runs
+// on a small pool of this service's own.) The other methods are synchronous.
+// Steps of one session run concurrently (the Master allows it), and a step
+// in flight keeps its Master alive across a concurrent CloseSession (the
+// step then fails with FailedPrecondition, "session is closed").
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 
@@ -34,13 +39,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "core/platform/env.h"
 #include "core/runtime/master.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/master.grpc.pb.h"
 
 namespace tensorgrid {
 
-class GrpcMasterService final : public MasterService::Service {
+class GrpcMasterService final
+    : public MasterService::WithRawCallbackMethod_RunStep<
+          MasterService::WithRawCallbackMethod_RunCallable<MasterService::Service>> {
  public:
   // Builds the Master of a new session. The workers it drives must outlive
   // the service.
@@ -55,12 +63,14 @@ class GrpcMasterService final : public MasterService::Service {
                              CreateSessionResponse* response) override;
   grpc::Status ExtendSession(grpc::ServerContext* context, const ExtendSessionRequest* request,
                              ExtendSessionResponse* response) override;
-  grpc::Status RunStep(grpc::ServerContext* context, const RunStepRequest* request,
-                       RunStepResponse* response) override;
+  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::Status MakeCallable(grpc::ServerContext* context, const MakeCallableRequest* request,
                             MakeCallableResponse* response) override;
-  grpc::Status RunCallable(grpc::ServerContext* context, const RunCallableRequest* request,
-                           RunCallableResponse* response) override;
+  grpc::ServerUnaryReactor* RunCallable(grpc::CallbackServerContext* context,
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
   grpc::Status ReleaseCallable(grpc::ServerContext* context, const ReleaseCallableRequest* request,
                                ReleaseCallableResponse* response) override;
   grpc::Status CloseSession(grpc::ServerContext* context, const CloseSessionRequest* request,
@@ -78,6 +88,9 @@ class GrpcMasterService final : public MasterService::Service {
   const std::string auth_token_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions_ ABSL_GUARDED_BY(mu_);
+  // Where RunStep builds a signature it has not run before: not on gRPC's
+  // few callback threads, which the RegisterGraph calls' answers need.
+  ThreadPool builders_{2};
 };
 
 }  // namespace tensorgrid

@@ -275,4 +275,17 @@ void ApplyServerDefaults(grpc::ServerBuilder* builder) {
   builder->experimental().SetInterceptorCreators(std::move(interceptors));
 }
 
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
+                                           absl::string_view method) {
+  return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                         absl::StrCat("request to ", method,
+                                                      " is not a valid message for that method")));
+}
+
 }  // namespace tensorgrid

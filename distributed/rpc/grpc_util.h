@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/security/credentials.h"
@@ -85,6 +86,22 @@ grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string
 // is an Internal with no message), so garbage on the wire reads as the
 // caller's error.
 void ApplyServerDefaults(grpc::ServerBuilder* builder);
+
+// For handlers on gRPC's raw callback API.
+// A call answered at once, from the handler itself.
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status);
+// The answer to a raw request that does not parse as the message of `method`
+// ("/tensorgrid.WorkerService/RunGraph"): InvalidArgument naming it (the
+// generated callback handler would say a bare Unimplemented).
+grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
+                                           absl::string_view method);
+// Finishes a raw call with `message` serialized as its response.
+template <typename Message>
+void FinishWith(grpc::ServerUnaryReactor* reactor, const Message& message,
+                grpc::ByteBuffer* wire) {
+  bool own_buffer = false;
+  reactor->Finish(grpc::SerializationTraits<Message>::Serialize(message, wire, &own_buffer));
+}
 
 }  // namespace tensorgrid
 

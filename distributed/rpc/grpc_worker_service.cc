@@ -60,29 +60,10 @@ absl::Duration RecvWait(const grpc::CallbackServerContext& context) {
   return std::min(kMaxRecvWait, left - margin);
 }
 
-// A call answered at once, from the handler itself (a bad request, and
-// later a failed authorization check).
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(std::move(status));
-  return reactor;
-}
-
 // The answer to a raw request that does not parse as `method`'s message.
-grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
-                                           const char* method) {
-  return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                         absl::StrCat("request to /tensorgrid.WorkerService/",
-                                                      method,
-                                                      " is not a valid message for that method")));
-}
-
-// Finishes a raw call with `message` as its response.
-template <typename Message>
-void FinishWith(grpc::ServerUnaryReactor* reactor, const Message& message,
-                grpc::ByteBuffer* wire) {
-  bool own_buffer = false;
-  reactor->Finish(grpc::SerializationTraits<Message>::Serialize(message, wire, &own_buffer));
+grpc::ServerUnaryReactor* NotAWorkerMessage(grpc::CallbackServerContext* context,
+                                            const char* method) {
+  return NotAValidMessage(context, absl::StrCat("/tensorgrid.WorkerService/", method));
 }
 
 // One RecvTensor or RecvBuf call, answered by whichever comes first: the
@@ -239,7 +220,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
     RunGraphResult result;
   };
   auto call = std::make_shared<Call>();
-  if (!ParseFromByteBuffer(*wire, &call->request)) return NotAValidMessage(context, "RunGraph");
+  if (!ParseFromByteBuffer(*wire, &call->request)) return NotAWorkerMessage(context, "RunGraph");
   const RunGraphRequest& request = call->request;
   absl::Status s = DecodeFeeds(request.send(), &call->args.feeds);
   if (!s.ok()) {
@@ -293,7 +274,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
     return FinishNow(context, std::move(denied));
   }
   RecvTensorRequest parsed;
-  if (!ParseFromByteBuffer(*request, &parsed)) return NotAValidMessage(context, "RecvTensor");
+  if (!ParseFromByteBuffer(*request, &parsed)) return NotAWorkerMessage(context, "RecvTensor");
   // Deleted by itself in OnDone, once gRPC is through with the call.
   auto* reactor = new TensorReactor(
       parsed.rendezvous_key(),
@@ -324,7 +305,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteGroup(grpc::CallbackServerC
     return FinishNow(context, std::move(denied));
   }
   CompleteGroupRequest request;
-  if (!ParseFromByteBuffer(*wire, &request)) return NotAValidMessage(context, "CompleteGroup");
+  if (!ParseFromByteBuffer(*wire, &request)) return NotAWorkerMessage(context, "CompleteGroup");
   CompleteGroupArgs args;
   args.group_key = request.group_key();
   args.group_size = request.group_size();
@@ -358,7 +339,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(grpc::CallbackServ
     return FinishNow(context, std::move(denied));
   }
   CompleteInstanceRequest request;
-  if (!ParseFromByteBuffer(*wire, &request)) return NotAValidMessage(context, "CompleteInstance");
+  if (!ParseFromByteBuffer(*wire, &request)) return NotAWorkerMessage(context, "CompleteInstance");
   CompleteInstanceArgs args;
   args.group_key = request.group_key();
   args.group_size = request.group_size();
@@ -394,7 +375,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvBuf(grpc::CallbackServerContext
   }
   RecvBufRequest parsed;
   if (!ParseFromByteBuffer(*request, &parsed) || parsed.buf_key().empty()) {
-    return NotAValidMessage(context, "RecvBuf");
+    return NotAWorkerMessage(context, "RecvBuf");
   }
   auto* reactor = new TensorReactor(parsed.buf_key(),
                                     absl::StrCat("RecvBuf of '", parsed.buf_key(), "'"), response);
