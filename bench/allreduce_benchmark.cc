@@ -17,6 +17,12 @@
 // algbw = B / time, busbw = algbw * 2 (N - 1) / N (GB = 1e9 bytes), as in
 // nccl-tests. The same binary also times an empty step (a NoOp target on each
 // task, all N concurrently): the step overhead included in every figure.
+// Then the in-step rows (impl=tensorgrid_in_step): R all-reduces chained in
+// one step (each reduces the previous one's result, as a training step runs
+// one per gradient pack), timed the same way and divided by R. There the
+// step's overhead is spread over R all-reduces, as gloo's and MPI's loops of
+// back-to-back calls have none; R is 20 up to 64 KiB, 10 up to 1 MiB, 4 up to
+// 16 MiB, else 2.
 //
 // The tasks run distributed::Server exactly as tg_server does (default
 // ConfigProto), forked from this binary before it starts any thread, on
@@ -30,11 +36,13 @@
 //   allreduce impl=tensorgrid n=2 bytes=4096 iterations=200 median_us=...
 //       algbw_GBps=... busbw_GBps=...      (on the same line)
 //   step impl=tensorgrid n=2 kind=empty iterations=200 median_us=...
+//   allreduce impl=tensorgrid_in_step n=2 bytes=4096 chained=20 ...
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -79,6 +87,14 @@ std::pair<int, int> Iterations(int64_t bytes) {
   if (bytes <= (1 << 20)) return {10, 50};
   if (bytes <= (16 << 20)) return {3, 20};
   return {2, 9};
+}
+
+// All-reduces chained in one step of the in-step rows.
+int Chained(int64_t bytes) {
+  if (bytes <= (64 << 10)) return 20;
+  if (bytes <= (1 << 20)) return 10;
+  if (bytes <= (16 << 20)) return 4;
+  return 2;
 }
 
 // ---- the clusters ---------------------------------------------------------------
@@ -143,7 +159,7 @@ std::vector<Child> StartCluster(int n) {
 // a ones Variable, its CollectiveReduce over `n` tasks, and a NoOp.
 struct Client {
   std::unique_ptr<Session> session;
-  Session::CallableHandle reduce, check, empty;
+  Session::CallableHandle reduce, check, empty, chain, check_chain;
 };
 
 Client OpenClient(const std::string& address, int rank, int n, int64_t bytes, int instance_key) {
@@ -160,6 +176,14 @@ Client OpenClient(const std::string& address, int rank, int n, int64_t bytes, in
   ops::CollectiveReduce(cpu.WithOpName("sum"), ops::Identity(cpu.WithOpName("read"), v), n,
                         /*group_key=*/1, instance_key, "Add", "Id", kCollectiveTimeoutSeconds);
   ops::NoOp(cpu.WithOpName("empty"));
+  // The in-step rows: Chained(bytes) all-reduces in a row, each of the one
+  // before's result (ones -> n -> n^2 ...), instance keys of their own.
+  Output chained = ops::Identity(cpu.WithOpName("chain_in"), v);
+  for (int k = 0; k < Chained(bytes); ++k) {
+    chained = ops::CollectiveReduce(cpu.WithOpName(absl::StrCat("chain_", k)), chained, n,
+                                    /*group_key=*/1, 1000 * instance_key + k, "Add", "Id",
+                                    kCollectiveTimeoutSeconds);
+  }
   GraphDef graph;
   CheckOk(root.ToGraphDef(&graph), "building the graph");
 
@@ -185,6 +209,9 @@ Client OpenClient(const std::string& address, int rank, int n, int64_t bytes, in
   client.reduce = make("", "sum");
   client.check = make("sum:0", "");
   client.empty = make("", "empty");
+  const std::string last = absl::StrCat("chain_", Chained(bytes) - 1);
+  client.chain = make("", last);
+  client.check_chain = make(last + ":0", "");
   return client;
 }
 
@@ -220,18 +247,20 @@ double MedianStepSeconds(std::vector<Client>& clients, Session::CallableHandle C
   return k % 2 ? slowest[k / 2] : (slowest[k / 2 - 1] + slowest[k / 2]) / 2;
 }
 
-// One concurrent step that fetches the sum: every element must be n.
-void CheckSums(std::vector<Client>& clients, int64_t bytes) {
+// One concurrent step of `check` on every client: every element of its
+// fetch must be `expected`.
+void CheckSums(std::vector<Client>& clients, Session::CallableHandle Client::*check,
+               float expected, const std::string& what) {
   const int n = static_cast<int>(clients.size());
   OnEveryClient(n, [&](int rank) {
     std::vector<Tensor> out;
-    CheckOk(clients[rank].session->RunCallable(clients[rank].check, {}, &out, nullptr),
-            absl::StrCat("check step on task ", rank, " of ", n));
+    CheckOk(clients[rank].session->RunCallable(clients[rank].*check, {}, &out, nullptr),
+            absl::StrCat("check step of ", what, " on task ", rank, " of ", n));
     const float* sum = out.at(0).data<float>();
     for (int64_t i = 0; i < out[0].NumElements(); ++i) {
-      if (sum[i] != static_cast<float>(n)) {
-        Die(absl::StrCat("all-reduce of ", bytes, " bytes over ", n, " tasks: element ", i,
-                         " on task ", rank, " is ", sum[i], ", not ", n));
+      if (sum[i] != expected) {
+        Die(absl::StrCat(what, " over ", n, " tasks: element ", i, " on task ", rank, " is ",
+                         sum[i], ", not ", expected));
       }
     }
   });
@@ -245,7 +274,12 @@ void MeasureCluster(std::vector<Child>& tasks, const std::vector<int64_t>& sizes
     OnEveryClient(n, [&](int rank) {
       clients[rank] = OpenClient(tasks[rank].address, rank, n, bytes, static_cast<int>(s) + 1);
     });
-    CheckSums(clients, bytes);
+    const std::string what = absl::StrCat("all-reduce of ", bytes, " bytes");
+    CheckSums(clients, &Client::check, static_cast<float>(n), what);
+    // n^R: a power of two for n = 2 and 4, exact in float.
+    const int chained = Chained(bytes);
+    CheckSums(clients, &Client::check_chain, std::pow(static_cast<float>(n), chained),
+              absl::StrCat(chained, " chained ", what));
     const auto [warm_up, k] = Iterations(bytes);
     if (s == 0) {
       const double empty = MedianStepSeconds(clients, &Client::empty, warm_up, k, "empty step");
@@ -258,6 +292,14 @@ void MeasureCluster(std::vector<Child>& tasks, const std::vector<int64_t>& sizes
         "allreduce impl=tensorgrid n=%d bytes=%lld iterations=%d median_us=%.1f "
         "algbw_GBps=%.4f busbw_GBps=%.4f\n",
         n, static_cast<long long>(bytes), k, t * 1e6, algbw, algbw * 2 * (n - 1) / n);
+    const double per = MedianStepSeconds(clients, &Client::chain, warm_up, k, "chained all-reduces") /
+                       chained;
+    const double chained_algbw = static_cast<double>(bytes) / per / 1e9;
+    std::printf(
+        "allreduce impl=tensorgrid_in_step n=%d bytes=%lld chained=%d iterations=%d "
+        "median_us=%.1f algbw_GBps=%.4f busbw_GBps=%.4f\n",
+        n, static_cast<long long>(bytes), chained, k, per * 1e6, chained_algbw,
+        chained_algbw * 2 * (n - 1) / n);
     std::fflush(stdout);
   }
 }

@@ -33,8 +33,7 @@
 //
 // A null step needs at least two round trips in a row (client -> master,
 // master -> ps), so about 2x the ping-pong (or BM_GrpcRelay) is the floor;
-// the goal is 3x the ping-pong. (Today the master adds a third, a blocking
-// CleanupGraph to the ps after every step: see docs/PERFORMANCE.md.)
+// the goal is 3x the ping-pong. See docs/PERFORMANCE.md for the results.
 // See also bench/report.py.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>

@@ -288,6 +288,81 @@ TEST_F(GrpcSessionTest, ConcurrentRunsOnOneSession) {
 }
 
 // The service itself, through the generated stub.
+// A client that cancels its RunStep or RunCallable cancels the step itself:
+// the call ends Cancelled at once, and the step blocked in a _Recv that
+// never comes (no timeout) is gone from the worker, so the server shuts down
+// without waiting for it. The first RunStep of a signature also builds it.
+TEST_F(GrpcSessionTest, ClientCancellingAStepCancelsItOnTheWorker) {
+  GraphDef g;
+  NodeDef recv = MakeNode("never", "_Recv", {});
+  SetAttr(&recv, "tensor_type", DT_FLOAT);
+  SetAttr(&recv, "tensor_name", "never_sent");
+  const std::string cpu = std::string(kTask) + "/device:CPU:0";
+  SetAttr(&recv, "send_device", cpu);
+  SetAttr(&recv, "send_device_incarnation", int64_t{1});
+  SetAttr(&recv, "recv_device", cpu);
+  *g.add_node() = recv;
+  auto stub = RawStub();
+  CreateSessionRequest create;
+  *create.mutable_graph_def() = g;
+  CreateSessionResponse created;
+  grpc::ClientContext c1;
+  SetDeadline(&c1, absl::Seconds(10));
+  ASSERT_TRUE(stub->CreateSession(&c1, create, &created).ok());
+
+  // Starts the call, lets the step block, cancels it; the status it ended with.
+  auto cancelled = [&](auto start) {
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(60));
+    absl::Notification answered;
+    grpc::Status status;
+    start(&context, [&](grpc::Status s) {
+      status = std::move(s);
+      answered.Notify();
+    });
+    EXPECT_FALSE(answered.WaitForNotificationWithTimeout(absl::Milliseconds(300)))
+        << status.error_message();
+    context.TryCancel();
+    EXPECT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    return status;
+  };
+  RunStepRequest run;
+  run.set_session_handle(created.session_handle());
+  run.add_fetch("never");
+  RunStepResponse ran;
+  EXPECT_EQ(cancelled([&](grpc::ClientContext* c, std::function<void(grpc::Status)> done) {
+              stub->async()->RunStep(c, &run, &ran, std::move(done));
+            }).error_code(),
+            grpc::StatusCode::CANCELLED);
+
+  MakeCallableRequest make;
+  make.set_session_handle(created.session_handle());
+  make.mutable_options()->add_fetch("never");
+  MakeCallableResponse made;
+  grpc::ClientContext c2;
+  SetDeadline(&c2, absl::Seconds(10));
+  ASSERT_TRUE(stub->MakeCallable(&c2, make, &made).ok());
+  RunCallableRequest call;
+  call.set_session_handle(created.session_handle());
+  call.set_handle(made.handle());
+  RunCallableResponse called;
+  EXPECT_EQ(cancelled([&](grpc::ClientContext* c, std::function<void(grpc::Status)> done) {
+              stub->async()->RunCallable(c, &call, &called, std::move(done));
+            }).error_code(),
+            grpc::StatusCode::CANCELLED);
+
+  // Shutdown waits for calls in progress: it returns only if both steps ended.
+  absl::Notification shut_down;
+  std::thread shutdown([&] {
+    server_->Shutdown();
+    shut_down.Notify();
+  });
+  const bool ended = shut_down.WaitForNotificationWithTimeout(absl::Seconds(60));
+  EXPECT_TRUE(ended) << "the server still runs a cancelled step";
+  if (!ended) worker_.Shutdown(errors::Aborted("test"));  // ends the steps: Shutdown returns
+  shutdown.join();
+}
+
 TEST_F(GrpcSessionTest, ServiceRejectsUnknownHandlesAndBadFeeds) {
   auto stub = RawStub();
   auto deadline = [](grpc::ClientContext* c) { SetDeadline(c, absl::Seconds(10)); };
