@@ -64,7 +64,9 @@ Master::Master(const ConfigProto& config, WorkerMap workers, std::string default
 Master::~Master() { Close().IgnoreError(); }
 
 absl::Status Master::CheckOpen() const {
-  if (closed_) return errors::FailedPrecondition("session is closed");
+  if (closed_.load(std::memory_order_acquire)) {
+    return errors::FailedPrecondition("session is closed");
+  }
   return absl::OkStatus();
 }
 
@@ -104,7 +106,7 @@ std::string CacheKey(const std::vector<std::string>& feeds, const std::vector<st
 bool Master::IsBuilt(const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
                      const std::vector<std::string>& targets) const {
   const std::string key = CacheKey(feeds, fetches, targets);
-  absl::ReaderMutexLock lock(&mu_);
+  absl::MutexLock lock(&cache_mu_);
   return cache_.contains(key);
 }
 
@@ -112,17 +114,21 @@ absl::StatusOr<std::shared_ptr<const Master::ExecutionUnit>> Master::GetOrBuild(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
   const std::string key = CacheKey(feeds, fetches, targets);
+  TG_RETURN_IF_ERROR(CheckOpen());
   {
-    absl::ReaderMutexLock lock(&mu_);
-    TG_RETURN_IF_ERROR(CheckOpen());
+    absl::MutexLock lock(&cache_mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
   }
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&mu_);  // one build at a time
   TG_RETURN_IF_ERROR(CheckOpen());
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
+  {
+    absl::MutexLock cache_lock(&cache_mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+  }
   TG_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionUnit> unit, Build(feeds, fetches, targets));
+  absl::MutexLock cache_lock(&cache_mu_);
   cache_[key] = unit;
   return unit;
 }
@@ -235,6 +241,10 @@ absl::Status Master::LoadDevices() {
       device_workers_[d.name] = workers_.at(task);
       devices_.push_back(std::move(d));
     }
+  }
+  {
+    absl::MutexLock lock(&cache_mu_);
+    for (const DeviceInfo& d : devices_) incarnations_[d.name] = d.incarnation;
   }
   if (devices_.empty()) {
     if (!filters_.empty()) {
@@ -512,8 +522,8 @@ void Master::ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure
   };
   auto asked = std::make_shared<Asked>();
   {
-    absl::ReaderMutexLock lock(&mu_);
-    for (const DeviceInfo& d : devices_) asked->known[d.name] = d.incarnation;
+    absl::MutexLock lock(&cache_mu_);
+    asked->known = incarnations_;
   }
   std::vector<WorkerInterface*> involved;
   for (const PartitionUnit& part : unit.partitions) {
@@ -628,12 +638,9 @@ void Master::RunCallableAsync(int64_t handle, const std::vector<Tensor>& feeds,
     }
     callable = it->second;
   }
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    if (absl::Status s = CheckOpen(); !s.ok()) {
-      done(std::move(s));
-      return;
-    }
+  if (absl::Status s = CheckOpen(); !s.ok()) {
+    done(std::move(s));
+    return;
   }
   if (fetches == nullptr && callable.unit->num_fetches > 0) {
     done(errors::InvalidArgument("callable ", handle, " fetches ", callable.unit->num_fetches,
@@ -654,8 +661,9 @@ absl::Status Master::Close() {
   absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionUnit>> cache;
   {
     absl::MutexLock lock(&mu_);
-    if (closed_) return absl::OkStatus();
-    closed_ = true;
+    if (closed_.load(std::memory_order_acquire)) return absl::OkStatus();
+    closed_.store(true, std::memory_order_release);
+    absl::MutexLock cache_lock(&cache_mu_);
     cache.swap(cache_);
   }
   {

@@ -130,7 +130,7 @@ class Master {
   void ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure, StatusCallback done);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status CheckOpen() const;
   bool PassesFilters(const std::string& device) const;
 
   const ConfigProto config_;
@@ -145,12 +145,21 @@ class Master {
   // sharing a worker do not collide.
   std::atomic<int64_t> next_step_id_;
 
+  // mu_ is held across calls to workers (waiting for tasks, RegisterGraph
+  // while building), so the asynchronous step paths, which run on gRPC's few
+  // callback threads and must never wait for one of those calls, do not take
+  // it: they read closed_ and take only cache_mu_, which nobody holds across
+  // a call to a worker.
   mutable absl::Mutex mu_;
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> closed_{false};  // written under mu_
   std::vector<DeviceInfo> devices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, WorkerInterface*> device_workers_ ABSL_GUARDED_BY(mu_);  // by device name
-  absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionUnit>> cache_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Mutex cache_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionUnit>> cache_
+      ABSL_GUARDED_BY(cache_mu_);
+  // Device name -> incarnation, as loaded (for ExplainRestartAsync).
+  std::map<std::string, uint64_t> incarnations_ ABSL_GUARDED_BY(cache_mu_);
   absl::Mutex callables_mu_;
   int64_t next_callable_ ABSL_GUARDED_BY(callables_mu_) = 0;
   absl::flat_hash_map<int64_t, Callable> callables_ ABSL_GUARDED_BY(callables_mu_);

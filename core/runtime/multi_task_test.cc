@@ -155,6 +155,84 @@ class LateWorker final : public WorkerInterface {
   int down_for_;
 };
 
+// Forwards to a Worker, except that RegisterGraph waits for `open` once
+// `gate` is set: a build that is slow to register.
+class GatedRegisterWorker final : public WorkerInterface {
+ public:
+  explicit GatedRegisterWorker(Worker* real) : real_(real) {}
+  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override {
+    real_->GetStatusAsync(r, std::move(d));
+  }
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
+    if (gate.load()) {
+      waiting.Notify();
+      open.WaitForNotification();
+    }
+    real_->RegisterGraphAsync(a, r, std::move(d));
+  }
+  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
+    real_->DeregisterGraphAsync(h, std::move(d));
+  }
+  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
+    real_->RunGraphAsync(a, r, std::move(d));
+  }
+  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
+    real_->CleanupGraphAsync(step_id, std::move(d));
+  }
+
+  std::atomic<bool> gate{false};
+  absl::Notification waiting, open;
+
+ private:
+  Worker* real_;
+};
+
+// The gRPC master runs steps on gRPC's few callback threads, whose work
+// includes delivering RegisterGraph answers: a step of a built signature
+// must not wait for a build in progress, or those threads could all end up
+// waiting for an answer only they can deliver.
+TEST(MasterLockTest, StepsOfBuiltSignaturesDoNotWaitForABuild) {
+  Worker real(kWorker0, ConfigProto());
+  GatedRegisterWorker worker(&real);
+  Master master(ConfigProto(), &worker, kWorker0);
+  GraphDef g;
+  for (const char* name : {"c", "d"}) {
+    NodeDef* n = g.add_node();
+    n->set_name(name);
+    n->set_op("Const");
+    SetAttr(n, "dtype", DT_FLOAT);
+    SetAttr(n, "value", Tensor::Scalar<float>(5));
+  }
+  ASSERT_OK(master.Create(g));
+  CallableOptions options;
+  options.add_fetch("c");
+  absl::StatusOr<int64_t> handle = master.MakeCallable(options);
+  ASSERT_OK(handle.status());
+
+  worker.gate = true;
+  std::vector<Tensor> built;
+  std::thread build([&] { EXPECT_OK(master.Run(RunOptions(), {}, {"d"}, {}, &built, nullptr)); });
+  worker.waiting.WaitForNotification();  // the build holds the graph now
+  absl::Notification ran;
+  std::vector<Tensor> out;
+  absl::Status status;
+  std::thread step([&] {
+    EXPECT_FALSE(master.IsBuilt({}, {"d"}, {}));
+    master.RunCallableAsync(*handle, {}, &out, nullptr, nullptr, [&](absl::Status s) {
+      status = s;
+      ran.Notify();
+    });
+  });
+  EXPECT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(30)))
+      << "a step of a built callable waited for another signature's build";
+  worker.open.Notify();
+  step.join();
+  build.join();
+  ASSERT_OK(status);
+  ExpectTensorEqual<float>(out[0], {5}, TensorShape({}));
+  ExpectTensorEqual<float>(built[0], {5}, TensorShape({}));
+}
+
 TEST(MasterStartupTest, WaitsForATaskThatComesUpLate) {
   Worker ps(kPs, ConfigProto());
   Worker w0(kWorker0, ConfigProto());
