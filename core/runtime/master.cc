@@ -335,6 +335,11 @@ absl::Status NameTask(const std::string& device, absl::Status s) {
   return WithContext(s, absl::StrCat("task ", DeviceNameUtils::TaskName(*parsed)));
 }
 
+absl::Status CancelledBeforeStart() {
+  return errors::Cancelled("step was cancelled before it started: its client cancelled the call "
+                           "or went away");
+}
+
 void CleanupEverywhere(const std::vector<WorkerInterface*>& workers, int64_t step_id) {
   for (WorkerInterface* w : workers) w->CleanupGraphAsync(step_id, [](absl::Status) {});
 }
@@ -399,31 +404,47 @@ void Master::RunUnitAsync(std::shared_ptr<const ExecutionUnit> unit, const RunOp
     }
   }
   step->unit = std::move(unit);
+  if (n == 0) {  // Build never makes such a unit; nothing would ever call `done`
+    step->done(errors::Internal("step ", step->step_id, " has no partitions to run"));
+    return;
+  }
+  if (cancellation != nullptr && cancellation->IsCancelled()) {
+    step->done(CancelledBeforeStart());
+    return;
+  }
+  // The canceller is registered once every partition is launched: a cleanup
+  // before a partition starts would find nothing to cancel. Until then
+  // `pending` holds one extra count, so the step cannot finish first.
   {
     absl::MutexLock lock(&step->mu);
-    step->pending = n;
-  }
-  if (cancellation != nullptr) {
-    // Cleaning a step up cancels its partitions everywhere. The callback
-    // holds the step, not this frame: it may run after the step is done.
-    if (!cancellation->RegisterCallback(&step->token, [step] {
-          {
-            absl::MutexLock lock(&step->mu);
-            step->cancelled = true;
-          }
-          CleanupEverywhere(step->involved, step->step_id);
-        })) {
-      step->done(errors::Cancelled("step was cancelled before it started: its client cancelled "
-                                   "the call or went away"));
-      return;
-    }
-    step->cancellation = cancellation;
+    step->pending = n + 1;
   }
   for (size_t p = 0; p < n; ++p) {
     step->unit->partitions[p].worker->RunGraphAsync(
         step->requests[p], &step->responses[p],
         [this, step, p](absl::Status s) { PartitionDone(step, p, std::move(s)); });
   }
+  if (cancellation != nullptr) {
+    // Cleaning a step up cancels its partitions everywhere. The callback
+    // holds the step, not this frame: it may run after the step is done.
+    auto cancel = [step] {
+      {
+        absl::MutexLock lock(&step->mu);
+        step->cancelled = true;
+      }
+      CleanupEverywhere(step->involved, step->step_id);
+    };
+    if (cancellation->RegisterCallback(&step->token, cancel)) {
+      step->cancellation = cancellation;  // read by FinishStep, after the count below
+    } else {
+      cancel();  // cancelled while the partitions were being launched
+    }
+  }
+  {
+    absl::MutexLock lock(&step->mu);
+    if (--step->pending > 0) return;
+  }
+  FinishStep(step);
 }
 
 void Master::PartitionDone(const std::shared_ptr<Step>& step, size_t p, absl::Status s) {
@@ -586,6 +607,10 @@ void Master::RunAsync(const RunOptions& options,
   if (outputs == nullptr && !fetches.empty()) {
     done(errors::InvalidArgument("Run fetches ", fetches.size(),
                                  " tensors but has no outputs vector"));
+    return;
+  }
+  if (cancellation != nullptr && cancellation->IsCancelled()) {
+    done(CancelledBeforeStart());  // before building: a build makes RegisterGraph calls
     return;
   }
   std::vector<std::string> feed_names;

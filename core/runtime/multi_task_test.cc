@@ -516,6 +516,57 @@ TEST_F(MultiTaskTest, AsyncStepsAnswerOnceWithTheFetches) {
                 kNotFound, "no_such_node");
 }
 
+// Forwards to a Worker, but the caller cancels the step just as its
+// partition is being launched, before the worker has it.
+class CancelOnLaunchWorker final : public WorkerInterface {
+ public:
+  CancelOnLaunchWorker(Worker* real, CancellationManager* cancellation)
+      : real_(real), cancellation_(cancellation) {}
+  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override {
+    real_->GetStatusAsync(r, std::move(d));
+  }
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
+    real_->RegisterGraphAsync(a, r, std::move(d));
+  }
+  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
+    real_->DeregisterGraphAsync(h, std::move(d));
+  }
+  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
+    cancellation_->StartCancel();
+    real_->RunGraphAsync(a, r, std::move(d));
+  }
+  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
+    real_->CleanupGraphAsync(step_id, std::move(d));
+  }
+
+ private:
+  Worker* real_;
+  CancellationManager* cancellation_;
+};
+
+TEST(MasterCancellationTest, ACancelWhileThePartitionsLaunchIsNotLost) {
+  Worker real(kWorker0, ConfigProto());
+  CancellationManager cancellation;
+  CancelOnLaunchWorker worker(&real, &cancellation);
+  Master master(ConfigProto(), &worker, kWorker0);
+  ASSERT_OK(master.Create(NeverRecvGraph()));
+  absl::Notification ended;
+  absl::Status status;
+  std::vector<Tensor> out;
+  master.RunAsync(RunOptions(), {}, {"never"}, {}, &out, nullptr, &cancellation,
+                  [&](absl::Status s) {
+                    status = s;
+                    ended.Notify();
+                  });
+  const bool in_time = ended.WaitForNotificationWithTimeout(absl::Seconds(30));
+  EXPECT_TRUE(in_time) << "the cancel was lost: the step still runs";
+  if (!in_time) {
+    real.Shutdown(errors::Aborted("test"));  // ends the step before `ended` goes
+    ended.WaitForNotification();
+  }
+  EXPECT_STATUS(status, kCancelled, "its client cancelled the call or went away");
+}
+
 TEST(MasterCancellationTest, StepPastItsTimeoutIsDeadlineExceeded) {
   Worker worker(kWorker0, ConfigProto());
   Master master(ConfigProto(), &worker, kWorker0);

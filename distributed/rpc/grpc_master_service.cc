@@ -55,6 +55,18 @@ class StepReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
+GrpcMasterService::~GrpcMasterService() {
+  absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    sessions.swap(sessions_);
+  }
+  // Closed here, on this thread: a Master whose last reference a finishing
+  // step drops is then destroyed without calling any worker, even on one of
+  // gRPC's callback threads.
+  for (auto& [handle, master] : sessions) master->Close().IgnoreError();
+}
+
 absl::StatusOr<std::shared_ptr<Master>> GrpcMasterService::Find(const std::string& handle) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);
@@ -225,7 +237,7 @@ grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext* context,
     master = std::move(it->second);
     sessions_.erase(it);
   }
-  // Outside the lock: Close waits for the session's running steps.
+  // Outside the lock: Close makes calls to the workers (DeregisterGraph).
   return ToGrpcStatus(master->Close());
 }
 

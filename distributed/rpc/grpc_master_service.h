@@ -25,7 +25,10 @@
 // from the thread that finishes it, and a client that cancels the call or
 // goes away cancels the step on every task at once. (The first RunStep of a
 // signature builds it, which blocks on RegisterGraph calls, so that one runs
-// on a small pool of this service's own.) The other methods are synchronous.
+// on a small pool of this service's own.) A step of the master's own task
+// starts on that callback thread, as the worker's RunGraph does: kernels
+// must never block waiting for an RPC (the asynchronous ones do not), since
+// gRPC has only a few such threads. The other methods are synchronous.
 // Steps of one session run concurrently (the Master allows it), and a step
 // in flight keeps its Master alive across a concurrent CloseSession (the
 // step then fails with FailedPrecondition, "session is closed").
@@ -58,6 +61,9 @@ class GrpcMasterService final
   // RpcSecurity in grpc_util.h) or is Unauthenticated before any work.
   explicit GrpcMasterService(MasterFactory factory, std::string auth_token = "")
       : factory_(std::move(factory)), auth_token_(std::move(auth_token)) {}
+  // Closes every session still open. Destroy the service after its server's
+  // Shutdown.
+  ~GrpcMasterService() override;
 
   grpc::Status CreateSession(grpc::ServerContext* context, const CreateSessionRequest* request,
                              CreateSessionResponse* response) override;
