@@ -39,6 +39,17 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> DecodeFeeds(
   return feeds;
 }
 
+// Requests and answers of more than this many bytes are decoded and encoded
+// on the service's pool: copying them would hold one of gRPC's few callback
+// threads, and every call of the process waits for those.
+constexpr size_t kInlineBytes = size_t{1} << 20;
+
+size_t TotalBytes(const std::vector<Tensor>& tensors) {
+  size_t bytes = 0;
+  for (const Tensor& t : tensors) bytes += t.TotalBytes();
+  return bytes;
+}
+
 // One RunStep or RunCallable call: the client's cancellation cancels the
 // step. Deleted by itself in OnDone, which gRPC calls last (after Finish,
 // and after OnCancel has returned), so the CancellationManager outlives the
@@ -109,51 +120,50 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext
   if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
     return FinishNow(context, std::move(denied));
   }
-  struct Call {
-    RunStepRequest request;
-    std::shared_ptr<Master> master;
-    std::vector<std::pair<std::string, Tensor>> feeds;
-    std::vector<std::string> feed_names, fetches, targets;
-    std::vector<Tensor> outputs;
-    RunStepResponse response;
-  };
-  auto call = std::make_shared<Call>();
-  if (!ParseFromByteBuffer(*wire, &call->request)) {
-    return NotAValidMessage(context, "/tensorgrid.MasterService/RunStep");
-  }
-  const RunStepRequest& request = call->request;
-  absl::StatusOr<std::shared_ptr<Master>> master = Find(request.session_handle());
-  if (!master.ok()) return FinishNow(context, ToGrpcStatus(master.status()));
-  call->master = *std::move(master);
-  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> feeds = DecodeFeeds(request.feed());
-  if (!feeds.ok()) return FinishNow(context, ToGrpcStatus(feeds.status()));
-  call->feeds = *std::move(feeds);
-  for (const auto& feed : call->feeds) call->feed_names.push_back(feed.first);
-  call->fetches.assign(request.fetch().begin(), request.fetch().end());
-  call->targets.assign(request.target().begin(), request.target().end());
   auto* reactor = new StepReactor;
-  auto run = [reactor, call, wire_response] {
-    call->master->RunAsync(
-        call->request.options(), call->feeds, call->fetches, call->targets, &call->outputs,
-        call->response.mutable_metadata(), reactor->cancellation(),
-        [reactor, call, wire_response](absl::Status s) {
-          if (!s.ok()) {
-            reactor->Finish(ToGrpcStatus(s));
-            return;
-          }
-          for (size_t i = 0; i < call->outputs.size(); ++i) {
-            NamedTensorProto* named = call->response.add_tensor();
-            named->set_name(call->fetches[i]);
-            TensorToProto(call->outputs[i], named->mutable_tensor());
-          }
-          FinishWith(reactor, call->response, wire_response);
-        });
-  };
-  if (call->master->IsBuilt(call->feed_names, call->fetches, call->targets)) {
-    run();
-  } else {
-    builders_.Schedule(std::move(run));
-  }
+  OffloadIf(wire->Length() > kInlineBytes, [this, reactor, wire, wire_response] {
+    struct Call {
+      RunStepRequest request;
+      std::shared_ptr<Master> master;
+      std::vector<std::pair<std::string, Tensor>> feeds;
+      std::vector<std::string> feed_names, fetches, targets;
+      std::vector<Tensor> outputs;
+      RunStepResponse response;
+    };
+    auto call = std::make_shared<Call>();
+    if (!ParseFromByteBuffer(*wire, &call->request)) {
+      return reactor->Finish(InvalidMessageStatus("/tensorgrid.MasterService/RunStep"));
+    }
+    absl::StatusOr<std::shared_ptr<Master>> master = Find(call->request.session_handle());
+    if (!master.ok()) return reactor->Finish(ToGrpcStatus(master.status()));
+    call->master = *std::move(master);
+    absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> feeds =
+        DecodeFeeds(call->request.feed());
+    if (!feeds.ok()) return reactor->Finish(ToGrpcStatus(feeds.status()));
+    call->feeds = *std::move(feeds);
+    for (const auto& feed : call->feeds) call->feed_names.push_back(feed.first);
+    call->fetches.assign(call->request.fetch().begin(), call->request.fetch().end());
+    call->targets.assign(call->request.target().begin(), call->request.target().end());
+    auto run = [this, reactor, call, wire_response] {
+      call->master->RunAsync(
+          call->request.options(), call->feeds, call->fetches, call->targets, &call->outputs,
+          call->response.mutable_metadata(), reactor->cancellation(),
+          [this, reactor, call, wire_response](absl::Status s) {
+            if (!s.ok()) return reactor->Finish(ToGrpcStatus(s));
+            OffloadIf(TotalBytes(call->outputs) > kInlineBytes, [reactor, call, wire_response] {
+              for (size_t i = 0; i < call->outputs.size(); ++i) {
+                NamedTensorProto* named = call->response.add_tensor();
+                named->set_name(call->fetches[i]);
+                TensorToProto(call->outputs[i], named->mutable_tensor());
+              }
+              FinishWith(reactor, call->response, wire_response);
+            });
+          });
+    };
+    // Building blocks on RegisterGraph calls: never on a callback thread.
+    OffloadIf(!call->master->IsBuilt(call->feed_names, call->fetches, call->targets),
+              std::move(run));
+  });
   return reactor;
 }
 
@@ -175,42 +185,51 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerCon
   if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
     return FinishNow(context, std::move(denied));
   }
-  struct Call {
-    RunCallableRequest request;
-    std::shared_ptr<Master> master;
-    std::vector<Tensor> fetches;
-    RunCallableResponse response;
-  };
-  auto call = std::make_shared<Call>();
-  if (!ParseFromByteBuffer(*wire, &call->request)) {
-    return NotAValidMessage(context, "/tensorgrid.MasterService/RunCallable");
-  }
-  const RunCallableRequest& request = call->request;
-  absl::StatusOr<std::shared_ptr<Master>> master = Find(request.session_handle());
-  if (!master.ok()) return FinishNow(context, ToGrpcStatus(master.status()));
-  call->master = *std::move(master);
-  std::vector<Tensor> feeds;
-  feeds.reserve(request.feed_size());
-  for (int i = 0; i < request.feed_size(); ++i) {
-    absl::StatusOr<Tensor> tensor = TensorFromProto(request.feed(i));
-    if (!tensor.ok()) {
-      return FinishNow(context, ToGrpcStatus(errors::InvalidArgument(
-                                    "feed ", i, ": ", tensor.status().message())));
-    }
-    feeds.push_back(*std::move(tensor));
-  }
   auto* reactor = new StepReactor;
-  call->master->RunCallableAsync(
-      request.handle(), feeds, &call->fetches, call->response.mutable_metadata(),
-      reactor->cancellation(), [reactor, call, wire_response](absl::Status s) {
-        if (!s.ok()) {
-          reactor->Finish(ToGrpcStatus(s));
-          return;
-        }
-        for (const Tensor& t : call->fetches) TensorToProto(t, call->response.add_fetch());
-        FinishWith(reactor, call->response, wire_response);
-      });
+  OffloadIf(wire->Length() > kInlineBytes, [this, reactor, wire, wire_response] {
+    struct Call {
+      RunCallableRequest request;
+      std::shared_ptr<Master> master;
+      std::vector<Tensor> fetches;
+      RunCallableResponse response;
+    };
+    auto call = std::make_shared<Call>();
+    if (!ParseFromByteBuffer(*wire, &call->request)) {
+      return reactor->Finish(InvalidMessageStatus("/tensorgrid.MasterService/RunCallable"));
+    }
+    const RunCallableRequest& request = call->request;
+    absl::StatusOr<std::shared_ptr<Master>> master = Find(request.session_handle());
+    if (!master.ok()) return reactor->Finish(ToGrpcStatus(master.status()));
+    call->master = *std::move(master);
+    std::vector<Tensor> feeds;
+    feeds.reserve(request.feed_size());
+    for (int i = 0; i < request.feed_size(); ++i) {
+      absl::StatusOr<Tensor> tensor = TensorFromProto(request.feed(i));
+      if (!tensor.ok()) {
+        return reactor->Finish(ToGrpcStatus(
+            errors::InvalidArgument("feed ", i, ": ", tensor.status().message())));
+      }
+      feeds.push_back(*std::move(tensor));
+    }
+    call->master->RunCallableAsync(
+        request.handle(), feeds, &call->fetches, call->response.mutable_metadata(),
+        reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
+          if (!s.ok()) return reactor->Finish(ToGrpcStatus(s));
+          OffloadIf(TotalBytes(call->fetches) > kInlineBytes, [reactor, call, wire_response] {
+            for (const Tensor& t : call->fetches) TensorToProto(t, call->response.add_fetch());
+            FinishWith(reactor, call->response, wire_response);
+          });
+        });
+  });
   return reactor;
+}
+
+void GrpcMasterService::OffloadIf(bool slow, std::function<void()> work) {
+  if (slow) {
+    slow_.Schedule(std::move(work));
+  } else {
+    work();
+  }
 }
 
 grpc::Status GrpcMasterService::ReleaseCallable(grpc::ServerContext* context,

@@ -25,7 +25,8 @@
 // from the thread that finishes it, and a client that cancels the call or
 // goes away cancels the step on every task at once. (The first RunStep of a
 // signature builds it, which blocks on RegisterGraph calls, so that one runs
-// on a small pool of this service's own.) A step of the master's own task
+// on a small pool of this service's own, as does the copying of requests and
+// answers of more than 1 MiB.) A step of the master's own task
 // starts on that callback thread, as the worker's RunGraph does: kernels
 // must never block waiting for an RPC (the asynchronous ones do not), since
 // gRPC has only a few such threads. The other methods are synchronous.
@@ -94,9 +95,13 @@ class GrpcMasterService final
   const std::string auth_token_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions_ ABSL_GUARDED_BY(mu_);
-  // Where RunStep builds a signature it has not run before: not on gRPC's
-  // few callback threads, which the RegisterGraph calls' answers need.
-  ThreadPool builders_{2};
+  // Runs `work` on slow_ if `slow`, else here.
+  void OffloadIf(bool slow, std::function<void()> work);
+
+  // What must not hold one of gRPC's few callback threads: building a
+  // signature (RegisterGraph calls, whose answers need those threads) and
+  // copying large feeds and fetches.
+  ThreadPool slow_{2};
 };
 
 }  // namespace tensorgrid

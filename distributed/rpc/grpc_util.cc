@@ -143,9 +143,7 @@ class BadRequestInterceptor final : public grpc::experimental::Interceptor {
       // never answer Internal without a message.
       if (status.error_code() == grpc::StatusCode::INTERNAL &&
           (status.error_message().empty() || status.error_message() == "No payload")) {
-        methods->ModifySendStatus(grpc::Status(
-            grpc::StatusCode::INVALID_ARGUMENT,
-            absl::StrCat("request to ", method_, " is not a valid message for that method")));
+        methods->ModifySendStatus(InvalidMessageStatus(method_));
       }
     }
     methods->Proceed();
@@ -281,11 +279,14 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::
   return reactor;
 }
 
+grpc::Status InvalidMessageStatus(absl::string_view method) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      absl::StrCat("request to ", method, " is not a valid message for that method"));
+}
+
 grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
                                            absl::string_view method) {
-  return FinishNow(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                         absl::StrCat("request to ", method,
-                                                      " is not a valid message for that method")));
+  return FinishNow(context, InvalidMessageStatus(method));
 }
 
 }  // namespace tensorgrid

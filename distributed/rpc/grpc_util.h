@@ -93,6 +93,7 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::
 // The answer to a raw request that does not parse as the message of `method`
 // ("/tensorgrid.WorkerService/RunGraph"): InvalidArgument naming it (the
 // generated callback handler would say a bare Unimplemented).
+grpc::Status InvalidMessageStatus(absl::string_view method);
 grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
                                            absl::string_view method);
 // Finishes a raw call with `message` serialized as its response.
