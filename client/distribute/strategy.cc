@@ -279,6 +279,24 @@ Output Strategy::Reduce(const Scope& scope, ReduceOp op, const PerReplica& value
   return op == ReduceOp::kMean ? DivideBy(s, sum, num_replicas_in_sync_) : sum;
 }
 
+Output Strategy::Reduce(const Scope& scope, ReduceOp op, const PerReplica& value, int axis) {
+  if (value.values.size() != devices_.size()) return Reduce(scope, op, value);  // says why
+  PerReplica sums, counts;
+  for (size_t r = 0; r < value.values.size(); ++r) {
+    const Scope s = scope.WithDevice(devices_[r]);
+    const Output& x = value.values[r];
+    Output sum = ops::Sum(s, x, ops::Const(s, axis)).output;
+    sums.values.push_back(sum);
+    // The elements along `axis`: all of x's over what is left after summing it.
+    counts.values.push_back(ops::RealDiv(s, ops::Cast(s, ops::Size(s, x), x.type()),
+                                         ops::Cast(s, ops::Size(s, sum), x.type())));
+  }
+  Output total = Reduce(scope, ReduceOp::kSum, sums);
+  if (op == ReduceOp::kSum) return total;
+  return ops::RealDiv(scope.WithDevice(host_device()), total,
+                      Reduce(scope, ReduceOp::kSum, counts));
+}
+
 Operation Strategy::CopyPrimaryToReplicas(const Scope& scope) const {
   const Scope plain = scope.WithVariableCreator(nullptr);
   std::vector<Operation> copies;

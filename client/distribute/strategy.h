@@ -35,7 +35,7 @@
 //     with a global batch B compute what one replica with batch B does) and
 //     applied. Inside step_fn, a mirrored variable stands for its replica's
 //     copy. Run returns each output per replica and the one train op.
-//   - Reduce(scope, SUM|MEAN, per_replica) combines a per-replica value into
+//   - Reduce(scope, SUM|MEAN, per_replica[, axis]) combines a per-replica value into
 //     one tensor (across every replica in sync, in every process).
 //   - ExperimentalDistributeDataset: a dataset of global batches is split
 //     evenly across the replicas in sync (replica i gets rows
@@ -205,6 +205,12 @@ class Strategy {
   // The sum or mean over every replica in sync of `value` (one per local
   // replica, same dtype and shape). Built on the first replica's device.
   virtual Output Reduce(const Scope& scope, ReduceOp op, const PerReplica& value);
+  // TensorFlow's reduce(op, value, axis): each replica's value is first
+  // summed along `axis` (negative counts from the end), then combined across
+  // replicas; kMean divides by the number of elements along `axis` on every
+  // replica together (so replicas may hold different numbers of examples).
+  // An axis out of range fails when the result is computed.
+  Output Reduce(const Scope& scope, ReduceOp op, const PerReplica& value, int axis);
 
   // Placeholders on each replica for the components of `dataset`, whose
   // elements must be global batches (dimension 0 = the batch). Looks at the
@@ -326,6 +332,7 @@ class MirroredStrategy : public Strategy {
 
   ConfigProto session_config() const override;
   // With CollectiveReduce across the group (every process's replicas).
+  using Strategy::Reduce;  // the axis form
   Output Reduce(const Scope& scope, ReduceOp op, const PerReplica& value) override;
 
  protected:

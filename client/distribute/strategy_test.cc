@@ -10,6 +10,7 @@
 #include "client/training/variables.h"
 #include "core/platform/status.h"
 #include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
 namespace distribute {
@@ -298,6 +299,49 @@ TEST(StrategyTest, ReduceSumsAcrossReplicas) {
     ASSERT_TRUE((*session)->Run({}, {sum.name(), mean.name()}, {}, &out).ok());
     EXPECT_EQ(out[0].scalar<float>(), 6.0f) << kind;
     EXPECT_EQ(out[1].scalar<float>(), 2.0f) << kind;
+  }
+}
+
+// reduce(op, value, axis): replica 0 holds rows [1, 2], [3, 4]; replica 1
+// holds [5, 6] alone (fewer examples). Along axis 0: the sum [9, 12]; the
+// mean over the three rows [3, 4]. Along axis -1: sums per row, then summed
+// across replicas as shapes allow, so only axis 0 mixes sizes here.
+TEST(StrategyTest, ReduceAlongAnAxis) {
+  for (int kind = 0; kind < 3; ++kind) {
+    std::unique_ptr<Strategy> strategy;
+    const std::vector<std::string> two = {"/device:CPU:0", "/device:CPU:1"};
+    if (kind == 0) strategy = std::make_unique<MirroredStrategy>(two);
+    if (kind == 1) strategy = std::make_unique<CentralStorageStrategy>(two);
+    if (kind == 2) strategy = std::make_unique<OneDeviceStrategy>("/device:CPU:0");
+    Scope root = Scope::NewRootScope();
+    absl::StatusOr<DistributedStep> run = strategy->Run(
+        strategy->scope(root), [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+          if (ctx.replica_id_in_sync_group() == 0) {
+            return std::vector<Output>{ops::Const(ctx.scope(), {1.f, 2.f, 3.f, 4.f}, {2, 2})};
+          }
+          return std::vector<Output>{ops::Const(ctx.scope(), {5.f, 6.f}, {1, 2})};
+        });
+    ASSERT_TRUE(run.ok()) << run.status();
+    Output sum = strategy->Reduce(root, ReduceOp::kSum, run->outputs[0], 0);
+    Output mean = strategy->Reduce(root, ReduceOp::kMean, run->outputs[0], 0);
+    Output last = strategy->Reduce(root, ReduceOp::kMean, run->outputs[0], -1);
+    Output bad = strategy->Reduce(root, ReduceOp::kSum, run->outputs[0], 2);
+    absl::StatusOr<std::unique_ptr<Session>> session = SessionFor(root, *strategy);
+    ASSERT_TRUE(session.ok()) << session.status();
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)->Run({}, {sum.name(), mean.name()}, {}, &out).ok()) << kind;
+    if (kind == 2) {  // one replica: replica 0's rows only
+      ExpectTensorEqual<float>(out[0], {4, 6}, TensorShape({2}));
+      ExpectTensorEqual<float>(out[1], {2, 3}, TensorShape({2}));
+    } else {
+      ExpectTensorEqual<float>(out[0], {9, 12}, TensorShape({2}));
+      ExpectTensorEqual<float>(out[1], {3, 4}, TensorShape({2}));
+    }
+    if (kind == 2) {
+      ASSERT_TRUE((*session)->Run({}, {last.name()}, {}, &out).ok());
+      ExpectTensorEqual<float>(out[0], {1.5, 3.5}, TensorShape({2}));  // row means
+    }
+    EXPECT_FALSE((*session)->Run({}, {bad.name()}, {}, &out).ok()) << "axis 2 of a matrix";
   }
 }
 
