@@ -127,64 +127,65 @@ namespace tensorgrid {
 namespace {
 
 // A task that is "not up yet" for its first `down_for` GetStatus calls.
-class LateWorker final : public WorkerInterface {
+// Forwards every call to `real`; the test doubles below override what they
+// change.
+class ForwardingWorker : public WorkerInterface {
  public:
-  LateWorker(Worker* real, int down_for) : real_(real), down_for_(down_for) {}
+  explicit ForwardingWorker(WorkerInterface* real) : real_(real) {}
+  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override {
+    target()->GetStatusAsync(r, std::move(d));
+  }
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
+    target()->RegisterGraphAsync(a, r, std::move(d));
+  }
+  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
+    target()->DeregisterGraphAsync(h, std::move(d));
+  }
+  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
+    target()->RunGraphAsync(a, r, std::move(d));
+  }
+  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
+    target()->CleanupGraphAsync(step_id, std::move(d));
+  }
+
+ protected:
+  // Where the calls go (a task that restarts changes it).
+  virtual WorkerInterface* target() { return real_; }
+
+ private:
+  WorkerInterface* const real_;
+};
+
+class LateWorker final : public ForwardingWorker {
+ public:
+  LateWorker(Worker* real, int down_for) : ForwardingWorker(real), down_for_(down_for) {}
   void GetStatusAsync(GetStatusResult* r, StatusCallback done) override {
     if (down_for_-- > 0) {
       done(errors::Unavailable("connection refused by 127.0.0.1:9"));
       return;
     }
-    real_->GetStatusAsync(r, std::move(done));
-  }
-  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
-    real_->RegisterGraphAsync(a, r, std::move(d));
-  }
-  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
-    real_->DeregisterGraphAsync(h, std::move(d));
-  }
-  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
-    real_->RunGraphAsync(a, r, std::move(d));
-  }
-  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
-    real_->CleanupGraphAsync(step_id, std::move(d));
+    ForwardingWorker::GetStatusAsync(r, std::move(done));
   }
 
  private:
-  Worker* real_;
   int down_for_;
 };
 
 // Forwards to a Worker, except that RegisterGraph waits for `open` once
 // `gate` is set: a build that is slow to register.
-class GatedRegisterWorker final : public WorkerInterface {
+class GatedRegisterWorker final : public ForwardingWorker {
  public:
-  explicit GatedRegisterWorker(Worker* real) : real_(real) {}
-  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override {
-    real_->GetStatusAsync(r, std::move(d));
-  }
+  explicit GatedRegisterWorker(Worker* real) : ForwardingWorker(real) {}
   void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
     if (gate.load()) {
       waiting.Notify();
       open.WaitForNotification();
     }
-    real_->RegisterGraphAsync(a, r, std::move(d));
-  }
-  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
-    real_->DeregisterGraphAsync(h, std::move(d));
-  }
-  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
-    real_->RunGraphAsync(a, r, std::move(d));
-  }
-  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
-    real_->CleanupGraphAsync(step_id, std::move(d));
+    ForwardingWorker::RegisterGraphAsync(a, r, std::move(d));
   }
 
   std::atomic<bool> gate{false};
   absl::Notification waiting, open;
-
- private:
-  Worker* real_;
 };
 
 // The gRPC master runs steps on gRPC's few callback threads, whose work
@@ -271,25 +272,16 @@ namespace {
 
 // Stands in for a task's address: the worker behind it can be replaced, as
 // when the task's process restarts.
-class RestartableTask final : public WorkerInterface {
+class RestartableTask final : public ForwardingWorker {
  public:
-  explicit RestartableTask(const std::string& task) : task_(task) { Restart(); }
+  explicit RestartableTask(const std::string& task) : ForwardingWorker(nullptr), task_(task) {
+    Restart();
+  }
   void Restart() { worker_ = std::make_unique<Worker>(task_, ConfigProto()); }
-  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override { worker_->GetStatusAsync(r, std::move(d)); }
-  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
-    worker_->RegisterGraphAsync(a, r, std::move(d));
-  }
-  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
-    worker_->DeregisterGraphAsync(h, std::move(d));
-  }
-  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
-    worker_->RunGraphAsync(a, r, std::move(d));
-  }
-  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
-    worker_->CleanupGraphAsync(step_id, std::move(d));
-  }
 
  private:
+  WorkerInterface* target() override { return worker_.get(); }
+
   const std::string task_;
   std::unique_ptr<Worker> worker_;
 };
@@ -518,29 +510,16 @@ TEST_F(MultiTaskTest, AsyncStepsAnswerOnceWithTheFetches) {
 
 // Forwards to a Worker, but the caller cancels the step just as its
 // partition is being launched, before the worker has it.
-class CancelOnLaunchWorker final : public WorkerInterface {
+class CancelOnLaunchWorker final : public ForwardingWorker {
  public:
   CancelOnLaunchWorker(Worker* real, CancellationManager* cancellation)
-      : real_(real), cancellation_(cancellation) {}
-  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override {
-    real_->GetStatusAsync(r, std::move(d));
-  }
-  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
-    real_->RegisterGraphAsync(a, r, std::move(d));
-  }
-  void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
-    real_->DeregisterGraphAsync(h, std::move(d));
-  }
+      : ForwardingWorker(real), cancellation_(cancellation) {}
   void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback d) override {
     cancellation_->StartCancel();
-    real_->RunGraphAsync(a, r, std::move(d));
-  }
-  void CleanupGraphAsync(int64_t step_id, StatusCallback d) override {
-    real_->CleanupGraphAsync(step_id, std::move(d));
+    ForwardingWorker::RunGraphAsync(a, r, std::move(d));
   }
 
  private:
-  Worker* real_;
   CancellationManager* cancellation_;
 };
 
