@@ -5,7 +5,8 @@
 // the worker, and caches the result, so later steps only validate feeds and
 // run the partitions (concurrently, sharing one step id).
 // Callables hold their cache entry directly and skip even that lookup.
-// Thread-safe: steps run concurrently; Create/Extend/Close exclude them.
+// Thread-safe: steps run concurrently, also while another signature builds;
+// Create, Extend, Close and builds exclude each other.
 //
 // ConfigProto.device_filters ("/job:ps", "/job:worker/task:1/device:CPU:0")
 // limit the session to the devices matching at least one filter: tasks with
