@@ -37,16 +37,12 @@
 //       algbw_GBps=... busbw_GBps=...      (on the same line)
 //   step impl=tensorgrid n=2 kind=empty iterations=200 median_us=...
 //   allreduce impl=tensorgrid_in_step n=2 bytes=4096 chained=20 ...
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -58,6 +54,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/child_process.h"
+#include "core/platform/free_port.h"
 #include "client/ops/collective_ops.h"
 #include "client/ops/standard_ops.h"
 #include "client/scope.h"
@@ -99,26 +96,6 @@ int Chained(int64_t bytes) {
 
 // ---- the clusters ---------------------------------------------------------------
 
-// `n` loopback ports free right now (held open together so that they differ).
-std::vector<int> PickFreePorts(int n) {
-  std::vector<int> sockets, ports;
-  for (int i = 0; i < n; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      Die(absl::StrCat("cannot pick a free loopback port: ", std::strerror(errno)));
-    }
-    sockets.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : sockets) close(fd);
-  return ports;
-}
-
 // Task `index` of `cluster`'s worker job, as tg_server runs it.
 void ServeTask(const ClusterSpec& cluster, int index, int report_fd, const sigset_t& signals) {
   absl::StatusOr<std::unique_ptr<Server>> server =
@@ -136,8 +113,12 @@ void ServeTask(const ClusterSpec& cluster, int index, int report_fd, const sigse
 
 // N worker tasks, each a child process. Call while this process has one thread.
 std::vector<Child> StartCluster(int n) {
+  // Another program could take a port before its task binds it; the run then
+  // fails naming the task (run it again).
+  const std::vector<int> ports = FreePorts(n);
+  if (ports.empty()) Die(absl::StrCat("cannot pick ", n, " free loopback ports"));
   std::vector<std::string> addresses;
-  for (int port : PickFreePorts(n)) addresses.push_back(absl::StrCat("localhost:", port));
+  for (int port : ports) addresses.push_back(absl::StrCat("localhost:", port));
   absl::StatusOr<ClusterSpec> cluster =
       ClusterSpec::FromFlag("worker=" + absl::StrJoin(addresses, ","));
   CheckOk(cluster.status(), "cluster");

@@ -37,19 +37,15 @@
 // See also bench/report.py.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -65,6 +61,7 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 #include "bench/child_process.h"
+#include "core/platform/free_port.h"
 
 namespace tensorgrid {
 namespace {
@@ -83,27 +80,6 @@ constexpr std::chrono::seconds kStartupTimeout(30);
 constexpr std::chrono::seconds kCallTimeout(10);
 
 // ---- the cluster and the echo server --------------------------------------------
-
-// `n` loopback ports free right now. Another program could take one before
-// the servers bind it; the run then fails naming the task (run it again).
-std::vector<int> PickFreePorts(int n) {
-  std::vector<int> sockets, ports;
-  for (int i = 0; i < n; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      Die(absl::StrCat("cannot pick a free loopback port: ", std::strerror(errno)));
-    }
-    sockets.push_back(fd);  // held open so that the ports differ
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : sockets) close(fd);
-  return ports;
-}
 
 // One task of `cluster`, as tg_server runs it.
 void ServeTask(const ClusterSpec& cluster, const std::string& job, int report_fd,
@@ -184,7 +160,10 @@ Processes* processes = nullptr;
 // Starts the five children and waits until all serve. Call it while this
 // process has a single thread: a fork copies only the calling thread.
 void StartProcesses(Processes* out) {
-  const std::vector<int> ports = PickFreePorts(2);
+  // Another program could take a port before its task binds it; the run then
+  // fails naming the task (run it again).
+  const std::vector<int> ports = FreePorts(2);
+  if (ports.empty()) Die("cannot pick 2 free loopback ports");
   absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromFlag(
       absl::StrCat("ps=localhost:", ports[0], ";worker=localhost:", ports[1]));
   CheckOk(cluster.status(), "cluster");

@@ -29,6 +29,9 @@ kill_tasks() {
 }
 trap kill_tasks EXIT
 
+# The test_accuracy worker $2 printed in tg_launch's output $1.
+accuracy() { sed -nE "s/^\[worker:$2\] worker $2: test_accuracy=(0\.[0-9]{4})\$/\1/p" "$1"; }
+
 # 1. Two workers, one command.
 timeout 300 "$TG_LAUNCH" --workers=2 --task_binary="$BIN" -- --epochs=1 \
   >"$TMP/launch.out" 2>"$TMP/launch.err"
@@ -38,8 +41,8 @@ read -r -a TASK_PIDS < <(sed -nE 's/^pid \S+ ([0-9]+)$/\1/p' "$TMP/launch.out" |
 [[ ${#TASK_PIDS[@]} -eq 2 ]] || fail "expected 2 task pids: [$(cat "$TMP/launch.out")]"
 grep -q "^\[worker:0\] worker 0: 2 replicas in sync, global batch 128$" "$TMP/launch.out" ||
   fail "no '2 replicas in sync, global batch 128' line: [$(cat "$TMP/launch.out")]"
-a0=$(sed -nE 's/^\[worker:0\] worker 0: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/launch.out")
-a1=$(sed -nE 's/^\[worker:1\] worker 1: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/launch.out")
+a0=$(accuracy "$TMP/launch.out" 0)
+a1=$(accuracy "$TMP/launch.out" 1)
 if [[ -n "$a0" && "$a0" == "$a1" ]] && holds "$a0" '>' 0.80; then
   echo "ok 1: both workers reach test_accuracy=$a0"
 else
@@ -54,8 +57,8 @@ RC=$?
 [[ $RC -eq 0 ]] || fail "tg_launch, 2 devices each: exit status $RC; stderr: $(tail -n 30 "$TMP/four.err")"
 grep -q "^\[worker:1\] worker 1: 4 replicas in sync, global batch 128$" "$TMP/four.out" ||
   fail "no '4 replicas in sync' line: [$(cat "$TMP/four.out")]"
-b0=$(sed -nE 's/^\[worker:0\] worker 0: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/four.out")
-b1=$(sed -nE 's/^\[worker:1\] worker 1: test_accuracy=(0\.[0-9]{4})$/\1/p' "$TMP/four.out")
+b0=$(accuracy "$TMP/four.out" 0)
+b1=$(accuracy "$TMP/four.out" 1)
 if [[ -n "$b0" && "$b0" == "$b1" ]] && holds "$b0" '>' 0.80; then
   echo "ok 1b: 4 replicas on 2 workers reach test_accuracy=$b0"
 else

@@ -6,10 +6,15 @@
 #ifndef TENSORGRID_CORE_PLATFORM_FREE_PORT_H_
 #define TENSORGRID_CORE_PLATFORM_FREE_PORT_H_
 
+#include <vector>
+
 namespace tensorgrid {
 
 // The port, or 0 if the kernel gave none.
 int FreePort();
+// `n` such ports, all different (their sockets are held open together), or
+// an empty vector if the kernel gave fewer.
+std::vector<int> FreePorts(int n);
 
 }  // namespace tensorgrid
 

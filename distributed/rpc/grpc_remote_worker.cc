@@ -85,6 +85,18 @@ absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Stat
   return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
 }
 
+absl::Status GrpcRemoteWorker::FinishTensor(absl::string_view method, const grpc::Status& status,
+                                            const grpc::ByteBuffer& response, const Tensor* into,
+                                            Tensor* out) const {
+  TG_RETURN_IF_ERROR(Finish(method, status));
+  absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(response, into);
+  if (!value.ok()) {
+    return WithContext(value.status(), absl::StrCat(method, " on ", peer_, ": bad response"));
+  }
+  *out = *std::move(value);
+  return absl::OkStatus();
+}
+
 void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
   auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
   stub_->async()->GetStatus(
@@ -198,18 +210,9 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
   raw_stub_.UnaryCall(
       &call->context, kRecvTensorMethod, grpc::StubOptions(), &call->request, &call->response,
       [this, call, tensor, done = std::move(done)](grpc::Status status) mutable {
-        const std::string method =
-            absl::StrCat("RecvTensor of '", call->request.rendezvous_key(), "'");
-        absl::Status s = Finish(method, status);
-        if (s.ok()) {
-          absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(call->response);
-          if (value.ok()) {
-            *tensor = *std::move(value);
-          } else {
-            s = WithContext(value.status(),
-                            absl::StrCat(method, " on ", peer_, ": bad response"));
-          }
-        }
+        absl::Status s = FinishTensor(
+            absl::StrCat("RecvTensor of '", call->request.rendezvous_key(), "'"), status,
+            call->response, nullptr, tensor);
         call.reset();  // before done: see Call; frees the received bytes too
         done(s);
       });
@@ -282,18 +285,10 @@ void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline,
   raw_buf_stub_.UnaryCall(
       &call->context, kRecvBufMethod, grpc::StubOptions(), &call->request, &call->response,
       [this, call, tensor, done = std::move(done)](grpc::Status status) mutable {
-        const std::string method = absl::StrCat("RecvBuf of '", call->request.buf_key(), "'");
-        absl::Status s = Finish(method, status);
-        if (s.ok()) {
-          // Straight into the caller's buffer when it gave one that fits.
-          absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(call->response, tensor);
-          if (value.ok()) {
-            *tensor = *std::move(value);
-          } else {
-            s = WithContext(value.status(),
-                            absl::StrCat(method, " on ", peer_, ": bad response"));
-          }
-        }
+        // Straight into the caller's buffer when it gave one that fits.
+        absl::Status s =
+            FinishTensor(absl::StrCat("RecvBuf of '", call->request.buf_key(), "'"), status,
+                         call->response, tensor, tensor);
         call.reset();  // before done: see Call; frees the received bytes too
         done(s);
       });

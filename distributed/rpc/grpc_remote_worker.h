@@ -89,6 +89,11 @@ class GrpcRemoteWorker final : public WorkerInterface {
  private:
   // `status` of a finished call, prefixed with `method` and the address.
   absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
+  // Finish, then the tensor of a RecvTensor/RecvBuf `response` into `*out`
+  // (decoded into `into`'s buffer when it fits; see DecodeRecvTensorResponse).
+  absl::Status FinishTensor(absl::string_view method, const grpc::Status& status,
+                            const grpc::ByteBuffer& response, const Tensor* into,
+                            Tensor* out) const;
 
   const std::string address_;
   const std::string peer_;  // "worker 127.0.0.1:2222" or "task /job:ps/... (127.0.0.1:2222)"

@@ -81,17 +81,6 @@ namespace {
 
 constexpr char kAccumulator[] = "ConditionalAccumulator";
 
-// The value of a scalar input of type `T` (int32 or int64).
-template <typename T>
-absl::StatusOr<T> ScalarInput(const OpKernelContext& ctx, int i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (t.dtype() != DataTypeToEnum<T>::value || t.dims() != 0) {
-    return errors::InvalidArgument(what, " must be a ", DataTypeString(DataTypeToEnum<T>::value),
-                                   " scalar, got ", t.DebugString());
-  }
-  return t.scalar<T>();
-}
-
 class AccumulatorOp final : public OpKernel {
  public:
   explicit AccumulatorOp(OpKernelConstruction& ctx) : OpKernel(ctx) {

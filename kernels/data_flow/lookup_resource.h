@@ -1,5 +1,6 @@
-// The resource a kernel's DT_RESOURCE handle input names, from the device's
-// ResourceMgr (queues and accumulators; variables have their own lookup).
+// The inputs of the data-flow kernels: the resource a DT_RESOURCE handle
+// input names, from the device's ResourceMgr (queues, accumulators, gates;
+// variables have their own lookup), and scalar inputs.
 #ifndef TENSORGRID_KERNELS_DATA_FLOW_LOOKUP_RESOURCE_H_
 #define TENSORGRID_KERNELS_DATA_FLOW_LOOKUP_RESOURCE_H_
 
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "core/framework/op_kernel.h"
+#include "core/framework/types.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -29,6 +31,18 @@ absl::StatusOr<std::shared_ptr<T>> LookupResource(const OpKernelContext& ctx, in
                             ctx.device()->name(), "; run the op that creates it first");
   }
   return r;
+}
+
+// The value of scalar input `i` of type T; InvalidArgument naming it as
+// `what` otherwise.
+template <typename T>
+absl::StatusOr<T> ScalarInput(const OpKernelContext& ctx, int i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.dtype() != DataTypeToEnum<T>::value || t.dims() != 0) {
+    return errors::InvalidArgument(what, " must be a ", DataTypeString(DataTypeToEnum<T>::value),
+                                   " scalar, got ", t.DebugString());
+  }
+  return t.scalar<T>();
 }
 
 }  // namespace tensorgrid

@@ -137,17 +137,6 @@ class LocalStep final : public ResourceBase {
   std::atomic<int64_t> step_{-1};
 };
 
-// The value of scalar input `i`, of type T.
-template <typename T>
-absl::StatusOr<T> Scalar(const OpKernelContext& ctx, int i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (t.dtype() != DataTypeToEnum<T>::value || t.dims() != 0) {
-    return errors::InvalidArgument(what, " must be a ", DataTypeString(DataTypeToEnum<T>::value),
-                                   " scalar, got ", t.DebugString());
-  }
-  return t.scalar<T>();
-}
-
 class GateOp final : public OpKernel {
  public:
   explicit GateOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
@@ -202,9 +191,9 @@ class AdmitOp final : public AsyncOpKernel {
   void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
     auto gate = LookupResource<SyncReplicasGate>(ctx, 0, kGate);
     if (!gate.ok()) return done(gate.status());
-    auto replica = Scalar<int32_t>(ctx, 1, "replica");
+    auto replica = ScalarInput<int32_t>(ctx, 1, "replica");
     if (!replica.ok()) return done(replica.status());
-    auto local_step = Scalar<int64_t>(ctx, 2, "local_step");
+    auto local_step = ScalarInput<int64_t>(ctx, 2, "local_step");
     if (!local_step.ok()) return done(local_step.status());
     (*gate)->Admit(*replica, *local_step, ctx.cancellation(),
                    [&ctx, done = std::move(done)](absl::Status s,
@@ -224,7 +213,7 @@ class CommitOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
-    TG_ASSIGN_OR_RETURN(int64_t ticket, Scalar<int64_t>(ctx, 1, "ticket"));
+    TG_ASSIGN_OR_RETURN(int64_t ticket, ScalarInput<int64_t>(ctx, 1, "ticket"));
     ctx.set_output(0, Tensor::Scalar<int64_t>(gate->Commit(ticket)));
     return absl::OkStatus();
   }
@@ -262,7 +251,7 @@ class OpenOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
-    TG_ASSIGN_OR_RETURN(int64_t step, Scalar<int64_t>(ctx, 1, "step"));
+    TG_ASSIGN_OR_RETURN(int64_t step, ScalarInput<int64_t>(ctx, 1, "step"));
     gate->Open(step);
     return absl::OkStatus();
   }
@@ -274,8 +263,8 @@ class CloseOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
-    TG_ASSIGN_OR_RETURN(int32_t code, Scalar<int32_t>(ctx, 1, "code"));
-    TG_ASSIGN_OR_RETURN(std::string message, Scalar<std::string>(ctx, 2, "message"));
+    TG_ASSIGN_OR_RETURN(int32_t code, ScalarInput<int32_t>(ctx, 1, "code"));
+    TG_ASSIGN_OR_RETURN(std::string message, ScalarInput<std::string>(ctx, 2, "message"));
     // absl's codes run from 1 (Cancelled) to 16 (Unauthenticated); 0 is OK.
     if (code < 1 || code > 16) {
       return errors::InvalidArgument("closing SyncReplicasGate '", gate->name(),
@@ -345,7 +334,7 @@ class LocalStepAssignOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(auto step, LookupResource<LocalStep>(ctx, 0, kLocalStep));
-    TG_ASSIGN_OR_RETURN(int64_t value, Scalar<int64_t>(ctx, 1, "step"));
+    TG_ASSIGN_OR_RETURN(int64_t value, ScalarInput<int64_t>(ctx, 1, "step"));
     step->Set(value);
     return absl::OkStatus();
   }
