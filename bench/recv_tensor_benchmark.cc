@@ -17,6 +17,12 @@
 //                            step on the child (RunGraph: the Const's tensor
 //                            goes into the step's rendezvous) and cleans it up
 //                            after; only the RecvTensor call is timed.
+//                            The receiver accepts a ticket for the bytes,
+//                            fetched from the worker's bulk port
+//                            (bulk_transfer.h; tensors >= 1 MiB).
+//   BM_RecvTensorInGrpc/bytes:N  the same with the bytes inside gRPC's
+//                            answer (GrpcRemoteWorker::Options::bulk_transfer
+//                            off): zero-copy encoding, one decode copy
 //   BM_TcpStream/bytes:N     the physical yardstick: the child writes N bytes
 //                            from memory to a connected loopback socket, we
 //                            read them into one reused buffer (8 bytes of
@@ -265,11 +271,16 @@ void SetThroughput(benchmark::State& state, int64_t bytes) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
-void BM_RecvTensor(benchmark::State& state) {
+// `bulk`: whether the receiver accepts tickets for the bytes (the default;
+// bulk_transfer.h) or has them come inside gRPC's answer.
+void RecvTensor(benchmark::State& state, bool bulk) {
   const int64_t bytes = state.range(0);
   GrpcRemoteWorker::Options options;
   options.rpc_timeout = absl::Seconds(kCallTimeout.count());
-  static GrpcRemoteWorker* worker = new GrpcRemoteWorker(peers->worker_address, options);
+  options.bulk_transfer = bulk;
+  static auto* workers = new std::map<bool, std::unique_ptr<GrpcRemoteWorker>>;
+  std::unique_ptr<GrpcRemoteWorker>& worker = (*workers)[bulk];
+  if (worker == nullptr) worker = std::make_unique<GrpcRemoteWorker>(peers->worker_address, options);
   static std::map<int64_t, std::string>* handles = new std::map<int64_t, std::string>;
   static int64_t step_id = 0;
   const std::string tensor_name = absl::StrCat("value_", bytes);
@@ -307,6 +318,9 @@ void BM_RecvTensor(benchmark::State& state) {
   }
   SetThroughput(state, bytes);
 }
+
+void BM_RecvTensor(benchmark::State& state) { RecvTensor(state, true); }
+void BM_RecvTensorInGrpc(benchmark::State& state) { RecvTensor(state, false); }
 
 void BM_TcpStream(benchmark::State& state) {
   const int64_t bytes = state.range(0);
@@ -373,6 +387,7 @@ void BM_GrpcBytesField(benchmark::State& state) {
       ->ReportAggregatesOnly(true)
 
 TG_TRANSFER_BENCHMARK(BM_RecvTensor);
+TG_TRANSFER_BENCHMARK(BM_RecvTensorInGrpc);
 TG_TRANSFER_BENCHMARK(BM_TcpStream);
 TG_TRANSFER_BENCHMARK(BM_GrpcBytesField);
 

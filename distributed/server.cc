@@ -1,6 +1,7 @@
 #include "distributed/server.h"
 
 #include <climits>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -8,6 +9,7 @@
 #include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
+#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
@@ -84,6 +86,7 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
     GrpcRemoteWorker::Options remote_options;
     remote_options.security = options.security;
     remote_options.task = t.name;
+    remote_options.bulk_transfer = options.bulk_transfer;
     auto remote = std::make_unique<GrpcRemoteWorker>(t.address, remote_options);
     workers[t.name] = remote.get();
     remote_workers_[t.name] = std::move(remote);
@@ -99,7 +102,6 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
                                         ? DefaultCollectiveGroupLeader(cluster, task_)
                                         : config.collective_group_leader(),
                                     std::move(tasks));
-  worker_service_ = NewGrpcWorkerService(worker_.get(), options.security.auth_token);
   master_service_ = std::make_unique<GrpcMasterService>(
       [workers, task = task_](const ConfigProto& session_config) {
         return std::make_unique<Master>(session_config, workers, task);
@@ -121,6 +123,18 @@ absl::Status Server::Start() {
                                       state_ == State::kStarted ? "started" : "stopped");
   }
   const std::string address = absl::StrCat(bind_host_, ":", port_);
+  if (options_.bulk_transfer && !options_.security.tls()) {
+    // Without it every tensor still travels, inside gRPC's answers.
+    absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start(bind_host_);
+    if (bulk.ok()) {
+      bulk_ = *std::move(bulk);
+    } else {
+      std::fprintf(stderr, "tensorgrid: server of %s: %s; large tensors go over gRPC\n",
+                   task_.c_str(), std::string(bulk.status().message()).c_str());
+    }
+  }
+  worker_service_ =
+      NewGrpcWorkerService(worker_.get(), options_.security.auth_token, bulk_.get());
   grpc::ServerBuilder builder;
   int selected_port = 0;
   builder.AddListeningPort(address, ServerCredentials(options_.security), &selected_port);
@@ -136,6 +150,7 @@ absl::Status Server::Start() {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || selected_port == 0) {
     if (server != nullptr) server->Shutdown();
+    if (bulk_ != nullptr) bulk_->Stop();
     return errors::Unavailable("server of ", task_, " cannot listen on ", address,
                                ": the port is in use or the host is not this machine's");
   }
@@ -162,6 +177,8 @@ void Server::Stop() {
   const absl::Time deadline = absl::Now() + options_.stop_timeout;
   server->Shutdown(absl::ToChronoTime(deadline));
   server->Wait();
+  // No call can hand out a ticket now; fetches in flight fail on the peers.
+  if (bulk_ != nullptr) bulk_->Stop();
   absl::MutexLock lock(&mu_);
   state_ = State::kStopped;
 }
@@ -171,6 +188,11 @@ void Server::Join() {
   if (state_ == State::kNew) return;
   mu_.Await(absl::Condition(
       +[](State* state) { return *state == State::kStopped; }, &state_));
+}
+
+int Server::bulk_port() const {
+  absl::MutexLock lock(&mu_);
+  return bulk_ != nullptr ? bulk_->port() : 0;
 }
 
 std::string Server::address() const {

@@ -43,6 +43,7 @@ class Service;
 
 namespace tensorgrid {
 
+class BulkServer;
 class GrpcMasterService;
 class GrpcRemoteWorker;
 class Worker;
@@ -59,6 +60,12 @@ struct ServerOptions {
   // The largest request the server accepts; larger ones are refused with
   // ResourceExhausted before they are read. Feeds travel in requests.
   int max_request_bytes = 1 << 30;
+  // Large received tensors (RecvTensor, collective chunks) travel by ticket
+  // over a second port of this server's, a plain TCP one the kernel picks
+  // on the same host (docs/bulk_transfer.md); off, or with TLS, they travel
+  // inside gRPC's answers. A peer that cannot reach the port falls back to
+  // gRPC by itself.
+  bool bulk_transfer = true;
 };
 
 class Server {
@@ -91,6 +98,8 @@ class Server {
   std::string address() const;
   // "grpc://" + address(), for SessionOptions::target.
   std::string target() const { return "grpc://" + address(); }
+  // The bulk transfer port once started; 0 when there is none.
+  int bulk_port() const;
 
  private:
   Server(const ClusterSpec& cluster, std::string task, std::string bind_host,
@@ -105,6 +114,7 @@ class Server {
   std::unique_ptr<Worker> worker_;
   // The other tasks, by task name.
   std::map<std::string, std::unique_ptr<GrpcRemoteWorker>> remote_workers_;
+  std::unique_ptr<BulkServer> bulk_;  // made by Start; outlives the service
   std::unique_ptr<grpc::Service> worker_service_;
   std::unique_ptr<GrpcMasterService> master_service_;
 

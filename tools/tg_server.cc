@@ -37,6 +37,7 @@ struct Options {
   // Empty: the TG_* environment variable of the same meaning, if set.
   std::string auth_token_file, tls_ca_file, tls_cert_file, tls_key_file;
   int max_request_bytes = 1 << 30;
+  bool bulk_transfer = true;
   bool help = false;
 };
 
@@ -61,6 +62,9 @@ const std::vector<tools::Flag>& Table() {
        "must then present one too: mutual TLS (default: $TG_TLS_CA_FILE)"},
       {"max_request_bytes", "N", false,
        "refuse larger requests with ResourceExhausted (default 1 GiB)"},
+      {"bulk_transfer", "", false,
+       "send large tensors to the other tasks over a second, plain TCP\n"
+       "port the kernel picks (default true; never with TLS)"},
   };
   return *table;
 }
@@ -69,7 +73,7 @@ std::string Usage() {
   return absl::StrCat(
       "usage: tg_server --cluster=SPEC --job_name=JOB [--task_index=N] [--bind=HOST]\n"
       "                 [--auth_token_file=FILE] [--tls_cert_file=FILE --tls_key_file=FILE]\n"
-      "                 [--tls_ca_file=FILE] [--max_request_bytes=N]\n"
+      "                 [--tls_ca_file=FILE] [--max_request_bytes=N] [--bulk_transfer=false]\n"
       "       TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": JOB, \"index\": N}}' tg_server\n"
       "\n"
       "Serves one task of a cluster until SIGTERM or SIGINT, then stops gracefully\n"
@@ -89,6 +93,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
     if (f.name == "tls_ca_file") options.tls_ca_file = f.value;
     if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
     if (f.name == "tls_key_file") options.tls_key_file = f.value;
+    if (f.name == "bulk_transfer") options.bulk_transfer = f.value == "true";
     if (f.name == "max_request_bytes" &&
         (!absl::SimpleAtoi(f.value, &options.max_request_bytes) || options.max_request_bytes <= 0)) {
       return errors::InvalidArgument("--max_request_bytes='", f.value,
@@ -133,6 +138,7 @@ absl::Status Serve(const TfConfig& config, const Options& options, const sigset_
   ServerOptions server_options;
   server_options.bind_host = options.bind_host;
   server_options.max_request_bytes = options.max_request_bytes;
+  server_options.bulk_transfer = options.bulk_transfer;
   auto flag_or_env = [](const std::string& flag, const char* env) {
     const char* value = std::getenv(env);
     return !flag.empty() || value == nullptr ? flag : std::string(value);

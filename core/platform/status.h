@@ -61,6 +61,7 @@ TG_DEFINE_ERROR_(DeadlineExceeded, kDeadlineExceeded)
 TG_DEFINE_ERROR_(OutOfRange, kOutOfRange)
 TG_DEFINE_ERROR_(ResourceExhausted, kResourceExhausted)
 TG_DEFINE_ERROR_(Unauthenticated, kUnauthenticated)
+TG_DEFINE_ERROR_(DataLoss, kDataLoss)
 #undef TG_DEFINE_ERROR_
 }  // namespace errors
 

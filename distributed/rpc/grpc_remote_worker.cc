@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -79,7 +80,10 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
       channel_(NewChannel(address_, security_, static_cast<int>(max_message_bytes_))),
       stub_(WorkerService::NewStub(channel_)),
       raw_stub_(channel_),
-      raw_buf_stub_(channel_) {}
+      raw_buf_stub_(channel_),
+      bulk_(options.bulk_transfer && !security_.tls()
+                ? std::make_unique<BulkClient>(HostOf(address_))
+                : nullptr) {}
 
 absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
   return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
@@ -95,6 +99,44 @@ absl::Status GrpcRemoteWorker::FinishTensor(absl::string_view method, const grpc
   }
   *out = *std::move(value);
   return absl::OkStatus();
+}
+
+void GrpcRemoteWorker::ReceiveTensor(
+    const std::string& method, const grpc::Status& status, std::shared_ptr<void> call,
+    const grpc::ByteBuffer& response, const Tensor* into, Tensor* out,
+    std::function<void(std::string id, StatusCallback done)> ask_inline, StatusCallback done) {
+  std::optional<absl::StatusOr<BulkResponse>> ticket;
+  if (status.ok() && bulk_ != nullptr) ticket = DecodeBulkResponse(response, into);
+  if (!ticket.has_value()) {
+    absl::Status s = FinishTensor(method, status, response, into, out);
+    call.reset();  // before done: see Call; frees the received bytes too
+    return done(s);
+  }
+  call.reset();  // `response` is not used past here
+  if (!ticket->ok()) {
+    return done(WithContext(ticket->status(), absl::StrCat(method, " on ", peer_, ": bad response")));
+  }
+  BulkResponse r = **std::move(ticket);
+  char* dst = static_cast<char*>(r.tensor.raw_data());
+  const size_t bytes = r.tensor.TotalBytes();
+  bulk_->FetchAsync(
+      r.port, r.id, dst, bytes, absl::Now() + rpc_timeout_,
+      [this, method, tensor = std::move(r.tensor), out, id = r.id, port = r.port,
+       ask_inline = std::move(ask_inline), done = std::move(done)](absl::Status s) mutable {
+        if (s.ok()) {
+          *out = std::move(tensor);
+          return done(s);
+        }
+        if (s.code() == absl::StatusCode::kUnavailable) {  // the ticket is still there
+          if (!bulk_unreachable_.exchange(true)) {
+            std::fprintf(stderr,
+                         "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",
+                         peer_.c_str(), std::string(s.message()).c_str());
+          }
+          return ask_inline(std::move(id), std::move(done));
+        }
+        done(WithContext(s, absl::StrCat(method, " on ", peer_, ", port ", port)));
+      });
 }
 
 void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
@@ -204,17 +246,29 @@ void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& container
 
 void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, StatusCallback done) {
+  RecvTensorCall(step_id, rendezvous_key, "", tensor, std::move(done));
+}
+
+void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendezvous_key,
+                                      std::string ticket, Tensor* tensor, StatusCallback done) {
   auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(step_rpc_timeout_, security_);
   call->request.set_step_id(step_id);
   call->request.set_rendezvous_key(rendezvous_key);
+  call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
+  call->request.set_bulk_ticket(std::move(ticket));
   raw_stub_.UnaryCall(
       &call->context, kRecvTensorMethod, grpc::StubOptions(), &call->request, &call->response,
       [this, call, tensor, done = std::move(done)](grpc::Status status) mutable {
-        absl::Status s = FinishTensor(
-            absl::StrCat("RecvTensor of '", call->request.rendezvous_key(), "'"), status,
-            call->response, nullptr, tensor);
-        call.reset();  // before done: see Call; frees the received bytes too
-        done(s);
+        const RecvTensorRequest& r = call->request;
+        const grpc::ByteBuffer& response = call->response;
+        ReceiveTensor(
+            absl::StrCat("RecvTensor of '", r.rendezvous_key(), "'"), status, std::move(call),
+            response, nullptr, tensor,
+            [this, step_id = r.step_id(), key = r.rendezvous_key(), tensor](
+                std::string id, StatusCallback done) {
+              RecvTensorCall(step_id, key, std::move(id), tensor, std::move(done));
+            },
+            std::move(done));
       });
 }
 
@@ -276,21 +330,34 @@ void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request
 
 void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                                     StatusCallback done) {
+  RecvBufCall(key, deadline, "", tensor, std::move(done));
+}
+
+void GrpcRemoteWorker::RecvBufCall(const std::string& key, absl::Time deadline, std::string ticket,
+                                   Tensor* tensor, StatusCallback done) {
   const absl::Duration left = std::max(absl::ZeroDuration(), deadline - absl::Now());
   // The peer waits until a little before the RPC's deadline (RecvWait), so
   // a small grace past `deadline` lets its DeadlineExceeded (naming the key)
   // arrive rather than gRPC's own.
   auto call = NewCall<RecvBufRequest, grpc::ByteBuffer>(left + absl::Milliseconds(200), security_);
   call->request.set_buf_key(key);
+  call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
+  call->request.set_bulk_ticket(std::move(ticket));
   raw_buf_stub_.UnaryCall(
       &call->context, kRecvBufMethod, grpc::StubOptions(), &call->request, &call->response,
-      [this, call, tensor, done = std::move(done)](grpc::Status status) mutable {
+      [this, call, tensor, deadline, done = std::move(done)](grpc::Status status) mutable {
+        const std::string key = call->request.buf_key();
+        const grpc::ByteBuffer& response = call->response;
         // Straight into the caller's buffer when it gave one that fits.
-        absl::Status s =
-            FinishTensor(absl::StrCat("RecvBuf of '", call->request.buf_key(), "'"), status,
-                         call->response, tensor, tensor);
-        call.reset();  // before done: see Call; frees the received bytes too
-        done(s);
+        ReceiveTensor(
+            absl::StrCat("RecvBuf of '", key, "'"), status, std::move(call), response, tensor,
+            tensor,
+            [this, key, deadline, tensor](std::string id, StatusCallback done) {
+              // The chunk exists: its deadline no longer matters.
+              RecvBufCall(key, std::max(deadline, absl::Now() + rpc_timeout_), std::move(id),
+                          tensor, std::move(done));
+            },
+            std::move(done));
       });
 }
 

@@ -16,6 +16,8 @@
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,6 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/runtime/worker_interface.h"
+#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -51,6 +54,11 @@ class GrpcRemoteWorker final : public WorkerInterface {
     // tensors coming in. Beyond it a call fails with ResourceExhausted naming
     // both sizes; gRPC cannot carry more than the default.
     size_t max_message_bytes = kMaxGrpcMessageBytes;
+    // RecvTensor and RecvBuf accept a ticket for a large tensor's bytes and
+    // fetch them from the peer's bulk port (bulk_transfer.h). Never with
+    // TLS. A port that cannot be reached is reported once on stderr; the
+    // bytes then come over gRPC, and later calls no longer ask for tickets.
+    bool bulk_transfer = true;
   };
 
   // `address` is "host:port"; nothing connects until the first call.
@@ -94,6 +102,24 @@ class GrpcRemoteWorker final : public WorkerInterface {
   absl::Status FinishTensor(absl::string_view method, const grpc::Status& status,
                             const grpc::ByteBuffer& response, const Tensor* into,
                             Tensor* out) const;
+  // Asks for tickets unless disabled or the bulk port proved unreachable.
+  bool AcceptBulk() const { return bulk_ != nullptr && !bulk_unreachable_.load(); }
+  // Completes a RecvTensor/RecvBuf call (`call` owns `response`; it is
+  // released before `done` runs): the tensor inline (FinishTensor), or the
+  // ticket's bytes fetched from the bulk port into the tensor the answer
+  // describes. When the port cannot be reached, `ask_inline(id, done)` asks
+  // for the ticket's bytes over gRPC instead.
+  void ReceiveTensor(const std::string& method, const grpc::Status& status,
+                     std::shared_ptr<void> call, const grpc::ByteBuffer& response,
+                     const Tensor* into, Tensor* out,
+                     std::function<void(std::string id, StatusCallback done)> ask_inline,
+                     StatusCallback done);
+  // RecvTensor/RecvBuf requests; with a non-empty `ticket`, for that ticket's
+  // bytes inline.
+  void RecvTensorCall(int64_t step_id, const std::string& rendezvous_key, std::string ticket,
+                      Tensor* tensor, StatusCallback done);
+  void RecvBufCall(const std::string& key, absl::Time deadline, std::string ticket,
+                   Tensor* tensor, StatusCallback done);
 
   const std::string address_;
   const std::string peer_;  // "worker 127.0.0.1:2222" or "task /job:ps/... (127.0.0.1:2222)"
@@ -106,6 +132,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.
   grpc::TemplatedGenericStub<RecvTensorRequest, grpc::ByteBuffer> raw_stub_;
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
+  const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
+  std::atomic<bool> bulk_unreachable_{false};
 };
 
 }  // namespace tensorgrid

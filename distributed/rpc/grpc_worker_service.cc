@@ -15,6 +15,7 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
+#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "distributed/rpc/tensor_coding.h"
@@ -81,9 +82,10 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
   using Fetch = std::function<void(Tensor* out, StatusCallback done)>;
 
   // `key` names the tensor in the response; `what` the call in errors
-  // ("RecvTensor of 'k' for step 3").
-  TensorReactor(std::string key, std::string what, grpc::ByteBuffer* response)
-      : key_(std::move(key)), what_(std::move(what)), response_(response),
+  // ("RecvTensor of 'k' for step 3"). With `bulk`, a large tensor is
+  // answered with a ticket for its bytes (bulk_transfer.h).
+  TensorReactor(std::string key, std::string what, BulkServer* bulk, grpc::ByteBuffer* response)
+      : key_(std::move(key)), what_(std::move(what)), bulk_(bulk), response_(response),
         latch_(std::make_shared<Latch>(this)) {}
 
   // Fetches the tensor and arms the deadline `wait` from now.
@@ -126,6 +128,12 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
 
   void AnswerWithTensor(const absl::Status& status, const Tensor& tensor) {
     if (!status.ok()) return Answer(ToGrpcStatus(status));
+    if (bulk_ != nullptr && WantsBulk(tensor)) {
+      if (const std::string id = bulk_->Offer(tensor); !id.empty()) {
+        absl::Status encoded = EncodeBulkResponse(tensor, id, bulk_->port(), response_);
+        return Answer(encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
+      }
+    }
     absl::Status encoded = EncodeRecvTensorResponse(tensor, key_, response_);
     Answer(encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
   }
@@ -147,10 +155,29 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
 
   const std::string key_;
   const std::string what_;
+  BulkServer* const bulk_;
   grpc::ByteBuffer* const response_;
   const std::shared_ptr<Latch> latch_;
   grpc::Alarm deadline_;
 };
+
+// The answer to a request for the bytes of ticket `id` over gRPC, from a
+// client that could not reach the bulk port.
+grpc::ServerUnaryReactor* AnswerTicket(grpc::CallbackServerContext* context, BulkServer* bulk,
+                                       const std::string& id, const std::string& what,
+                                       grpc::ByteBuffer* response) {
+  std::optional<Tensor> tensor;
+  if (bulk != nullptr) tensor = bulk->Take(id);
+  if (!tensor.has_value()) {
+    return FinishNow(context, grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                           absl::StrCat(what,
+                                                        ": this task holds no such bulk ticket "
+                                                        "(fetched already, expired, or the task "
+                                                        "restarted)")));
+  }
+  absl::Status encoded = EncodeRecvTensorResponse(*tensor, what, response);
+  return FinishNow(context, encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
+}
 
 }  // namespace
 
@@ -275,11 +302,14 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
   }
   RecvTensorRequest parsed;
   if (!ParseFromByteBuffer(*request, &parsed)) return NotAWorkerMessage(context, "RecvTensor");
+  std::string what =
+      absl::StrCat("RecvTensor of '", parsed.rendezvous_key(), "' for step ", parsed.step_id());
+  if (!parsed.bulk_ticket().empty()) {
+    return AnswerTicket(context, bulk_, parsed.bulk_ticket(), what, response);
+  }
   // Deleted by itself in OnDone, once gRPC is through with the call.
-  auto* reactor = new TensorReactor(
-      parsed.rendezvous_key(),
-      absl::StrCat("RecvTensor of '", parsed.rendezvous_key(), "' for step ", parsed.step_id()),
-      response);
+  auto* reactor = new TensorReactor(parsed.rendezvous_key(), std::move(what),
+                                    parsed.accept_bulk() ? bulk_ : nullptr, response);
   WorkerInterface* worker = worker_;
   reactor->Start(
       [worker, parsed](Tensor* out, StatusCallback done) {
@@ -377,8 +407,12 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvBuf(grpc::CallbackServerContext
   if (!ParseFromByteBuffer(*request, &parsed) || parsed.buf_key().empty()) {
     return NotAWorkerMessage(context, "RecvBuf");
   }
-  auto* reactor = new TensorReactor(parsed.buf_key(),
-                                    absl::StrCat("RecvBuf of '", parsed.buf_key(), "'"), response);
+  std::string what = absl::StrCat("RecvBuf of '", parsed.buf_key(), "'");
+  if (!parsed.bulk_ticket().empty()) {
+    return AnswerTicket(context, bulk_, parsed.bulk_ticket(), what, response);
+  }
+  auto* reactor = new TensorReactor(parsed.buf_key(), std::move(what),
+                                    parsed.accept_bulk() ? bulk_ : nullptr, response);
   WorkerInterface* worker = worker_;
   const absl::Duration wait = RecvWait(*context);
   const std::string key = parsed.buf_key();
@@ -400,8 +434,8 @@ grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext* context,
 }
 
 std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker,
-                                                    std::string auth_token) {
-  return std::make_unique<GrpcWorkerService>(worker, std::move(auth_token));
+                                                    std::string auth_token, BulkServer* bulk) {
+  return std::make_unique<GrpcWorkerService>(worker, std::move(auth_token), bulk);
 }
 
 }  // namespace tensorgrid

@@ -44,6 +44,7 @@
 
 namespace tensorgrid {
 
+class BulkServer;
 class WorkerInterface;
 
 class GrpcWorkerService final
@@ -55,9 +56,13 @@ class GrpcWorkerService final
  public:
   // `worker` is not owned and must outlive the service. With a non-empty
   // `auth_token`, every call must carry it (RpcSecurity in grpc_util.h) or
-  // is Unauthenticated before any work.
-  explicit GrpcWorkerService(WorkerInterface* worker, std::string auth_token = "")
-      : worker_(worker), auth_token_(std::move(auth_token)) {}
+  // is Unauthenticated before any work. With `bulk` (not owned, outlives the
+  // service), a RecvTensor or RecvBuf that accepts it gets a large tensor as
+  // a ticket for its bytes on the bulk port (bulk_transfer.h), and a request
+  // naming a ticket gets that ticket's bytes inline.
+  explicit GrpcWorkerService(WorkerInterface* worker, std::string auth_token = "",
+                             BulkServer* bulk = nullptr)
+      : worker_(worker), auth_token_(std::move(auth_token)), bulk_(bulk) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const GetStatusRequest* request,
                          GetStatusResponse* response) override;
@@ -100,6 +105,7 @@ class GrpcWorkerService final
  private:
   WorkerInterface* const worker_;
   const std::string auth_token_;
+  BulkServer* const bulk_;
 };
 
 }  // namespace tensorgrid

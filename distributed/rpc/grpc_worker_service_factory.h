@@ -15,12 +15,14 @@
 
 namespace tensorgrid {
 
+class BulkServer;
 class WorkerInterface;
 
 // A GrpcWorkerService over `worker` (not owned; must outlive the service).
-// `auth_token`: see GrpcWorkerService.
+// `auth_token` and `bulk`: see GrpcWorkerService.
 std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker,
-                                                    std::string auth_token = "");
+                                                    std::string auth_token = "",
+                                                    BulkServer* bulk = nullptr);
 
 }  // namespace tensorgrid
 

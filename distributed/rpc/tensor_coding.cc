@@ -12,6 +12,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/support/slice.h"
 #include "proto/worker.pb.h"
 
@@ -170,6 +171,16 @@ absl::Status EncodeRecvTensorResponse(const Tensor& tensor, absl::string_view ke
 
 namespace {
 
+// `into` when it has `type` and as many elements as `dims` (reshaped to
+// them), else a fresh tensor.
+absl::StatusOr<Tensor> IntoOrAllocate(DataType type, const TensorShape& dims, const Tensor* into) {
+  if (into != nullptr && into->IsInitialized() && into->dtype() == type &&
+      into->NumElements() == dims.num_elements()) {
+    return into->Reshaped(dims);
+  }
+  return Tensor::Allocate(type, dims);
+}
+
 // The layout EncodeRecvTensorResponse writes (and any protobuf serializer
 // writes for a tensor_content tensor): field 1 holding dtype, shape, maybe
 // version_number, then tensor_content, each once. Returns the tensor with its
@@ -210,9 +221,7 @@ std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in,
       if (!in.ReadVarintSizeAsInt(&bytes)) return std::nullopt;
       absl::StatusOr<TensorShape> dims = TensorShapeFromProto(*shape);
       if (!dims.ok()) return WithContext(dims.status(), "tensor proto");
-      const bool fits = into != nullptr && into->IsInitialized() && into->dtype() == type &&
-                        into->NumElements() == dims->num_elements();
-      absl::StatusOr<Tensor> t = fits ? *into : Tensor::Allocate(type, *dims);
+      absl::StatusOr<Tensor> t = IntoOrAllocate(type, *dims, into);
       if (!t.ok()) return t.status();
       if (static_cast<size_t>(bytes) != t->TotalBytes()) {
         return errors::InvalidArgument("tensor proto has ", bytes, " bytes of tensor_content but ",
@@ -251,6 +260,48 @@ absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
                                             " bytes) does not parse as a RecvTensorResponse"));
   }
   return TensorFromProto(response.tensor());
+}
+
+absl::Status EncodeBulkResponse(const Tensor& tensor, const std::string& id, int port,
+                                grpc::ByteBuffer* out) {
+  RecvTensorResponse response;
+  response.mutable_tensor()->set_dtype(tensor.dtype());
+  tensor.shape().AsProto(response.mutable_tensor()->mutable_tensor_shape());
+  BulkTicket* ticket = response.mutable_bulk();
+  ticket->set_id(id);
+  ticket->set_port(port);
+  ticket->set_bytes(static_cast<int64_t>(tensor.TotalBytes()));
+  bool own_buffer = false;
+  const grpc::Status s =
+      grpc::SerializationTraits<RecvTensorResponse>::Serialize(response, out, &own_buffer);
+  if (!s.ok()) return errors::Internal("serializing a bulk ticket: ", s.error_message());
+  return absl::OkStatus();
+}
+
+std::optional<absl::StatusOr<BulkResponse>> DecodeBulkResponse(const grpc::ByteBuffer& wire,
+                                                               const Tensor* into) {
+  // A ticket's answer is a few dozen bytes; anything larger holds content.
+  if (wire.Length() > 4096) return std::nullopt;
+  RecvTensorResponse response;
+  if (!ParseFromByteBuffer(wire, &response) || !response.has_bulk()) return std::nullopt;
+  const TensorProto& proto = response.tensor();
+  const DataType type = static_cast<DataType>(proto.dtype());
+  if (!DataTypeIsSupported(type) || IsRefType(type) || DataTypeIsObject(type)) {
+    return errors::InvalidArgument("a bulk ticket for a tensor of dtype ", proto.dtype(),
+                                   ", which cannot travel as bytes");
+  }
+  absl::StatusOr<TensorShape> dims = TensorShapeFromProto(proto.tensor_shape());
+  if (!dims.ok()) return WithContext(dims.status(), "bulk ticket");
+  absl::StatusOr<Tensor> t = IntoOrAllocate(type, *dims, into);
+  if (!t.ok()) return t.status();
+  const BulkTicket& ticket = response.bulk();
+  if (static_cast<uint64_t>(ticket.bytes()) != t->TotalBytes() || ticket.port() <= 0 ||
+      ticket.port() > 65535) {
+    return errors::InvalidArgument("bulk ticket for ", ticket.bytes(), " bytes on port ",
+                                   ticket.port(), ", but ", DataTypeString(type), " ",
+                                   dims->DebugString(), " needs ", t->TotalBytes());
+  }
+  return BulkResponse{*std::move(t), ticket.id(), ticket.port()};
 }
 
 bool ParseFromByteBuffer(const grpc::ByteBuffer& wire, google::protobuf::MessageLite* message) {

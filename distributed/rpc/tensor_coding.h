@@ -24,6 +24,8 @@
 
 #include <climits>
 #include <cstddef>
+#include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -57,6 +59,22 @@ absl::Status EncodeRecvTensorResponse(const Tensor& tensor, absl::string_view ke
 // is a fresh tensor. Callers tell the two apart by comparing buffers.
 absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
                                                 const Tensor* into = nullptr);
+
+// Bulk transfer (bulk_transfer.h): an answer that names a ticket instead of
+// holding the content. RecvTensorResponse{tensor: {dtype, tensor_shape},
+// bulk: {id, port, bytes}}.
+absl::Status EncodeBulkResponse(const Tensor& tensor, const std::string& id, int port,
+                                grpc::ByteBuffer* out);
+struct BulkResponse {
+  Tensor tensor;  // to fill: `into`'s buffer when it fits (as above), else fresh
+  std::string id;
+  int port = 0;
+};
+// Nullopt when `wire` is not a ticket's answer (decode it with
+// DecodeRecvTensorResponse); InvalidArgument when the ticket describes no
+// tensor that can be filled with bytes, or a size that is not that tensor's.
+std::optional<absl::StatusOr<BulkResponse>> DecodeBulkResponse(const grpc::ByteBuffer& wire,
+                                                               const Tensor* into = nullptr);
 
 // Parses `wire` into `message` without first flattening it into a string.
 // False when the bytes do not parse.

@@ -1,0 +1,444 @@
+#include "distributed/rpc/bulk_transfer.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/framework/types.h"
+#include "core/platform/status.h"
+
+namespace tensorgrid {
+namespace {
+
+// A request: the magic, then the ticket id.
+constexpr char kMagic[4] = {'T', 'G', 'B', '1'};
+constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
+// An answer: a code, then the payload's length (little-endian), then the
+// payload.
+enum : uint8_t { kOk = 0, kUnknownTicket = 1 };
+constexpr size_t kHeaderBytes = 1 + 8;
+// Idle connections a client keeps per port, and its fetching threads.
+constexpr size_t kMaxIdlePerPort = 8;
+constexpr int kClientThreads = 8;
+// How long a server's write may stall on a client that stopped reading.
+constexpr int kServerSendTimeoutSeconds = 60;
+// The longest a connect may take, whatever the deadline.
+constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
+
+void PutLength(uint64_t n, char* out) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+}
+
+uint64_t GetLength(const char* in) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  return n;
+}
+
+// Reads exactly `n` bytes. Returns how many arrived before EOF or an error
+// (errno tells which; 0 for EOF).
+size_t ReadFull(int fd, char* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = recv(fd, buf + got, n - got, 0);
+    if (r > 0) {
+      got += static_cast<size_t>(r);
+    } else if (r == 0) {
+      errno = 0;
+      break;
+    } else if (errno != EINTR) {
+      break;
+    }
+  }
+  return got;
+}
+
+// Writes every byte of `iov` (it is consumed). False on an error (errno).
+bool WriteFull(int fd, iovec* iov, int count) {
+  while (count > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(count);
+    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    while (count > 0 && static_cast<size_t>(w) >= iov->iov_len) {
+      w -= static_cast<ssize_t>(iov->iov_len);
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + w;
+      iov->iov_len -= static_cast<size_t>(w);
+    }
+  }
+  return true;
+}
+
+void SetTimeout(int fd, int option, absl::Duration d) {
+  d = std::max(d, absl::Milliseconds(1));
+  const timeval tv = absl::ToTimeval(d);
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
+}
+
+void NoDelay(int fd) {
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+std::string RandomId() {
+  std::string id(kBulkTicketBytes, '\0');
+  size_t got = 0;
+  while (got < id.size()) {
+    const ssize_t r = getrandom(id.data() + got, id.size() - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return "";
+    }
+    got += static_cast<size_t>(r);
+  }
+  return id;
+}
+
+std::string Errno() { return errno == 0 ? "the connection was closed" : std::strerror(errno); }
+
+}  // namespace
+
+bool WantsBulk(const Tensor& tensor) {
+  return tensor.IsInitialized() && tensor.dtype() != DT_STRING && tensor.dtype() != DT_RESOURCE &&
+         tensor.TotalBytes() >= kBulkMinBytes;
+}
+
+std::string HostOf(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  absl::string_view host = colon == absl::string_view::npos ? address : address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::string(host);
+}
+
+// ---- server ------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string& host,
+                                                              const Options& options) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string name = HostOf(absl::StrCat(host, ":0"));
+  if (const int rc = getaddrinfo(name.c_str(), "0", &hints, &found); rc != 0) {
+    return errors::Unavailable("bulk port: cannot resolve '", host, "': ", gai_strerror(rc));
+  }
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    sockaddr_storage bound{};
+    socklen_t len = sizeof(bound);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 128) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
+      why = std::strerror(errno);
+      close(fd);
+      continue;
+    }
+    freeaddrinfo(found);
+    const int port = ntohs(bound.ss_family == AF_INET6
+                               ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    std::unique_ptr<BulkServer> server(new BulkServer(fd, port, options));
+    {
+      absl::MutexLock lock(&server->mu_);
+      ++server->threads_;
+    }
+    std::thread([s = server.get()] { s->AcceptLoop(); }).detach();
+    return server;
+  }
+  freeaddrinfo(found);
+  return errors::Unavailable("bulk port: cannot listen on ", host, ": ", why);
+}
+
+BulkServer::BulkServer(int listener, int port, const Options& options)
+    : options_(options), port_(port), listener_(listener) {}
+
+BulkServer::~BulkServer() { Stop(); }
+
+std::string BulkServer::Offer(const Tensor& tensor) {
+  std::string id = RandomId();
+  if (id.empty()) return id;
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return "";
+  for (auto it = tickets_.begin(); it != tickets_.end();) {  // drop the expired
+    it = it->second.expires < now ? tickets_.erase(it) : std::next(it);
+  }
+  tickets_[id] = Held{tensor, now + options_.ticket_ttl};
+  return id;
+}
+
+std::optional<Tensor> BulkServer::Take(absl::string_view id) {
+  absl::MutexLock lock(&mu_);
+  auto it = tickets_.find(std::string(id));
+  if (it == tickets_.end()) return std::nullopt;
+  Held held = std::move(it->second);
+  tickets_.erase(it);
+  if (held.expires < absl::Now()) return std::nullopt;
+  return std::move(held.tensor);
+}
+
+void BulkServer::StopListening() {
+  absl::MutexLock lock(&mu_);
+  if (listener_ >= 0) shutdown(listener_, SHUT_RDWR);  // the accept loop closes it
+}
+
+void BulkServer::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopped_ = true;
+  tickets_.clear();
+  if (listener_ >= 0) shutdown(listener_, SHUT_RDWR);
+  for (int fd : connections_) shutdown(fd, SHUT_RDWR);  // each thread closes its own
+  mu_.Await(absl::Condition(
+      +[](int* threads) { return *threads == 0; }, &threads_));
+}
+
+int64_t BulkServer::fetches() const {
+  absl::MutexLock lock(&mu_);
+  return fetches_;
+}
+
+void BulkServer::AcceptLoop() {
+  int listener;
+  {
+    absl::MutexLock lock(&mu_);
+    listener = listener_;
+  }
+  for (;;) {
+    const int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    absl::MutexLock lock(&mu_);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        mu_.Unlock();  // out of descriptors for now: try again shortly
+        absl::SleepFor(absl::Milliseconds(50));
+        mu_.Lock();
+        if (!stopped_) continue;
+      }
+      close(listener);  // shut down by Stop or StopListening
+      listener_ = -1;
+      --threads_;
+      return;
+    }
+    if (stopped_ || static_cast<int>(connections_.size()) >= options_.max_connections) {
+      close(fd);
+      continue;
+    }
+    connections_.insert(fd);
+    ++threads_;
+    std::thread([this, fd] { Serve(fd); }).detach();
+  }
+}
+
+void BulkServer::Serve(int fd) {
+  NoDelay(fd);
+  SetTimeout(fd, SO_SNDTIMEO, absl::Seconds(kServerSendTimeoutSeconds));
+  char request[kRequestBytes];
+  // One fetch after another until the client goes or sends garbage.
+  while (ReadFull(fd, request, kRequestBytes) == kRequestBytes &&
+         std::memcmp(request, kMagic, sizeof(kMagic)) == 0) {
+    std::optional<Tensor> tensor =
+        Take(absl::string_view(request + sizeof(kMagic), kBulkTicketBytes));
+    char header[kHeaderBytes];
+    header[0] = static_cast<char>(tensor ? kOk : kUnknownTicket);
+    const absl::string_view bytes =
+        tensor ? absl::string_view(static_cast<const char*>(tensor->raw_data()), tensor->TotalBytes())
+               : absl::string_view();
+    PutLength(bytes.size(), header + 1);
+    iovec iov[2] = {{header, kHeaderBytes},
+                    {const_cast<char*>(bytes.data()), bytes.size()}};
+    if (!WriteFull(fd, iov, bytes.empty() ? 1 : 2)) break;
+    if (tensor) {
+      absl::MutexLock lock(&mu_);
+      ++fetches_;
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  connections_.erase(fd);
+  close(fd);
+  --threads_;
+}
+
+// ---- client ------------------------------------------------------------------
+
+BulkClient::BulkClient(std::string host) : host_(std::move(host)) {}
+
+BulkClient::~BulkClient() {
+  std::unique_ptr<ThreadPool> pool;
+  {
+    absl::MutexLock lock(&mu_);
+    pool = std::move(pool_);
+  }
+  pool.reset();  // waits for the fetches in flight
+  absl::MutexLock lock(&mu_);
+  for (auto& [port, fds] : idle_) {
+    for (int fd : fds) close(fd);
+  }
+}
+
+void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
+                            absl::Time deadline, StatusCallback done) {
+  ThreadPool* pool;
+  {
+    absl::MutexLock lock(&mu_);
+    if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
+    pool = pool_.get();
+  }
+  pool->Schedule([this, port, id = std::move(id), dst, bytes, deadline,
+                  done = std::move(done)] { done(Fetch(port, id, dst, bytes, deadline)); });
+}
+
+int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status) {
+  {
+    absl::MutexLock lock(&mu_);
+    std::vector<int>& idle = idle_[port];
+    *pooled = !idle.empty();
+    if (*pooled) {
+      const int fd = idle.back();
+      idle.pop_back();
+      return fd;
+    }
+  }
+  const std::string where = absl::StrCat(host_, ":", port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(host_.c_str(), std::to_string(port).c_str(), &hints, &found);
+      rc != 0) {
+    *status = errors::Unavailable("cannot resolve the bulk port's host ", where, ": ",
+                                  gai_strerror(rc));
+    return -1;
+  }
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                          a->ai_protocol);
+    if (fd < 0) continue;
+    int error = 0;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      error = errno;
+      if (error == EINPROGRESS) {
+        pollfd p{fd, POLLOUT, 0};
+        const absl::Duration wait =
+            std::max(absl::ZeroDuration(), std::min(kConnectTimeout, deadline - absl::Now()));
+        const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)));
+        socklen_t len = sizeof(error);
+        if (ready == 1) {
+          getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+        } else {
+          error = ETIMEDOUT;
+        }
+      }
+    }
+    if (error == 0) {
+      const int flags = fcntl(fd, F_GETFL);
+      fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+      NoDelay(fd);
+      freeaddrinfo(found);
+      return fd;
+    }
+    why = std::strerror(error);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  *status = errors::Unavailable("cannot connect to the bulk port ", where, ": ", why);
+  return -1;
+}
+
+void BulkClient::Release(int port, int fd) {
+  absl::MutexLock lock(&mu_);
+  std::vector<int>& idle = idle_[port];
+  if (idle.size() < kMaxIdlePerPort) {
+    idle.push_back(fd);
+  } else {
+    close(fd);
+  }
+}
+
+absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_t bytes,
+                               absl::Time deadline) {
+  if (id.size() != kBulkTicketBytes) {
+    return errors::InvalidArgument("a bulk ticket has ", kBulkTicketBytes, " bytes, not ",
+                                   id.size());
+  }
+  const std::string where = absl::StrCat("bulk port ", host_, ":", port);
+  char request[kRequestBytes];
+  std::memcpy(request, kMagic, sizeof(kMagic));
+  std::memcpy(request + sizeof(kMagic), id.data(), kBulkTicketBytes);
+  // A pooled connection the server has closed fails before any answer: then
+  // once more on a new one (the ticket was not taken).
+  for (int attempt = 0;; ++attempt) {
+    bool pooled = false;
+    absl::Status status;
+    const int fd = Connect(port, deadline, &pooled, &status);
+    if (fd < 0) return status;
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      Release(port, fd);
+      return errors::DeadlineExceeded("the deadline passed before fetching from the ", where);
+    }
+    SetTimeout(fd, SO_RCVTIMEO, left);
+    SetTimeout(fd, SO_SNDTIMEO, left);
+    auto fail = [&](absl::string_view what) {
+      const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
+      const std::string why = Errno();
+      close(fd);
+      if (timed_out) {
+        return errors::DeadlineExceeded(what, " on the ", where, ": the deadline passed");
+      }
+      return errors::DataLoss(what, " on the ", where, ": ", why);
+    };
+    iovec iov{request, kRequestBytes};
+    char header[kHeaderBytes];
+    size_t got = 0;
+    if (WriteFull(fd, &iov, 1)) got = ReadFull(fd, header, kHeaderBytes);
+    if (got == 0 && pooled && attempt == 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      close(fd);
+      continue;
+    }
+    if (got != kHeaderBytes) return fail("sending the ticket or reading the answer");
+    const uint64_t length = GetLength(header + 1);
+    if (static_cast<uint8_t>(header[0]) == kUnknownTicket) {
+      Release(port, fd);
+      return errors::NotFound("the ", where,
+                              " no longer holds the ticket (fetched already, expired, or the "
+                              "task restarted)");
+    }
+    if (static_cast<uint8_t>(header[0]) != kOk || length != bytes) {
+      close(fd);
+      return errors::DataLoss("the ", where, " answered code ", static_cast<int>(header[0]),
+                              " with ", length, " bytes; expected ", bytes);
+    }
+    if (ReadFull(fd, dst, bytes) != bytes) return fail("reading the tensor");
+    Release(port, fd);
+    return absl::OkStatus();
+  }
+}
+
+}  // namespace tensorgrid

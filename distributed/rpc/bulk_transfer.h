@@ -1,0 +1,164 @@
+// Bulk transfer: the bytes of large RecvTensor and RecvBuf answers over a
+// plain TCP connection instead of inside the gRPC response.
+//
+// gRPC copies a received message out of its own buffers before we can
+// decode it, and on a machine with few cores that copy caps a 64 MiB
+// RecvTensor at about 65% of what a TCP stream moves. Here the receiver
+// reads the bytes straight from the socket into the tensor's buffer and the
+// sender writes them straight from its tensor: one copy each way, as in a
+// plain TCP transfer (docs/bulk_transfer.md has the picture and numbers).
+//
+//   server side (one per task, beside gRPC)   client side (one per peer)
+//   BulkServer bulk = *BulkServer::Start("127.0.0.1");
+//   id = bulk->Offer(tensor)  ──gRPC answer: BulkTicket{id, port, bytes}──►
+//                             ◄──TCP: "TGB1" id────────── BulkClient::FetchAsync
+//                             ──TCP: code, length, bytes─► into the tensor
+//
+// gRPC stays in charge of everything but the bytes: the request, the wait
+// for the tensor, deadlines, cancellation and authentication. A ticket is
+// 16 random bytes handed out only in an (authenticated) gRPC answer, valid
+// for one fetch and at most Options::ticket_ttl, so the bulk port needs no
+// token of its own. The bytes travel unencrypted: servers and clients using
+// TLS never offer or accept tickets.
+//
+// A connection carries one fetch at a time and goes back to the client's
+// pool after it; the server serves each connection on a thread of its own.
+#ifndef TENSORGRID_DISTRIBUTED_RPC_BULK_TRANSFER_H_
+#define TENSORGRID_DISTRIBUTED_RPC_BULK_TRANSFER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "core/framework/tensor.h"
+#include "core/platform/blocking.h"
+#include "core/platform/env.h"
+
+namespace tensorgrid {
+
+// Tensors of at least this many bytes go by ticket when both ends allow it;
+// below it the extra round trip costs more than the copy it saves.
+constexpr size_t kBulkMinBytes = size_t{1} << 20;
+
+// The bytes of a ticket id.
+constexpr size_t kBulkTicketBytes = 16;
+
+// Whether `tensor` can travel by ticket: a plain-old-data dtype of at least
+// kBulkMinBytes (string and resource tensors are C++ objects, not bytes).
+bool WantsBulk(const Tensor& tensor);
+
+class BulkServer {
+ public:
+  struct Options {
+    // How long an offered tensor waits for its fetch before it is dropped.
+    absl::Duration ticket_ttl = absl::Seconds(60);
+    // Connections beyond this are closed as soon as they are accepted.
+    int max_connections = 1024;
+  };
+
+  // Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on a port the kernel
+  // picks. Unavailable naming the host when it cannot.
+  static absl::StatusOr<std::unique_ptr<BulkServer>> Start(const std::string& host) {
+    return Start(host, Options());
+  }
+  static absl::StatusOr<std::unique_ptr<BulkServer>> Start(const std::string& host,
+                                                           const Options& options);
+  // Stop().
+  ~BulkServer();
+  BulkServer(const BulkServer&) = delete;
+  BulkServer& operator=(const BulkServer&) = delete;
+
+  int port() const { return port_; }
+
+  // Holds `tensor` (see WantsBulk; a reference, not a copy) for one fetch and
+  // returns its ticket id. Empty once stopped.
+  std::string Offer(const Tensor& tensor);
+  // The tensor of ticket `id`, removed from the table: for a client that
+  // asks for a ticket's bytes over gRPC instead. Nullopt when unknown,
+  // already fetched or expired.
+  std::optional<Tensor> Take(absl::string_view id);
+
+  // Refuses new connections; tickets and open connections stay. (Lets a
+  // test see what a client does when the port cannot be reached.)
+  void StopListening();
+  // Closes the port and every connection (a fetch in flight fails on the
+  // client) and drops all tickets. Returns once no thread of ours runs.
+  void Stop();
+
+  // How many tickets were fetched over the bulk port (for tests and stats).
+  int64_t fetches() const;
+
+ private:
+  BulkServer(int listener, int port, const Options& options);
+  void AcceptLoop();
+  void Serve(int fd);
+
+  const Options options_;
+  const int port_;
+  mutable absl::Mutex mu_;
+  int listener_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  struct Held {
+    Tensor tensor;
+    absl::Time expires;
+  };
+  std::map<std::string, Held> tickets_ ABSL_GUARDED_BY(mu_);
+  std::set<int> connections_ ABSL_GUARDED_BY(mu_);
+  int threads_ ABSL_GUARDED_BY(mu_) = 0;  // accept loop + one per connection
+  int64_t fetches_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class BulkClient {
+ public:
+  // Fetches from the server at `host` (the host part of the peer's gRPC
+  // address; the port comes with each ticket).
+  explicit BulkClient(std::string host);
+  // Closes the pooled connections; waits for fetches in flight.
+  ~BulkClient();
+  BulkClient(const BulkClient&) = delete;
+  BulkClient& operator=(const BulkClient&) = delete;
+
+  // Reads the `bytes` bytes of ticket `id` from `port` into `dst` on a thread
+  // of this client's, then calls `done` there. Statuses:
+  //   Unavailable      the port cannot be reached (connect failed): the
+  //                    ticket is untouched, so the bytes can still be asked
+  //                    for over gRPC (RecvTensorRequest.bulk_ticket);
+  //   NotFound         the server no longer holds the ticket;
+  //   DataLoss         the connection broke or the server sent another size;
+  //   DeadlineExceeded `deadline` passed.
+  // `dst` must stay valid until `done` runs.
+  void FetchAsync(int port, std::string id, char* dst, size_t bytes, absl::Time deadline,
+                  StatusCallback done);
+  // The same, blocking.
+  absl::Status Fetch(int port, const std::string& id, char* dst, size_t bytes,
+                     absl::Time deadline);
+
+ private:
+  // A connected socket to `port`, pooled (`*pooled`) or new; -1 with
+  // `*status` set.
+  int Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status);
+  void Release(int port, int fd);
+
+  const std::string host_;
+  absl::Mutex mu_;
+  std::map<int, std::vector<int>> idle_ ABSL_GUARDED_BY(mu_);  // by port
+  std::unique_ptr<ThreadPool> pool_ ABSL_GUARDED_BY(mu_);      // made on first use
+};
+
+// The host part of "host:port" or "[v6]:port" (brackets removed).
+std::string HostOf(absl::string_view address);
+
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_DISTRIBUTED_RPC_BULK_TRANSFER_H_

@@ -1,0 +1,216 @@
+#include "distributed/rpc/bulk_transfer.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "core/framework/tensor.h"
+#include "gtest/gtest.h"
+
+namespace tensorgrid {
+namespace {
+
+Tensor Ramp(int64_t n) {
+  Tensor t(DT_FLOAT, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(i % 4099);
+  return t;
+}
+
+absl::Time Soon() { return absl::Now() + absl::Seconds(30); }
+
+std::unique_ptr<BulkServer> StartServer(BulkServer::Options options = {}) {
+  absl::StatusOr<std::unique_ptr<BulkServer>> server = BulkServer::Start("127.0.0.1", options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return *std::move(server);
+}
+
+TEST(BulkTransferTest, FetchesTheOfferedBytesOnce) {
+  auto server = StartServer();
+  const Tensor sent = Ramp(1 << 20);  // 4 MiB
+  const std::string id = server->Offer(sent);
+  ASSERT_EQ(id.size(), kBulkTicketBytes);
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(sent.TotalBytes());
+  ASSERT_TRUE(client.Fetch(server->port(), id, got.data(), got.size(), Soon()).ok());
+  EXPECT_EQ(std::memcmp(got.data(), sent.raw_data(), got.size()), 0);
+  EXPECT_EQ(server->fetches(), 1);
+  // One fetch per ticket: the second finds nothing (on the pooled connection).
+  const absl::Status again = client.Fetch(server->port(), id, got.data(), got.size(), Soon());
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound) << again;
+  EXPECT_NE(again.message().find("no longer holds the ticket"), std::string::npos) << again;
+  // And the connection still serves the next ticket.
+  const std::string next = server->Offer(sent);
+  EXPECT_TRUE(client.Fetch(server->port(), next, got.data(), got.size(), Soon()).ok());
+  EXPECT_EQ(server->fetches(), 2);
+}
+
+TEST(BulkTransferTest, TicketsAreDistinctAndTakeRemovesThem) {
+  auto server = StartServer();
+  const Tensor sent = Ramp(1 << 18);
+  const std::string a = server->Offer(sent), b = server->Offer(sent);
+  EXPECT_NE(a, b);
+  std::optional<Tensor> taken = server->Take(a);
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_TRUE(taken->SharesBufferWith(sent));  // held by reference, not copied
+  EXPECT_FALSE(server->Take(a).has_value());
+  EXPECT_FALSE(server->Take("not a ticket").has_value());
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(sent.TotalBytes());
+  EXPECT_EQ(client.Fetch(server->port(), a, got.data(), got.size(), Soon()).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_TRUE(client.Fetch(server->port(), b, got.data(), got.size(), Soon()).ok());
+}
+
+TEST(BulkTransferTest, TicketsExpire) {
+  BulkServer::Options options;
+  options.ticket_ttl = absl::Milliseconds(1);
+  auto server = StartServer(options);
+  const Tensor sent = Ramp(1 << 18);
+  const std::string id = server->Offer(sent);
+  absl::SleepFor(absl::Milliseconds(20));
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(sent.TotalBytes());
+  EXPECT_EQ(client.Fetch(server->port(), id, got.data(), got.size(), Soon()).code(),
+            absl::StatusCode::kNotFound);
+  server->Offer(sent);  // sweeps the expired one; the new one waits
+  EXPECT_FALSE(server->Take(id).has_value());
+}
+
+TEST(BulkTransferTest, AnotherSizeThanExpectedIsDataLoss) {
+  auto server = StartServer();
+  const Tensor sent = Ramp(1 << 18);
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(sent.TotalBytes() + 4);
+  const absl::Status s =
+      client.Fetch(server->port(), server->Offer(sent), got.data(), got.size(), Soon());
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("expected"), std::string::npos) << s;
+}
+
+TEST(BulkTransferTest, MalformedTicketIsInvalidArgument) {
+  BulkClient client("127.0.0.1");
+  char byte;
+  EXPECT_EQ(client.Fetch(1, "short", &byte, 1, Soon()).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BulkTransferTest, GarbageOnThePortDoesNotStopTheServer) {
+  auto server = StartServer();
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(server->port());
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string garbage(64, 'x');
+  ASSERT_EQ(send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(garbage.size()));
+  char byte;
+  // The server hangs up answering nothing (a reset: it left bytes unread).
+  EXPECT_LE(recv(fd, &byte, 1, 0), 0);
+  close(fd);
+  const Tensor sent = Ramp(1 << 18);
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(sent.TotalBytes());
+  EXPECT_TRUE(client.Fetch(server->port(), server->Offer(sent), got.data(), got.size(), Soon())
+                  .ok());
+}
+
+TEST(BulkTransferTest, UnreachablePortIsUnavailableAndKeepsTheTicket) {
+  auto server = StartServer();
+  server->StopListening();
+  const Tensor sent = Ramp(1 << 18);
+  const std::string id = server->Offer(sent);
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(sent.TotalBytes());
+  const absl::Status s = client.Fetch(server->port(), id, got.data(), got.size(), Soon());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find(absl::StrCat("127.0.0.1:", server->port())), std::string::npos) << s;
+  EXPECT_TRUE(server->Take(id).has_value());  // so gRPC can still carry the bytes
+}
+
+TEST(BulkTransferTest, StoppedServerFailsPooledConnectionsCleanly) {
+  auto server = StartServer();
+  const int port = server->port();
+  const Tensor sent = Ramp(1 << 18);
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(sent.TotalBytes());
+  ASSERT_TRUE(client.Fetch(port, server->Offer(sent), got.data(), got.size(), Soon()).ok());
+  const std::string id = server->Offer(sent);
+  server->Stop();  // closes the pooled connection and the port
+  const absl::Status s = client.Fetch(port, id, got.data(), got.size(), Soon());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_TRUE(server->Offer(sent).empty());
+}
+
+TEST(BulkTransferTest, SilentPeerIsDeadlineExceeded) {
+  // A port that accepts but never answers.
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  BulkClient client("127.0.0.1");
+  char byte;
+  const absl::Status s = client.Fetch(ntohs(addr.sin_port), std::string(kBulkTicketBytes, 'a'),
+                                      &byte, 1, absl::Now() + absl::Milliseconds(100));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  close(listener);
+}
+
+TEST(BulkTransferTest, ConcurrentFetches) {
+  auto server = StartServer();
+  BulkClient client("127.0.0.1");
+  constexpr int kFetches = 24;
+  std::vector<Tensor> sent;
+  std::vector<std::vector<char>> got(kFetches);
+  std::vector<absl::Status> status(kFetches);
+  absl::Mutex mu;
+  int left = kFetches;
+  for (int i = 0; i < kFetches; ++i) {
+    sent.push_back(Ramp((1 << 16) + 1024 * i));
+    got[i].resize(sent[i].TotalBytes());
+    client.FetchAsync(server->port(), server->Offer(sent[i]), got[i].data(), got[i].size(), Soon(),
+                      [&, i](absl::Status s) {
+                        absl::MutexLock lock(&mu);
+                        status[i] = s;
+                        --left;
+                      });
+  }
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(
+                                        +[](int* n) { return *n == 0; }, &left),
+                                    absl::Seconds(30)));
+  }
+  for (int i = 0; i < kFetches; ++i) {
+    EXPECT_TRUE(status[i].ok()) << i << ": " << status[i];
+    EXPECT_EQ(std::memcmp(got[i].data(), sent[i].raw_data(), got[i].size()), 0) << i;
+  }
+  EXPECT_EQ(server->fetches(), kFetches);
+}
+
+TEST(BulkTransferTest, WantsBulkOnlyForLargePlainTensors) {
+  EXPECT_TRUE(WantsBulk(Ramp(kBulkMinBytes / sizeof(float))));
+  EXPECT_FALSE(WantsBulk(Ramp(kBulkMinBytes / sizeof(float) - 1)));
+  EXPECT_FALSE(WantsBulk(Tensor()));
+  EXPECT_FALSE(WantsBulk(Tensor(DT_STRING, TensorShape({1 << 20}))));
+}
+
+TEST(BulkTransferTest, HostOf) {
+  EXPECT_EQ(HostOf("localhost:2222"), "localhost");
+  EXPECT_EQ(HostOf("[::1]:2222"), "::1");
+  EXPECT_EQ(HostOf("10.0.0.1:80"), "10.0.0.1");
+}
+
+}  // namespace
+}  // namespace tensorgrid
