@@ -178,8 +178,8 @@ void Server::Stop() {
   server->Shutdown(absl::ToChronoTime(deadline));
   server->Wait();
   // No call can hand out a ticket now; fetches in flight fail on the peers.
-  if (bulk_ != nullptr) bulk_->Stop();
   absl::MutexLock lock(&mu_);
+  if (bulk_ != nullptr) bulk_->Stop();
   state_ = State::kStopped;
 }
 
@@ -192,7 +192,12 @@ void Server::Join() {
 
 int Server::bulk_port() const {
   absl::MutexLock lock(&mu_);
-  return bulk_ != nullptr ? bulk_->port() : 0;
+  return bulk_ != nullptr && state_ == State::kStarted ? bulk_->port() : 0;
+}
+
+int64_t Server::bulk_fetches() const {
+  absl::MutexLock lock(&mu_);
+  return bulk_ != nullptr ? bulk_->fetches() : 0;
 }
 
 std::string Server::address() const {

@@ -100,6 +100,8 @@ class Server {
   std::string target() const { return "grpc://" + address(); }
   // The bulk transfer port once started; 0 when there is none.
   int bulk_port() const;
+  // How many tensors peers have fetched from it so far.
+  int64_t bulk_fetches() const;
 
  private:
   Server(const ClusterSpec& cluster, std::string task, std::string bind_host,

@@ -105,6 +105,31 @@ TEST(ServerTest, PortZeroReportsTheRealPort) {
   EXPECT_OK((*session)->Close());
 }
 
+TEST(ServerTest, BulkPortUnlessTurnedOffOrTls) {
+  auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+  ASSERT_OK(cluster.status());
+  std::unique_ptr<Server> server = StartServer(*cluster, "worker", 0);
+  ASSERT_NE(server, nullptr);
+  EXPECT_GT(server->bulk_port(), 0);
+  server->Stop();
+  EXPECT_EQ(server->bulk_port(), 0);  // closed with the server
+
+  ServerOptions off;
+  off.bulk_transfer = false;
+  const std::string dir = "tests/testdata/tls/";
+  absl::StatusOr<RpcSecurity> tls =
+      RpcSecurity::FromFiles("", dir + "ca.pem", dir + "server.pem", dir + "server.key");
+  ASSERT_OK(tls.status());
+  ServerOptions with_tls;
+  with_tls.security = *tls;
+  for (const ServerOptions& options : {off, with_tls}) {
+    auto s = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+    ASSERT_OK(s.status());
+    ASSERT_OK((*s)->Start());
+    EXPECT_EQ((*s)->bulk_port(), 0);
+  }
+}
+
 // A step blocked for good (a _Recv whose _Send never comes, no timeout)
 // fails with the shutdown's reason when the server stops under it.
 TEST(ServerTest, StopFailsTheRunningStepNamingTheTask) {

@@ -310,6 +310,48 @@ TEST(DistributedRuntimeTest, TokenIsRequiredAndTasksUseItAmongThemselves) {
   EXPECT_OK(RunSeed(*session, /*initialize=*/true));
 }
 
+// 8 MiB filled on the ps and summed on worker 1: the tensor crosses between
+// two tg_server processes (by bulk ticket, or inside gRPC under TLS).
+absl::Status RunLargeTransfer(Session& session) {
+  const int64_t n = int64_t{2} << 20;
+  GraphDef g;
+  if (!google::protobuf::TextFormat::ParseFromString(absl::StrCat(R"pb(
+    node { name: "large/dims" op: "Const" device: "/job:ps/task:0"
+      attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } }
+                                           int_val: )pb", n, R"pb( } } } }
+    node { name: "large/one_and_a_half" op: "Const" device: "/job:ps/task:0"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1.5 } } } }
+    node { name: "large/x" op: "Fill" input: "large/dims" input: "large/one_and_a_half" device: "/job:ps/task:0"
+      attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "large/axis" op: "Const" device: "/job:worker/task:1"
+      attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
+    node { name: "large/sum" op: "Sum" input: "large/x" input: "large/axis" device: "/job:worker/task:1"
+      attr { key: "T" value { type: DT_FLOAT } } }
+  )pb"), &g)) {
+    return errors::Internal("the large-transfer graph does not parse");
+  }
+  TG_RETURN_IF_ERROR(session.Extend(g));
+  std::vector<Tensor> out;
+  TG_RETURN_IF_ERROR(session.Run({}, {"large/sum"}, {}, &out));
+  if (out.size() != 1 || out[0].data<float>()[0] != 1.5f * static_cast<float>(n)) {
+    return errors::Internal("sum of the 8 MiB tensor is wrong: ",
+                            out.empty() ? "nothing" : out[0].DebugString());
+  }
+  return absl::OkStatus();
+}
+
+TEST(DistributedRuntimeTest, LargeTensorCrossesBetweenTasks) {
+  SeedCluster cluster;
+  ASSERT_TRUE(cluster.Start());
+  std::unique_ptr<Session> session = cluster.Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(GraphDef()));
+  EXPECT_OK(RunLargeTransfer(*session));
+}
+
 // Mutual TLS everywhere: each task serves with its certificate and presents
 // it to the others; the client presents its own.
 TEST(DistributedRuntimeTest, MutualTlsBetweenTasksAndWithTheClient) {
@@ -330,6 +372,7 @@ TEST(DistributedRuntimeTest, MutualTlsBetweenTasksAndWithTheClient) {
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SeedGraph()));
   EXPECT_OK(RunSeed(*session, /*initialize=*/true));
+  EXPECT_OK(RunLargeTransfer(*session));  // no bulk port under TLS: inside gRPC
 }
 
 // Garbage bytes to every method of both services (21): InvalidArgument naming

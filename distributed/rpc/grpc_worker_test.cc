@@ -26,6 +26,7 @@
 #include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
+#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
@@ -111,7 +112,8 @@ class GrpcWorkerTest : public ::testing::Test {
  protected:
   GrpcWorkerTest()
       : worker_(kTask, ConfigProto()),
-        service_(NewGrpcWorkerService(&worker_)),
+        bulk_(*BulkServer::Start("127.0.0.1")),
+        service_(NewGrpcWorkerService(&worker_, "", bulk_.get())),
         server_(service_.get()),
         address_(server_.address),
         remote_(std::make_unique<GrpcRemoteWorker>(address_)) {}
@@ -162,11 +164,13 @@ class GrpcWorkerTest : public ::testing::Test {
   }
 
   // `value` sent by the worker's partition and pulled back over RecvTensor.
-  absl::StatusOr<Tensor> RoundTrip(const Tensor& value, int64_t step_id) {
+  // `via`: the receiving end (default remote_).
+  absl::StatusOr<Tensor> RoundTrip(const Tensor& value, int64_t step_id,
+                                   GrpcRemoteWorker* via = nullptr) {
     const std::string handle = Register(SendGraph(value.dtype()));
     TG_RETURN_IF_ERROR(RunSend(handle, step_id, value));
     Tensor received;
-    absl::Status s = RecvTensor(*remote_, step_id, SendKey(), &received);
+    absl::Status s = RecvTensor(via != nullptr ? *via : *remote_, step_id, SendKey(), &received);
     EXPECT_OK(remote_->CleanupGraph(step_id));
     EXPECT_OK(remote_->DeregisterGraph(handle));
     if (!s.ok()) return s;
@@ -179,6 +183,7 @@ class GrpcWorkerTest : public ::testing::Test {
   }
 
   Worker worker_;
+  std::unique_ptr<BulkServer> bulk_;  // tensors of >= 1 MiB go by ticket
   std::unique_ptr<grpc::Service> service_;
   LoopbackServer server_;
   std::string address_;
@@ -299,19 +304,68 @@ TEST_F(GrpcWorkerTest, RecvTensorRoundTripsEveryKindOfTensor) {
   }
 }
 
-TEST_F(GrpcWorkerTest, RecvTensorOf64MiBArrivesIntact) {
+TEST_F(GrpcWorkerTest, RecvTensorOf64MiBArrivesIntactByTicketAndInsideGrpc) {
   Tensor big(DT_FLOAT, TensorShape({16 << 20}));
   float* p = big.data<float>();
   for (int64_t i = 0; i < big.NumElements(); ++i) p[i] = static_cast<float>(i % 100003) * 0.5f;
   absl::StatusOr<Tensor> got = RoundTrip(big, 1);
   ASSERT_TRUE(got.ok()) << got.status();
   ExpectSameTensor(*got, big);
+  EXPECT_EQ(bulk_->fetches(), 1);
+  GrpcRemoteWorker::Options options;
+  options.bulk_transfer = false;
+  GrpcRemoteWorker in_grpc(address_, options);
+  got = RoundTrip(big, 2, &in_grpc);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectSameTensor(*got, big);
+  EXPECT_EQ(bulk_->fetches(), 1);  // not asked for a ticket
+}
+
+TEST_F(GrpcWorkerTest, SmallTensorsNeverGoByTicket) {
+  absl::StatusOr<Tensor> got = RoundTrip(Tensor(DT_FLOAT, TensorShape({1000})), 1);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(bulk_->fetches(), 0);
+}
+
+TEST_F(GrpcWorkerTest, UnreachableBulkPortFallsBackToGrpc) {
+  bulk_->StopListening();  // as a firewall between the tasks would
+  Tensor big = Tensor::FromVector<int32_t>(std::vector<int32_t>(1 << 20, 7), TensorShape({1 << 20}));
+  for (int64_t step : {1, 2}) {  // the ticket's bytes over gRPC, then no more tickets
+    absl::StatusOr<Tensor> got = RoundTrip(big, step);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ExpectSameTensor(*got, big);
+  }
+  EXPECT_EQ(bulk_->fetches(), 0);
+}
+
+TEST_F(GrpcWorkerTest, RequestForAnUnknownTicketIsNotFound) {
+  for (bool with_bulk : {true, false}) {
+    std::unique_ptr<grpc::Service> service =
+        NewGrpcWorkerService(&worker_, "", with_bulk ? bulk_.get() : nullptr);
+    LoopbackServer server(service.get());
+    auto raw = WorkerService::NewStub(
+        grpc::CreateChannel(server.address, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    RecvTensorRequest request;
+    request.set_step_id(3);
+    request.set_rendezvous_key("k");
+    request.set_bulk_ticket(std::string(kBulkTicketBytes, 'z'));
+    RecvTensorResponse response;
+    const grpc::Status s = raw->RecvTensor(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << with_bulk;
+    EXPECT_NE(s.error_message().find("RecvTensor of 'k' for step 3: this task holds no such bulk "
+                                     "ticket"),
+              std::string::npos)
+        << s.error_message();
+    server.server->Shutdown();
+  }
 }
 
 TEST_F(GrpcWorkerTest, RecvTensorOverTheReceiversMessageLimitIsResourceExhausted) {
   // The limit stands in for gRPC's 2 GiB, so that no test allocates that much.
   GrpcRemoteWorker::Options options;
   options.max_message_bytes = 64 << 10;
+  options.bulk_transfer = false;  // a ticket's bytes are not a gRPC message
   GrpcRemoteWorker limited(address_, options);
   const std::string handle = Register(SendGraph(DT_FLOAT));
   ASSERT_OK(RunSend(handle, 9, Tensor(DT_FLOAT, TensorShape({1 << 18}))));  // 1 MiB

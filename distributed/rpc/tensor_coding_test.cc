@@ -267,3 +267,66 @@ TEST(TensorCodingTest, ParseFromByteBufferReadsAcrossSlices) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+TEST(BulkResponseTest, RoundTripsDtypeShapeAndTicket) {
+  const Tensor t(DT_INT32, TensorShape({4, 1 << 16}));
+  grpc::ByteBuffer wire;
+  ASSERT_TRUE(EncodeBulkResponse(t, std::string(16, 'q'), 4242, &wire).ok());
+  std::optional<absl::StatusOr<BulkResponse>> got = DecodeBulkResponse(wire);
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(got->ok()) << got->status();
+  EXPECT_EQ((*got)->id, std::string(16, 'q'));
+  EXPECT_EQ((*got)->port, 4242);
+  EXPECT_EQ((*got)->tensor.dtype(), DT_INT32);
+  EXPECT_EQ((*got)->tensor.shape(), t.shape());
+  EXPECT_FALSE((*got)->tensor.SharesBufferWith(t));
+}
+
+TEST(BulkResponseTest, FillsAGivenBufferThatFits) {
+  const Tensor t(DT_FLOAT, TensorShape({8, 8}));
+  grpc::ByteBuffer wire;
+  ASSERT_TRUE(EncodeBulkResponse(t, std::string(16, 'q'), 1, &wire).ok());
+  const Tensor into(DT_FLOAT, TensorShape({64}));
+  std::optional<absl::StatusOr<BulkResponse>> got = DecodeBulkResponse(wire, &into);
+  ASSERT_TRUE(got.has_value() && got->ok());
+  EXPECT_TRUE((*got)->tensor.SharesBufferWith(into));
+  EXPECT_EQ((*got)->tensor.shape(), t.shape());
+  const Tensor other(DT_INT32, TensorShape({64}));  // another dtype: a fresh tensor
+  got = DecodeBulkResponse(wire, &other);
+  ASSERT_TRUE(got.has_value() && got->ok());
+  EXPECT_FALSE((*got)->tensor.SharesBufferWith(other));
+}
+
+TEST(BulkResponseTest, OrdinaryResponsesAreNotTickets) {
+  EXPECT_FALSE(DecodeBulkResponse(Encode(Iota(10))).has_value());
+  EXPECT_FALSE(DecodeBulkResponse(Sliced("garbage", 3)).has_value());
+}
+
+TEST(BulkResponseTest, TicketThatDescribesNoTensorIsInvalidArgument) {
+  RecvTensorResponse response;
+  response.mutable_tensor()->set_dtype(DT_FLOAT);
+  response.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(10);
+  response.mutable_bulk()->set_id(std::string(16, 'q'));
+  response.mutable_bulk()->set_port(1);
+  response.mutable_bulk()->set_bytes(41);  // 10 floats are 40 bytes
+  std::optional<absl::StatusOr<BulkResponse>> got =
+      DecodeBulkResponse(Sliced(response.SerializeAsString(), 5));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument) << got->status();
+  response.mutable_bulk()->set_bytes(40);
+  response.mutable_tensor()->set_dtype(DT_STRING);
+  got = DecodeBulkResponse(Sliced(response.SerializeAsString(), 5));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument) << got->status();
+  response.mutable_tensor()->set_dtype(DT_FLOAT);
+  response.mutable_tensor()->mutable_tensor_shape()->mutable_dim(0)->set_size(-3);
+  got = DecodeBulkResponse(Sliced(response.SerializeAsString(), 5));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument) << got->status();
+}
+
+}  // namespace
+}  // namespace tensorgrid
