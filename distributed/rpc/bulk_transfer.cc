@@ -302,15 +302,18 @@ BulkClient::~BulkClient() {
 }
 
 void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
-                            absl::Time deadline, StatusCallback done) {
+                            absl::Time deadline, FetchCallback done) {
   ThreadPool* pool;
   {
     absl::MutexLock lock(&mu_);
     if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
     pool = pool_.get();
   }
-  pool->Schedule([this, port, id = std::move(id), dst, bytes, deadline,
-                  done = std::move(done)] { done(Fetch(port, id, dst, bytes, deadline)); });
+  pool->Schedule([this, port, id = std::move(id), dst, bytes, deadline, done = std::move(done)] {
+    bool unreachable = false;
+    absl::Status s = Fetch(port, id, dst, bytes, deadline, &unreachable);
+    done(std::move(s), unreachable);
+  });
 }
 
 int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status) {
@@ -382,7 +385,8 @@ void BulkClient::Release(int port, int fd) {
 }
 
 absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_t bytes,
-                               absl::Time deadline) {
+                               absl::Time deadline, bool* unreachable) {
+  if (unreachable != nullptr) *unreachable = false;
   if (id.size() != kBulkTicketBytes) {
     return errors::InvalidArgument("a bulk ticket has ", kBulkTicketBytes, " bytes, not ",
                                    id.size());
@@ -397,7 +401,10 @@ absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_
     bool pooled = false;
     absl::Status status;
     const int fd = Connect(port, deadline, &pooled, &status);
-    if (fd < 0) return status;
+    if (fd < 0) {
+      if (unreachable != nullptr) *unreachable = true;
+      return status;
+    }
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       Release(port, fd);
@@ -412,7 +419,7 @@ absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_
       if (timed_out) {
         return errors::DeadlineExceeded(what, " on the ", where, ": the deadline passed");
       }
-      return errors::DataLoss(what, " on the ", where, ": ", why);
+      return errors::Unavailable(what, " on the ", where, ": ", why);
     };
     iovec iov{request, kRequestBytes};
     char header[kHeaderBytes];

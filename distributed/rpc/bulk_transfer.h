@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -129,20 +130,22 @@ class BulkClient {
   BulkClient(const BulkClient&) = delete;
   BulkClient& operator=(const BulkClient&) = delete;
 
-  // Reads the `bytes` bytes of ticket `id` from `port` into `dst` on a thread
-  // of this client's, then calls `done` there. Statuses:
-  //   Unavailable      the port cannot be reached (connect failed): the
-  //                    ticket is untouched, so the bytes can still be asked
-  //                    for over gRPC (RecvTensorRequest.bulk_ticket);
+  // Reads the `bytes` bytes of ticket `id` from `port` into `dst`. Statuses:
+  //   Unavailable      the port cannot be reached (`*unreachable` is then
+  //                    set: the ticket is untouched, so its bytes can still
+  //                    be asked for over gRPC, RecvTensorRequest.bulk_ticket),
+  //                    or the connection broke during the fetch (the sender
+  //                    stopped or died);
   //   NotFound         the server no longer holds the ticket;
-  //   DataLoss         the connection broke or the server sent another size;
+  //   DataLoss         the server answered with another size;
   //   DeadlineExceeded `deadline` passed.
-  // `dst` must stay valid until `done` runs.
-  void FetchAsync(int port, std::string id, char* dst, size_t bytes, absl::Time deadline,
-                  StatusCallback done);
-  // The same, blocking.
   absl::Status Fetch(int port, const std::string& id, char* dst, size_t bytes,
-                     absl::Time deadline);
+                     absl::Time deadline, bool* unreachable = nullptr);
+  // Fetch on a thread of this client's; `done(status, unreachable)` runs
+  // there. `dst` must stay valid until then.
+  using FetchCallback = std::function<void(absl::Status status, bool unreachable)>;
+  void FetchAsync(int port, std::string id, char* dst, size_t bytes, absl::Time deadline,
+                  FetchCallback done);
 
  private:
   // A connected socket to `port`, pooled (`*pooled`) or new; -1 with

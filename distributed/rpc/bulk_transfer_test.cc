@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -129,8 +130,11 @@ TEST(BulkTransferTest, UnreachablePortIsUnavailableAndKeepsTheTicket) {
   const std::string id = server->Offer(sent);
   BulkClient client("127.0.0.1");
   std::vector<char> got(sent.TotalBytes());
-  const absl::Status s = client.Fetch(server->port(), id, got.data(), got.size(), Soon());
+  bool unreachable = false;
+  const absl::Status s =
+      client.Fetch(server->port(), id, got.data(), got.size(), Soon(), &unreachable);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_TRUE(unreachable);
   EXPECT_NE(s.message().find(absl::StrCat("127.0.0.1:", server->port())), std::string::npos) << s;
   EXPECT_TRUE(server->Take(id).has_value());  // so gRPC can still carry the bytes
 }
@@ -147,6 +151,36 @@ TEST(BulkTransferTest, StoppedServerFailsPooledConnectionsCleanly) {
   const absl::Status s = client.Fetch(port, id, got.data(), got.size(), Soon());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_TRUE(server->Offer(sent).empty());
+}
+
+TEST(BulkTransferTest, SenderGoingAwayMidFetchIsUnavailable) {
+  // A port that reads the request, announces 1 MiB, sends 10 bytes and hangs up.
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::thread sender([listener] {
+    const int fd = accept(listener, nullptr, nullptr);
+    char request[20];
+    ASSERT_EQ(recv(fd, request, sizeof(request), MSG_WAITALL), 20);
+    char answer[9 + 10] = {0, 0, 0, 0x10, 0, 0, 0, 0, 0};  // code 0, length 1 MiB
+    send(fd, answer, sizeof(answer), MSG_NOSIGNAL);
+    close(fd);
+  });
+  BulkClient client("127.0.0.1");
+  std::vector<char> got(1 << 20);
+  bool unreachable = true;
+  const absl::Status s = client.Fetch(ntohs(addr.sin_port), std::string(kBulkTicketBytes, 'a'),
+                                      got.data(), got.size(), Soon(), &unreachable);
+  sender.join();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_FALSE(unreachable);  // it was reached: the ticket is spent
+  EXPECT_NE(s.message().find("reading the tensor"), std::string::npos) << s;
+  close(listener);
 }
 
 TEST(BulkTransferTest, SilentPeerIsDeadlineExceeded) {
@@ -180,7 +214,7 @@ TEST(BulkTransferTest, ConcurrentFetches) {
     sent.push_back(Ramp((1 << 16) + 1024 * i));
     got[i].resize(sent[i].TotalBytes());
     client.FetchAsync(server->port(), server->Offer(sent[i]), got[i].data(), got[i].size(), Soon(),
-                      [&, i](absl::Status s) {
+                      [&, i](absl::Status s, bool) {
                         absl::MutexLock lock(&mu);
                         status[i] = s;
                         --left;

@@ -122,12 +122,13 @@ void GrpcRemoteWorker::ReceiveTensor(
   bulk_->FetchAsync(
       r.port, r.id, dst, bytes, absl::Now() + rpc_timeout_,
       [this, method, tensor = std::move(r.tensor), out, id = r.id, port = r.port,
-       ask_inline = std::move(ask_inline), done = std::move(done)](absl::Status s) mutable {
+       ask_inline = std::move(ask_inline),
+       done = std::move(done)](absl::Status s, bool unreachable) mutable {
         if (s.ok()) {
           *out = std::move(tensor);
           return done(s);
         }
-        if (s.code() == absl::StatusCode::kUnavailable) {  // the ticket is still there
+        if (unreachable) {  // the ticket is still there
           if (!bulk_unreachable_.exchange(true)) {
             std::fprintf(stderr,
                          "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",
