@@ -144,7 +144,7 @@ TEST(CollectiveGrpcTest, LargeChunksTravelByBulkTicketBitIdentical) {
   ASSERT_NE(tasks.server(0), nullptr);
   ASSERT_NE(tasks.server(1), nullptr);
   ASSERT_NE(tasks.server(0)->bulk_port(), 0);
-  // 8 MiB: 1 MiB chunks (the default), each fetched from the bulk port
+  // 8 MiB: chunks of the default 2 MiB, each fetched from the bulk port
   // straight into its place in the output.
   const int64_t size = int64_t{2} << 20;
   const Tensor x0 = RandomVector(size, 3), x1 = RandomVector(size, 4);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -136,6 +137,26 @@ std::string HostOf(absl::string_view address) {
 
 // ---- server ------------------------------------------------------------------
 
+struct BulkServer::State {
+  State(int listener, const Options& options) : options(options), listener(listener) {}
+  void AcceptLoop(const std::shared_ptr<State>& self);
+  void Serve(int fd);
+  std::optional<Tensor> Take(absl::string_view id);
+
+  const Options options;
+  absl::Mutex mu;
+  int listener ABSL_GUARDED_BY(mu);
+  bool stopped ABSL_GUARDED_BY(mu) = false;
+  struct Held {
+    Tensor tensor;
+    absl::Time expires;
+  };
+  std::map<std::string, Held> tickets ABSL_GUARDED_BY(mu);
+  std::set<int> connections ABSL_GUARDED_BY(mu);
+  int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
+  int64_t fetches ABSL_GUARDED_BY(mu) = 0;
+};
+
 absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string& host,
                                                               const Options& options) {
   addrinfo hints{};
@@ -163,20 +184,20 @@ absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string&
     const int port = ntohs(bound.ss_family == AF_INET6
                                ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    std::unique_ptr<BulkServer> server(new BulkServer(fd, port, options));
+    auto state = std::make_shared<State>(fd, options);
     {
-      absl::MutexLock lock(&server->mu_);
-      ++server->threads_;
+      absl::MutexLock lock(&state->mu);
+      ++state->threads;
     }
-    std::thread([s = server.get()] { s->AcceptLoop(); }).detach();
-    return server;
+    std::thread([state] { state->AcceptLoop(state); }).detach();
+    return std::unique_ptr<BulkServer>(new BulkServer(std::move(state), port));
   }
   freeaddrinfo(found);
   return errors::Unavailable("bulk port: cannot listen on ", host, ": ", why);
 }
 
-BulkServer::BulkServer(int listener, int port, const Options& options)
-    : options_(options), port_(port), listener_(listener) {}
+BulkServer::BulkServer(std::shared_ptr<State> state, int port)
+    : state_(std::move(state)), port_(port) {}
 
 BulkServer::~BulkServer() { Stop(); }
 
@@ -184,78 +205,79 @@ std::string BulkServer::Offer(const Tensor& tensor) {
   std::string id = RandomId();
   if (id.empty()) return id;
   const absl::Time now = absl::Now();
-  absl::MutexLock lock(&mu_);
-  if (stopped_) return "";
-  for (auto it = tickets_.begin(); it != tickets_.end();) {  // drop the expired
-    it = it->second.expires < now ? tickets_.erase(it) : std::next(it);
+  absl::MutexLock lock(&state_->mu);
+  if (state_->stopped) return "";
+  auto& tickets = state_->tickets;
+  for (auto it = tickets.begin(); it != tickets.end();) {  // drop the expired
+    it = it->second.expires < now ? tickets.erase(it) : std::next(it);
   }
-  tickets_[id] = Held{tensor, now + options_.ticket_ttl};
+  tickets[id] = State::Held{tensor, now + state_->options.ticket_ttl};
   return id;
 }
 
-std::optional<Tensor> BulkServer::Take(absl::string_view id) {
-  absl::MutexLock lock(&mu_);
-  auto it = tickets_.find(std::string(id));
-  if (it == tickets_.end()) return std::nullopt;
+std::optional<Tensor> BulkServer::Take(absl::string_view id) { return state_->Take(id); }
+
+std::optional<Tensor> BulkServer::State::Take(absl::string_view id) {
+  absl::MutexLock lock(&mu);
+  auto it = tickets.find(std::string(id));
+  if (it == tickets.end()) return std::nullopt;
   Held held = std::move(it->second);
-  tickets_.erase(it);
+  tickets.erase(it);
   if (held.expires < absl::Now()) return std::nullopt;
   return std::move(held.tensor);
 }
 
 void BulkServer::StopListening() {
-  absl::MutexLock lock(&mu_);
-  if (listener_ >= 0) shutdown(listener_, SHUT_RDWR);  // the accept loop closes it
+  absl::MutexLock lock(&state_->mu);
+  if (state_->listener >= 0) shutdown(state_->listener, SHUT_RDWR);  // the loop closes it
 }
 
 void BulkServer::Stop() {
-  absl::MutexLock lock(&mu_);
-  stopped_ = true;
-  tickets_.clear();
-  if (listener_ >= 0) shutdown(listener_, SHUT_RDWR);
-  for (int fd : connections_) shutdown(fd, SHUT_RDWR);  // each thread closes its own
-  mu_.Await(absl::Condition(
-      +[](int* threads) { return *threads == 0; }, &threads_));
+  absl::MutexLock lock(&state_->mu);
+  state_->stopped = true;
+  state_->tickets.clear();
+  if (state_->listener >= 0) shutdown(state_->listener, SHUT_RDWR);
+  for (int fd : state_->connections) shutdown(fd, SHUT_RDWR);  // each thread closes its own
+  state_->mu.Await(absl::Condition(
+      +[](int* threads) { return *threads == 0; }, &state_->threads));
 }
 
 int64_t BulkServer::fetches() const {
-  absl::MutexLock lock(&mu_);
-  return fetches_;
+  absl::MutexLock lock(&state_->mu);
+  return state_->fetches;
 }
 
-void BulkServer::AcceptLoop() {
-  int listener;
+void BulkServer::State::AcceptLoop(const std::shared_ptr<State>& self) {
+  int fd_listening;
   {
-    absl::MutexLock lock(&mu_);
-    listener = listener_;
+    absl::MutexLock lock(&mu);
+    fd_listening = listener;
   }
   for (;;) {
-    const int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    absl::MutexLock lock(&mu_);
+    const int fd = accept4(fd_listening, nullptr, nullptr, SOCK_CLOEXEC);
+    const int error = fd < 0 ? errno : 0;
+    const bool exhausted =
+        error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM;
+    if (exhausted) absl::SleepFor(absl::Milliseconds(50));  // out of descriptors: try again
+    absl::MutexLock lock(&mu);
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        mu_.Unlock();  // out of descriptors for now: try again shortly
-        absl::SleepFor(absl::Milliseconds(50));
-        mu_.Lock();
-        if (!stopped_) continue;
-      }
-      close(listener);  // shut down by Stop or StopListening
-      listener_ = -1;
-      --threads_;
+      if ((exhausted || error == EINTR || error == ECONNABORTED) && !stopped) continue;
+      close(fd_listening);  // shut down by Stop or StopListening
+      listener = -1;
+      --threads;
       return;
     }
-    if (stopped_ || static_cast<int>(connections_.size()) >= options_.max_connections) {
+    if (stopped || static_cast<int>(connections.size()) >= options.max_connections) {
       close(fd);
       continue;
     }
-    connections_.insert(fd);
-    ++threads_;
-    std::thread([this, fd] { Serve(fd); }).detach();
+    connections.insert(fd);
+    ++threads;
+    std::thread([self, fd] { self->Serve(fd); }).detach();
   }
 }
 
-void BulkServer::Serve(int fd) {
+void BulkServer::State::Serve(int fd) {
   NoDelay(fd);
   SetTimeout(fd, SO_SNDTIMEO, absl::Seconds(kServerSendTimeoutSeconds));
   char request[kRequestBytes];
@@ -267,21 +289,21 @@ void BulkServer::Serve(int fd) {
     char header[kHeaderBytes];
     header[0] = static_cast<char>(tensor ? kOk : kUnknownTicket);
     const absl::string_view bytes =
-        tensor ? absl::string_view(static_cast<const char*>(tensor->raw_data()), tensor->TotalBytes())
+        tensor ? absl::string_view(static_cast<const char*>(tensor->raw_data()),
+                                   tensor->TotalBytes())
                : absl::string_view();
     PutLength(bytes.size(), header + 1);
-    iovec iov[2] = {{header, kHeaderBytes},
-                    {const_cast<char*>(bytes.data()), bytes.size()}};
+    iovec iov[2] = {{header, kHeaderBytes}, {const_cast<char*>(bytes.data()), bytes.size()}};
     if (!WriteFull(fd, iov, bytes.empty() ? 1 : 2)) break;
     if (tensor) {
-      absl::MutexLock lock(&mu_);
-      ++fetches_;
+      absl::MutexLock lock(&mu);
+      ++fetches;
     }
   }
-  absl::MutexLock lock(&mu_);
-  connections_.erase(fd);
+  absl::MutexLock lock(&mu);
+  connections.erase(fd);
   close(fd);
-  --threads_;
+  --threads;
 }
 
 // ---- client ------------------------------------------------------------------

@@ -32,7 +32,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -101,23 +100,14 @@ class BulkServer {
   int64_t fetches() const;
 
  private:
-  BulkServer(int listener, int port, const Options& options);
-  void AcceptLoop();
-  void Serve(int fd);
+  // What the server's threads share. They hold it by shared_ptr, so that a
+  // thread still leaving (unlocking the mutex) never touches freed memory
+  // once Stop has seen it finish.
+  struct State;
+  BulkServer(std::shared_ptr<State> state, int port);
 
-  const Options options_;
+  const std::shared_ptr<State> state_;
   const int port_;
-  mutable absl::Mutex mu_;
-  int listener_ ABSL_GUARDED_BY(mu_);
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  struct Held {
-    Tensor tensor;
-    absl::Time expires;
-  };
-  std::map<std::string, Held> tickets_ ABSL_GUARDED_BY(mu_);
-  std::set<int> connections_ ABSL_GUARDED_BY(mu_);
-  int threads_ ABSL_GUARDED_BY(mu_) = 0;  // accept loop + one per connection
-  int64_t fetches_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class BulkClient {
