@@ -15,6 +15,7 @@
 #include <set>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -37,6 +38,10 @@ constexpr size_t kMaxIdlePerPort = 8;
 constexpr int kClientThreads = 8;
 // How long a server's write may stall on a client that stopped reading.
 constexpr int kServerSendTimeoutSeconds = 60;
+// How often a server drops expired tickets when nothing else happens.
+constexpr absl::Duration kSweepInterval = absl::Seconds(5);
+// How long a server keeps a connection that sends no request.
+constexpr absl::Duration kServerIdleTimeout = absl::Seconds(120);
 // The longest a connect may take, whatever the deadline.
 constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
 
@@ -50,11 +55,26 @@ uint64_t GetLength(const char* in) {
   return n;
 }
 
-// Reads exactly `n` bytes. Returns how many arrived before EOF or an error
-// (errno tells which; 0 for EOF).
-size_t ReadFull(int fd, char* buf, size_t n) {
+void SetTimeout(int fd, int option, absl::Duration d) {
+  d = std::max(d, absl::Milliseconds(1));
+  const timeval tv = absl::ToTimeval(d);
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
+}
+
+// Reads exactly `n` bytes, each read waiting at most until `deadline` (none
+// when infinite). Returns how many arrived before EOF or an error (errno
+// tells which: 0 for EOF, EAGAIN for the deadline).
+size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline = absl::InfiniteFuture()) {
   size_t got = 0;
   while (got < n) {
+    if (deadline != absl::InfiniteFuture()) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        errno = EAGAIN;
+        break;
+      }
+      SetTimeout(fd, SO_RCVTIMEO, left);
+    }
     const ssize_t r = recv(fd, buf + got, n - got, 0);
     if (r > 0) {
       got += static_cast<size_t>(r);
@@ -90,12 +110,6 @@ bool WriteFull(int fd, iovec* iov, int count) {
     }
   }
   return true;
-}
-
-void SetTimeout(int fd, int option, absl::Duration d) {
-  d = std::max(d, absl::Milliseconds(1));
-  const timeval tv = absl::ToTimeval(d);
-  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
 }
 
 void NoDelay(int fd) {
@@ -140,12 +154,19 @@ std::string HostOf(absl::string_view address) {
 struct BulkServer::State {
   State(int listener, const Options& options) : options(options), listener(listener) {}
   void AcceptLoop(const std::shared_ptr<State>& self);
+  void SweepExpired() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const absl::Time now = absl::Now();
+    for (auto it = tickets.begin(); it != tickets.end();) {
+      it = it->second.expires < now ? tickets.erase(it) : std::next(it);
+    }
+  }
   void Serve(int fd);
   std::optional<Tensor> Take(absl::string_view id);
 
   const Options options;
   absl::Mutex mu;
   int listener ABSL_GUARDED_BY(mu);
+  bool listening ABSL_GUARDED_BY(mu) = true;  // false once StopListening or Stop ran
   bool stopped ABSL_GUARDED_BY(mu) = false;
   struct Held {
     Tensor tensor;
@@ -189,7 +210,12 @@ absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string&
       absl::MutexLock lock(&state->mu);
       ++state->threads;
     }
-    std::thread([state] { state->AcceptLoop(state); }).detach();
+    try {
+      std::thread([state] { state->AcceptLoop(state); }).detach();
+    } catch (const std::system_error& e) {
+      close(fd);
+      return errors::Unavailable("bulk port: cannot start its thread: ", e.what());
+    }
     return std::unique_ptr<BulkServer>(new BulkServer(std::move(state), port));
   }
   freeaddrinfo(found);
@@ -204,14 +230,10 @@ BulkServer::~BulkServer() { Stop(); }
 std::string BulkServer::Offer(const Tensor& tensor) {
   std::string id = RandomId();
   if (id.empty()) return id;
-  const absl::Time now = absl::Now();
   absl::MutexLock lock(&state_->mu);
   if (state_->stopped) return "";
-  auto& tickets = state_->tickets;
-  for (auto it = tickets.begin(); it != tickets.end();) {  // drop the expired
-    it = it->second.expires < now ? tickets.erase(it) : std::next(it);
-  }
-  tickets[id] = State::Held{tensor, now + state_->options.ticket_ttl};
+  state_->SweepExpired();
+  state_->tickets[id] = State::Held{tensor, absl::Now() + state_->options.ticket_ttl};
   return id;
 }
 
@@ -229,12 +251,14 @@ std::optional<Tensor> BulkServer::State::Take(absl::string_view id) {
 
 void BulkServer::StopListening() {
   absl::MutexLock lock(&state_->mu);
+  state_->listening = false;
   if (state_->listener >= 0) shutdown(state_->listener, SHUT_RDWR);  // the loop closes it
 }
 
 void BulkServer::Stop() {
   absl::MutexLock lock(&state_->mu);
   state_->stopped = true;
+  state_->listening = false;
   state_->tickets.clear();
   if (state_->listener >= 0) shutdown(state_->listener, SHUT_RDWR);
   for (int fd : state_->connections) shutdown(fd, SHUT_RDWR);  // each thread closes its own
@@ -254,6 +278,15 @@ void BulkServer::State::AcceptLoop(const std::shared_ptr<State>& self) {
     fd_listening = listener;
   }
   for (;;) {
+    // Wakes at least every kSweepInterval to drop expired tickets, so an
+    // idle server does not keep their tensors.
+    pollfd p{fd_listening, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(kSweepInterval)));
+    if (ready == 0 || (ready < 0 && errno == EINTR)) {
+      absl::MutexLock lock(&mu);
+      SweepExpired();
+      if (listening) continue;
+    }
     const int fd = accept4(fd_listening, nullptr, nullptr, SOCK_CLOEXEC);
     const int error = fd < 0 ? errno : 0;
     const bool exhausted =
@@ -261,7 +294,7 @@ void BulkServer::State::AcceptLoop(const std::shared_ptr<State>& self) {
     if (exhausted) absl::SleepFor(absl::Milliseconds(50));  // out of descriptors: try again
     absl::MutexLock lock(&mu);
     if (fd < 0) {
-      if ((exhausted || error == EINTR || error == ECONNABORTED) && !stopped) continue;
+      if ((exhausted || error == EINTR || error == ECONNABORTED) && listening) continue;
       close(fd_listening);  // shut down by Stop or StopListening
       listener = -1;
       --threads;
@@ -271,21 +304,35 @@ void BulkServer::State::AcceptLoop(const std::shared_ptr<State>& self) {
       close(fd);
       continue;
     }
+    try {
+      std::thread([self, fd] { self->Serve(fd); }).detach();
+    } catch (const std::system_error&) {  // out of threads: as over the limit
+      close(fd);
+      continue;
+    }
     connections.insert(fd);
     ++threads;
-    std::thread([self, fd] { self->Serve(fd); }).detach();
   }
 }
 
 void BulkServer::State::Serve(int fd) {
+  // AcceptLoop holds `mu` until it has counted this thread, so the
+  // bookkeeping at the end always balances.
   NoDelay(fd);
   SetTimeout(fd, SO_SNDTIMEO, absl::Seconds(kServerSendTimeoutSeconds));
+  // A pooled connection left idle this long is closed; its client retries
+  // on a new one.
+  SetTimeout(fd, SO_RCVTIMEO, kServerIdleTimeout);
   char request[kRequestBytes];
   // One fetch after another until the client goes or sends garbage.
   while (ReadFull(fd, request, kRequestBytes) == kRequestBytes &&
          std::memcmp(request, kMagic, sizeof(kMagic)) == 0) {
     std::optional<Tensor> tensor =
         Take(absl::string_view(request + sizeof(kMagic), kBulkTicketBytes));
+    if (tensor) {  // counted before the client can see the bytes
+      absl::MutexLock lock(&mu);
+      ++fetches;
+    }
     char header[kHeaderBytes];
     header[0] = static_cast<char>(tensor ? kOk : kUnknownTicket);
     const absl::string_view bytes =
@@ -295,10 +342,6 @@ void BulkServer::State::Serve(int fd) {
     PutLength(bytes.size(), header + 1);
     iovec iov[2] = {{header, kHeaderBytes}, {const_cast<char*>(bytes.data()), bytes.size()}};
     if (!WriteFull(fd, iov, bytes.empty() ? 1 : 2)) break;
-    if (tensor) {
-      absl::MutexLock lock(&mu);
-      ++fetches;
-    }
   }
   absl::MutexLock lock(&mu);
   connections.erase(fd);
@@ -332,9 +375,9 @@ void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
     pool = pool_.get();
   }
   pool->Schedule([this, port, id = std::move(id), dst, bytes, deadline, done = std::move(done)] {
-    bool unreachable = false;
-    absl::Status s = Fetch(port, id, dst, bytes, deadline, &unreachable);
-    done(std::move(s), unreachable);
+    Fallback fallback = Fallback::kNone;
+    absl::Status s = Fetch(port, id, dst, bytes, deadline, &fallback);
+    done(std::move(s), fallback);
   });
 }
 
@@ -369,13 +412,22 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
     if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
       error = errno;
       if (error == EINPROGRESS) {
+        const absl::Time until = std::min(deadline, absl::Now() + kConnectTimeout);
         pollfd p{fd, POLLOUT, 0};
-        const absl::Duration wait =
-            std::max(absl::ZeroDuration(), std::min(kConnectTimeout, deadline - absl::Now()));
-        const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)));
+        int ready;
+        do {
+          const absl::Duration wait = std::max(absl::ZeroDuration(), until - absl::Now());
+          ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)));
+        } while (ready < 0 && errno == EINTR);
         socklen_t len = sizeof(error);
         if (ready == 1) {
           getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+        } else if (until == deadline) {
+          close(fd);
+          freeaddrinfo(found);
+          *status = errors::DeadlineExceeded("the deadline passed connecting to the bulk port ",
+                                             where);
+          return -1;
         } else {
           error = ETIMEDOUT;
         }
@@ -396,6 +448,12 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
   return -1;
 }
 
+void BulkClient::DropIdle(int port) {
+  absl::MutexLock lock(&mu_);
+  for (int fd : idle_[port]) close(fd);
+  idle_[port].clear();
+}
+
 void BulkClient::Release(int port, int fd) {
   absl::MutexLock lock(&mu_);
   std::vector<int>& idle = idle_[port];
@@ -407,8 +465,10 @@ void BulkClient::Release(int port, int fd) {
 }
 
 absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_t bytes,
-                               absl::Time deadline, bool* unreachable) {
-  if (unreachable != nullptr) *unreachable = false;
+                               absl::Time deadline, Fallback* fallback) {
+  Fallback ignored;
+  if (fallback == nullptr) fallback = &ignored;
+  *fallback = Fallback::kNone;
   if (id.size() != kBulkTicketBytes) {
     return errors::InvalidArgument("a bulk ticket has ", kBulkTicketBytes, " bytes, not ",
                                    id.size());
@@ -417,56 +477,59 @@ absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_
   char request[kRequestBytes];
   std::memcpy(request, kMagic, sizeof(kMagic));
   std::memcpy(request + sizeof(kMagic), id.data(), kBulkTicketBytes);
-  // A pooled connection the server has closed fails before any answer: then
-  // once more on a new one (the ticket was not taken).
-  for (int attempt = 0;; ++attempt) {
+  for (;;) {
+    if (absl::Now() >= deadline) {
+      return errors::DeadlineExceeded("the deadline passed before fetching from the ", where);
+    }
     bool pooled = false;
     absl::Status status;
     const int fd = Connect(port, deadline, &pooled, &status);
     if (fd < 0) {
-      if (unreachable != nullptr) *unreachable = true;
+      if (status.code() == absl::StatusCode::kUnavailable) *fallback = Fallback::kPortUnreachable;
       return status;
     }
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
-      Release(port, fd);
-      return errors::DeadlineExceeded("the deadline passed before fetching from the ", where);
-    }
-    SetTimeout(fd, SO_RCVTIMEO, left);
-    SetTimeout(fd, SO_SNDTIMEO, left);
-    auto fail = [&](absl::string_view what) {
-      const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
-      const std::string why = Errno();
-      close(fd);
-      if (timed_out) {
-        return errors::DeadlineExceeded(what, " on the ", where, ": the deadline passed");
-      }
-      return errors::Unavailable(what, " on the ", where, ": ", why);
-    };
+    SetTimeout(fd, SO_SNDTIMEO, deadline - absl::Now());
     iovec iov{request, kRequestBytes};
     char header[kHeaderBytes];
     size_t got = 0;
-    if (WriteFull(fd, &iov, 1)) got = ReadFull(fd, header, kHeaderBytes);
-    if (got == 0 && pooled && attempt == 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+    if (WriteFull(fd, &iov, 1)) got = ReadFull(fd, header, kHeaderBytes, deadline);
+    const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
+    const std::string why = Errno();
+    if (got == 0 && !timed_out) {
+      // Hung up before answering: the server never took the ticket.
       close(fd);
-      continue;
+      if (pooled) {  // it had closed an idle connection: so, likely, the others
+        DropIdle(port);
+        continue;
+      }
+      *fallback = Fallback::kOverGrpc;  // at its connection limit, or stopping
+      return errors::Unavailable("the ", where, " hung up before answering: ", why);
     }
-    if (got != kHeaderBytes) return fail("sending the ticket or reading the answer");
-    const uint64_t length = GetLength(header + 1);
-    if (static_cast<uint8_t>(header[0]) == kUnknownTicket) {
-      Release(port, fd);
-      return errors::NotFound("the ", where,
-                              " no longer holds the ticket (fetched already, expired, or the "
-                              "task restarted)");
+    if (got == kHeaderBytes) {
+      const uint8_t code = static_cast<uint8_t>(header[0]);
+      const uint64_t length = GetLength(header + 1);
+      if (code == kUnknownTicket) {
+        Release(port, fd);
+        return errors::NotFound("the ", where,
+                                " no longer holds the ticket (fetched already, expired, or the "
+                                "task restarted)");
+      }
+      if (code != kOk || length != bytes) {
+        close(fd);
+        return errors::DataLoss("the ", where, " answered code ", static_cast<int>(code),
+                                " with ", length, " bytes; expected ", bytes);
+      }
+      if (ReadFull(fd, dst, bytes, deadline) == bytes) {
+        Release(port, fd);
+        return absl::OkStatus();
+      }
     }
-    if (static_cast<uint8_t>(header[0]) != kOk || length != bytes) {
-      close(fd);
-      return errors::DataLoss("the ", where, " answered code ", static_cast<int>(header[0]),
-                              " with ", length, " bytes; expected ", bytes);
-    }
-    if (ReadFull(fd, dst, bytes) != bytes) return fail("reading the tensor");
-    Release(port, fd);
-    return absl::OkStatus();
+    const bool late = errno == EAGAIN || errno == EWOULDBLOCK;
+    const std::string broke = Errno();
+    close(fd);
+    const char* what = got == kHeaderBytes ? "reading the tensor" : "reading the answer";
+    if (late) return errors::DeadlineExceeded(what, " from the ", where, ": the deadline passed");
+    return errors::Unavailable(what, " from the ", where, ": ", broke);
   }
 }
 

@@ -61,7 +61,8 @@ bool WantsBulk(const Tensor& tensor);
 class BulkServer {
  public:
   struct Options {
-    // How long an offered tensor waits for its fetch before it is dropped.
+    // How long an offered tensor waits for its fetch before it is dropped
+    // (within a few seconds of expiring).
     absl::Duration ticket_ttl = absl::Seconds(60);
     // Connections beyond this are closed as soon as they are accepted.
     int max_connections = 1024;
@@ -96,7 +97,7 @@ class BulkServer {
   // client) and drops all tickets. Returns once no thread of ours runs.
   void Stop();
 
-  // How many tickets were fetched over the bulk port (for tests and stats).
+  // How many tickets were taken over the bulk port (for tests and stats).
   int64_t fetches() const;
 
  private:
@@ -120,28 +121,39 @@ class BulkClient {
   BulkClient(const BulkClient&) = delete;
   BulkClient& operator=(const BulkClient&) = delete;
 
+  // What a failed fetch leaves to do.
+  enum class Fallback {
+    kNone,  // the status is final
+    // The ticket was not taken (the server was at its connection limit or
+    // stopping): its bytes can still be asked for over gRPC
+    // (RecvTensorRequest.bulk_ticket).
+    kOverGrpc,
+    // As kOverGrpc, and the port cannot be reached at all (connect failed):
+    // better not to ask this server for tickets again.
+    kPortUnreachable,
+  };
   // Reads the `bytes` bytes of ticket `id` from `port` into `dst`. Statuses:
-  //   Unavailable      the port cannot be reached (`*unreachable` is then
-  //                    set: the ticket is untouched, so its bytes can still
-  //                    be asked for over gRPC, RecvTensorRequest.bulk_ticket),
-  //                    or the connection broke during the fetch (the sender
-  //                    stopped or died);
+  //   Unavailable      the port cannot be reached or the connection broke
+  //                    (the sender stopped or died); see `*fallback`;
   //   NotFound         the server no longer holds the ticket;
   //   DataLoss         the server answered with another size;
-  //   DeadlineExceeded `deadline` passed.
+  //   DeadlineExceeded `deadline` passed (every wait is bounded by it).
   absl::Status Fetch(int port, const std::string& id, char* dst, size_t bytes,
-                     absl::Time deadline, bool* unreachable = nullptr);
-  // Fetch on a thread of this client's; `done(status, unreachable)` runs
-  // there. `dst` must stay valid until then.
-  using FetchCallback = std::function<void(absl::Status status, bool unreachable)>;
+                     absl::Time deadline, Fallback* fallback = nullptr);
+  // Fetch on a thread of this client's; `done(status, fallback)` runs
+  // there. `dst` must stay valid until then, and `done` must not destroy
+  // this client.
+  using FetchCallback = std::function<void(absl::Status status, Fallback fallback)>;
   void FetchAsync(int port, std::string id, char* dst, size_t bytes, absl::Time deadline,
                   FetchCallback done);
 
  private:
   // A connected socket to `port`, pooled (`*pooled`) or new; -1 with
-  // `*status` set.
+  // `*status` set (Unavailable, or DeadlineExceeded).
   int Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status);
   void Release(int port, int fd);
+  // Closes the idle connections to `port` (after one proved stale).
+  void DropIdle(int port);
 
   const std::string host_;
   absl::Mutex mu_;

@@ -23,6 +23,22 @@ Tensor Ramp(int64_t n) {
   return t;
 }
 
+// A listening loopback socket (its port in `*port`), or -1.
+int ListenOnLoopback(int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(fd, 4) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
 absl::Time Soon() { return absl::Now() + absl::Seconds(30); }
 
 std::unique_ptr<BulkServer> StartServer(BulkServer::Options options = {}) {
@@ -130,11 +146,11 @@ TEST(BulkTransferTest, UnreachablePortIsUnavailableAndKeepsTheTicket) {
   const std::string id = server->Offer(sent);
   BulkClient client("127.0.0.1");
   std::vector<char> got(sent.TotalBytes());
-  bool unreachable = false;
+  BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
   const absl::Status s =
-      client.Fetch(server->port(), id, got.data(), got.size(), Soon(), &unreachable);
+      client.Fetch(server->port(), id, got.data(), got.size(), Soon(), &fallback);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
-  EXPECT_TRUE(unreachable);
+  EXPECT_EQ(fallback, BulkClient::Fallback::kPortUnreachable);
   EXPECT_NE(s.message().find(absl::StrCat("127.0.0.1:", server->port())), std::string::npos) << s;
   EXPECT_TRUE(server->Take(id).has_value());  // so gRPC can still carry the bytes
 }
@@ -155,14 +171,9 @@ TEST(BulkTransferTest, StoppedServerFailsPooledConnectionsCleanly) {
 
 TEST(BulkTransferTest, SenderGoingAwayMidFetchIsUnavailable) {
   // A port that reads the request, announces 1 MiB, sends 10 bytes and hangs up.
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  int port = 0;
+  const int listener = ListenOnLoopback(&port);
+  ASSERT_GE(listener, 0);
   std::thread sender([listener] {
     const int fd = accept(listener, nullptr, nullptr);
     char request[20];
@@ -173,29 +184,54 @@ TEST(BulkTransferTest, SenderGoingAwayMidFetchIsUnavailable) {
   });
   BulkClient client("127.0.0.1");
   std::vector<char> got(1 << 20);
-  bool unreachable = true;
-  const absl::Status s = client.Fetch(ntohs(addr.sin_port), std::string(kBulkTicketBytes, 'a'),
-                                      got.data(), got.size(), Soon(), &unreachable);
+  BulkClient::Fallback fallback = BulkClient::Fallback::kOverGrpc;
+  const absl::Status s = client.Fetch(port, std::string(kBulkTicketBytes, 'a'), got.data(),
+                                      got.size(), Soon(), &fallback);
   sender.join();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
-  EXPECT_FALSE(unreachable);  // it was reached: the ticket is spent
+  EXPECT_EQ(fallback, BulkClient::Fallback::kNone);  // it was reached: the ticket is spent
   EXPECT_NE(s.message().find("reading the tensor"), std::string::npos) << s;
   close(listener);
 }
 
+TEST(BulkTransferTest, ServerAtItsConnectionLimitLeavesTheTicketForGrpc) {
+  BulkServer::Options options;
+  options.max_connections = 1;
+  auto server = StartServer(options);
+  const Tensor sent = Ramp(1 << 18);
+  std::vector<char> got(sent.TotalBytes());
+  BulkClient first("127.0.0.1"), second("127.0.0.1");
+  ASSERT_TRUE(first.Fetch(server->port(), server->Offer(sent), got.data(), got.size(), Soon())
+                  .ok());  // `first` keeps its connection: the one allowed
+  const std::string id = server->Offer(sent);
+  BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
+  const absl::Status s =
+      second.Fetch(server->port(), id, got.data(), got.size(), Soon(), &fallback);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_EQ(fallback, BulkClient::Fallback::kOverGrpc);
+  EXPECT_TRUE(server->Take(id).has_value());
+}
+
+TEST(BulkTransferTest, PassedDeadlineIsDeadlineExceededWithoutFallback) {
+  auto server = StartServer();
+  const Tensor sent = Ramp(1 << 18);
+  std::vector<char> got(sent.TotalBytes());
+  BulkClient client("127.0.0.1");
+  BulkClient::Fallback fallback = BulkClient::Fallback::kOverGrpc;
+  const absl::Status s = client.Fetch(server->port(), server->Offer(sent), got.data(), got.size(),
+                                      absl::Now() - absl::Seconds(1), &fallback);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_EQ(fallback, BulkClient::Fallback::kNone);
+}
+
 TEST(BulkTransferTest, SilentPeerIsDeadlineExceeded) {
   // A port that accepts but never answers.
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  int port = 0;
+  const int listener = ListenOnLoopback(&port);
+  ASSERT_GE(listener, 0);
   BulkClient client("127.0.0.1");
   char byte;
-  const absl::Status s = client.Fetch(ntohs(addr.sin_port), std::string(kBulkTicketBytes, 'a'),
+  const absl::Status s = client.Fetch(port, std::string(kBulkTicketBytes, 'a'),
                                       &byte, 1, absl::Now() + absl::Milliseconds(100));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   close(listener);
@@ -214,7 +250,7 @@ TEST(BulkTransferTest, ConcurrentFetches) {
     sent.push_back(Ramp((1 << 16) + 1024 * i));
     got[i].resize(sent[i].TotalBytes());
     client.FetchAsync(server->port(), server->Offer(sent[i]), got[i].data(), got[i].size(), Soon(),
-                      [&, i](absl::Status s, bool) {
+                      [&, i](absl::Status s, BulkClient::Fallback) {
                         absl::MutexLock lock(&mu);
                         status[i] = s;
                         --left;

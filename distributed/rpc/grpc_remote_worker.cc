@@ -123,12 +123,15 @@ void GrpcRemoteWorker::ReceiveTensor(
       r.port, r.id, dst, bytes, absl::Now() + rpc_timeout_,
       [this, method, tensor = std::move(r.tensor), out, id = r.id, port = r.port,
        ask_inline = std::move(ask_inline),
-       done = std::move(done)](absl::Status s, bool unreachable) mutable {
+       done = std::move(done)](absl::Status s, BulkClient::Fallback fallback) mutable {
         if (s.ok()) {
           *out = std::move(tensor);
           return done(s);
         }
-        if (unreachable) {  // the ticket is still there
+        if (fallback == BulkClient::Fallback::kOverGrpc) {  // the ticket is still there
+          return ask_inline(std::move(id), std::move(done));
+        }
+        if (fallback == BulkClient::Fallback::kPortUnreachable) {
           if (!bulk_unreachable_.exchange(true)) {
             std::fprintf(stderr,
                          "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",

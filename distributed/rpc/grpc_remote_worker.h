@@ -52,7 +52,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
     std::string task;
     // The largest message either way: feeds going out, fetches and received
     // tensors coming in. Beyond it a call fails with ResourceExhausted naming
-    // both sizes; gRPC cannot carry more than the default.
+    // both sizes; gRPC cannot carry more than the default. Tensors fetched by
+    // bulk ticket (below) are not messages and have no such limit.
     size_t max_message_bytes = kMaxGrpcMessageBytes;
     // RecvTensor and RecvBuf accept a ticket for a large tensor's bytes and
     // fetch them from the peer's bulk port (bulk_transfer.h). Never with
@@ -77,7 +78,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
   void CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) override;
   // The receiving end of the remote rendezvous: pulls a tensor the peer's
-  // partition of `step_id` sends, within Options::rpc_timeout. The response
+  // partition of `step_id` sends, waiting for it up to
+  // Options::step_rpc_timeout (a bulk fetch after that takes at most
+  // Options::rpc_timeout). The response
   // arrives as raw bytes and is decoded straight into `tensor`'s buffer (see
   // tensor_coding.h); a response that does not decode is DataLoss or
   // InvalidArgument naming the key.

@@ -1,6 +1,7 @@
 #include "distributed/rpc/tensor_coding.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -292,15 +293,19 @@ std::optional<absl::StatusOr<BulkResponse>> DecodeBulkResponse(const grpc::ByteB
   }
   absl::StatusOr<TensorShape> dims = TensorShapeFromProto(proto.tensor_shape());
   if (!dims.ok()) return WithContext(dims.status(), "bulk ticket");
+  // Checked before allocating: a garbage answer must not make us allocate.
+  const BulkTicket& ticket = response.bulk();
+  const uint64_t elements = static_cast<uint64_t>(dims->num_elements());
+  const uint64_t size = static_cast<uint64_t>(DataTypeSize(type));
+  const bool fits = size == 0 || elements <= UINT64_MAX / size;
+  if (!fits || ticket.bytes() < 0 || static_cast<uint64_t>(ticket.bytes()) != elements * size ||
+      ticket.port() <= 0 || ticket.port() > 65535) {
+    return errors::InvalidArgument("bulk ticket for ", ticket.bytes(), " bytes on port ",
+                                   ticket.port(), ", which does not describe ",
+                                   DataTypeString(type), " ", dims->DebugString());
+  }
   absl::StatusOr<Tensor> t = IntoOrAllocate(type, *dims, into);
   if (!t.ok()) return t.status();
-  const BulkTicket& ticket = response.bulk();
-  if (static_cast<uint64_t>(ticket.bytes()) != t->TotalBytes() || ticket.port() <= 0 ||
-      ticket.port() > 65535) {
-    return errors::InvalidArgument("bulk ticket for ", ticket.bytes(), " bytes on port ",
-                                   ticket.port(), ", but ", DataTypeString(type), " ",
-                                   dims->DebugString(), " needs ", t->TotalBytes());
-  }
   return BulkResponse{*std::move(t), ticket.id(), ticket.port()};
 }
 
