@@ -7,8 +7,10 @@
 #   /job:ps/task:0          /job:worker/task:0        /job:worker/task:1
 #   x, y (variables) ══x,y══► z1b = x·y + x ══z1b══► z2b = z1b·x + x
 #
-# Also: a task started with TF_CONFIG instead of flags, a second server on a
-# port in use, and SIGTERM/SIGINT stopping every server with exit status 0.
+# Also: a task started with TF_CONFIG instead of flags (and the bulk port
+# off by TG_BULK_TRANSFER=0), a second server on a port in use, a bad
+# TG_BULK_TRANSFER, and SIGTERM/SIGINT stopping every server with exit
+# status 0.
 # Every wait is bounded; an EXIT trap kills whatever is left.
 #
 # Usage: cluster_test.sh TG_SERVER TG_RUN CLUSTER_LIB  (Bazel passes the rootpaths.)
@@ -34,7 +36,7 @@ W0_PID=$LAST_PID
 # Worker 1 from TF_CONFIG, as TensorFlow's launchers start tasks.
 TF_CONFIG="{\"cluster\": {\"ps\": [\"127.0.0.1:$PS\"],
             \"worker\": [\"127.0.0.1:$W0\", \"127.0.0.1:$W1\"]},
-            \"task\": {\"type\": \"worker\", \"index\": 1}}" start_server worker1
+            \"task\": {\"type\": \"worker\", \"index\": 1}}" TG_BULK_TRANSFER=0 start_server worker1
 W1_PID=$LAST_PID
 
 wait_ready ps "$PS_PID" || exit 1
@@ -62,6 +64,14 @@ RC=$?
 grep -q "UNAVAILABLE: .*cannot listen on 127.0.0.1:$W0" "$TMP/dup.err" ||
   fail "second server on a port in use: stderr [$(cat "$TMP/dup.err")]"
 [[ ! -s "$TMP/dup.out" ]] || fail "second server printed [$(cat "$TMP/dup.out")]"
+
+# A bad TG_BULK_TRANSFER is an error naming it, not a guess.
+TG_BULK_TRANSFER=maybe timeout 30 "$TG_SERVER" --cluster="worker=127.0.0.1:0" \
+  --job_name=worker >"$TMP/bulk.out" 2>"$TMP/bulk.err"
+RC=$?
+[[ $RC -eq 1 ]] || fail "TG_BULK_TRANSFER=maybe: exit status $RC"
+grep -q "INVALID_ARGUMENT: TG_BULK_TRANSFER='maybe' is not true, false, 1 or 0" "$TMP/bulk.err" ||
+  fail "TG_BULK_TRANSFER=maybe: stderr [$(cat "$TMP/bulk.err")]"
 
 # Graceful stops: SIGTERM for two, SIGINT for one; each exits 0.
 kill -TERM "$PS_PID" "$W0_PID"

@@ -37,7 +37,7 @@ struct Options {
   // Empty: the TG_* environment variable of the same meaning, if set.
   std::string auth_token_file, tls_ca_file, tls_cert_file, tls_key_file;
   int max_request_bytes = 1 << 30;
-  bool bulk_transfer = true;
+  std::string bulk_transfer;  // "true"/"false"; empty: $TG_BULK_TRANSFER, else true
   bool help = false;
 };
 
@@ -64,7 +64,8 @@ const std::vector<tools::Flag>& Table() {
        "refuse larger requests with ResourceExhausted (default 1 GiB)"},
       {"bulk_transfer", "", false,
        "send large tensors to the other tasks over a second, plain TCP\n"
-       "port the kernel picks (default true; never with TLS)"},
+       "port the kernel picks (default: $TG_BULK_TRANSFER, else true;\n"
+       "never with TLS)"},
   };
   return *table;
 }
@@ -93,7 +94,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
     if (f.name == "tls_ca_file") options.tls_ca_file = f.value;
     if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
     if (f.name == "tls_key_file") options.tls_key_file = f.value;
-    if (f.name == "bulk_transfer") options.bulk_transfer = f.value == "true";
+    if (f.name == "bulk_transfer") options.bulk_transfer = f.value;
     if (f.name == "max_request_bytes" &&
         (!absl::SimpleAtoi(f.value, &options.max_request_bytes) || options.max_request_bytes <= 0)) {
       return errors::InvalidArgument("--max_request_bytes='", f.value,
@@ -138,11 +139,16 @@ absl::Status Serve(const TfConfig& config, const Options& options, const sigset_
   ServerOptions server_options;
   server_options.bind_host = options.bind_host;
   server_options.max_request_bytes = options.max_request_bytes;
-  server_options.bulk_transfer = options.bulk_transfer;
   auto flag_or_env = [](const std::string& flag, const char* env) {
     const char* value = std::getenv(env);
     return !flag.empty() || value == nullptr ? flag : std::string(value);
   };
+  const std::string bulk = flag_or_env(options.bulk_transfer, "TG_BULK_TRANSFER");
+  if (bulk == "false" || bulk == "0") {
+    server_options.bulk_transfer = false;
+  } else if (!bulk.empty() && bulk != "true" && bulk != "1") {
+    return errors::InvalidArgument("TG_BULK_TRANSFER='", bulk, "' is not true, false, 1 or 0");
+  }
   TG_ASSIGN_OR_RETURN(
       server_options.security,
       RpcSecurity::FromFiles(flag_or_env(options.auth_token_file, "TG_AUTH_TOKEN_FILE"),
