@@ -128,6 +128,12 @@ absl::Status Server::Start() {
     absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start(bind_host_);
     if (bulk.ok()) {
       bulk_ = *std::move(bulk);
+      Worker* worker = worker_.get();  // outlives bulk_'s threads: Stop ends them
+      bulk_->ServeRecvBuf(options_.security.auth_token,
+                          [worker](const std::string& key, absl::Time deadline, Tensor* out,
+                                   StatusCallback done) {
+                            worker->RecvBufAsync(key, deadline, out, std::move(done));
+                          });
     } else {
       std::fprintf(stderr, "tensorgrid: server of %s: %s; large tensors go over gRPC\n",
                    task_.c_str(), std::string(bulk.status().message()).c_str());

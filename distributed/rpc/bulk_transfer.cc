@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -29,6 +30,19 @@ namespace {
 // A request: the magic, then the ticket id.
 constexpr char kMagic[4] = {'T', 'G', 'B', '1'};
 constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
+// A direct RecvBuf: the magic, then token length (4 bytes), key length (4),
+// how long to wait in ms (8), all little-endian, then the token and the key.
+// The answer: kTensorAnswer, dtype (4), rank (4), each dimension (8), the
+// content's length (8), the content; or kErrorAnswer, a status code (4), the
+// message's length (4), the message.
+constexpr char kRecvBufMagic[4] = {'T', 'G', 'B', 'R'};
+constexpr size_t kRecvBufFixedBytes = 4 + 4 + 8;
+constexpr uint32_t kMaxTokenBytes = 4096;
+constexpr uint32_t kMaxKeyBytes = 4096;
+constexpr uint32_t kMaxRank = 64;
+enum : uint8_t { kTensorAnswer = 0, kErrorAnswer = 2 };
+// The longest a direct RecvBuf waits on the server, whatever it asks.
+constexpr absl::Duration kMaxRecvBufWait = absl::Hours(1);
 // An answer: a code, then the payload's length (little-endian), then the
 // payload.
 enum : uint8_t { kOk = 0, kUnknownTicket = 1 };
@@ -45,14 +59,31 @@ constexpr absl::Duration kServerIdleTimeout = absl::Seconds(120);
 // The longest a connect may take, whatever the deadline.
 constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
 
-void PutLength(uint64_t n, char* out) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+void PutLength(uint64_t n, char* out, int bytes = 8) {
+  for (int i = 0; i < bytes; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
 }
 
-uint64_t GetLength(const char* in) {
+uint64_t GetLength(const char* in, int bytes = 8) {
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  for (int i = 0; i < bytes; ++i) {
+    n |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  }
   return n;
+}
+
+void Append(std::string* out, uint64_t n, int bytes) {
+  char buf[8];
+  PutLength(n, buf, bytes);
+  out->append(buf, bytes);
+}
+
+// Equal strings, in a time that does not depend on where they differ.
+bool SameToken(absl::string_view a, absl::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
 }
 
 void SetTimeout(int fd, int option, absl::Duration d) {
@@ -161,6 +192,8 @@ struct BulkServer::State {
     }
   }
   void Serve(int fd);
+  // Serves one direct RecvBuf whose magic was read; false to hang up.
+  bool ServeRecvBuf(int fd);
   std::optional<Tensor> Take(absl::string_view id);
 
   const Options options;
@@ -176,6 +209,8 @@ struct BulkServer::State {
   std::set<int> connections ABSL_GUARDED_BY(mu);
   int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
   int64_t fetches ABSL_GUARDED_BY(mu) = 0;
+  std::string token ABSL_GUARDED_BY(mu);
+  RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
 };
 
 absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string& host,
@@ -238,6 +273,111 @@ std::string BulkServer::Offer(const Tensor& tensor) {
 }
 
 std::optional<Tensor> BulkServer::Take(absl::string_view id) { return state_->Take(id); }
+
+void BulkServer::ServeRecvBuf(std::string token, RecvBufFn fn) {
+  absl::MutexLock lock(&state_->mu);
+  state_->token = std::move(token);
+  state_->recv_buf = std::move(fn);
+}
+
+bool BulkServer::State::ServeRecvBuf(int fd) {
+  char fixed[kRecvBufFixedBytes];
+  if (ReadFull(fd, fixed, sizeof(fixed)) != sizeof(fixed)) return false;
+  const uint64_t token_bytes = GetLength(fixed, 4);
+  const uint64_t key_bytes = GetLength(fixed + 4, 4);
+  const uint64_t wait_ms = GetLength(fixed + 8);
+  if (token_bytes > kMaxTokenBytes || key_bytes == 0 || key_bytes > kMaxKeyBytes) return false;
+  std::string given(token_bytes, '\0'), key(key_bytes, '\0');
+  if (ReadFull(fd, given.data(), given.size()) != given.size() ||
+      ReadFull(fd, key.data(), key.size()) != key.size()) {
+    return false;
+  }
+  RecvBufFn fn;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu);
+    fn = recv_buf;
+    if (!token.empty() && !SameToken(given, token)) {
+      status = errors::Unauthenticated("RecvBuf on the bulk port: the auth token ",
+                                       given.empty() ? "is missing" : "does not match");
+    } else if (!fn) {
+      status = errors::Unimplemented("this bulk port serves no RecvBuf");
+    }
+  }
+  // The worker's answer, which may come after we stopped waiting.
+  struct Call {
+    absl::Mutex mu;
+    bool done ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+    Tensor tensor;  // written by the worker before it calls back
+  };
+  auto call = std::make_shared<Call>();
+  Tensor tensor;
+  if (status.ok()) {
+    const absl::Duration wait =
+        std::min(kMaxRecvBufWait, absl::Milliseconds(static_cast<int64_t>(
+                                      std::min<uint64_t>(wait_ms, INT64_MAX / 2))));
+    const absl::Time deadline = absl::Now() + wait;
+    fn(key, deadline, &call->tensor, [call](absl::Status s) {
+      absl::MutexLock lock(&call->mu);
+      call->status = std::move(s);
+      call->done = true;
+    });
+    // The worker answers by `deadline` (DeadlineExceeded naming the key);
+    // a little grace beyond, and Stop, end the wait in any case.
+    const absl::Time give_up = deadline + absl::Seconds(2);
+    absl::MutexLock lock(&call->mu);
+    for (;;) {
+      if (call->mu.AwaitWithTimeout(absl::Condition(&call->done), absl::Milliseconds(100))) {
+        status = call->status;
+        if (status.ok()) tensor = call->tensor;
+        break;
+      }
+      bool stopping;
+      {
+        absl::MutexLock state_lock(&mu);
+        stopping = stopped;
+      }
+      if (stopping) {
+        status = errors::Aborted("the task is shutting down");
+        break;
+      }
+      if (absl::Now() >= give_up) {
+        status = errors::DeadlineExceeded("RecvBuf of '", key, "': no answer within ",
+                                          absl::FormatDuration(wait));
+        break;
+      }
+    }
+  }
+  if (status.ok() && (!tensor.IsInitialized() || tensor.dtype() == DT_STRING ||
+                      tensor.dtype() == DT_RESOURCE || tensor.dims() > static_cast<int>(kMaxRank))) {
+    status = errors::Internal("RecvBuf of '", key, "': the chunk is not a plain tensor");
+  }
+  std::string header;
+  absl::string_view bytes;
+  if (status.ok()) {
+    header.push_back(static_cast<char>(kTensorAnswer));
+    Append(&header, static_cast<uint64_t>(tensor.dtype()), 4);
+    Append(&header, static_cast<uint64_t>(tensor.dims()), 4);
+    for (int d = 0; d < tensor.dims(); ++d) {
+      Append(&header, static_cast<uint64_t>(tensor.dim_size(d)), 8);
+    }
+    Append(&header, tensor.TotalBytes(), 8);
+    bytes = absl::string_view(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
+  } else {
+    header.push_back(static_cast<char>(kErrorAnswer));
+    Append(&header, static_cast<uint64_t>(status.code()), 4);
+    const absl::string_view message = status.message();
+    Append(&header, message.size(), 4);
+    header.append(message.data(), message.size());
+  }
+  if (status.ok()) {  // counted before the client can see the bytes
+    absl::MutexLock lock(&mu);
+    ++fetches;
+  }
+  iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
+  return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
+}
 
 std::optional<Tensor> BulkServer::State::Take(absl::string_view id) {
   absl::MutexLock lock(&mu);
@@ -324,9 +464,16 @@ void BulkServer::State::Serve(int fd) {
   // on a new one.
   SetTimeout(fd, SO_RCVTIMEO, kServerIdleTimeout);
   char request[kRequestBytes];
-  // One fetch after another until the client goes or sends garbage.
-  while (ReadFull(fd, request, kRequestBytes) == kRequestBytes &&
-         std::memcmp(request, kMagic, sizeof(kMagic)) == 0) {
+  // One request after another until the client goes or sends garbage.
+  while (ReadFull(fd, request, sizeof(kMagic)) == sizeof(kMagic)) {
+    if (std::memcmp(request, kRecvBufMagic, sizeof(kRecvBufMagic)) == 0) {
+      if (ServeRecvBuf(fd)) continue;
+      break;
+    }
+    if (std::memcmp(request, kMagic, sizeof(kMagic)) != 0 ||
+        ReadFull(fd, request + sizeof(kMagic), kBulkTicketBytes) != kBulkTicketBytes) {
+      break;
+    }
     std::optional<Tensor> tensor =
         Take(absl::string_view(request + sizeof(kMagic), kBulkTicketBytes));
     if (tensor) {  // counted before the client can see the bytes
@@ -359,11 +506,249 @@ BulkClient::~BulkClient() {
     absl::MutexLock lock(&mu_);
     pool = std::move(pool_);
   }
-  pool.reset();  // waits for the fetches in flight
+  pool.reset();  // waits for the fetches and requests being sent
+  std::thread watcher;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    watcher = std::move(watcher_);
+  }
+  if (watcher.joinable()) {
+    Wake();
+    watcher.join();  // fails what still waits
+  }
   absl::MutexLock lock(&mu_);
+  if (wake_fd_ >= 0) close(wake_fd_);
   for (auto& [port, fds] : idle_) {
     for (int fd : fds) close(fd);
   }
+}
+
+void BulkClient::Wake() {
+  const uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void BulkClient::RecvBufAsync(int port, const std::string& token, const std::string& key,
+                              absl::Time deadline, const Tensor* into, Tensor* out,
+                              FetchCallback done) {
+  if (token.size() > kMaxTokenBytes || key.empty() || key.size() > kMaxKeyBytes) {
+    return done(errors::InvalidArgument("RecvBuf on the bulk port: a key of ", key.size(),
+                                        " bytes or a token of ", token.size(),
+                                        " bytes is out of range"),
+                Fallback::kNone);
+  }
+  ThreadPool* pool;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return done(errors::Cancelled("the bulk client is closing"), Fallback::kNone);
+    if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
+    if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!watcher_.joinable() && wake_fd_ >= 0) watcher_ = std::thread([this] { WatchLoop(); });
+    if (wake_fd_ < 0) {
+      return done(errors::Unavailable("RecvBuf on the bulk port: no eventfd: ",
+                                      std::strerror(errno)),
+                  Fallback::kOverGrpc);
+    }
+    pool = pool_.get();
+  }
+  std::string request(kRecvBufMagic, sizeof(kRecvBufMagic));
+  Append(&request, token.size(), 4);
+  Append(&request, key.size(), 4);
+  const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
+  Append(&request, static_cast<uint64_t>(wait_ms), 8);
+  request += token;
+  request += key;
+  // Connecting may take a moment: not on the caller's thread.
+  pool->Schedule([this, port, deadline, request = std::move(request), waiting = Waiting{-1, port, deadline,
+                                                                                into, out,
+                                                                                std::move(done),
+                                                                                key}]() mutable {
+    for (;;) {
+      bool pooled = false;
+      absl::Status status;
+      const int fd = Connect(port, deadline, &pooled, &status);
+      if (fd < 0) {
+        const Fallback fallback = status.code() == absl::StatusCode::kUnavailable
+                                      ? Fallback::kPortUnreachable
+                                      : Fallback::kNone;
+        return waiting.done(status, fallback);
+      }
+      SetTimeout(fd, SO_SNDTIMEO, std::max(absl::Milliseconds(1), deadline - absl::Now()));
+      iovec iov{request.data(), request.size()};
+      if (!WriteFull(fd, &iov, 1)) {
+        const std::string why = Errno();
+        close(fd);
+        if (pooled) {  // a connection the server had closed: the others too, likely
+          DropIdle(port);
+          continue;
+        }
+        return waiting.done(errors::Unavailable("sending RecvBuf of '", waiting.key,
+                                                "' to the bulk port ", host_, ":", port, ": ",
+                                                why),
+                            Fallback::kOverGrpc);
+      }
+      waiting.fd = fd;
+      waiting.pooled = pooled;
+      {
+        absl::MutexLock lock(&mu_);
+        waiting_.push_back(std::move(waiting));
+      }
+      Wake();
+      return;
+    }
+  });
+}
+
+void BulkClient::WatchLoop() {
+  for (;;) {
+    std::vector<pollfd> fds;
+    absl::Time next = absl::InfiniteFuture();
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) break;
+      fds.push_back({wake_fd_, POLLIN, 0});
+      for (const Waiting& w : waiting_) {
+        fds.push_back({w.fd, POLLIN, 0});
+        next = std::min(next, w.deadline);
+      }
+    }
+    int timeout_ms = -1;
+    if (next != absl::InfiniteFuture()) {
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(
+          absl::ToInt64Milliseconds(next - absl::Now()) + 1, 0, 60 * 1000));
+    }
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    if (fds[0].revents != 0) {
+      uint64_t drained;
+      (void)!read(wake_fd_, &drained, sizeof(drained));
+    }
+    std::vector<Waiting> ready, expired;
+    {
+      absl::MutexLock lock(&mu_);
+      const absl::Time now = absl::Now();
+      for (auto it = waiting_.begin(); it != waiting_.end();) {
+        const auto polled = std::find_if(fds.begin() + 1, fds.end(),
+                                         [&](const pollfd& p) { return p.fd == it->fd; });
+        if (polled != fds.end() && polled->revents != 0) {
+          ready.push_back(std::move(*it));
+        } else if (it->deadline <= now) {
+          expired.push_back(std::move(*it));
+        } else {
+          ++it;
+          continue;
+        }
+        it = waiting_.erase(it);
+      }
+    }
+    for (Waiting& w : expired) {
+      close(w.fd);
+      w.done(errors::DeadlineExceeded("RecvBuf of '", w.key, "' from the bulk port ", host_, ":",
+                                      w.port, ": no answer before the deadline"),
+             Fallback::kNone);
+    }
+    for (Waiting& w : ready) ReadAnswer(std::move(w));
+  }
+  std::vector<Waiting> left;
+  {
+    absl::MutexLock lock(&mu_);
+    left.swap(waiting_);
+  }
+  for (Waiting& w : left) {
+    close(w.fd);
+    w.done(errors::Cancelled("RecvBuf of '", w.key, "': the bulk client is closing"),
+           Fallback::kNone);
+  }
+}
+
+void BulkClient::ReadAnswer(Waiting w) {
+  const std::string where = absl::StrCat("bulk port ", host_, ":", w.port);
+  const std::string what = absl::StrCat("RecvBuf of '", w.key, "' from the ", where);
+  auto broken = [&](absl::string_view reading) {
+    const bool late = errno == EAGAIN || errno == EWOULDBLOCK;
+    const std::string why = Errno();
+    close(w.fd);
+    if (late) return errors::DeadlineExceeded(what, ": the deadline passed ", reading);
+    return errors::Unavailable(what, ": the connection broke ", reading, ": ", why);
+  };
+  char kind;
+  if (ReadFull(w.fd, &kind, 1, w.deadline) != 1) {
+    if (errno == 0 || errno == ECONNRESET) {  // hung up unanswered: at its limit, or stopping
+      close(w.fd);
+      if (w.pooled) DropIdle(w.port);
+      return w.done(errors::Unavailable(what, ": the server hung up before answering"),
+                    Fallback::kOverGrpc);
+    }
+    return w.done(broken("waiting for the answer"), Fallback::kNone);
+  }
+  if (static_cast<uint8_t>(kind) == kErrorAnswer) {
+    char fixed[8];
+    if (ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
+      return w.done(broken("reading the error"), Fallback::kNone);
+    }
+    const uint64_t code = GetLength(fixed, 4), length = GetLength(fixed + 4, 4);
+    std::string message(std::min<uint64_t>(length, 1 << 16), '\0');
+    if (length > message.size() ||
+        ReadFull(w.fd, message.data(), message.size(), w.deadline) != message.size()) {
+      return w.done(broken("reading the error"), Fallback::kNone);
+    }
+    Release(w.port, w.fd);
+    const absl::StatusCode status_code =
+        code == 0 || code > 16 ? absl::StatusCode::kUnknown : static_cast<absl::StatusCode>(code);
+    return w.done(absl::Status(status_code, message), Fallback::kNone);
+  }
+  char fixed[8];
+  if (static_cast<uint8_t>(kind) != kTensorAnswer ||
+      ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
+    return w.done(broken("reading the answer"), Fallback::kNone);
+  }
+  const DataType dtype = static_cast<DataType>(GetLength(fixed, 4));
+  const uint64_t rank = GetLength(fixed + 4, 4);
+  std::vector<int64_t> dims(std::min<uint64_t>(rank, kMaxRank));
+  std::vector<char> packed(dims.size() * 8 + 8);
+  if (rank > kMaxRank ||
+      ReadFull(w.fd, packed.data(), packed.size(), w.deadline) != packed.size()) {
+    return w.done(broken("reading the answer"), Fallback::kNone);
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    dims[d] = static_cast<int64_t>(GetLength(packed.data() + 8 * d));
+  }
+  const uint64_t length = GetLength(packed.data() + 8 * dims.size());
+  absl::StatusOr<TensorShape> shape = BuildTensorShape(dims);
+  absl::Status bad;
+  if (!DataTypeIsSupported(dtype) || IsRefType(dtype) || DataTypeIsObject(dtype)) {
+    bad = errors::DataLoss(what, ": an answer of dtype ", static_cast<int>(dtype));
+  } else if (!shape.ok()) {
+    bad = errors::DataLoss(what, ": an answer of an invalid shape: ", shape.status().message());
+  } else {
+    const uint64_t elements = static_cast<uint64_t>(shape->num_elements());
+    const uint64_t size = static_cast<uint64_t>(DataTypeSize(dtype));
+    if ((size != 0 && elements > UINT64_MAX / size) || elements * size != length) {
+      bad = errors::DataLoss(what, ": ", length, " bytes for ", DataTypeString(dtype), " ",
+                             shape->DebugString());
+    }
+  }
+  if (!bad.ok()) {
+    close(w.fd);
+    return w.done(bad, Fallback::kNone);
+  }
+  absl::StatusOr<Tensor> tensor =
+      w.into != nullptr && w.into->IsInitialized() && w.into->dtype() == dtype &&
+              w.into->NumElements() == shape->num_elements()
+          ? absl::StatusOr<Tensor>(w.into->Reshaped(*shape))
+          : Tensor::Allocate(dtype, *shape);
+  if (!tensor.ok()) {
+    close(w.fd);
+    return w.done(WithContext(tensor.status(), what), Fallback::kNone);
+  }
+  if (ReadFull(w.fd, static_cast<char*>(tensor->raw_data()), length, w.deadline) != length) {
+    return w.done(broken("reading the chunk"), Fallback::kNone);
+  }
+  Release(w.port, w.fd);
+  *w.out = *std::move(tensor);
+  w.done(absl::OkStatus(), Fallback::kNone);
 }
 
 void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,

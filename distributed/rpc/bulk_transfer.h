@@ -33,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -89,6 +90,14 @@ class BulkServer {
   // asks for a ticket's bytes over gRPC instead. Nullopt when unknown,
   // already fetched or expired.
   std::optional<Tensor> Take(absl::string_view id);
+
+  // Direct RecvBuf requests (BulkClient::RecvBufAsync): `fn` fetches a
+  // collective chunk by key, as WorkerInterface::RecvBufAsync does; with a
+  // non-empty `token`, a request must carry it or is Unauthenticated. Call
+  // before peers can know the port (Server does, as it starts).
+  using RecvBufFn = std::function<void(const std::string& key, absl::Time deadline, Tensor* out,
+                                       StatusCallback done)>;
+  void ServeRecvBuf(std::string token, RecvBufFn fn);
 
   // Refuses new connections; tickets and open connections stay. (Lets a
   // test see what a client does when the port cannot be reached.)
@@ -147,6 +156,19 @@ class BulkClient {
   void FetchAsync(int port, std::string id, char* dst, size_t bytes, absl::Time deadline,
                   FetchCallback done);
 
+  // Asks the server at `port` for collective chunk `key` straight away, with
+  // no gRPC call (BulkServer::ServeRecvBuf): the server waits for the chunk
+  // until `deadline` and sends it. The bytes land in `into`'s buffer when it
+  // has the chunk's dtype and element count, else in a fresh tensor;
+  // `*out` is set before `done(OK, kNone)`. Other statuses: the worker's own
+  // (DeadlineExceeded naming the key, Aborted, ...), Unauthenticated for a
+  // wrong `token`, and, with a fallback, Unavailable as for Fetch (kOverGrpc
+  // here means: the request was not served, ask over gRPC). No thread waits
+  // meanwhile: one watcher per client polls the connections. `into` and
+  // `out` must stay valid until `done` runs.
+  void RecvBufAsync(int port, const std::string& token, const std::string& key,
+                    absl::Time deadline, const Tensor* into, Tensor* out, FetchCallback done);
+
  private:
   // A connected socket to `port`, pooled (`*pooled`) or new; -1 with
   // `*status` set (Unavailable, or DeadlineExceeded).
@@ -155,10 +177,30 @@ class BulkClient {
   // Closes the idle connections to `port` (after one proved stale).
   void DropIdle(int port);
 
+  // A RecvBuf sent and waiting for its answer.
+  struct Waiting {
+    int fd;
+    int port;
+    absl::Time deadline;
+    const Tensor* into;
+    Tensor* out;
+    FetchCallback done;
+    std::string key;
+    bool pooled = false;
+  };
+  void WatchLoop();
+  // Reads the answer on `w.fd` (readable) and completes `w`.
+  void ReadAnswer(Waiting w);
+  void Wake();
+
   const std::string host_;
   absl::Mutex mu_;
   std::map<int, std::vector<int>> idle_ ABSL_GUARDED_BY(mu_);  // by port
   std::unique_ptr<ThreadPool> pool_ ABSL_GUARDED_BY(mu_);      // made on first use
+  std::vector<Waiting> waiting_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int wake_fd_ = -1;     // an eventfd; set under mu_ on first use
+  std::thread watcher_;  // started on the first RecvBufAsync
 };
 
 // The host part of "host:port" or "[v6]:port" (brackets removed).

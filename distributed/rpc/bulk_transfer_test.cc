@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "core/framework/tensor.h"
+#include "core/platform/status.h"
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
@@ -280,6 +282,178 @@ TEST(BulkTransferTest, HostOf) {
   EXPECT_EQ(HostOf("localhost:2222"), "localhost");
   EXPECT_EQ(HostOf("[::1]:2222"), "::1");
   EXPECT_EQ(HostOf("10.0.0.1:80"), "10.0.0.1");
+}
+
+}  // namespace
+}  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+// Waits (bounded) for RecvBufAsync's callback.
+struct RecvBufResult {
+  absl::Notification done;
+  absl::Status status;
+  BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
+  BulkClient::FetchCallback Callback() {
+    return [this](absl::Status s, BulkClient::Fallback f) {
+      status = std::move(s);
+      fallback = f;
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(30)); }
+};
+
+// Chunks by key, answered when Release(key) is called (or at once if
+// released before being asked for).
+class ChunkSource {
+ public:
+  BulkServer::RecvBufFn Fn() {
+    return [this](const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
+      absl::MutexLock lock(&mu_);
+      asked_[key] = {out, std::move(done)};
+      MaybeAnswer(key);
+    };
+  }
+  void Release(const std::string& key, absl::StatusOr<Tensor> value) {
+    absl::MutexLock lock(&mu_);
+    released_[key] = std::move(value);
+    MaybeAnswer(key);
+  }
+
+ private:
+  void MaybeAnswer(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto a = asked_.find(key);
+    auto r = released_.find(key);
+    if (a == asked_.end() || r == released_.end()) return;
+    if (r->second.ok()) *a->second.first = *r->second;
+    a->second.second(r->second.status());
+    asked_.erase(a);
+  }
+  absl::Mutex mu_;
+  std::map<std::string, std::pair<Tensor*, StatusCallback>> asked_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::StatusOr<Tensor>> released_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(BulkRecvBufTest, ChunkLandsInTheGivenBufferWhenItIsReady) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("", source.Fn());
+  BulkClient client("127.0.0.1");
+  const Tensor into(DT_FLOAT, TensorShape({1 << 18}));
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "chunk/0", Soon(), &into, &out, result.Callback());
+  absl::SleepFor(absl::Milliseconds(50));  // asked before it exists: the server waits
+  EXPECT_FALSE(result.done.HasBeenNotified());
+  const Tensor chunk = Ramp(1 << 18);
+  source.Release("chunk/0", chunk);
+  ASSERT_TRUE(result.Wait());
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_TRUE(out.SharesBufferWith(into));
+  EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0);
+  EXPECT_EQ(server->fetches(), 1);
+}
+
+TEST(BulkRecvBufTest, TheWorkersErrorCrossesWithItsCodeAndMessage) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("", source.Fn());
+  source.Release("k", errors::Aborted("step 7 was cancelled"));
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "k", Soon(), nullptr, &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kAborted) << result.status;
+  EXPECT_EQ(result.status.message(), "step 7 was cancelled");
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkRecvBufTest, TokenIsRequiredWhenTheServerHasOne) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("secret", source.Fn());
+  source.Release("k", Ramp(4));
+  BulkClient client("127.0.0.1");
+  for (const std::string token : {"", "guess", "secret"}) {
+    Tensor out;
+    RecvBufResult result;
+    client.RecvBufAsync(server->port(), token, "k", Soon(), nullptr, &out, result.Callback());
+    ASSERT_TRUE(result.Wait());
+    if (token == "secret") {
+      EXPECT_TRUE(result.status.ok()) << result.status;
+      EXPECT_EQ(out.NumElements(), 4);
+    } else {
+      EXPECT_EQ(result.status.code(), absl::StatusCode::kUnauthenticated) << result.status;
+    }
+  }
+}
+
+TEST(BulkRecvBufTest, ChunkThatNeverComesIsDeadlineExceeded) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("", source.Fn());
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "never", absl::Now() + absl::Milliseconds(200), nullptr,
+                      &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kDeadlineExceeded) << result.status;
+  EXPECT_NE(result.status.message().find("never"), std::string::npos) << result.status;
+}
+
+TEST(BulkRecvBufTest, StoppingTheServerEndsAWaitingRequest) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("", source.Fn());
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "never", Soon(), nullptr, &out, result.Callback());
+  absl::SleepFor(absl::Milliseconds(50));
+  const absl::Time start = absl::Now();
+  server->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_TRUE(result.Wait());
+  EXPECT_FALSE(result.status.ok());
+}
+
+TEST(BulkRecvBufTest, UnreachablePortFallsBack) {
+  auto server = StartServer();
+  server->StopListening();
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "k", Soon(), nullptr, &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable) << result.status;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kPortUnreachable);
+}
+
+TEST(BulkRecvBufTest, ManyWaitingRequestsAnsweredInAnyOrder) {
+  // More than the client's threads wait at once, and the last asked is
+  // answered first: nothing may hold a thread while it waits.
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("", source.Fn());
+  BulkClient client("127.0.0.1");
+  constexpr int kRequests = 24;
+  std::vector<Tensor> out(kRequests);
+  std::vector<std::unique_ptr<RecvBufResult>> results;
+  for (int i = 0; i < kRequests; ++i) {
+    results.push_back(std::make_unique<RecvBufResult>());
+    client.RecvBufAsync(server->port(), "", absl::StrCat("k", i), Soon(), nullptr, &out[i],
+                        results[i]->Callback());
+  }
+  for (int i = kRequests - 1; i >= 0; --i) source.Release(absl::StrCat("k", i), Ramp(1000 + i));
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(results[i]->Wait()) << i;
+    ASSERT_TRUE(results[i]->status.ok()) << i << ": " << results[i]->status;
+    EXPECT_EQ(out[i].NumElements(), 1000 + i);
+  }
 }
 
 }  // namespace

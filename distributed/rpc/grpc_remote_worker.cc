@@ -117,6 +117,7 @@ void GrpcRemoteWorker::ReceiveTensor(
     return done(WithContext(ticket->status(), absl::StrCat(method, " on ", peer_, ": bad response")));
   }
   BulkResponse r = **std::move(ticket);
+  bulk_port_.store(r.port);  // RecvBuf may go straight to it from now on
   char* dst = static_cast<char*>(r.tensor.raw_data());
   const size_t bytes = r.tensor.TotalBytes();
   bulk_->FetchAsync(
@@ -334,7 +335,27 @@ void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request
 
 void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                                     StatusCallback done) {
-  RecvBufCall(key, deadline, "", tensor, std::move(done));
+  const int port = bulk_port_.load();
+  // Large chunks go straight to the peer's bulk port once we know it (from
+  // a ticket): no gRPC round trip, no ticket.
+  if (port == 0 || !AcceptBulk() || tensor == nullptr || !WantsBulk(*tensor)) {
+    return RecvBufCall(key, deadline, "", tensor, std::move(done));
+  }
+  bulk_->RecvBufAsync(
+      port, security_.auth_token, key, deadline, tensor, tensor,
+      [this, key, deadline, tensor, port, done = std::move(done)](
+          absl::Status s, BulkClient::Fallback fallback) mutable {
+        if (fallback == BulkClient::Fallback::kNone) {
+          if (!s.ok()) s = WithContext(s, absl::StrCat("RecvBuf of '", key, "' on ", peer_));
+          return done(s);
+        }
+        if (fallback == BulkClient::Fallback::kPortUnreachable &&
+            !bulk_unreachable_.exchange(true)) {
+          std::fprintf(stderr, "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",
+                       peer_.c_str(), std::string(s.message()).c_str());
+        }
+        RecvBufCall(key, deadline, "", tensor, std::move(done));
+      });
 }
 
 void GrpcRemoteWorker::RecvBufCall(const std::string& key, absl::Time deadline, std::string ticket,

@@ -90,6 +90,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // request's timeout plus a grace, so the leader's answer (DeadlineExceeded
   // naming who never joined) arrives before the RPC's own deadline; RecvBuf
   // pulls a collective chunk like RecvTensor, until `deadline` (plus a grace).
+  // Chunks of kBulkMinBytes or more go straight to the peer's bulk port once
+  // a ticket has named it (BulkClient::RecvBufAsync), without gRPC.
   void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                           StatusCallback done) override;
   void CompleteInstanceAsync(const CompleteInstanceArgs& request,
@@ -137,6 +139,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
   const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
   std::atomic<bool> bulk_unreachable_{false};
+  std::atomic<int> bulk_port_{0};  // the peer's, from its last ticket; 0: unknown
 };
 
 }  // namespace tensorgrid
