@@ -14,15 +14,21 @@
 //                             ◄──TCP: "TGB1" id────────── BulkClient::FetchAsync
 //                             ──TCP: code, length, bytes─► into the tensor
 //
-// gRPC stays in charge of everything but the bytes: the request, the wait
-// for the tensor, deadlines, cancellation and authentication. A ticket is
-// 16 random bytes handed out only in an (authenticated) gRPC answer, valid
-// for one fetch and at most Options::ticket_ttl, so the bulk port needs no
-// token of its own. The bytes travel unencrypted: servers and clients using
-// TLS never offer or accept tickets.
+// For a ticket, gRPC stays in charge of everything but the bytes: the
+// request, the wait for the tensor, deadlines, cancellation and
+// authentication. A ticket is 16 random bytes handed out only in an
+// (authenticated) gRPC answer, valid for one fetch and at most
+// Options::ticket_ttl, so a ticket needs no token of its own.
 //
-// A connection carries one fetch at a time and goes back to the client's
-// pool after it; the server serves each connection on a thread of its own.
+// Collective chunks can also be asked for on the port directly
+// (BulkClient::RecvBufAsync, BulkServer::ServeRecvBuf): the request carries
+// the cluster's token and the server waits for the chunk, saving the gRPC
+// round trip of every ring step.
+//
+// The bytes travel unencrypted: servers and clients using TLS open no bulk
+// port and use none. A connection carries one request at a time and goes
+// back to the client's pool after it; the server serves each connection on
+// a thread of its own.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_BULK_TRANSFER_H_
 #define TENSORGRID_DISTRIBUTED_RPC_BULK_TRANSFER_H_
 
