@@ -436,11 +436,15 @@ void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int6
     if (step.recv_seg < 0) continue;
     const std::string key = run->Key(step, chunk, run->prev(), run->rank);
     // A copied chunk may land in its place in the output straight from the
-    // wire; a merged one needs its own buffer.
+    // wire; a merged one needs its own buffer, made here when it comes from
+    // another task (so the receiver knows its size before it arrives).
     Tensor into;
+    const auto [b, e] = run->Chunk(step.recv_seg, chunk);
     if (!step.reduce) {
-      const auto [b, e] = run->Chunk(step.recv_seg, chunk);
       into = run->flat.Slice(b, e);
+    } else if (!DeviceNameUtils::IsSameAddressSpace(run->group->devices[run->prev()],
+                                                    options_.task)) {
+      into = Tensor(run->params.dtype, TensorShape({e - b}));
     }
     const void* in_place = into.IsInitialized() ? into.raw_data() : nullptr;
     Receive(run, run->prev(), key, std::move(into), [this, run, chunk, step_index, key,

@@ -376,7 +376,9 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
     ++fetches;
   }
   iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
-  return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
+  // After a refused token, hang up: no guessing at wire speed.
+  return WriteFull(fd, iov, bytes.empty() ? 1 : 2) &&
+         status.code() != absl::StatusCode::kUnauthenticated;
 }
 
 std::optional<Tensor> BulkServer::State::Take(absl::string_view id) {
@@ -501,26 +503,40 @@ void BulkServer::State::Serve(int fd) {
 BulkClient::BulkClient(std::string host) : host_(std::move(host)) {}
 
 BulkClient::~BulkClient() {
-  std::unique_ptr<ThreadPool> pool;
-  {
-    absl::MutexLock lock(&mu_);
-    pool = std::move(pool_);
-  }
-  pool.reset();  // waits for the fetches and requests being sent
   std::thread watcher;
   {
     absl::MutexLock lock(&mu_);
-    stopping_ = true;
+    stopping_ = true;  // new calls fail Cancelled from here on
     watcher = std::move(watcher_);
   }
   if (watcher.joinable()) {
     Wake();
     watcher.join();  // fails what still waits
   }
+  std::unique_ptr<ThreadPool> pool;
+  {
+    absl::MutexLock lock(&mu_);
+    pool = std::move(pool_);
+  }
+  pool.reset();  // waits for the fetches, sends and answers in flight
+  FailWaiting();  // sent after the watcher left
   absl::MutexLock lock(&mu_);
   if (wake_fd_ >= 0) close(wake_fd_);
   for (auto& [port, fds] : idle_) {
     for (int fd : fds) close(fd);
+  }
+}
+
+void BulkClient::FailWaiting() {
+  std::vector<Waiting> left;
+  {
+    absl::MutexLock lock(&mu_);
+    left.swap(waiting_);
+  }
+  for (Waiting& w : left) {
+    close(w.fd);
+    w.done(errors::Cancelled("RecvBuf of '", w.key, "': the bulk client is closing"),
+           Fallback::kNone);
   }
 }
 
@@ -544,11 +560,19 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
     if (stopping_) return done(errors::Cancelled("the bulk client is closing"), Fallback::kNone);
     if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
     if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (!watcher_.joinable() && wake_fd_ >= 0) watcher_ = std::thread([this] { WatchLoop(); });
     if (wake_fd_ < 0) {
       return done(errors::Unavailable("RecvBuf on the bulk port: no eventfd: ",
                                       std::strerror(errno)),
                   Fallback::kOverGrpc);
+    }
+    if (!watcher_.joinable()) {
+      try {
+        watcher_ = std::thread([this] { WatchLoop(); });
+      } catch (const std::system_error& e) {
+        return done(errors::Unavailable("RecvBuf on the bulk port: no watcher thread: ",
+                                        e.what()),
+                    Fallback::kOverGrpc);
+      }
     }
     pool = pool_.get();
   }
@@ -592,10 +616,16 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
       waiting.pooled = pooled;
       {
         absl::MutexLock lock(&mu_);
-        waiting_.push_back(std::move(waiting));
+        if (!stopping_) {
+          waiting_.push_back(std::move(waiting));
+          Wake();
+          return;
+        }
       }
-      Wake();
-      return;
+      close(fd);
+      return waiting.done(errors::Cancelled("RecvBuf of '", waiting.key,
+                                            "': the bulk client is closing"),
+                          Fallback::kNone);
     }
   });
 }
@@ -649,18 +679,17 @@ void BulkClient::WatchLoop() {
                                       w.port, ": no answer before the deadline"),
              Fallback::kNone);
     }
-    for (Waiting& w : ready) ReadAnswer(std::move(w));
+    // Answers are read on the pool: a slow one must not hold up the others.
+    ThreadPool* pool;
+    {
+      absl::MutexLock lock(&mu_);
+      pool = pool_.get();  // reset only after this thread has left
+    }
+    for (Waiting& w : ready) {
+      pool->Schedule([this, w = std::move(w)]() mutable { ReadAnswer(std::move(w)); });
+    }
   }
-  std::vector<Waiting> left;
-  {
-    absl::MutexLock lock(&mu_);
-    left.swap(waiting_);
-  }
-  for (Waiting& w : left) {
-    close(w.fd);
-    w.done(errors::Cancelled("RecvBuf of '", w.key, "': the bulk client is closing"),
-           Fallback::kNone);
-  }
+  FailWaiting();
 }
 
 void BulkClient::ReadAnswer(Waiting w) {
@@ -689,15 +718,27 @@ void BulkClient::ReadAnswer(Waiting w) {
       return w.done(broken("reading the error"), Fallback::kNone);
     }
     const uint64_t code = GetLength(fixed, 4), length = GetLength(fixed + 4, 4);
-    std::string message(std::min<uint64_t>(length, 1 << 16), '\0');
-    if (length > message.size() ||
-        ReadFull(w.fd, message.data(), message.size(), w.deadline) != message.size()) {
+    if (length > (1 << 16)) {
+      close(w.fd);
+      return w.done(errors::DataLoss(what, ": an error message of ", length, " bytes"),
+                    Fallback::kNone);
+    }
+    std::string message(length, '\0');
+    if (ReadFull(w.fd, message.data(), message.size(), w.deadline) != message.size()) {
       return w.done(broken("reading the error"), Fallback::kNone);
     }
-    Release(w.port, w.fd);
     const absl::StatusCode status_code =
         code == 0 || code > 16 ? absl::StatusCode::kUnknown : static_cast<absl::StatusCode>(code);
-    return w.done(absl::Status(status_code, message), Fallback::kNone);
+    if (status_code == absl::StatusCode::kUnauthenticated) {
+      close(w.fd);  // the server hangs up after a refused token
+    } else {
+      Release(w.port, w.fd);
+    }
+    // A server without RecvBuf on its port (another version): gRPC has it.
+    const Fallback fallback = status_code == absl::StatusCode::kUnimplemented
+                                  ? Fallback::kOverGrpc
+                                  : Fallback::kNone;
+    return w.done(absl::Status(status_code, message), fallback);
   }
   char fixed[8];
   if (static_cast<uint8_t>(kind) != kTensorAnswer ||
@@ -730,15 +771,19 @@ void BulkClient::ReadAnswer(Waiting w) {
                              shape->DebugString());
     }
   }
+  const bool given = w.into != nullptr && w.into->IsInitialized();
+  if (bad.ok() && given &&
+      (w.into->dtype() != dtype || w.into->NumElements() != shape->num_elements())) {
+    bad = errors::DataLoss(what, ": ", DataTypeString(dtype), " ", shape->DebugString(),
+                           " where ", DataTypeString(w.into->dtype()), " [",
+                           w.into->NumElements(), "] was expected");
+  }
   if (!bad.ok()) {
     close(w.fd);
     return w.done(bad, Fallback::kNone);
   }
   absl::StatusOr<Tensor> tensor =
-      w.into != nullptr && w.into->IsInitialized() && w.into->dtype() == dtype &&
-              w.into->NumElements() == shape->num_elements()
-          ? absl::StatusOr<Tensor>(w.into->Reshaped(*shape))
-          : Tensor::Allocate(dtype, *shape);
+      given ? absl::StatusOr<Tensor>(w.into->Reshaped(*shape)) : Tensor::Allocate(dtype, *shape);
   if (!tensor.ok()) {
     close(w.fd);
     return w.done(WithContext(tensor.status(), what), Fallback::kNone);
@@ -756,6 +801,7 @@ void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
   ThreadPool* pool;
   {
     absl::MutexLock lock(&mu_);
+    if (stopping_) return done(errors::Cancelled("the bulk client is closing"), Fallback::kNone);
     if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
     pool = pool_.get();
   }
@@ -840,6 +886,9 @@ void BulkClient::DropIdle(int port) {
 }
 
 void BulkClient::Release(int port, int fd) {
+  const timeval none{0, 0};  // the next request sets its own
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
   absl::MutexLock lock(&mu_);
   std::vector<int>& idle = idle_[port];
   if (idle.size() < kMaxIdlePerPort) {

@@ -195,6 +195,8 @@ class BulkClient {
     bool pooled = false;
   };
   void WatchLoop();
+  // Fails every waiting request with Cancelled (the client is closing).
+  void FailWaiting();
   // Reads the answer on `w.fd` (readable) and completes `w`.
   void ReadAnswer(Waiting w);
   void Wake();

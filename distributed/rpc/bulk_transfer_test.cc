@@ -458,3 +458,55 @@ TEST(BulkRecvBufTest, ManyWaitingRequestsAnsweredInAnyOrder) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+TEST(BulkRecvBufTest, AnswerOfAnotherSizeThanTheGivenBufferIsDataLoss) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("", source.Fn());
+  source.Release("k", Ramp(100));
+  BulkClient client("127.0.0.1");
+  const Tensor into(DT_FLOAT, TensorShape({99}));
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "k", Soon(), &into, &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kDataLoss) << result.status;
+}
+
+TEST(BulkRecvBufTest, PortWithoutRecvBufSendsTheRequestOverGrpc) {
+  auto server = StartServer();  // no ServeRecvBuf
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "k", Soon(), nullptr, &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnimplemented) << result.status;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kOverGrpc);
+}
+
+TEST(BulkRecvBufTest, ClientDestroyedWhileRequestsWaitCancelsThem) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf("", source.Fn());
+  std::vector<std::unique_ptr<RecvBufResult>> results;
+  std::vector<Tensor> out(4);
+  {
+    BulkClient client("127.0.0.1");
+    for (int i = 0; i < 4; ++i) {
+      results.push_back(std::make_unique<RecvBufResult>());
+      client.RecvBufAsync(server->port(), "", absl::StrCat("never", i), Soon(), nullptr, &out[i],
+                          results[i]->Callback());
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  for (auto& r : results) {
+    ASSERT_TRUE(r->done.HasBeenNotified());  // before the destructor returned
+    EXPECT_EQ(r->status.code(), absl::StatusCode::kCancelled) << r->status;
+  }
+}
+
+}  // namespace
+}  // namespace tensorgrid

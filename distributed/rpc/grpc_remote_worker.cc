@@ -338,7 +338,8 @@ void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline,
   const int port = bulk_port_.load();
   // Large chunks go straight to the peer's bulk port once we know it (from
   // a ticket): no gRPC round trip, no ticket.
-  if (port == 0 || !AcceptBulk() || tensor == nullptr || !WantsBulk(*tensor)) {
+  if (port == 0 || !AcceptBulk() || tensor == nullptr || !tensor->IsInitialized() ||
+      !WantsBulk(*tensor)) {
     return RecvBufCall(key, deadline, "", tensor, std::move(done));
   }
   bulk_->RecvBufAsync(
