@@ -305,6 +305,16 @@ struct RecvBufResult {
   bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(30)); }
 };
 
+// One RecvBufAsync, waited for.
+std::unique_ptr<RecvBufResult> Ask(BulkClient& client, int port, const std::string& key,
+                                   Tensor* out, const Tensor* into = nullptr,
+                                   const std::string& token = "", absl::Time deadline = Soon()) {
+  auto result = std::make_unique<RecvBufResult>();
+  client.RecvBufAsync(port, token, key, deadline, into, out, result->Callback());
+  EXPECT_TRUE(result->Wait());
+  return result;
+}
+
 // Chunks by key, answered when Release(key) is called (or at once if
 // released before being asked for).
 class ChunkSource {
@@ -363,12 +373,10 @@ TEST(BulkRecvBufTest, TheWorkersErrorCrossesWithItsCodeAndMessage) {
   source.Release("k", errors::Aborted("step 7 was cancelled"));
   BulkClient client("127.0.0.1");
   Tensor out;
-  RecvBufResult result;
-  client.RecvBufAsync(server->port(), "", "k", Soon(), nullptr, &out, result.Callback());
-  ASSERT_TRUE(result.Wait());
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kAborted) << result.status;
-  EXPECT_EQ(result.status.message(), "step 7 was cancelled");
-  EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
+  const auto result = Ask(client, server->port(), "k", &out, nullptr);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kAborted) << result->status;
+  EXPECT_EQ(result->status.message(), "step 7 was cancelled");
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
 }
 
 TEST(BulkRecvBufTest, TokenIsRequiredWhenTheServerHasOne) {
@@ -379,14 +387,12 @@ TEST(BulkRecvBufTest, TokenIsRequiredWhenTheServerHasOne) {
   BulkClient client("127.0.0.1");
   for (const std::string token : {"", "guess", "secret"}) {
     Tensor out;
-    RecvBufResult result;
-    client.RecvBufAsync(server->port(), token, "k", Soon(), nullptr, &out, result.Callback());
-    ASSERT_TRUE(result.Wait());
+    const auto result = Ask(client, server->port(), "k", &out, nullptr, token);
     if (token == "secret") {
-      EXPECT_TRUE(result.status.ok()) << result.status;
+      EXPECT_TRUE(result->status.ok()) << result->status;
       EXPECT_EQ(out.NumElements(), 4);
     } else {
-      EXPECT_EQ(result.status.code(), absl::StatusCode::kUnauthenticated) << result.status;
+      EXPECT_EQ(result->status.code(), absl::StatusCode::kUnauthenticated) << result->status;
     }
   }
 }
@@ -397,12 +403,10 @@ TEST(BulkRecvBufTest, ChunkThatNeverComesIsDeadlineExceeded) {
   server->ServeRecvBuf("", source.Fn());
   BulkClient client("127.0.0.1");
   Tensor out;
-  RecvBufResult result;
-  client.RecvBufAsync(server->port(), "", "never", absl::Now() + absl::Milliseconds(200), nullptr,
-                      &out, result.Callback());
-  ASSERT_TRUE(result.Wait());
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kDeadlineExceeded) << result.status;
-  EXPECT_NE(result.status.message().find("never"), std::string::npos) << result.status;
+  const auto result =
+      Ask(client, server->port(), "never", &out, nullptr, "", absl::Now() + absl::Milliseconds(200));
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kDeadlineExceeded) << result->status;
+  EXPECT_NE(result->status.message().find("never"), std::string::npos) << result->status;
 }
 
 TEST(BulkRecvBufTest, StoppingTheServerEndsAWaitingRequest) {
@@ -426,11 +430,9 @@ TEST(BulkRecvBufTest, UnreachablePortFallsBack) {
   server->StopListening();
   BulkClient client("127.0.0.1");
   Tensor out;
-  RecvBufResult result;
-  client.RecvBufAsync(server->port(), "", "k", Soon(), nullptr, &out, result.Callback());
-  ASSERT_TRUE(result.Wait());
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable) << result.status;
-  EXPECT_EQ(result.fallback, BulkClient::Fallback::kPortUnreachable);
+  const auto result = Ask(client, server->port(), "k", &out, nullptr);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnavailable) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kPortUnreachable);
 }
 
 TEST(BulkRecvBufTest, ManyWaitingRequestsAnsweredInAnyOrder) {
@@ -470,21 +472,17 @@ TEST(BulkRecvBufTest, AnswerOfAnotherSizeThanTheGivenBufferIsDataLoss) {
   BulkClient client("127.0.0.1");
   const Tensor into(DT_FLOAT, TensorShape({99}));
   Tensor out;
-  RecvBufResult result;
-  client.RecvBufAsync(server->port(), "", "k", Soon(), &into, &out, result.Callback());
-  ASSERT_TRUE(result.Wait());
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kDataLoss) << result.status;
+  const auto result = Ask(client, server->port(), "k", &out, &into);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kDataLoss) << result->status;
 }
 
 TEST(BulkRecvBufTest, PortWithoutRecvBufSendsTheRequestOverGrpc) {
   auto server = StartServer();  // no ServeRecvBuf
   BulkClient client("127.0.0.1");
   Tensor out;
-  RecvBufResult result;
-  client.RecvBufAsync(server->port(), "", "k", Soon(), nullptr, &out, result.Callback());
-  ASSERT_TRUE(result.Wait());
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnimplemented) << result.status;
-  EXPECT_EQ(result.fallback, BulkClient::Fallback::kOverGrpc);
+  const auto result = Ask(client, server->port(), "k", &out, nullptr);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnimplemented) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kOverGrpc);
 }
 
 TEST(BulkRecvBufTest, ClientDestroyedWhileRequestsWaitCancelsThem) {
