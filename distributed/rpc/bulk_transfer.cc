@@ -164,10 +164,21 @@ std::string RandomId() {
 
 std::string Errno() { return errno == 0 ? "the connection was closed" : std::strerror(errno); }
 
+// Closes `fd`, whose read or write failed (errno says how), and says why:
+// DeadlineExceeded when the deadline's timeout fired, else Unavailable (the
+// peer stopped or died).
+absl::Status Broken(int fd, absl::string_view what) {
+  const bool late = errno == EAGAIN || errno == EWOULDBLOCK;
+  const std::string why = Errno();
+  close(fd);
+  if (late) return errors::DeadlineExceeded(what, ": the deadline passed");
+  return errors::Unavailable(what, ": ", why);
+}
+
 }  // namespace
 
 bool WantsBulk(const Tensor& tensor) {
-  return tensor.IsInitialized() && tensor.dtype() != DT_STRING && tensor.dtype() != DT_RESOURCE &&
+  return tensor.IsInitialized() && !DataTypeIsObject(tensor.dtype()) &&
          tensor.TotalBytes() >= kBulkMinBytes;
 }
 
@@ -349,8 +360,8 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
       }
     }
   }
-  if (status.ok() && (!tensor.IsInitialized() || tensor.dtype() == DT_STRING ||
-                      tensor.dtype() == DT_RESOURCE || tensor.dims() > static_cast<int>(kMaxRank))) {
+  if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
+                      tensor.dims() > static_cast<int>(kMaxRank))) {
     status = errors::Internal("RecvBuf of '", key, "': the chunk is not a plain tensor");
   }
   std::string header;
@@ -696,11 +707,7 @@ void BulkClient::ReadAnswer(Waiting w) {
   const std::string where = absl::StrCat("bulk port ", host_, ":", w.port);
   const std::string what = absl::StrCat("RecvBuf of '", w.key, "' from the ", where);
   auto broken = [&](absl::string_view reading) {
-    const bool late = errno == EAGAIN || errno == EWOULDBLOCK;
-    const std::string why = Errno();
-    close(w.fd);
-    if (late) return errors::DeadlineExceeded(what, ": the deadline passed ", reading);
-    return errors::Unavailable(what, ": the connection broke ", reading, ": ", why);
+    return Broken(w.fd, absl::StrCat(what, ": ", reading));
   };
   char kind;
   if (ReadFull(w.fd, &kind, 1, w.deadline) != 1) {
@@ -958,12 +965,8 @@ absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_
         return absl::OkStatus();
       }
     }
-    const bool late = errno == EAGAIN || errno == EWOULDBLOCK;
-    const std::string broke = Errno();
-    close(fd);
-    const char* what = got == kHeaderBytes ? "reading the tensor" : "reading the answer";
-    if (late) return errors::DeadlineExceeded(what, " from the ", where, ": the deadline passed");
-    return errors::Unavailable(what, " from the ", where, ": ", broke);
+    return Broken(fd, absl::StrCat(got == kHeaderBytes ? "reading the tensor" : "reading the answer",
+                                   " from the ", where));
   }
 }
 

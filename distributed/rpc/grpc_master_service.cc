@@ -50,11 +50,13 @@ size_t TotalBytes(const std::vector<Tensor>& tensors) {
   return bytes;
 }
 
+}  // namespace
+
 // One RunStep or RunCallable call: the client's cancellation cancels the
 // step. Deleted by itself in OnDone, which gRPC calls last (after Finish,
 // and after OnCancel has returned), so the CancellationManager outlives the
 // step whose end calls Finish.
-class StepReactor final : public grpc::ServerUnaryReactor {
+class GrpcMasterService::StepReactor final : public grpc::ServerUnaryReactor {
  public:
   CancellationManager* cancellation() { return &cancellation_; }
   void OnCancel() override { cancellation_.StartCancel(); }
@@ -64,7 +66,22 @@ class StepReactor final : public grpc::ServerUnaryReactor {
   CancellationManager cancellation_;
 };
 
-}  // namespace
+grpc::ServerUnaryReactor* GrpcMasterService::StartStep(grpc::CallbackServerContext* context,
+                                                       size_t request_bytes,
+                                                       std::function<void(StepReactor*)> start) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
+  auto* reactor = new StepReactor;
+  OffloadIf(request_bytes > kInlineBytes, [reactor, start = std::move(start)] { start(reactor); });
+  return reactor;
+}
+
+void GrpcMasterService::EndStep(StepReactor* reactor, const absl::Status& status,
+                                size_t output_bytes, std::function<void()> encode_and_finish) {
+  if (!status.ok()) return reactor->Finish(ToGrpcStatus(status));
+  OffloadIf(output_bytes > kInlineBytes, std::move(encode_and_finish));
+}
 
 GrpcMasterService::~GrpcMasterService() {
   absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions;
@@ -117,11 +134,7 @@ grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
 grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
                                                      const grpc::ByteBuffer* wire,
                                                      grpc::ByteBuffer* wire_response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
-  auto* reactor = new StepReactor;
-  OffloadIf(wire->Length() > kInlineBytes, [this, reactor, wire, wire_response] {
+  return StartStep(context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
     struct Call {
       RunStepRequest request;
       std::shared_ptr<Master> master;
@@ -149,8 +162,7 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext
           call->request.options(), call->feeds, call->fetches, call->targets, &call->outputs,
           call->response.mutable_metadata(), reactor->cancellation(),
           [this, reactor, call, wire_response](absl::Status s) {
-            if (!s.ok()) return reactor->Finish(ToGrpcStatus(s));
-            OffloadIf(TotalBytes(call->outputs) > kInlineBytes, [reactor, call, wire_response] {
+            EndStep(reactor, s, TotalBytes(call->outputs), [reactor, call, wire_response] {
               for (size_t i = 0; i < call->outputs.size(); ++i) {
                 NamedTensorProto* named = call->response.add_tensor();
                 named->set_name(call->fetches[i]);
@@ -164,7 +176,6 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext
     OffloadIf(!call->master->IsBuilt(call->feed_names, call->fetches, call->targets),
               std::move(run));
   });
-  return reactor;
 }
 
 grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
@@ -182,11 +193,7 @@ grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
 grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* wire,
                                                          grpc::ByteBuffer* wire_response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
-  auto* reactor = new StepReactor;
-  OffloadIf(wire->Length() > kInlineBytes, [this, reactor, wire, wire_response] {
+  return StartStep(context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
     struct Call {
       RunCallableRequest request;
       std::shared_ptr<Master> master;
@@ -214,14 +221,12 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerCon
     call->master->RunCallableAsync(
         request.handle(), feeds, &call->fetches, call->response.mutable_metadata(),
         reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
-          if (!s.ok()) return reactor->Finish(ToGrpcStatus(s));
-          OffloadIf(TotalBytes(call->fetches) > kInlineBytes, [reactor, call, wire_response] {
+          EndStep(reactor, s, TotalBytes(call->fetches), [reactor, call, wire_response] {
             for (const Tensor& t : call->fetches) TensorToProto(t, call->response.add_fetch());
             FinishWith(reactor, call->response, wire_response);
           });
         });
   });
-  return reactor;
 }
 
 void GrpcMasterService::OffloadIf(bool slow, std::function<void()> work) {

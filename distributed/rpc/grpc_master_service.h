@@ -97,6 +97,15 @@ class GrpcMasterService final
   absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions_ ABSL_GUARDED_BY(mu_);
   // Runs `work` on slow_ if `slow`, else here.
   void OffloadIf(bool slow, std::function<void()> work);
+  // RunStep and RunCallable share these. StartStep checks the token, then
+  // runs `start` (on slow_ for a large request); EndStep answers a failed
+  // step at once, and otherwise runs `encode_and_finish` (on slow_ for large
+  // outputs).
+  class StepReactor;
+  grpc::ServerUnaryReactor* StartStep(grpc::CallbackServerContext* context, size_t request_bytes,
+                                      std::function<void(StepReactor*)> start);
+  void EndStep(StepReactor* reactor, const absl::Status& status, size_t output_bytes,
+               std::function<void()> encode_and_finish);
 
   // What must not hold one of gRPC's few callback threads: building a
   // signature (RegisterGraph calls, whose answers need those threads) and

@@ -89,58 +89,48 @@ absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Stat
   return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
 }
 
-absl::Status GrpcRemoteWorker::FinishTensor(absl::string_view method, const grpc::Status& status,
-                                            const grpc::ByteBuffer& response, const Tensor* into,
-                                            Tensor* out) const {
-  TG_RETURN_IF_ERROR(Finish(method, status));
-  absl::StatusOr<Tensor> value = DecodeRecvTensorResponse(response, into);
-  if (!value.ok()) {
-    return WithContext(value.status(), absl::StrCat(method, " on ", peer_, ": bad response"));
-  }
-  *out = *std::move(value);
-  return absl::OkStatus();
+void GrpcRemoteWorker::MarkBulkUnreachable(const absl::Status& why) {
+  if (bulk_unreachable_.exchange(true)) return;
+  std::fprintf(stderr, "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",
+               peer_.c_str(), std::string(why.message()).c_str());
 }
 
 void GrpcRemoteWorker::ReceiveTensor(
     const std::string& method, const grpc::Status& status, std::shared_ptr<void> call,
     const grpc::ByteBuffer& response, const Tensor* into, Tensor* out,
     std::function<void(std::string id, StatusCallback done)> ask_inline, StatusCallback done) {
-  std::optional<absl::StatusOr<BulkResponse>> ticket;
-  if (status.ok() && bulk_ != nullptr) ticket = DecodeBulkResponse(response, into);
-  if (!ticket.has_value()) {
-    absl::Status s = FinishTensor(method, status, response, into, out);
-    call.reset();  // before done: see Call; frees the received bytes too
-    return done(s);
+  // One decode: the tensor itself, or the ticket for its bytes.
+  BulkResponse ticket;
+  absl::Status s = Finish(method, status);
+  if (s.ok()) {
+    absl::StatusOr<Tensor> value =
+        DecodeRecvTensorResponse(response, into, bulk_ != nullptr ? &ticket : nullptr);
+    if (value.ok()) {
+      if (ticket.id.empty()) *out = *std::move(value);
+    } else {
+      s = WithContext(value.status(), absl::StrCat(method, " on ", peer_, ": bad response"));
+    }
   }
-  call.reset();  // `response` is not used past here
-  if (!ticket->ok()) {
-    return done(WithContext(ticket->status(), absl::StrCat(method, " on ", peer_, ": bad response")));
-  }
-  BulkResponse r = **std::move(ticket);
-  bulk_port_.store(r.port);  // RecvBuf may go straight to it from now on
-  char* dst = static_cast<char*>(r.tensor.raw_data());
-  const size_t bytes = r.tensor.TotalBytes();
+  call.reset();  // before done: see Call; frees the received bytes too
+  if (!s.ok() || ticket.id.empty()) return done(s);
+  bulk_port_.store(ticket.port);  // RecvBuf may go straight to it from now on
+  char* dst = static_cast<char*>(ticket.tensor.raw_data());
+  const size_t bytes = ticket.tensor.TotalBytes();
   bulk_->FetchAsync(
-      r.port, r.id, dst, bytes, absl::Now() + rpc_timeout_,
-      [this, method, tensor = std::move(r.tensor), out, id = r.id, port = r.port,
+      ticket.port, ticket.id, dst, bytes, absl::Now() + rpc_timeout_,
+      [this, method, tensor = std::move(ticket.tensor), out, id = ticket.id, port = ticket.port,
        ask_inline = std::move(ask_inline),
        done = std::move(done)](absl::Status s, BulkClient::Fallback fallback) mutable {
         if (s.ok()) {
           *out = std::move(tensor);
           return done(s);
         }
-        if (fallback == BulkClient::Fallback::kOverGrpc) {  // the ticket is still there
-          return ask_inline(std::move(id), std::move(done));
+        if (fallback == BulkClient::Fallback::kNone) {
+          return done(WithContext(s, absl::StrCat(method, " on ", peer_, ", port ", port)));
         }
-        if (fallback == BulkClient::Fallback::kPortUnreachable) {
-          if (!bulk_unreachable_.exchange(true)) {
-            std::fprintf(stderr,
-                         "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",
-                         peer_.c_str(), std::string(s.message()).c_str());
-          }
-          return ask_inline(std::move(id), std::move(done));
-        }
-        done(WithContext(s, absl::StrCat(method, " on ", peer_, ", port ", port)));
+        // The ticket is still there: its bytes over gRPC.
+        if (fallback == BulkClient::Fallback::kPortUnreachable) MarkBulkUnreachable(s);
+        ask_inline(std::move(id), std::move(done));
       });
 }
 
@@ -350,11 +340,7 @@ void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline,
           if (!s.ok()) s = WithContext(s, absl::StrCat("RecvBuf of '", key, "' on ", peer_));
           return done(s);
         }
-        if (fallback == BulkClient::Fallback::kPortUnreachable &&
-            !bulk_unreachable_.exchange(true)) {
-          std::fprintf(stderr, "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",
-                       peer_.c_str(), std::string(s.message()).c_str());
-        }
+        if (fallback == BulkClient::Fallback::kPortUnreachable) MarkBulkUnreachable(s);
         RecvBufCall(key, deadline, "", tensor, std::move(done));
       });
 }

@@ -102,17 +102,14 @@ class GrpcRemoteWorker final : public WorkerInterface {
  private:
   // `status` of a finished call, prefixed with `method` and the address.
   absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
-  // Finish, then the tensor of a RecvTensor/RecvBuf `response` into `*out`
-  // (decoded into `into`'s buffer when it fits; see DecodeRecvTensorResponse).
-  absl::Status FinishTensor(absl::string_view method, const grpc::Status& status,
-                            const grpc::ByteBuffer& response, const Tensor* into,
-                            Tensor* out) const;
   // Asks for tickets unless disabled or the bulk port proved unreachable.
   bool AcceptBulk() const { return bulk_ != nullptr && !bulk_unreachable_.load(); }
+  // Stops using the peer's bulk port, saying `why` once on stderr.
+  void MarkBulkUnreachable(const absl::Status& why);
   // Completes a RecvTensor/RecvBuf call (`call` owns `response`; it is
-  // released before `done` runs): the tensor inline (FinishTensor), or the
-  // ticket's bytes fetched from the bulk port into the tensor the answer
-  // describes. When the port cannot be reached, `ask_inline(id, done)` asks
+  // released before `done` runs): the tensor inline (decoded into `into`'s
+  // buffer when it fits; see DecodeRecvTensorResponse), or the ticket's
+  // bytes fetched from the bulk port into the tensor the answer describes. When the port cannot be reached, `ask_inline(id, done)` asks
   // for the ticket's bytes over gRPC instead.
   void ReceiveTensor(const std::string& method, const grpc::Status& status,
                      std::shared_ptr<void> call, const grpc::ByteBuffer& response,

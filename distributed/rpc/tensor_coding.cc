@@ -242,10 +242,37 @@ std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in,
   return *std::move(tensor);
 }
 
+// The ticket of a parsed answer that names one, validated before anything
+// is allocated: a garbage answer must not make us allocate.
+absl::StatusOr<BulkResponse> TicketOf(const RecvTensorResponse& response, const Tensor* into) {
+  const TensorProto& proto = response.tensor();
+  const DataType type = static_cast<DataType>(proto.dtype());
+  if (!DataTypeIsSupported(type) || IsRefType(type) || DataTypeIsObject(type)) {
+    return errors::InvalidArgument("a bulk ticket for a tensor of dtype ", proto.dtype(),
+                                   ", which cannot travel as bytes");
+  }
+  absl::StatusOr<TensorShape> dims = TensorShapeFromProto(proto.tensor_shape());
+  if (!dims.ok()) return WithContext(dims.status(), "bulk ticket");
+  const BulkTicket& ticket = response.bulk();
+  const uint64_t elements = static_cast<uint64_t>(dims->num_elements());
+  const uint64_t size = static_cast<uint64_t>(DataTypeSize(type));
+  const bool fits = size == 0 || elements <= UINT64_MAX / size;
+  if (!fits || ticket.bytes() < 0 || static_cast<uint64_t>(ticket.bytes()) != elements * size ||
+      ticket.port() <= 0 || ticket.port() > 65535) {
+    return errors::InvalidArgument("bulk ticket for ", ticket.bytes(), " bytes on port ",
+                                   ticket.port(), ", which does not describe ",
+                                   DataTypeString(type), " ", dims->DebugString());
+  }
+  absl::StatusOr<Tensor> t = IntoOrAllocate(type, *dims, into);
+  if (!t.ok()) return t.status();
+  return BulkResponse{*std::move(t), ticket.id(), ticket.port()};
+}
+
 }  // namespace
 
-absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
-                                                const Tensor* into) {
+absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire, const Tensor* into,
+                                                BulkResponse* ticket) {
+  if (ticket != nullptr) ticket->id.clear();
   std::vector<grpc::Slice> slices;
   if (!wire.Dump(&slices).ok()) return absl::DataLossError("the RecvTensor response is missing");
   {
@@ -259,6 +286,14 @@ absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
   if (!response.ParseFromZeroCopyStream(&stream)) {
     return absl::DataLossError(absl::StrCat("the RecvTensor response (", wire.Length(),
                                             " bytes) does not parse as a RecvTensorResponse"));
+  }
+  if (response.has_bulk()) {
+    if (ticket == nullptr) {
+      return errors::InvalidArgument("the RecvTensor response names a bulk ticket, "
+                                     "which was not asked for");
+    }
+    TG_ASSIGN_OR_RETURN(*ticket, TicketOf(response, into));
+    return ticket->tensor;
   }
   return TensorFromProto(response.tensor());
 }
@@ -285,28 +320,7 @@ std::optional<absl::StatusOr<BulkResponse>> DecodeBulkResponse(const grpc::ByteB
   if (wire.Length() > 4096) return std::nullopt;
   RecvTensorResponse response;
   if (!ParseFromByteBuffer(wire, &response) || !response.has_bulk()) return std::nullopt;
-  const TensorProto& proto = response.tensor();
-  const DataType type = static_cast<DataType>(proto.dtype());
-  if (!DataTypeIsSupported(type) || IsRefType(type) || DataTypeIsObject(type)) {
-    return errors::InvalidArgument("a bulk ticket for a tensor of dtype ", proto.dtype(),
-                                   ", which cannot travel as bytes");
-  }
-  absl::StatusOr<TensorShape> dims = TensorShapeFromProto(proto.tensor_shape());
-  if (!dims.ok()) return WithContext(dims.status(), "bulk ticket");
-  // Checked before allocating: a garbage answer must not make us allocate.
-  const BulkTicket& ticket = response.bulk();
-  const uint64_t elements = static_cast<uint64_t>(dims->num_elements());
-  const uint64_t size = static_cast<uint64_t>(DataTypeSize(type));
-  const bool fits = size == 0 || elements <= UINT64_MAX / size;
-  if (!fits || ticket.bytes() < 0 || static_cast<uint64_t>(ticket.bytes()) != elements * size ||
-      ticket.port() <= 0 || ticket.port() > 65535) {
-    return errors::InvalidArgument("bulk ticket for ", ticket.bytes(), " bytes on port ",
-                                   ticket.port(), ", which does not describe ",
-                                   DataTypeString(type), " ", dims->DebugString());
-  }
-  absl::StatusOr<Tensor> t = IntoOrAllocate(type, *dims, into);
-  if (!t.ok()) return t.status();
-  return BulkResponse{*std::move(t), ticket.id(), ticket.port()};
+  return TicketOf(response, into);
 }
 
 bool ParseFromByteBuffer(const grpc::ByteBuffer& wire, google::protobuf::MessageLite* message) {

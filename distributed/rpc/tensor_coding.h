@@ -57,8 +57,15 @@ absl::Status EncodeRecvTensorResponse(const Tensor& tensor, absl::string_view ke
 // shares that buffer (a collective chunk lands in its place in the output:
 // no second copy); otherwise, and for encodings off the fast path, the result
 // is a fresh tensor. Callers tell the two apart by comparing buffers.
+//
+// An answer that names a bulk ticket instead of holding the content (see
+// below) fills `*ticket` and returns the tensor to fill (`into`'s buffer when
+// it fits); `ticket->id` stays empty for an ordinary answer. Without
+// `ticket`, such an answer is InvalidArgument.
+struct BulkResponse;
 absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
-                                                const Tensor* into = nullptr);
+                                                const Tensor* into = nullptr,
+                                                BulkResponse* ticket = nullptr);
 
 // Bulk transfer (bulk_transfer.h): an answer that names a ticket instead of
 // holding the content. RecvTensorResponse{tensor: {dtype, tensor_shape},
@@ -70,9 +77,9 @@ struct BulkResponse {
   std::string id;
   int port = 0;
 };
-// Nullopt when `wire` is not a ticket's answer (decode it with
-// DecodeRecvTensorResponse); InvalidArgument when the ticket describes no
-// tensor that can be filled with bytes, or a size that is not that tensor's.
+// Nullopt when `wire` is not a ticket's answer; InvalidArgument when the
+// ticket describes no tensor that can be filled with bytes, or a size that
+// is not that tensor's (DecodeRecvTensorResponse checks the same).
 std::optional<absl::StatusOr<BulkResponse>> DecodeBulkResponse(const grpc::ByteBuffer& wire,
                                                                const Tensor* into = nullptr);
 
