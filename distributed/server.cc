@@ -125,15 +125,13 @@ absl::Status Server::Start() {
   const std::string address = absl::StrCat(bind_host_, ":", port_);
   if (options_.bulk_transfer && !options_.security.tls()) {
     // Without it every tensor still travels, inside gRPC's answers.
-    absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start(bind_host_);
+    BulkServer::Options bulk_options;
+    bulk_options.token = options_.security.auth_token;
+    bulk_options.max_call_bytes = static_cast<size_t>(options_.max_request_bytes);
+    absl::StatusOr<std::unique_ptr<BulkServer>> bulk =
+        BulkServer::Start(bind_host_, bulk_options);
     if (bulk.ok()) {
-      bulk_ = *std::move(bulk);
-      Worker* worker = worker_.get();  // outlives bulk_'s threads: Stop ends them
-      bulk_->ServeRecvBuf(options_.security.auth_token,
-                          [worker](const std::string& key, absl::Time deadline, Tensor* out,
-                                   StatusCallback done) {
-                            worker->RecvBufAsync(key, deadline, out, std::move(done));
-                          });
+      bulk_ = *std::move(bulk);  // the worker service serves its RecvBuf and RunGraph
     } else {
       std::fprintf(stderr, "tensorgrid: server of %s: %s; large tensors go over gRPC\n",
                    task_.c_str(), std::string(bulk.status().message()).c_str());

@@ -6,7 +6,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -20,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "core/framework/types.h"
 #include "core/platform/status.h"
@@ -37,12 +40,31 @@ constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
 // message's length (4), the message.
 constexpr char kRecvBufMagic[4] = {'T', 'G', 'B', 'R'};
 constexpr size_t kRecvBufFixedBytes = 4 + 4 + 8;
+// A call: the magic, then token length (4), method length (4), how long to
+// wait in ms (8), the request's length (8), then the token, the method and
+// the request. The answer: kBytesAnswer, the length (8), the bytes; or
+// kErrorAnswer as above.
+constexpr char kCallMagic[4] = {'T', 'G', 'B', 'C'};
+constexpr size_t kCallFixedBytes = 4 + 4 + 8 + 8;
 constexpr uint32_t kMaxTokenBytes = 4096;
 constexpr uint32_t kMaxKeyBytes = 4096;
+constexpr uint32_t kMaxMethodBytes = 256;
 constexpr uint32_t kMaxRank = 64;
-enum : uint8_t { kTensorAnswer = 0, kErrorAnswer = 2 };
-// The longest a direct RecvBuf waits on the server, whatever it asks.
-constexpr absl::Duration kMaxRecvBufWait = absl::Hours(1);
+enum : uint8_t { kTensorAnswer = 0, kErrorAnswer = 2, kBytesAnswer = 3 };
+// The longest a direct RecvBuf or a call waits on the server, whatever it
+// asks.
+constexpr absl::Duration kMaxServerWait = absl::Hours(1);
+// The largest call answer a client accepts.
+constexpr uint64_t kMaxAnswerBytes = (uint64_t{1} << 31) - 1;
+// Answers up to this size that have fully arrived are read by the watcher
+// itself; larger ones on the pool.
+constexpr int kInlineAnswerBytes = 256 << 10;
+// Requests up to this size go out on the caller's thread when a pooled
+// connection takes them at once.
+constexpr size_t kInlineRequestBytes = 64 << 10;
+// The longest the watcher sleeps while requests wait, so that deadlines are
+// noticed.
+constexpr absl::Duration kWatchTick = absl::Milliseconds(100);
 // An answer: a code, then the payload's length (little-endian), then the
 // payload.
 enum : uint8_t { kOk = 0, kUnknownTicket = 1 };
@@ -148,6 +170,73 @@ void NoDelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+// A peer whose host vanishes (no FIN) is noticed within about 20 s, as
+// gRPC's keepalive does, instead of at the request's deadline.
+void KeepAlive(int fd) {
+  const int one = 1, idle = 10, interval = 5, count = 2, unacked_ms = 20000;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &unacked_ms, sizeof(unacked_ms));
+}
+
+// The error answer for `status`: kErrorAnswer, its code (4 bytes), the
+// body's length (4), the body: the message's length (4) and the message,
+// then each payload (what marks an error as derived from another, say) as
+// its URL's length (4), the URL, the value's length (4), the value.
+constexpr uint64_t kMaxErrorBytes = 1 << 16;
+std::string ErrorAnswer(const absl::Status& status) {
+  std::string body;
+  const absl::string_view message = status.message().substr(0, kMaxErrorBytes / 2);
+  Append(&body, message.size(), 4);
+  body.append(message.data(), message.size());
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& value) {
+    const std::string bytes(value);
+    if (body.size() + url.size() + bytes.size() + 8 > kMaxErrorBytes) return;
+    Append(&body, url.size(), 4);
+    body.append(url.data(), url.size());
+    Append(&body, bytes.size(), 4);
+    body += bytes;
+  });
+  std::string answer(1, static_cast<char>(kErrorAnswer));
+  Append(&answer, static_cast<uint64_t>(status.code()), 4);
+  Append(&answer, body.size(), 4);
+  return answer + body;
+}
+
+// The status an error answer's `code` and `body` describe; DataLoss naming
+// `what` when the body does not parse.
+absl::Status ParseError(uint64_t code, absl::string_view body, absl::string_view what) {
+  auto take = [&body](absl::string_view* out) {
+    if (body.size() < 4) return false;
+    const uint64_t n = GetLength(body.data(), 4);
+    if (body.size() - 4 < n) return false;
+    *out = body.substr(4, n);
+    body.remove_prefix(4 + n);
+    return true;
+  };
+  absl::string_view message;
+  if (!take(&message)) return errors::DataLoss(what, ": an error answer that does not parse");
+  const absl::StatusCode status_code =
+      code == 0 || code > 16 ? absl::StatusCode::kUnknown : static_cast<absl::StatusCode>(code);
+  absl::Status status(status_code, message);
+  absl::string_view url, value;
+  while (!body.empty()) {
+    if (!take(&url) || !take(&value)) {
+      return errors::DataLoss(what, ": an error answer that does not parse");
+    }
+    status.SetPayload(url, absl::Cord(value));
+  }
+  return status;
+}
+
+// The wait a request asks for, capped.
+absl::Duration ServerWait(uint64_t wait_ms) {
+  return std::min(kMaxServerWait, absl::Milliseconds(static_cast<int64_t>(
+                                      std::min<uint64_t>(wait_ms, INT64_MAX / 2))));
+}
+
 std::string RandomId() {
   std::string id(kBulkTicketBytes, '\0');
   size_t got = 0;
@@ -203,8 +292,25 @@ struct BulkServer::State {
     }
   }
   void Serve(int fd);
-  // Serves one direct RecvBuf whose magic was read; false to hang up.
+  // Serves one direct RecvBuf or call whose magic was read; false to hang
+  // up.
   bool ServeRecvBuf(int fd);
+  bool ServeCall(int fd);
+  // What a handler answers, possibly after we stopped waiting.
+  struct Pending {
+    absl::Mutex mu;
+    bool done ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+    Tensor tensor;       // a RecvBuf's, written by the worker before it calls back
+    std::string answer;  // a call's, set under mu
+  };
+  // Waits for `p` until it is done (its status), Stop (Aborted), or a
+  // little past `deadline` (DeadlineExceeded saying `what` got no answer
+  // within `wait`).
+  absl::Status Await(Pending& p, absl::Time deadline, absl::Duration wait,
+                     absl::string_view what);
+  // Unauthenticated unless `given` is the token (or none is set).
+  absl::Status CheckToken(absl::string_view given, absl::string_view what) const;
   std::optional<Tensor> Take(absl::string_view id);
 
   const Options options;
@@ -220,8 +326,9 @@ struct BulkServer::State {
   std::set<int> connections ABSL_GUARDED_BY(mu);
   int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
   int64_t fetches ABSL_GUARDED_BY(mu) = 0;
-  std::string token ABSL_GUARDED_BY(mu);
+  int64_t calls_served ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
+  std::map<std::string, CallFn> calls ABSL_GUARDED_BY(mu);
 };
 
 absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string& host,
@@ -285,10 +392,43 @@ std::string BulkServer::Offer(const Tensor& tensor) {
 
 std::optional<Tensor> BulkServer::Take(absl::string_view id) { return state_->Take(id); }
 
-void BulkServer::ServeRecvBuf(std::string token, RecvBufFn fn) {
+void BulkServer::ServeRecvBuf(RecvBufFn fn) {
   absl::MutexLock lock(&state_->mu);
-  state_->token = std::move(token);
   state_->recv_buf = std::move(fn);
+}
+
+void BulkServer::ServeCall(const std::string& method, CallFn fn) {
+  absl::MutexLock lock(&state_->mu);
+  state_->calls[method] = std::move(fn);
+}
+
+absl::Status BulkServer::State::CheckToken(absl::string_view given,
+                                           absl::string_view what) const {
+  if (options.token.empty() || SameToken(given, options.token)) return absl::OkStatus();
+  return errors::Unauthenticated(what, " on the bulk port: the auth token ",
+                                 given.empty() ? "is missing" : "does not match");
+}
+
+absl::Status BulkServer::State::Await(Pending& p, absl::Time deadline, absl::Duration wait,
+                                      absl::string_view what) {
+  // The handler answers by `deadline` (DeadlineExceeded naming what it
+  // waited for); a little grace beyond, and Stop, end the wait in any case.
+  const absl::Time give_up = deadline + absl::Seconds(2);
+  absl::MutexLock lock(&p.mu);
+  for (;;) {
+    if (p.mu.AwaitWithTimeout(absl::Condition(&p.done), absl::Milliseconds(100))) {
+      return p.status;
+    }
+    bool stopping;
+    {
+      absl::MutexLock state_lock(&mu);
+      stopping = stopped;
+    }
+    if (stopping) return errors::Aborted("the task is shutting down");
+    if (absl::Now() >= give_up) {
+      return errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait));
+    }
+  }
 }
 
 bool BulkServer::State::ServeRecvBuf(int fd) {
@@ -304,61 +444,24 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
     return false;
   }
   RecvBufFn fn;
-  absl::Status status;
+  absl::Status status = CheckToken(given, "RecvBuf");
   {
     absl::MutexLock lock(&mu);
     fn = recv_buf;
-    if (!token.empty() && !SameToken(given, token)) {
-      status = errors::Unauthenticated("RecvBuf on the bulk port: the auth token ",
-                                       given.empty() ? "is missing" : "does not match");
-    } else if (!fn) {
-      status = errors::Unimplemented("this bulk port serves no RecvBuf");
-    }
   }
-  // The worker's answer, which may come after we stopped waiting.
-  struct Call {
-    absl::Mutex mu;
-    bool done ABSL_GUARDED_BY(mu) = false;
-    absl::Status status ABSL_GUARDED_BY(mu);
-    Tensor tensor;  // written by the worker before it calls back
-  };
-  auto call = std::make_shared<Call>();
+  if (status.ok() && !fn) status = errors::Unimplemented("this bulk port serves no RecvBuf");
   Tensor tensor;
   if (status.ok()) {
-    const absl::Duration wait =
-        std::min(kMaxRecvBufWait, absl::Milliseconds(static_cast<int64_t>(
-                                      std::min<uint64_t>(wait_ms, INT64_MAX / 2))));
+    auto pending = std::make_shared<Pending>();
+    const absl::Duration wait = ServerWait(wait_ms);
     const absl::Time deadline = absl::Now() + wait;
-    fn(key, deadline, &call->tensor, [call](absl::Status s) {
-      absl::MutexLock lock(&call->mu);
-      call->status = std::move(s);
-      call->done = true;
+    fn(key, deadline, &pending->tensor, [pending](absl::Status s) {
+      absl::MutexLock lock(&pending->mu);
+      pending->status = std::move(s);
+      pending->done = true;
     });
-    // The worker answers by `deadline` (DeadlineExceeded naming the key);
-    // a little grace beyond, and Stop, end the wait in any case.
-    const absl::Time give_up = deadline + absl::Seconds(2);
-    absl::MutexLock lock(&call->mu);
-    for (;;) {
-      if (call->mu.AwaitWithTimeout(absl::Condition(&call->done), absl::Milliseconds(100))) {
-        status = call->status;
-        if (status.ok()) tensor = call->tensor;
-        break;
-      }
-      bool stopping;
-      {
-        absl::MutexLock state_lock(&mu);
-        stopping = stopped;
-      }
-      if (stopping) {
-        status = errors::Aborted("the task is shutting down");
-        break;
-      }
-      if (absl::Now() >= give_up) {
-        status = errors::DeadlineExceeded("RecvBuf of '", key, "': no answer within ",
-                                          absl::FormatDuration(wait));
-        break;
-      }
-    }
+    status = Await(*pending, deadline, wait, absl::StrCat("RecvBuf of '", key, "'"));
+    if (status.ok()) tensor = pending->tensor;
   }
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
                       tensor.dims() > static_cast<int>(kMaxRank))) {
@@ -375,21 +478,82 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
     }
     Append(&header, tensor.TotalBytes(), 8);
     bytes = absl::string_view(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
-  } else {
-    header.push_back(static_cast<char>(kErrorAnswer));
-    Append(&header, static_cast<uint64_t>(status.code()), 4);
-    const absl::string_view message = status.message();
-    Append(&header, message.size(), 4);
-    header.append(message.data(), message.size());
-  }
-  if (status.ok()) {  // counted before the client can see the bytes
-    absl::MutexLock lock(&mu);
+    absl::MutexLock lock(&mu);  // counted before the client can see the bytes
     ++fetches;
+  } else {
+    header = ErrorAnswer(status);
   }
   iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
   // After a refused token, hang up: no guessing at wire speed.
   return WriteFull(fd, iov, bytes.empty() ? 1 : 2) &&
          status.code() != absl::StatusCode::kUnauthenticated;
+}
+
+bool BulkServer::State::ServeCall(int fd) {
+  char fixed[kCallFixedBytes];
+  if (ReadFull(fd, fixed, sizeof(fixed)) != sizeof(fixed)) return false;
+  const uint64_t token_bytes = GetLength(fixed, 4);
+  const uint64_t method_bytes = GetLength(fixed + 4, 4);
+  const uint64_t wait_ms = GetLength(fixed + 8);
+  const uint64_t request_bytes = GetLength(fixed + 16);
+  if (token_bytes > kMaxTokenBytes || method_bytes == 0 || method_bytes > kMaxMethodBytes) {
+    return false;
+  }
+  std::string given(token_bytes, '\0'), method(method_bytes, '\0');
+  if (ReadFull(fd, given.data(), given.size()) != given.size() ||
+      ReadFull(fd, method.data(), method.size()) != method.size()) {
+    return false;
+  }
+  const std::string what = absl::StrCat(method, " call");
+  CallFn fn;
+  {
+    absl::MutexLock lock(&mu);
+    auto it = calls.find(method);
+    if (it != calls.end()) fn = it->second;
+  }
+  // Refused before its request is read: answer, then hang up (the request's
+  // bytes are still on the way).
+  absl::Status refused = CheckToken(given, what);
+  if (refused.ok() && !fn) {
+    refused = errors::Unimplemented("this bulk port serves no ", what);
+  } else if (refused.ok() && request_bytes > options.max_call_bytes) {
+    refused = errors::ResourceExhausted(what, ": a request of ", request_bytes,
+                                        " bytes is over this server's limit of ",
+                                        options.max_call_bytes);
+  }
+  if (!refused.ok()) {
+    std::string answer = ErrorAnswer(refused);
+    iovec iov{answer.data(), answer.size()};
+    WriteFull(fd, &iov, 1);
+    return false;
+  }
+  std::string request(request_bytes, '\0');
+  if (ReadFull(fd, request.data(), request.size()) != request.size()) return false;
+  {
+    absl::MutexLock lock(&mu);
+    ++calls_served;
+  }
+  auto pending = std::make_shared<Pending>();
+  const absl::Duration wait = ServerWait(wait_ms);
+  const absl::Time deadline = absl::Now() + wait;
+  fn(std::move(request), deadline, [pending](absl::Status s, std::string answer) {
+    absl::MutexLock lock(&pending->mu);
+    pending->status = std::move(s);
+    pending->answer = std::move(answer);
+    pending->done = true;
+  });
+  const absl::Status status = Await(*pending, deadline, wait, what);
+  std::string header;
+  absl::string_view bytes;
+  if (status.ok()) {
+    header.push_back(static_cast<char>(kBytesAnswer));
+    Append(&header, pending->answer.size(), 8);
+    bytes = pending->answer;  // no longer written: the handler has answered
+  } else {
+    header = ErrorAnswer(status);
+  }
+  iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
+  return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
 }
 
 std::optional<Tensor> BulkServer::State::Take(absl::string_view id) {
@@ -422,6 +586,11 @@ void BulkServer::Stop() {
 int64_t BulkServer::fetches() const {
   absl::MutexLock lock(&state_->mu);
   return state_->fetches;
+}
+
+int64_t BulkServer::calls() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->calls_served;
 }
 
 void BulkServer::State::AcceptLoop(const std::shared_ptr<State>& self) {
@@ -479,6 +648,10 @@ void BulkServer::State::Serve(int fd) {
   char request[kRequestBytes];
   // One request after another until the client goes or sends garbage.
   while (ReadFull(fd, request, sizeof(kMagic)) == sizeof(kMagic)) {
+    if (std::memcmp(request, kCallMagic, sizeof(kCallMagic)) == 0) {
+      if (ServeCall(fd)) continue;
+      break;
+    }
     if (std::memcmp(request, kRecvBufMagic, sizeof(kRecvBufMagic)) == 0) {
       if (ServeRecvBuf(fd)) continue;
       break;
@@ -533,27 +706,59 @@ BulkClient::~BulkClient() {
   FailWaiting();  // sent after the watcher left
   absl::MutexLock lock(&mu_);
   if (wake_fd_ >= 0) close(wake_fd_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
   for (auto& [port, fds] : idle_) {
     for (int fd : fds) close(fd);
   }
 }
 
+void BulkClient::Waiting::Finish(absl::Status status, Fallback fallback, std::string answer) {
+  if (call_done) {
+    call_done(std::move(status), std::move(answer), fallback);
+  } else {
+    done(std::move(status), fallback);
+  }
+}
+
 void BulkClient::FailWaiting() {
-  std::vector<Waiting> left;
+  std::map<int, Waiting> left;
   {
     absl::MutexLock lock(&mu_);
     left.swap(waiting_);
   }
-  for (Waiting& w : left) {
-    close(w.fd);
-    w.done(errors::Cancelled("RecvBuf of '", w.key, "': the bulk client is closing"),
-           Fallback::kNone);
+  for (auto& [fd, w] : left) {
+    close(fd);
+    w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
   }
 }
 
 void BulkClient::Wake() {
   const uint64_t one = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+absl::Status BulkClient::StartWatching() {
+  if (stopping_) return errors::Cancelled("the bulk client is closing");
+  if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
+  if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0) epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (wake_fd_ < 0 || epoll_fd_ < 0) {
+    return errors::Unavailable("the bulk port's watcher: ", std::strerror(errno));
+  }
+  if (!watcher_.joinable()) {
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.fd = wake_fd_;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &e) != 0 && errno != EEXIST) {
+      return errors::Unavailable("the bulk port's watcher: ", std::strerror(errno));
+    }
+    try {
+      watcher_ = std::thread([this] { WatchLoop(); });
+    } catch (const std::system_error& e) {
+      return errors::Unavailable("the bulk port's watcher thread: ", e.what());
+    }
+  }
+  return absl::OkStatus();
 }
 
 void BulkClient::RecvBufAsync(int port, const std::string& token, const std::string& key,
@@ -565,28 +770,6 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
                                         " bytes is out of range"),
                 Fallback::kNone);
   }
-  ThreadPool* pool;
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return done(errors::Cancelled("the bulk client is closing"), Fallback::kNone);
-    if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
-    if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd_ < 0) {
-      return done(errors::Unavailable("RecvBuf on the bulk port: no eventfd: ",
-                                      std::strerror(errno)),
-                  Fallback::kOverGrpc);
-    }
-    if (!watcher_.joinable()) {
-      try {
-        watcher_ = std::thread([this] { WatchLoop(); });
-      } catch (const std::system_error& e) {
-        return done(errors::Unavailable("RecvBuf on the bulk port: no watcher thread: ",
-                                        e.what()),
-                    Fallback::kOverGrpc);
-      }
-    }
-    pool = pool_.get();
-  }
   std::string request(kRecvBufMagic, sizeof(kRecvBufMagic));
   Append(&request, token.size(), 4);
   Append(&request, key.size(), 4);
@@ -594,118 +777,219 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   Append(&request, static_cast<uint64_t>(wait_ms), 8);
   request += token;
   request += key;
-  // Connecting may take a moment: not on the caller's thread.
-  pool->Schedule([this, port, deadline, request = std::move(request), waiting = Waiting{-1, port, deadline,
-                                                                                into, out,
-                                                                                std::move(done),
-                                                                                key}]() mutable {
-    for (;;) {
-      bool pooled = false;
-      absl::Status status;
-      const int fd = Connect(port, deadline, &pooled, &status);
-      if (fd < 0) {
-        const Fallback fallback = status.code() == absl::StatusCode::kUnavailable
-                                      ? Fallback::kPortUnreachable
-                                      : Fallback::kNone;
-        return waiting.done(status, fallback);
-      }
-      SetTimeout(fd, SO_SNDTIMEO, std::max(absl::Milliseconds(1), deadline - absl::Now()));
-      iovec iov{request.data(), request.size()};
-      if (!WriteFull(fd, &iov, 1)) {
-        const std::string why = Errno();
-        close(fd);
-        if (pooled) {  // a connection the server had closed: the others too, likely
-          DropIdle(port);
-          continue;
-        }
-        return waiting.done(errors::Unavailable("sending RecvBuf of '", waiting.key,
-                                                "' to the bulk port ", host_, ":", port, ": ",
-                                                why),
-                            Fallback::kOverGrpc);
-      }
-      waiting.fd = fd;
-      waiting.pooled = pooled;
-      {
-        absl::MutexLock lock(&mu_);
-        if (!stopping_) {
-          waiting_.push_back(std::move(waiting));
-          Wake();
-          return;
-        }
-      }
-      close(fd);
-      return waiting.done(errors::Cancelled("RecvBuf of '", waiting.key,
-                                            "': the bulk client is closing"),
-                          Fallback::kNone);
+  Waiting w;
+  w.port = port;
+  w.deadline = deadline;
+  w.what = absl::StrCat("RecvBuf of '", key, "'");
+  w.into = into;
+  w.out = out;
+  w.done = std::move(done);
+  Send(std::move(w), std::move(request));
+}
+
+void BulkClient::CallAsync(int port, const std::string& token, const std::string& method,
+                           std::string request, absl::Time deadline, CallCallback done) {
+  if (token.size() > kMaxTokenBytes || method.empty() || method.size() > kMaxMethodBytes) {
+    return done(errors::InvalidArgument("a call on the bulk port: a method name of ",
+                                        method.size(), " bytes or a token of ", token.size(),
+                                        " bytes is out of range"),
+                "", Fallback::kNone);
+  }
+  std::string framed(kCallMagic, sizeof(kCallMagic));
+  framed.reserve(kCallFixedBytes + token.size() + method.size() + request.size() + 4);
+  Append(&framed, token.size(), 4);
+  Append(&framed, method.size(), 4);
+  const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
+  Append(&framed, static_cast<uint64_t>(wait_ms), 8);
+  Append(&framed, request.size(), 8);
+  framed += token;
+  framed += method;
+  framed += request;
+  Waiting w;
+  w.port = port;
+  w.deadline = deadline;
+  w.what = absl::StrCat(method, " call");
+  w.call_done = std::move(done);
+  Send(std::move(w), std::move(framed));
+}
+
+void BulkClient::Send(Waiting w, std::string request) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status s = StartWatching(); !s.ok()) {
+      const Fallback fallback =
+          absl::IsCancelled(s) ? Fallback::kNone : Fallback::kOverGrpc;
+      return w.Finish(WithContext(s, w.what), fallback);
     }
+  }
+  // The common case costs no thread hop: a pooled connection whose socket
+  // buffer takes the whole (small) request at once.
+  size_t sent = 0;
+  if (request.size() <= kInlineRequestBytes) {
+    w.fd = TakeIdle(w.port);
+    if (w.fd >= 0) {
+      w.pooled = true;
+      const ssize_t n = send(w.fd, request.data(), request.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n == static_cast<ssize_t>(request.size())) return Watch(std::move(w));
+      if (n > 0) {
+        sent = static_cast<size_t>(n);
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        close(w.fd);  // closed by the server meanwhile: a new one on the pool
+        DropIdle(w.port);
+        w.fd = -1;
+        w.pooled = false;
+      }
+    }
+  }
+  SendOnPool(std::move(w), std::move(request), sent);
+}
+
+void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
+  ThreadPool* pool;
+  {
+    absl::MutexLock lock(&mu_);
+    pool = pool_.get();  // made by Send's StartWatching; reset only by the destructor
+  }
+  // Connecting may take a moment: not on the caller's thread.
+  pool->Schedule([this, w = std::move(w), request = std::move(request), sent]() mutable {
+    for (;;) {
+      if (w.fd < 0) {
+        absl::Status status;
+        Fallback fallback = Fallback::kNone;
+        w.fd = Connect(w.port, w.deadline, &w.pooled, &status, &fallback);
+        if (w.fd < 0) return w.Finish(WithContext(status, w.what), fallback);
+      }
+      SetTimeout(w.fd, SO_SNDTIMEO, std::max(absl::Milliseconds(1), w.deadline - absl::Now()));
+      iovec iov{request.data() + sent, request.size() - sent};
+      if (WriteFull(w.fd, &iov, 1)) break;
+      const std::string why = Errno();
+      close(w.fd);
+      w.fd = -1;
+      if (w.pooled && sent == 0) {  // a connection the server had closed: the others too, likely
+        DropIdle(w.port);
+        continue;
+      }
+      return w.Finish(errors::Unavailable("sending ", w.what, " to the bulk port ", host_, ":",
+                                          w.port, ": ", why),
+                      Fallback::kOverGrpc);
+    }
+    Watch(std::move(w));
   });
 }
 
+void BulkClient::Watch(Waiting w) {
+  const int fd = w.fd;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      const bool was_empty = waiting_.empty();
+      epoll_event e{};
+      e.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+      e.data.fd = fd;
+      auto [it, inserted] = waiting_.emplace(fd, std::move(w));
+      if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e) == 0) {
+        // The watcher sleeps without a timeout while nothing waits: wake it
+        // so that it watches this request's deadline.
+        if (was_empty) Wake();
+        return;
+      }
+      w = std::move(it->second);
+      waiting_.erase(it);
+      const std::string why = std::strerror(errno);
+      close(fd);
+      return w.Finish(errors::Unavailable(w.what, ": cannot watch its connection: ", why),
+                      Fallback::kNone);
+    }
+  }
+  close(fd);
+  w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
+}
+
+bool BulkClient::AnswerIsHere(int fd) {
+  char head[1 + 8];
+  const ssize_t n = recv(fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
+  if (n <= 0) return n == 0;  // a hang-up is quick to read; nothing yet is not
+  const uint8_t kind = static_cast<uint8_t>(head[0]);
+  if (n < static_cast<ssize_t>(sizeof(head)) || (kind != kBytesAnswer && kind != kErrorAnswer)) {
+    return false;
+  }
+  const uint64_t length = kind == kBytesAnswer ? GetLength(head + 1) : GetLength(head + 5, 4);
+  int available = 0;
+  if (ioctl(fd, FIONREAD, &available) != 0) return false;
+  return length <= kInlineAnswerBytes &&
+         static_cast<uint64_t>(available) >= sizeof(head) + length;
+}
+
 void BulkClient::WatchLoop() {
+  epoll_event events[64];
   for (;;) {
-    std::vector<pollfd> fds;
-    absl::Time next = absl::InfiniteFuture();
+    int timeout_ms = -1;
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
-      fds.push_back({wake_fd_, POLLIN, 0});
-      for (const Waiting& w : waiting_) {
-        fds.push_back({w.fd, POLLIN, 0});
-        next = std::min(next, w.deadline);
+      if (!waiting_.empty()) {
+        absl::Time next = absl::Now() + kWatchTick;
+        for (const auto& [fd, w] : waiting_) next = std::min(next, w.deadline);
+        timeout_ms = static_cast<int>(std::clamp<int64_t>(
+            absl::ToInt64Milliseconds(next - absl::Now()) + 1, 0,
+            absl::ToInt64Milliseconds(kWatchTick)));
       }
     }
-    int timeout_ms = -1;
-    if (next != absl::InfiniteFuture()) {
-      timeout_ms = static_cast<int>(std::clamp<int64_t>(
-          absl::ToInt64Milliseconds(next - absl::Now()) + 1, 0, 60 * 1000));
-    }
-    if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) {
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    if (fds[0].revents != 0) {
-      uint64_t drained;
-      (void)!read(wake_fd_, &drained, sizeof(drained));
-    }
+    const int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
+    if (n < 0 && errno != EINTR) absl::SleepFor(absl::Milliseconds(10));
     std::vector<Waiting> ready, expired;
     {
       absl::MutexLock lock(&mu_);
+      for (int i = 0; i < n; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == wake_fd_) {
+          uint64_t drained;
+          (void)!read(wake_fd_, &drained, sizeof(drained));
+          continue;
+        }
+        auto it = waiting_.find(fd);
+        if (it == waiting_.end()) continue;
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);  // the fd may go back to the pool
+        ready.push_back(std::move(it->second));
+        waiting_.erase(it);
+      }
       const absl::Time now = absl::Now();
       for (auto it = waiting_.begin(); it != waiting_.end();) {
-        const auto polled = std::find_if(fds.begin() + 1, fds.end(),
-                                         [&](const pollfd& p) { return p.fd == it->fd; });
-        if (polled != fds.end() && polled->revents != 0) {
-          ready.push_back(std::move(*it));
-        } else if (it->deadline <= now) {
-          expired.push_back(std::move(*it));
-        } else {
+        if (it->second.deadline > now) {
           ++it;
           continue;
         }
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
+        expired.push_back(std::move(it->second));
         it = waiting_.erase(it);
       }
     }
     for (Waiting& w : expired) {
       close(w.fd);
-      w.done(errors::DeadlineExceeded("RecvBuf of '", w.key, "' from the bulk port ", host_, ":",
-                                      w.port, ": no answer before the deadline"),
-             Fallback::kNone);
+      w.Finish(errors::DeadlineExceeded(w.what, " from the bulk port ", host_, ":", w.port,
+                                        ": no answer before the deadline"),
+               Fallback::kNone);
     }
-    // Answers are read on the pool: a slow one must not hold up the others.
+    // Small answers that are all here are read at once; the others on the
+    // pool, so that a slow one does not hold up the rest.
     ThreadPool* pool;
     {
       absl::MutexLock lock(&mu_);
       pool = pool_.get();  // reset only after this thread has left
     }
     for (Waiting& w : ready) {
-      pool->Schedule([this, w = std::move(w)]() mutable { ReadAnswer(std::move(w)); });
+      if (AnswerIsHere(w.fd)) {
+        ReadAnswer(std::move(w));
+      } else {
+        pool->Schedule([this, w = std::move(w)]() mutable { ReadAnswer(std::move(w)); });
+      }
     }
   }
   FailWaiting();
 }
 
 void BulkClient::ReadAnswer(Waiting w) {
-  const std::string where = absl::StrCat("bulk port ", host_, ":", w.port);
-  const std::string what = absl::StrCat("RecvBuf of '", w.key, "' from the ", where);
+  const std::string what = absl::StrCat(w.what, " from the bulk port ", host_, ":", w.port);
   auto broken = [&](absl::string_view reading) {
     return Broken(w.fd, absl::StrCat(what, ": ", reading));
   };
@@ -714,43 +998,67 @@ void BulkClient::ReadAnswer(Waiting w) {
     if (errno == 0 || errno == ECONNRESET) {  // hung up unanswered: at its limit, or stopping
       close(w.fd);
       if (w.pooled) DropIdle(w.port);
-      return w.done(errors::Unavailable(what, ": the server hung up before answering"),
-                    Fallback::kOverGrpc);
+      return w.Finish(errors::Unavailable(what, ": the server hung up before answering"),
+                      Fallback::kOverGrpc);
     }
-    return w.done(broken("waiting for the answer"), Fallback::kNone);
+    return w.Finish(broken("waiting for the answer"), Fallback::kNone);
   }
   if (static_cast<uint8_t>(kind) == kErrorAnswer) {
     char fixed[8];
     if (ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
-      return w.done(broken("reading the error"), Fallback::kNone);
+      return w.Finish(broken("reading the error"), Fallback::kNone);
     }
-    const uint64_t code = GetLength(fixed, 4), length = GetLength(fixed + 4, 4);
-    if (length > (1 << 16)) {
+    const uint64_t length = GetLength(fixed + 4, 4);
+    if (length > kMaxErrorBytes) {
       close(w.fd);
-      return w.done(errors::DataLoss(what, ": an error message of ", length, " bytes"),
-                    Fallback::kNone);
+      return w.Finish(errors::DataLoss(what, ": an error answer of ", length, " bytes"),
+                      Fallback::kNone);
     }
-    std::string message(length, '\0');
-    if (ReadFull(w.fd, message.data(), message.size(), w.deadline) != message.size()) {
-      return w.done(broken("reading the error"), Fallback::kNone);
+    std::string body(length, '\0');
+    if (ReadFull(w.fd, body.data(), body.size(), w.deadline) != body.size()) {
+      return w.Finish(broken("reading the error"), Fallback::kNone);
     }
-    const absl::StatusCode status_code =
-        code == 0 || code > 16 ? absl::StatusCode::kUnknown : static_cast<absl::StatusCode>(code);
-    if (status_code == absl::StatusCode::kUnauthenticated) {
-      close(w.fd);  // the server hangs up after a refused token
+    const absl::Status error = ParseError(GetLength(fixed, 4), body, what);
+    const absl::StatusCode status_code = error.code();
+    // The server hangs up after refusing a request unread (a wrong token, an
+    // unknown method, a request too large).
+    const bool refused = status_code == absl::StatusCode::kUnauthenticated ||
+                         (w.call_done && (status_code == absl::StatusCode::kUnimplemented ||
+                                          status_code == absl::StatusCode::kResourceExhausted));
+    if (refused || absl::IsDataLoss(error)) {
+      close(w.fd);
     } else {
       Release(w.port, w.fd);
     }
-    // A server without RecvBuf on its port (another version): gRPC has it.
+    // A server without the handler on its port (another version): gRPC has it.
     const Fallback fallback = status_code == absl::StatusCode::kUnimplemented
                                   ? Fallback::kOverGrpc
                                   : Fallback::kNone;
-    return w.done(absl::Status(status_code, message), fallback);
+    return w.Finish(error, fallback);
+  }
+  if (w.call_done) {
+    char fixed[8];
+    if (static_cast<uint8_t>(kind) != kBytesAnswer ||
+        ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
+      return w.Finish(broken("reading the answer"), Fallback::kNone);
+    }
+    const uint64_t length = GetLength(fixed);
+    if (length > kMaxAnswerBytes) {
+      close(w.fd);
+      return w.Finish(errors::DataLoss(what, ": an answer of ", length, " bytes"),
+                      Fallback::kNone);
+    }
+    std::string answer(length, '\0');
+    if (ReadFull(w.fd, answer.data(), answer.size(), w.deadline) != answer.size()) {
+      return w.Finish(broken("reading the answer"), Fallback::kNone);
+    }
+    Release(w.port, w.fd);
+    return w.Finish(absl::OkStatus(), Fallback::kNone, std::move(answer));
   }
   char fixed[8];
   if (static_cast<uint8_t>(kind) != kTensorAnswer ||
       ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
-    return w.done(broken("reading the answer"), Fallback::kNone);
+    return w.Finish(broken("reading the answer"), Fallback::kNone);
   }
   const DataType dtype = static_cast<DataType>(GetLength(fixed, 4));
   const uint64_t rank = GetLength(fixed + 4, 4);
@@ -758,7 +1066,7 @@ void BulkClient::ReadAnswer(Waiting w) {
   std::vector<char> packed(dims.size() * 8 + 8);
   if (rank > kMaxRank ||
       ReadFull(w.fd, packed.data(), packed.size(), w.deadline) != packed.size()) {
-    return w.done(broken("reading the answer"), Fallback::kNone);
+    return w.Finish(broken("reading the answer"), Fallback::kNone);
   }
   for (size_t d = 0; d < dims.size(); ++d) {
     dims[d] = static_cast<int64_t>(GetLength(packed.data() + 8 * d));
@@ -787,20 +1095,20 @@ void BulkClient::ReadAnswer(Waiting w) {
   }
   if (!bad.ok()) {
     close(w.fd);
-    return w.done(bad, Fallback::kNone);
+    return w.Finish(bad, Fallback::kNone);
   }
   absl::StatusOr<Tensor> tensor =
       given ? absl::StatusOr<Tensor>(w.into->Reshaped(*shape)) : Tensor::Allocate(dtype, *shape);
   if (!tensor.ok()) {
     close(w.fd);
-    return w.done(WithContext(tensor.status(), what), Fallback::kNone);
+    return w.Finish(WithContext(tensor.status(), what), Fallback::kNone);
   }
   if (ReadFull(w.fd, static_cast<char*>(tensor->raw_data()), length, w.deadline) != length) {
-    return w.done(broken("reading the chunk"), Fallback::kNone);
+    return w.Finish(broken("reading the chunk"), Fallback::kNone);
   }
   Release(w.port, w.fd);
   *w.out = *std::move(tensor);
-  w.done(absl::OkStatus(), Fallback::kNone);
+  w.Finish(absl::OkStatus(), Fallback::kNone);
 }
 
 void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
@@ -819,17 +1127,31 @@ void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
   });
 }
 
-int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status) {
-  {
-    absl::MutexLock lock(&mu_);
-    std::vector<int>& idle = idle_[port];
-    *pooled = !idle.empty();
-    if (*pooled) {
-      const int fd = idle.back();
+int BulkClient::TakeIdle(int port) {
+  for (;;) {
+    int fd;
+    {
+      absl::MutexLock lock(&mu_);
+      std::vector<int>& idle = idle_[port];
+      if (idle.empty()) return -1;
+      fd = idle.back();
       idle.pop_back();
-      return fd;
     }
+    // Readable while idle means closed by the server (its idle timeout, a
+    // refusal, a restart): try the next one.
+    pollfd p{fd, POLLIN | POLLRDHUP, 0};
+    if (poll(&p, 1, 0) == 0) return fd;
+    close(fd);
   }
+}
+
+int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status,
+                        Fallback* fallback) {
+  if (const int fd = TakeIdle(port); fd >= 0) {
+    *pooled = true;
+    return fd;
+  }
+  *pooled = false;
   const std::string where = absl::StrCat(host_, ":", port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -839,9 +1161,11 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
       rc != 0) {
     *status = errors::Unavailable("cannot resolve the bulk port's host ", where, ": ",
                                   gai_strerror(rc));
+    *fallback = Fallback::kPortUnreachable;
     return -1;
   }
   std::string why = "no address";
+  bool refused = false;
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                           a->ai_protocol);
@@ -865,6 +1189,7 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
           freeaddrinfo(found);
           *status = errors::DeadlineExceeded("the deadline passed connecting to the bulk port ",
                                              where);
+          *fallback = Fallback::kNone;
           return -1;
         } else {
           error = ETIMEDOUT;
@@ -875,14 +1200,17 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
       const int flags = fcntl(fd, F_GETFL);
       fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
       NoDelay(fd);
+      KeepAlive(fd);
       freeaddrinfo(found);
       return fd;
     }
     why = std::strerror(error);
+    refused = error == ECONNREFUSED;
     close(fd);
   }
   freeaddrinfo(found);
   *status = errors::Unavailable("cannot connect to the bulk port ", where, ": ", why);
+  *fallback = refused ? Fallback::kPortRefused : Fallback::kPortUnreachable;
   return -1;
 }
 
@@ -924,11 +1252,8 @@ absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_
     }
     bool pooled = false;
     absl::Status status;
-    const int fd = Connect(port, deadline, &pooled, &status);
-    if (fd < 0) {
-      if (status.code() == absl::StatusCode::kUnavailable) *fallback = Fallback::kPortUnreachable;
-      return status;
-    }
+    const int fd = Connect(port, deadline, &pooled, &status, fallback);
+    if (fd < 0) return status;
     SetTimeout(fd, SO_SNDTIMEO, deadline - absl::Now());
     iovec iov{request, kRequestBytes};
     char header[kHeaderBytes];

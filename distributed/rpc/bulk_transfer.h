@@ -23,7 +23,10 @@
 // Collective chunks can also be asked for on the port directly
 // (BulkClient::RecvBufAsync, BulkServer::ServeRecvBuf): the request carries
 // the cluster's token and the server waits for the chunk, saving the gRPC
-// round trip of every ring step.
+// round trip of every ring step. So can whole calls, bytes in and bytes out
+// (BulkClient::CallAsync, BulkServer::ServeCall): the worker service serves
+// RunGraph there, so a step's partitions start with a plain TCP round trip
+// instead of a gRPC call.
 //
 // The bytes travel unencrypted: servers and clients using TLS open no bulk
 // port and use none. A connection carries one request at a time and goes
@@ -61,6 +64,11 @@ constexpr size_t kBulkMinBytes = size_t{1} << 20;
 // The bytes of a ticket id.
 constexpr size_t kBulkTicketBytes = 16;
 
+// The call the worker service serves RunGraph under on its bulk port
+// (GrpcWorkerService, GrpcRemoteWorker): a serialized RunGraphRequest in, a
+// RunGraphResponse out.
+inline constexpr char kBulkRunGraph[] = "RunGraph";
+
 // Whether `tensor` can travel by ticket: a plain-old-data dtype of at least
 // kBulkMinBytes (string and resource tensors are C++ objects, not bytes).
 bool WantsBulk(const Tensor& tensor);
@@ -73,6 +81,14 @@ class BulkServer {
     absl::Duration ticket_ttl = absl::Seconds(60);
     // Connections beyond this are closed as soon as they are accepted.
     int max_connections = 1024;
+    // When not empty, every direct RecvBuf and call must carry this token
+    // (compared in constant time) or is Unauthenticated, and the server hangs
+    // up. Tickets need none: they are handed out only in authenticated
+    // answers.
+    std::string token;
+    // A call's request beyond this is ResourceExhausted (and the server
+    // hangs up rather than read it).
+    size_t max_call_bytes = size_t{1} << 30;
   };
 
   // Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on a port the kernel
@@ -98,12 +114,20 @@ class BulkServer {
   std::optional<Tensor> Take(absl::string_view id);
 
   // Direct RecvBuf requests (BulkClient::RecvBufAsync): `fn` fetches a
-  // collective chunk by key, as WorkerInterface::RecvBufAsync does; with a
-  // non-empty `token`, a request must carry it or is Unauthenticated. Call
-  // before peers can know the port (Server does, as it starts).
+  // collective chunk by key, as WorkerInterface::RecvBufAsync does. Call
+  // before peers can know the port (the worker service does, as the server
+  // starts).
   using RecvBufFn = std::function<void(const std::string& key, absl::Time deadline, Tensor* out,
                                        StatusCallback done)>;
-  void ServeRecvBuf(std::string token, RecvBufFn fn);
+  void ServeRecvBuf(RecvBufFn fn);
+  // Calls of `method` (BulkClient::CallAsync): `fn` gets the request's bytes
+  // and the caller's deadline and answers with bytes or a status, from any
+  // thread. The server waits for the answer until a little past the
+  // deadline, or until Stop (Aborted). A method nobody serves is
+  // Unimplemented.
+  using CallDone = std::function<void(absl::Status status, std::string answer)>;
+  using CallFn = std::function<void(std::string request, absl::Time deadline, CallDone done)>;
+  void ServeCall(const std::string& method, CallFn fn);
 
   // Refuses new connections; tickets and open connections stay. (Lets a
   // test see what a client does when the port cannot be reached.)
@@ -112,8 +136,10 @@ class BulkServer {
   // client) and drops all tickets. Returns once no thread of ours runs.
   void Stop();
 
-  // How many tickets were taken over the bulk port (for tests and stats).
+  // How many tickets were taken, and calls served, over the bulk port (for
+  // tests and stats).
   int64_t fetches() const;
+  int64_t calls() const;
 
  private:
   // What the server's threads share. They hold it by shared_ptr, so that a
@@ -139,13 +165,16 @@ class BulkClient {
   // What a failed fetch leaves to do.
   enum class Fallback {
     kNone,  // the status is final
-    // The ticket was not taken (the server was at its connection limit or
-    // stopping): its bytes can still be asked for over gRPC
-    // (RecvTensorRequest.bulk_ticket).
+    // The ticket was not taken, or the request not served (the server was
+    // at its connection limit or stopping): its bytes can still be asked
+    // for over gRPC (RecvTensorRequest.bulk_ticket), the request sent there.
     kOverGrpc,
     // As kOverGrpc, and the port cannot be reached at all (connect failed):
     // better not to ask this server for tickets again.
     kPortUnreachable,
+    // As kOverGrpc, and nothing listens on the port (connection refused):
+    // the server may have restarted on another port.
+    kPortRefused,
   };
   // Reads the `bytes` bytes of ticket `id` from `port` into `dst`. Statuses:
   //   Unavailable      the port cannot be reached or the connection broke
@@ -175,40 +204,75 @@ class BulkClient {
   void RecvBufAsync(int port, const std::string& token, const std::string& key,
                     absl::Time deadline, const Tensor* into, Tensor* out, FetchCallback done);
 
+  // Calls `method` on the server at `port` (BulkServer::ServeCall) with
+  // `request`'s bytes; `done(OK, answer, kNone)` with the answer's bytes, or
+  // the server's status (Unimplemented with kOverGrpc when it serves no such
+  // method), or Unavailable/DeadlineExceeded/Unauthenticated as for
+  // RecvBufAsync. `deadline` bounds every wait; the server learns it too.
+  // The request goes out on the caller's thread when a pooled connection
+  // takes it at once, and a small answer is read and `done` run on the
+  // watcher thread: `done` must not block.
+  using CallCallback = std::function<void(absl::Status status, std::string answer,
+                                          Fallback fallback)>;
+  void CallAsync(int port, const std::string& token, const std::string& method,
+                 std::string request, absl::Time deadline, CallCallback done);
+
  private:
   // A connected socket to `port`, pooled (`*pooled`) or new; -1 with
-  // `*status` set (Unavailable, or DeadlineExceeded).
-  int Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status);
+  // `*status` set (Unavailable, or DeadlineExceeded) and `*fallback`.
+  int Connect(int port, absl::Time deadline, bool* pooled, absl::Status* status,
+              Fallback* fallback);
+  // A pooled connection to `port` that the server has not closed, or -1.
+  int TakeIdle(int port);
   void Release(int port, int fd);
   // Closes the idle connections to `port` (after one proved stale).
   void DropIdle(int port);
+  // Makes the pool, the eventfd and the watcher on first use; Unavailable
+  // when one cannot be made.
+  absl::Status StartWatching() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // A RecvBuf sent and waiting for its answer.
+  // A direct RecvBuf or a call, sent and waiting for its answer.
   struct Waiting {
-    int fd;
-    int port;
+    int fd = -1;
+    int port = 0;
     absl::Time deadline;
-    const Tensor* into;
-    Tensor* out;
-    FetchCallback done;
-    std::string key;
+    std::string what;  // "RecvBuf of 'k'", "RunGraph call": for errors
     bool pooled = false;
+    // A RecvBuf: where its chunk goes, and its callback.
+    const Tensor* into = nullptr;
+    Tensor* out = nullptr;
+    FetchCallback done;
+    // A call: its callback (set instead of `done`).
+    CallCallback call_done;
+    // Runs the callback once.
+    void Finish(absl::Status status, Fallback fallback, std::string answer = "");
   };
+  // Sends `request` (from byte `sent` on) and hands `w` to the watcher: on
+  // this thread when a pooled connection takes all of it at once, else
+  // (connecting, or a large request) on the pool.
+  void Send(Waiting w, std::string request);
+  void SendOnPool(Waiting w, std::string request, size_t sent);
+  // Registers the sent request with the watcher.
+  void Watch(Waiting w);
   void WatchLoop();
   // Fails every waiting request with Cancelled (the client is closing).
   void FailWaiting();
   // Reads the answer on `w.fd` (readable) and completes `w`.
   void ReadAnswer(Waiting w);
+  // Whether the whole answer on `fd` has arrived and is small: then the
+  // watcher reads it itself instead of handing it to the pool.
+  static bool AnswerIsHere(int fd);
   void Wake();
 
   const std::string host_;
   absl::Mutex mu_;
   std::map<int, std::vector<int>> idle_ ABSL_GUARDED_BY(mu_);  // by port
   std::unique_ptr<ThreadPool> pool_ ABSL_GUARDED_BY(mu_);      // made on first use
-  std::vector<Waiting> waiting_ ABSL_GUARDED_BY(mu_);
+  std::map<int, Waiting> waiting_ ABSL_GUARDED_BY(mu_);        // by fd
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  int wake_fd_ = -1;     // an eventfd; set under mu_ on first use
-  std::thread watcher_;  // started on the first RecvBufAsync
+  int wake_fd_ = -1;   // an eventfd; set under mu_ on first use
+  int epoll_fd_ = -1;  // the watcher's; set under mu_ on first use
+  std::thread watcher_;  // started on the first RecvBufAsync or CallAsync
 };
 
 // The host part of "host:port" or "[v6]:port" (brackets removed).

@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
@@ -152,7 +155,8 @@ TEST(BulkTransferTest, UnreachablePortIsUnavailableAndKeepsTheTicket) {
   const absl::Status s =
       client.Fetch(server->port(), id, got.data(), got.size(), Soon(), &fallback);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
-  EXPECT_EQ(fallback, BulkClient::Fallback::kPortUnreachable);
+  // Nothing listens: refused, which says the server may have moved.
+  EXPECT_EQ(fallback, BulkClient::Fallback::kPortRefused);
   EXPECT_NE(s.message().find(absl::StrCat("127.0.0.1:", server->port())), std::string::npos) << s;
   EXPECT_TRUE(server->Take(id).has_value());  // so gRPC can still carry the bytes
 }
@@ -349,7 +353,7 @@ class ChunkSource {
 TEST(BulkRecvBufTest, ChunkLandsInTheGivenBufferWhenItIsReady) {
   auto server = StartServer();
   ChunkSource source;
-  server->ServeRecvBuf("", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   BulkClient client("127.0.0.1");
   const Tensor into(DT_FLOAT, TensorShape({1 << 18}));
   Tensor out;
@@ -369,7 +373,7 @@ TEST(BulkRecvBufTest, ChunkLandsInTheGivenBufferWhenItIsReady) {
 TEST(BulkRecvBufTest, TheWorkersErrorCrossesWithItsCodeAndMessage) {
   auto server = StartServer();
   ChunkSource source;
-  server->ServeRecvBuf("", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   source.Release("k", errors::Aborted("step 7 was cancelled"));
   BulkClient client("127.0.0.1");
   Tensor out;
@@ -380,9 +384,11 @@ TEST(BulkRecvBufTest, TheWorkersErrorCrossesWithItsCodeAndMessage) {
 }
 
 TEST(BulkRecvBufTest, TokenIsRequiredWhenTheServerHasOne) {
-  auto server = StartServer();
+  BulkServer::Options options;
+  options.token = "secret";
+  auto server = StartServer(options);
   ChunkSource source;
-  server->ServeRecvBuf("secret", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   source.Release("k", Ramp(4));
   BulkClient client("127.0.0.1");
   for (const std::string token : {"", "guess", "secret"}) {
@@ -400,7 +406,7 @@ TEST(BulkRecvBufTest, TokenIsRequiredWhenTheServerHasOne) {
 TEST(BulkRecvBufTest, ChunkThatNeverComesIsDeadlineExceeded) {
   auto server = StartServer();
   ChunkSource source;
-  server->ServeRecvBuf("", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   BulkClient client("127.0.0.1");
   Tensor out;
   const auto result =
@@ -412,7 +418,7 @@ TEST(BulkRecvBufTest, ChunkThatNeverComesIsDeadlineExceeded) {
 TEST(BulkRecvBufTest, StoppingTheServerEndsAWaitingRequest) {
   auto server = StartServer();
   ChunkSource source;
-  server->ServeRecvBuf("", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   BulkClient client("127.0.0.1");
   Tensor out;
   RecvBufResult result;
@@ -432,7 +438,7 @@ TEST(BulkRecvBufTest, UnreachablePortFallsBack) {
   Tensor out;
   const auto result = Ask(client, server->port(), "k", &out, nullptr);
   EXPECT_EQ(result->status.code(), absl::StatusCode::kUnavailable) << result->status;
-  EXPECT_EQ(result->fallback, BulkClient::Fallback::kPortUnreachable);
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kPortRefused);
 }
 
 TEST(BulkRecvBufTest, ManyWaitingRequestsAnsweredInAnyOrder) {
@@ -440,7 +446,7 @@ TEST(BulkRecvBufTest, ManyWaitingRequestsAnsweredInAnyOrder) {
   // answered first: nothing may hold a thread while it waits.
   auto server = StartServer();
   ChunkSource source;
-  server->ServeRecvBuf("", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   BulkClient client("127.0.0.1");
   constexpr int kRequests = 24;
   std::vector<Tensor> out(kRequests);
@@ -467,7 +473,7 @@ namespace {
 TEST(BulkRecvBufTest, AnswerOfAnotherSizeThanTheGivenBufferIsDataLoss) {
   auto server = StartServer();
   ChunkSource source;
-  server->ServeRecvBuf("", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   source.Release("k", Ramp(100));
   BulkClient client("127.0.0.1");
   const Tensor into(DT_FLOAT, TensorShape({99}));
@@ -488,7 +494,7 @@ TEST(BulkRecvBufTest, PortWithoutRecvBufSendsTheRequestOverGrpc) {
 TEST(BulkRecvBufTest, ClientDestroyedWhileRequestsWaitCancelsThem) {
   auto server = StartServer();
   ChunkSource source;
-  server->ServeRecvBuf("", source.Fn());
+  server->ServeRecvBuf(source.Fn());
   std::vector<std::unique_ptr<RecvBufResult>> results;
   std::vector<Tensor> out(4);
   {
@@ -504,6 +510,240 @@ TEST(BulkRecvBufTest, ClientDestroyedWhileRequestsWaitCancelsThem) {
     ASSERT_TRUE(r->done.HasBeenNotified());  // before the destructor returned
     EXPECT_EQ(r->status.code(), absl::StatusCode::kCancelled) << r->status;
   }
+}
+
+}  // namespace
+}  // namespace tensorgrid
+
+// ---- calls ---------------------------------------------------------------------
+
+namespace tensorgrid {
+namespace {
+
+// Waits (bounded) for CallAsync's callback.
+struct CallResult {
+  absl::Notification done;
+  absl::Status status;
+  std::string answer;
+  BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
+  BulkClient::CallCallback Callback() {
+    return [this](absl::Status s, std::string a, BulkClient::Fallback f) {
+      status = std::move(s);
+      answer = std::move(a);
+      fallback = f;
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(30)); }
+};
+
+std::unique_ptr<CallResult> Call(BulkClient& client, int port, const std::string& method,
+                                 std::string request, const std::string& token = "",
+                                 absl::Time deadline = Soon()) {
+  auto result = std::make_unique<CallResult>();
+  client.CallAsync(port, token, method, std::move(request), deadline, result->Callback());
+  EXPECT_TRUE(result->Wait());
+  return result;
+}
+
+// Answers "Reverse" calls with the request reversed, at once.
+void ServeReverse(BulkServer& server) {
+  server.ServeCall("Reverse", [](std::string request, absl::Time, BulkServer::CallDone done) {
+    done(absl::OkStatus(), std::string(request.rbegin(), request.rend()));
+  });
+}
+
+TEST(BulkCallTest, AnswersComeBackAndConnectionsAreReused) {
+  auto server = StartServer();
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  for (int i = 0; i < 20; ++i) {
+    const std::string request = absl::StrCat("abc", i);
+    const auto result = Call(client, server->port(), "Reverse", request);
+    ASSERT_TRUE(result->status.ok()) << result->status;
+    EXPECT_EQ(result->answer, std::string(request.rbegin(), request.rend()));
+  }
+  EXPECT_EQ(server->calls(), 20);
+  // An empty request and an empty answer are fine too.
+  EXPECT_TRUE(Call(client, server->port(), "Reverse", "")->status.ok());
+}
+
+TEST(BulkCallTest, LargeRequestsAndAnswersArriveIntact) {
+  auto server = StartServer();
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  std::string request(6 << 20, '\0');  // past both the inline send and the inline read
+  for (size_t i = 0; i < request.size(); ++i) request[i] = static_cast<char>(i * 7 % 251);
+  const auto result = Call(client, server->port(), "Reverse", request);
+  ASSERT_TRUE(result->status.ok()) << result->status;
+  EXPECT_EQ(result->answer, std::string(request.rbegin(), request.rend()));
+}
+
+TEST(BulkCallTest, HandlerErrorsCrossWithCodeMessageAndPayload) {
+  auto server = StartServer();
+  server->ServeCall("Fail", [](std::string, absl::Time, BulkServer::CallDone done) {
+    absl::Status s = errors::Aborted("step 7 was aborted on task 1");
+    s.SetPayload("type.tensorgrid/derived", absl::Cord("yes"));
+    done(s, "");
+  });
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  const auto result = Call(client, server->port(), "Fail", "x");
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kAborted) << result->status;
+  EXPECT_EQ(result->status.message(), "step 7 was aborted on task 1");
+  EXPECT_EQ(result->status.GetPayload("type.tensorgrid/derived"), absl::Cord("yes"));
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
+  // The connection goes on serving.
+  EXPECT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());
+}
+
+TEST(BulkCallTest, UnknownMethodIsUnimplementedAndGoesOverGrpc) {
+  auto server = StartServer();
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  const auto result = Call(client, server->port(), "Nope", "x");
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnimplemented) << result->status;
+  EXPECT_NE(result->status.message().find("Nope"), std::string::npos) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kOverGrpc);
+  EXPECT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());
+}
+
+TEST(BulkCallTest, TokenIsRequiredWhenTheServerHasOne) {
+  BulkServer::Options options;
+  options.token = "secret";
+  auto server = StartServer(options);
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  for (const std::string token : {"", "guess", "secret"}) {
+    const auto result = Call(client, server->port(), "Reverse", "ab", token);
+    if (token == "secret") {
+      ASSERT_TRUE(result->status.ok()) << result->status;
+      EXPECT_EQ(result->answer, "ba");
+    } else {
+      EXPECT_EQ(result->status.code(), absl::StatusCode::kUnauthenticated) << result->status;
+      EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
+    }
+  }
+  EXPECT_EQ(server->calls(), 1);
+}
+
+TEST(BulkCallTest, RequestOverTheLimitIsResourceExhaustedUnread) {
+  BulkServer::Options options;
+  options.max_call_bytes = 1000;
+  auto server = StartServer(options);
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  const auto result = Call(client, server->port(), "Reverse", std::string(1001, 'x'));
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kResourceExhausted) << result->status;
+  EXPECT_NE(result->status.message().find("1001"), std::string::npos) << result->status;
+  EXPECT_EQ(server->calls(), 0);
+  EXPECT_TRUE(Call(client, server->port(), "Reverse", std::string(1000, 'x'))->status.ok());
+}
+
+TEST(BulkCallTest, UnansweredCallIsDeadlineExceeded) {
+  auto server = StartServer();
+  server->ServeCall("Never", [](std::string, absl::Time, BulkServer::CallDone) {});
+  BulkClient client("127.0.0.1");
+  const auto result =
+      Call(client, server->port(), "Never", "x", "", absl::Now() + absl::Milliseconds(200));
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kDeadlineExceeded) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkCallTest, ServerStoppingWhileACallWaitsEndsIt) {
+  auto server = StartServer();
+  absl::Notification asked;
+  server->ServeCall("Never", [&](std::string, absl::Time, BulkServer::CallDone) {
+    asked.Notify();
+  });
+  BulkClient client("127.0.0.1");
+  CallResult result;
+  client.CallAsync(server->port(), "", "Never", "x", Soon(), result.Callback());
+  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  server->Stop();  // returns within ~100 ms: the waiting thread gives up
+  ASSERT_TRUE(result.Wait());
+  EXPECT_FALSE(result.status.ok());
+  EXPECT_TRUE(absl::IsAborted(result.status) || absl::IsUnavailable(result.status))
+      << result.status;
+}
+
+TEST(BulkCallTest, StoppedServerIsRefusedNotAHang) {
+  auto server = StartServer();
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  ASSERT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());  // pools a connection
+  server->Stop();
+  // The pooled connection is seen to be closed; a new one is refused.
+  const auto result = Call(client, server->port(), "Reverse", "ab");
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnavailable) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kPortRefused);
+}
+
+TEST(BulkCallTest, UnresolvableHostIsUnreachable) {
+  BulkClient client("no-such-host.invalid");
+  const auto result = Call(client, 1, "Reverse", "ab");
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnavailable) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kPortUnreachable);
+}
+
+TEST(BulkCallTest, ManyWaitingCallsAnsweredInAnyOrder) {
+  auto server = StartServer();
+  absl::Mutex mu;
+  std::map<std::string, BulkServer::CallDone> held;
+  server->ServeCall("Hold", [&](std::string request, absl::Time, BulkServer::CallDone done) {
+    absl::MutexLock lock(&mu);
+    held[request] = std::move(done);
+  });
+  BulkClient client("127.0.0.1");
+  constexpr int kCalls = 24;
+  std::vector<std::unique_ptr<CallResult>> results;
+  for (int i = 0; i < kCalls; ++i) {
+    results.push_back(std::make_unique<CallResult>());
+    client.CallAsync(server->port(), "", "Hold", absl::StrCat(i), Soon(),
+                     results.back()->Callback());
+  }
+  const absl::Time until = absl::Now() + absl::Seconds(20);
+  for (;;) {
+    absl::MutexLock lock(&mu);
+    if (held.size() == kCalls || absl::Now() > until) break;
+    mu.AwaitWithTimeout(absl::Condition(+[](std::map<std::string, BulkServer::CallDone>* h) {
+                          return h->size() == kCalls;
+                        }, &held),
+                        absl::Milliseconds(50));
+  }
+  std::map<std::string, BulkServer::CallDone> answer;
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_EQ(held.size(), static_cast<size_t>(kCalls));
+    answer.swap(held);
+  }
+  for (auto it = answer.rbegin(); it != answer.rend(); ++it) it->second(absl::OkStatus(), it->first);
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(results[i]->Wait()) << i;
+    ASSERT_TRUE(results[i]->status.ok()) << i << ": " << results[i]->status;
+    EXPECT_EQ(results[i]->answer, absl::StrCat(i));
+  }
+}
+
+TEST(BulkCallTest, GarbageCallHeaderIsDroppedAndTheServerKeepsServing) {
+  auto server = StartServer();
+  ServeReverse(*server);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(server->port());
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  // "TGBC" with a method name of 2^32 - 1 bytes.
+  const std::string garbage = std::string("TGBC") + std::string(4, '\0') +
+                              std::string(4, '\xff') + std::string(16, '\0');
+  ASSERT_EQ(send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(garbage.size()));
+  char byte;
+  EXPECT_EQ(recv(fd, &byte, 1, 0), 0);  // hung up without an answer
+  close(fd);
+  BulkClient client("127.0.0.1");
+  EXPECT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());
 }
 
 }  // namespace

@@ -128,8 +128,12 @@ void GrpcRemoteWorker::ReceiveTensor(
         if (fallback == BulkClient::Fallback::kNone) {
           return done(WithContext(s, absl::StrCat(method, " on ", peer_, ", port ", port)));
         }
-        // The ticket is still there: its bytes over gRPC.
-        if (fallback == BulkClient::Fallback::kPortUnreachable) MarkBulkUnreachable(s);
+        // The ticket is still there: its bytes over gRPC. The peer has just
+        // answered over gRPC, so a refused connection is a firewall too.
+        if (fallback == BulkClient::Fallback::kPortUnreachable ||
+            fallback == BulkClient::Fallback::kPortRefused) {
+          MarkBulkUnreachable(s);
+        }
         ask_inline(std::move(id), std::move(done));
       });
 }
@@ -140,6 +144,10 @@ void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback 
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
         absl::Status s = Finish("GetStatus", status);
+        if (s.ok() && call->response.bulk_port() > 0) {
+          // RunGraph and RecvBuf may go straight to it from now on.
+          bulk_port_.store(call->response.bulk_port());
+        }
         if (s.ok()) {
           response->devices.clear();
           for (const DeviceAttributesProto& d : call->response.device_attributes()) {
@@ -185,37 +193,79 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
   const absl::Duration deadline = request.timeout_in_ms > 0
                                       ? absl::Milliseconds(request.timeout_in_ms) + absl::Seconds(2)
                                       : step_rpc_timeout_;
-  auto call = NewCall<RunGraphRequest, RunGraphResponse>(deadline, security_);
-  RunGraphRequest& wire = call->request;
-  wire.set_graph_handle(request.graph_handle);
-  wire.set_step_id(request.step_id);
-  wire.set_timeout_in_ms(request.timeout_in_ms);
-  wire.set_collect_step_stats(request.collect_step_stats);
+  auto wire = std::make_shared<RunGraphRequest>();
+  wire->set_graph_handle(request.graph_handle);
+  wire->set_step_id(request.step_id);
+  wire->set_timeout_in_ms(request.timeout_in_ms);
+  wire->set_collect_step_stats(request.collect_step_stats);
   for (size_t i = 0; i < request.feeds.size(); ++i) {
-    NamedTensorProto* named = wire.add_send();
+    NamedTensorProto* named = wire->add_send();
     named->set_name(std::to_string(i));
     TensorToProto(request.feeds[i], named->mutable_tensor());
   }
   // Past this, gRPC would fail inside its serialization with a bare Internal.
-  if (const size_t bytes = wire.ByteSizeLong(); bytes > max_message_bytes_) {
-    call.reset();  // before done: see Call
+  if (const size_t bytes = wire->ByteSizeLong(); bytes > max_message_bytes_) {
     done(errors::ResourceExhausted("RunGraph on ", peer_, ": ", request.feeds.size(),
                                    " feeds make a request of ", bytes, " bytes, over the limit of ",
                                    max_message_bytes_, " bytes for one gRPC message"));
     return;
   }
+  const int port = bulk_port_.load();
+  if (port == 0 || !AcceptBulk()) {
+    return RunGraphCall(std::move(wire), deadline, response, std::move(done));
+  }
+  // On the peer's bulk port: a plain TCP round trip instead of a gRPC call.
+  bulk_->CallAsync(
+      port, security_.auth_token, kBulkRunGraph, wire->SerializeAsString(),
+      absl::Now() + deadline,
+      [this, wire, deadline, response, port, done = std::move(done)](
+          absl::Status s, std::string answer, BulkClient::Fallback fallback) mutable {
+        if (fallback != BulkClient::Fallback::kNone) {  // not served: over gRPC
+          BulkNotServed(port, fallback, s);
+          return RunGraphCall(std::move(wire), deadline, response, std::move(done));
+        }
+        RunGraphResponse parsed;
+        if (s.ok() && !parsed.ParseFromString(answer)) {
+          s = errors::DataLoss("the answer is not a tensorgrid.RunGraphResponse");
+        }
+        done(FinishRunGraph(s, &parsed, response));
+      });
+}
+
+void GrpcRemoteWorker::RunGraphCall(std::shared_ptr<RunGraphRequest> wire,
+                                    absl::Duration deadline, RunGraphResult* response,
+                                    StatusCallback done) {
+  auto call = NewCall<RunGraphRequest, RunGraphResponse>(deadline, security_);
+  call->request = std::move(*wire);
   stub_->async()->RunGraph(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
-        absl::Status s = Finish("RunGraph", status);
-        if (s.ok()) {
-          s = WithContext(DecodeFetches(call->response.recv(), &response->fetches),
-                          absl::StrCat("RunGraph on ", peer_));
-        }
-        if (s.ok()) response->step_stats = std::move(*call->response.mutable_step_stats());
+        absl::Status s = FinishRunGraph(FromGrpcStatus(status), &call->response, response);
         call.reset();  // before done: see Call
         done(s);
       });
+}
+
+absl::Status GrpcRemoteWorker::FinishRunGraph(absl::Status s, RunGraphResponse* wire,
+                                              RunGraphResult* response) const {
+  const std::string what = absl::StrCat("RunGraph on ", peer_);
+  if (!s.ok()) return WithContext(s, what);
+  s = DecodeFetches(wire->recv(), &response->fetches);
+  if (!s.ok()) return WithContext(s, what);
+  response->step_stats = std::move(*wire->mutable_step_stats());
+  return absl::OkStatus();
+}
+
+void GrpcRemoteWorker::BulkNotServed(int port, BulkClient::Fallback fallback,
+                                     const absl::Status& why) {
+  if (fallback == BulkClient::Fallback::kPortUnreachable) {
+    MarkBulkUnreachable(why);
+  } else if (fallback == BulkClient::Fallback::kPortRefused) {
+    // Nothing listens there: the peer may have restarted on another port,
+    // which its next GetStatus or ticket names.
+    int known = port;
+    bulk_port_.compare_exchange_strong(known, 0);
+  }
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
@@ -340,7 +390,7 @@ void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline,
           if (!s.ok()) s = WithContext(s, absl::StrCat("RecvBuf of '", key, "' on ", peer_));
           return done(s);
         }
-        if (fallback == BulkClient::Fallback::kPortUnreachable) MarkBulkUnreachable(s);
+        BulkNotServed(port, fallback, s);
         RecvBufCall(key, deadline, "", tensor, std::move(done));
       });
 }

@@ -106,6 +106,15 @@ class GrpcRemoteWorker final : public WorkerInterface {
   bool AcceptBulk() const { return bulk_ != nullptr && !bulk_unreachable_.load(); }
   // Stops using the peer's bulk port, saying `why` once on stderr.
   void MarkBulkUnreachable(const absl::Status& why);
+  // After a request on bulk port `port` was not served: stops using the
+  // port (unreachable) or forgets it (refused) as `fallback` says.
+  void BulkNotServed(int port, BulkClient::Fallback fallback, const absl::Status& why);
+  // RunGraph over gRPC.
+  void RunGraphCall(std::shared_ptr<RunGraphRequest> wire, absl::Duration deadline,
+                    RunGraphResult* response, StatusCallback done);
+  // RunGraph's status `s` and answer `wire` into `response`, with context.
+  absl::Status FinishRunGraph(absl::Status s, RunGraphResponse* wire,
+                              RunGraphResult* response) const;
   // Completes a RecvTensor/RecvBuf call (`call` owns `response`; it is
   // released before `done` runs): the tensor inline (decoded into `into`'s
   // buffer when it fits; see DecodeRecvTensorResponse), or the ticket's
@@ -136,7 +145,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
   const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
   std::atomic<bool> bulk_unreachable_{false};
-  std::atomic<int> bulk_port_{0};  // the peer's, from its last ticket; 0: unknown
+  // The peer's, from its last GetStatus answer or ticket; 0: unknown.
+  std::atomic<int> bulk_port_{0};
 };
 
 }  // namespace tensorgrid

@@ -193,6 +193,7 @@ grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const Ge
     attributes->set_device_type(d.type);
     attributes->set_incarnation(d.incarnation);
   }
+  if (bulk_ != nullptr) response->set_bulk_port(bulk_->port());
   return grpc::Status::OK;
 }
 
@@ -230,39 +231,34 @@ grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
   return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
 }
 
-// On the callback API: the partition runs without a server thread waiting
-// for it, and the response goes out from whichever thread finishes it. Raw
-// bytes in and out, so that a request that does not parse is answered with
-// InvalidArgument by this handler (the generated callback handler would say
-// a bare Unimplemented).
-grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* context,
-                                                      const grpc::ByteBuffer* wire,
-                                                      grpc::ByteBuffer* wire_response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
+namespace {
+
+// Runs `request` on `worker`; `done` gets the response, or the failure
+// with its code (InvalidArgument for bad feeds, ResourceExhausted for
+// fetches too large for one message). Shared by gRPC's RunGraph and the
+// bulk port's.
+void RunGraphFromWire(WorkerInterface* worker, std::shared_ptr<const RunGraphRequest> request,
+                      std::function<void(absl::Status, RunGraphResponse*)> done) {
   struct Call {
-    RunGraphRequest request;
+    std::shared_ptr<const RunGraphRequest> request;
     RunGraphArgs args;
     RunGraphResult result;
   };
   auto call = std::make_shared<Call>();
-  if (!ParseFromByteBuffer(*wire, &call->request)) return NotAWorkerMessage(context, "RunGraph");
-  const RunGraphRequest& request = call->request;
-  absl::Status s = DecodeFeeds(request.send(), &call->args.feeds);
+  call->request = std::move(request);
+  const RunGraphRequest& r = *call->request;
+  absl::Status s = DecodeFeeds(r.send(), &call->args.feeds);
   if (!s.ok()) {
-    return FinishNow(context, ToGrpcStatus(WithContext(
-                                  s, absl::StrCat("RunGraph '", request.graph_handle(), "'"))));
+    done(WithContext(s, absl::StrCat("RunGraph '", r.graph_handle(), "'")), nullptr);
+    return;
   }
-  call->args.graph_handle = request.graph_handle();
-  call->args.step_id = request.step_id();
-  call->args.timeout_in_ms = request.timeout_in_ms();
-  call->args.collect_step_stats = request.collect_step_stats();
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  worker_->RunGraphAsync(call->args, &call->result, [reactor, wire_response,
-                                                     call](absl::Status s) {
+  call->args.graph_handle = r.graph_handle();
+  call->args.step_id = r.step_id();
+  call->args.timeout_in_ms = r.timeout_in_ms();
+  call->args.collect_step_stats = r.collect_step_stats();
+  worker->RunGraphAsync(call->args, &call->result, [call, done = std::move(done)](absl::Status s) {
     if (!s.ok()) {
-      reactor->Finish(ToGrpcStatus(s));
+      done(s, nullptr);
       return;
     }
     RunGraphResponse response;
@@ -276,14 +272,67 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContex
     // The fetches travel in this one message: past what gRPC can carry, say
     // so rather than fail inside gRPC's serialization with a bare Internal.
     if (const size_t bytes = response.ByteSizeLong(); bytes > kMaxGrpcMessageBytes) {
-      reactor->Finish(ToGrpcStatus(errors::ResourceExhausted(
-          "RunGraph '", call->request.graph_handle(), "' step ", call->request.step_id(), ": ",
-          fetches.size(), " fetches make a response of ", bytes, " bytes, over the limit of ",
-          kMaxGrpcMessageBytes, " bytes for one gRPC message")));
+      done(errors::ResourceExhausted("RunGraph '", call->request->graph_handle(), "' step ",
+                                     call->request->step_id(), ": ", fetches.size(),
+                                     " fetches make a response of ", bytes,
+                                     " bytes, over the limit of ", kMaxGrpcMessageBytes,
+                                     " bytes for one gRPC message"),
+           nullptr);
       return;
     }
-    FinishWith(reactor, response, wire_response);
+    done(absl::OkStatus(), &response);
   });
+}
+
+}  // namespace
+
+GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_token,
+                                     BulkServer* bulk)
+    : worker_(worker), auth_token_(std::move(auth_token)), bulk_(bulk) {
+  if (bulk_ == nullptr) return;
+  bulk_->ServeRecvBuf([worker](const std::string& key, absl::Time deadline, Tensor* out,
+                               StatusCallback done) {
+    worker->RecvBufAsync(key, deadline, out, std::move(done));
+  });
+  bulk_->ServeCall(kBulkRunGraph, [worker](std::string wire, absl::Time,
+                                           BulkServer::CallDone done) {
+    // The worker bounds the step by its timeout_in_ms, as over gRPC.
+    auto request = std::make_shared<RunGraphRequest>();
+    if (!request->ParseFromString(wire)) {
+      done(errors::InvalidArgument("RunGraph on the bulk port: the request is not a "
+                                   "tensorgrid.RunGraphRequest"),
+           "");
+      return;
+    }
+    RunGraphFromWire(worker, std::move(request),
+                     [done = std::move(done)](absl::Status s, RunGraphResponse* response) {
+                       done(std::move(s), s.ok() ? response->SerializeAsString() : "");
+                     });
+  });
+}
+
+// On the callback API: the partition runs without a server thread waiting
+// for it, and the response goes out from whichever thread finishes it. Raw
+// bytes in and out, so that a request that does not parse is answered with
+// InvalidArgument by this handler (the generated callback handler would say
+// a bare Unimplemented).
+grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* wire,
+                                                      grpc::ByteBuffer* wire_response) {
+  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
+    return FinishNow(context, std::move(denied));
+  }
+  auto request = std::make_shared<RunGraphRequest>();
+  if (!ParseFromByteBuffer(*wire, request.get())) return NotAWorkerMessage(context, "RunGraph");
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  RunGraphFromWire(worker_, std::move(request),
+                   [reactor, wire_response](absl::Status s, RunGraphResponse* response) {
+                     if (s.ok()) {
+                       FinishWith(reactor, *response, wire_response);
+                     } else {
+                       reactor->Finish(ToGrpcStatus(s));
+                     }
+                   });
   return reactor;
 }
 

@@ -60,9 +60,10 @@ class GrpcWorkerService final
   // service), a RecvTensor or RecvBuf that accepts it gets a large tensor as
   // a ticket for its bytes on the bulk port (bulk_transfer.h), and a request
   // naming a ticket gets that ticket's bytes inline.
+  // The service also serves RecvBuf and RunGraph (kBulkRunGraph) on
+  // `bulk`'s port, and GetStatus names that port to clients.
   explicit GrpcWorkerService(WorkerInterface* worker, std::string auth_token = "",
-                             BulkServer* bulk = nullptr)
-      : worker_(worker), auth_token_(std::move(auth_token)), bulk_(bulk) {}
+                             BulkServer* bulk = nullptr);
 
   grpc::Status GetStatus(grpc::ServerContext* context, const GetStatusRequest* request,
                          GetStatusResponse* response) override;

@@ -231,6 +231,80 @@ TEST_F(GrpcWorkerTest, UnknownHandleIsNotFound) {
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
 }
 
+TEST_F(GrpcWorkerTest, GetStatusNamesTheBulkPortAndRunGraphThenGoesThere) {
+  const std::string handle = Register(SquareGraph());
+  auto run = [&](int64_t step) {
+    RunGraphArgs request;
+    request.graph_handle = handle;
+    request.step_id = step;
+    request.feeds = {Tensor::FromVector<float>({2, -3}, TensorShape({2}))};
+    request.collect_step_stats = true;
+    RunGraphResult response;
+    absl::Status s = remote_->RunGraph(request, &response);
+    EXPECT_TRUE(s.ok()) << s;
+    if (!s.ok()) return;
+    ASSERT_EQ(response.fetches.size(), 1u);
+    ExpectTensorEqual<float>(response.fetches[0], {4, 9}, TensorShape({2}));
+    EXPECT_GT(response.step_stats.dev_stats_size(), 0);
+  };
+  run(1);  // the port is not known yet: over gRPC
+  EXPECT_EQ(bulk_->calls(), 0);
+  GetStatusResult status;
+  ASSERT_TRUE(remote_->GetStatus(&status).ok());
+  run(2);
+  run(3);
+  EXPECT_EQ(bulk_->calls(), 2);
+  // A worker without bulk transfer keeps to gRPC.
+  GrpcRemoteWorker::Options options;
+  options.bulk_transfer = false;
+  GrpcRemoteWorker in_grpc(address_, options);
+  ASSERT_TRUE(in_grpc.GetStatus(&status).ok());
+  RunGraphArgs request;
+  request.graph_handle = handle;
+  request.step_id = 4;
+  request.feeds = {Tensor::FromVector<float>({1}, TensorShape({1}))};
+  RunGraphResult response;
+  EXPECT_TRUE(in_grpc.RunGraph(request, &response).ok());
+  EXPECT_EQ(bulk_->calls(), 2);
+}
+
+TEST_F(GrpcWorkerTest, RunGraphErrorsOverTheBulkPortMatchGrpcs) {
+  GetStatusResult status;
+  ASSERT_TRUE(remote_->GetStatus(&status).ok());
+  RunGraphArgs request;
+  request.graph_handle = "no-such-graph";
+  RunGraphResult response;
+  absl::Status s = remote_->RunGraph(request, &response);
+  EXPECT_EQ(bulk_->calls(), 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_NE(s.message().find("no-such-graph"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(address_), std::string::npos) << s;
+  // Feeds the graph does not take: the worker's own InvalidArgument.
+  request.graph_handle = Register(SquareGraph());
+  request.feeds = {Tensor::Scalar<float>(1), Tensor::Scalar<float>(2)};
+  s = remote_->RunGraph(request, &response);
+  EXPECT_EQ(bulk_->calls(), 2);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST_F(GrpcWorkerTest, RunGraphFallsBackToGrpcWhenTheBulkPortIsGone) {
+  const std::string handle = Register(SquareGraph());
+  GetStatusResult status;
+  ASSERT_TRUE(remote_->GetStatus(&status).ok());
+  bulk_->StopListening();  // as a restarted peer's old port would be
+  RunGraphArgs request;
+  request.graph_handle = handle;
+  request.feeds = {Tensor::FromVector<float>({3}, TensorShape({1}))};
+  for (int64_t step : {1, 2}) {  // refused, so over gRPC; then the port is forgotten
+    request.step_id = step;
+    RunGraphResult response;
+    absl::Status s = remote_->RunGraph(request, &response);
+    ASSERT_TRUE(s.ok()) << s;
+    ExpectTensorEqual<float>(response.fetches[0], {9}, TensorShape({1}));
+  }
+  EXPECT_EQ(bulk_->calls(), 0);
+}
+
 TEST_F(GrpcWorkerTest, RegisterErrorsCrossTheWireUnchanged) {
   GraphDef graph = SquareGraph();
   graph.mutable_node(1)->set_op("NoSuchOp");
