@@ -127,7 +127,11 @@ absl::Status Server::Start() {
     // Without it every tensor still travels, inside gRPC's answers.
     BulkServer::Options bulk_options;
     bulk_options.token = options_.security.auth_token;
-    bulk_options.max_call_bytes = static_cast<size_t>(options_.max_request_bytes);
+    bulk_options.task = task_;
+    // As gRPC's: at most what one message can hold.
+    bulk_options.max_call_bytes = options_.max_request_bytes > 0
+                                      ? static_cast<size_t>(options_.max_request_bytes)
+                                      : size_t{INT_MAX};
     absl::StatusOr<std::unique_ptr<BulkServer>> bulk =
         BulkServer::Start(bind_host_, bulk_options);
     if (bulk.ok()) {

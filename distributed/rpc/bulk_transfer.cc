@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <set>
 #include <cerrno>
 #include <cstring>
@@ -33,24 +34,31 @@ namespace {
 // A request: the magic, then the ticket id.
 constexpr char kMagic[4] = {'T', 'G', 'B', '1'};
 constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
-// A direct RecvBuf: the magic, then token length (4 bytes), key length (4),
-// how long to wait in ms (8), all little-endian, then the token and the key.
-// The answer: kTensorAnswer, dtype (4), rank (4), each dimension (8), the
-// content's length (8), the content; or kErrorAnswer, a status code (4), the
-// message's length (4), the message.
-constexpr char kRecvBufMagic[4] = {'T', 'G', 'B', 'R'};
-constexpr size_t kRecvBufFixedBytes = 4 + 4 + 8;
-// A call: the magic, then token length (4), method length (4), how long to
-// wait in ms (8), the request's length (8), then the token, the method and
-// the request. The answer: kBytesAnswer, the length (8), the bytes; or
-// kErrorAnswer as above.
-constexpr char kCallMagic[4] = {'T', 'G', 'B', 'C'};
-constexpr size_t kCallFixedBytes = 4 + 4 + 8 + 8;
+// A direct RecvBuf: the magic, then token length (4 bytes), addressee
+// length (4), key length (4), how long to wait in ms (8), all little-endian,
+// then the token, the addressee and the key. The answer: kTensorAnswer,
+// dtype (4), rank (4), each dimension (8), the content's length (8), the
+// content; or an error (ErrorAnswer).
+constexpr char kRecvBufMagic[4] = {'T', 'G', 'R', '2'};
+constexpr size_t kRecvBufFixedBytes = 4 + 4 + 4 + 8;
+// A call: the magic, then token length (4), addressee length (4), method
+// length (4), how long to wait in ms (8), the request's length (8), then the
+// token, the addressee, the method and the request. The answer:
+// kBytesAnswer, the length (8), the bytes; or an error.
+//
+// The addressee is the task the client means (empty: any). A server of
+// another task refuses the request unread, so that a port a restarted task
+// gave up and another task took is never served by the wrong one.
+constexpr char kCallMagic[4] = {'T', 'G', 'C', '1'};
+constexpr size_t kCallFixedBytes = 4 + 4 + 4 + 8 + 8;
 constexpr uint32_t kMaxTokenBytes = 4096;
 constexpr uint32_t kMaxKeyBytes = 4096;
 constexpr uint32_t kMaxMethodBytes = 256;
 constexpr uint32_t kMaxRank = 64;
-enum : uint8_t { kTensorAnswer = 0, kErrorAnswer = 2, kBytesAnswer = 3 };
+// kNotServed is an error for a request the server refused unread (no such
+// method, another task's port, at its limit): the client may send it over
+// gRPC instead. kErrorAnswer is final: the request may have run.
+enum : uint8_t { kTensorAnswer = 0, kErrorAnswer = 2, kBytesAnswer = 3, kNotServed = 4 };
 // The longest a direct RecvBuf or a call waits on the server, whatever it
 // asks.
 constexpr absl::Duration kMaxServerWait = absl::Hours(1);
@@ -62,9 +70,7 @@ constexpr int kInlineAnswerBytes = 256 << 10;
 // Requests up to this size go out on the caller's thread when a pooled
 // connection takes them at once.
 constexpr size_t kInlineRequestBytes = 64 << 10;
-// The longest the watcher sleeps while requests wait, so that deadlines are
-// noticed.
-constexpr absl::Duration kWatchTick = absl::Milliseconds(100);
+
 // An answer: a code, then the payload's length (little-endian), then the
 // payload.
 enum : uint8_t { kOk = 0, kUnknownTicket = 1 };
@@ -181,12 +187,13 @@ void KeepAlive(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &unacked_ms, sizeof(unacked_ms));
 }
 
-// The error answer for `status`: kErrorAnswer, its code (4 bytes), the
-// body's length (4), the body: the message's length (4) and the message,
-// then each payload (what marks an error as derived from another, say) as
-// its URL's length (4), the URL, the value's length (4), the value.
+// The error answer for `status`: `kind` (kErrorAnswer or kNotServed), its
+// code (4 bytes), the body's length (4), the body: the message's length (4)
+// and the message, then each payload (what marks an error as derived from
+// another, say) as its URL's length (4), the URL, the value's length (4),
+// the value.
 constexpr uint64_t kMaxErrorBytes = 1 << 16;
-std::string ErrorAnswer(const absl::Status& status) {
+std::string ErrorAnswer(const absl::Status& status, uint8_t kind = kErrorAnswer) {
   std::string body;
   const absl::string_view message = status.message().substr(0, kMaxErrorBytes / 2);
   Append(&body, message.size(), 4);
@@ -199,10 +206,36 @@ std::string ErrorAnswer(const absl::Status& status) {
     Append(&body, bytes.size(), 4);
     body += bytes;
   });
-  std::string answer(1, static_cast<char>(kErrorAnswer));
+  std::string answer(1, static_cast<char>(kind));
   Append(&answer, static_cast<uint64_t>(status.code()), 4);
   Append(&answer, body.size(), 4);
   return answer + body;
+}
+
+// Writes the answer for a request refused unread; the caller then hangs up
+// (the request's bytes may still be on their way).
+void Refuse(int fd, const absl::Status& why) {
+  std::string answer = ErrorAnswer(why, kNotServed);
+  iovec iov{answer.data(), answer.size()};
+  WriteFull(fd, &iov, 1);
+}
+
+// Reads `n` bytes into `out`, growing it as they arrive rather than all at
+// once (a header may promise more than ever comes). False when the
+// connection ends first or memory runs out.
+bool ReadGrowing(int fd, uint64_t n, std::string* out) {
+  constexpr uint64_t kStep = uint64_t{1} << 20;
+  try {
+    while (out->size() < n) {
+      const size_t have = out->size();
+      const size_t more = static_cast<size_t>(std::min(kStep, n - have));
+      out->resize(have + more);
+      if (ReadFull(fd, out->data() + have, more) != more) return false;
+    }
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  return true;
 }
 
 // The status an error answer's `code` and `body` describe; DataLoss naming
@@ -311,6 +344,8 @@ struct BulkServer::State {
                      absl::string_view what);
   // Unauthenticated unless `given` is the token (or none is set).
   absl::Status CheckToken(absl::string_view given, absl::string_view what) const;
+  // FailedPrecondition when the request means another task than ours.
+  absl::Status CheckAddressee(absl::string_view addressee, absl::string_view what) const;
   std::optional<Tensor> Take(absl::string_view id);
 
   const Options options;
@@ -409,6 +444,15 @@ absl::Status BulkServer::State::CheckToken(absl::string_view given,
                                  given.empty() ? "is missing" : "does not match");
 }
 
+absl::Status BulkServer::State::CheckAddressee(absl::string_view addressee,
+                                               absl::string_view what) const {
+  if (addressee.empty() || options.task.empty() || addressee == options.task) {
+    return absl::OkStatus();
+  }
+  return errors::FailedPrecondition(what, " for ", addressee, " reached the bulk port of ",
+                                    options.task);
+}
+
 absl::Status BulkServer::State::Await(Pending& p, absl::Time deadline, absl::Duration wait,
                                       absl::string_view what) {
   // The handler answers by `deadline` (DeadlineExceeded naming what it
@@ -435,21 +479,33 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
   char fixed[kRecvBufFixedBytes];
   if (ReadFull(fd, fixed, sizeof(fixed)) != sizeof(fixed)) return false;
   const uint64_t token_bytes = GetLength(fixed, 4);
-  const uint64_t key_bytes = GetLength(fixed + 4, 4);
-  const uint64_t wait_ms = GetLength(fixed + 8);
-  if (token_bytes > kMaxTokenBytes || key_bytes == 0 || key_bytes > kMaxKeyBytes) return false;
-  std::string given(token_bytes, '\0'), key(key_bytes, '\0');
+  const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
+  const uint64_t key_bytes = GetLength(fixed + 8, 4);
+  const uint64_t wait_ms = GetLength(fixed + 12);
+  if (token_bytes > kMaxTokenBytes || addressee_bytes > kMaxKeyBytes || key_bytes == 0 ||
+      key_bytes > kMaxKeyBytes) {
+    return false;
+  }
+  std::string given(token_bytes, '\0'), addressee(addressee_bytes, '\0'), key(key_bytes, '\0');
   if (ReadFull(fd, given.data(), given.size()) != given.size() ||
+      ReadFull(fd, addressee.data(), addressee.size()) != addressee.size() ||
       ReadFull(fd, key.data(), key.size()) != key.size()) {
     return false;
   }
-  RecvBufFn fn;
   absl::Status status = CheckToken(given, "RecvBuf");
+  RecvBufFn fn;
   {
     absl::MutexLock lock(&mu);
     fn = recv_buf;
   }
-  if (status.ok() && !fn) status = errors::Unimplemented("this bulk port serves no RecvBuf");
+  if (status.ok()) {
+    absl::Status refused = CheckAddressee(addressee, "RecvBuf");
+    if (refused.ok() && !fn) refused = errors::Unimplemented("this bulk port serves no RecvBuf");
+    if (!refused.ok()) {
+      Refuse(fd, refused);
+      return false;
+    }
+  }
   Tensor tensor;
   if (status.ok()) {
     auto pending = std::make_shared<Pending>();
@@ -493,14 +549,18 @@ bool BulkServer::State::ServeCall(int fd) {
   char fixed[kCallFixedBytes];
   if (ReadFull(fd, fixed, sizeof(fixed)) != sizeof(fixed)) return false;
   const uint64_t token_bytes = GetLength(fixed, 4);
-  const uint64_t method_bytes = GetLength(fixed + 4, 4);
-  const uint64_t wait_ms = GetLength(fixed + 8);
-  const uint64_t request_bytes = GetLength(fixed + 16);
-  if (token_bytes > kMaxTokenBytes || method_bytes == 0 || method_bytes > kMaxMethodBytes) {
+  const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
+  const uint64_t method_bytes = GetLength(fixed + 8, 4);
+  const uint64_t wait_ms = GetLength(fixed + 12);
+  const uint64_t request_bytes = GetLength(fixed + 20);
+  if (token_bytes > kMaxTokenBytes || addressee_bytes > kMaxKeyBytes || method_bytes == 0 ||
+      method_bytes > kMaxMethodBytes) {
     return false;
   }
-  std::string given(token_bytes, '\0'), method(method_bytes, '\0');
+  std::string given(token_bytes, '\0'), addressee(addressee_bytes, '\0'),
+      method(method_bytes, '\0');
   if (ReadFull(fd, given.data(), given.size()) != given.size() ||
+      ReadFull(fd, addressee.data(), addressee.size()) != addressee.size() ||
       ReadFull(fd, method.data(), method.size()) != method.size()) {
     return false;
   }
@@ -512,8 +572,14 @@ bool BulkServer::State::ServeCall(int fd) {
     if (it != calls.end()) fn = it->second;
   }
   // Refused before its request is read: answer, then hang up (the request's
-  // bytes are still on the way).
-  absl::Status refused = CheckToken(given, what);
+  // bytes are still on the way). Only the token's refusal is final.
+  if (absl::Status denied = CheckToken(given, what); !denied.ok()) {
+    std::string answer = ErrorAnswer(denied);
+    iovec iov{answer.data(), answer.size()};
+    WriteFull(fd, &iov, 1);
+    return false;
+  }
+  absl::Status refused = CheckAddressee(addressee, what);
   if (refused.ok() && !fn) {
     refused = errors::Unimplemented("this bulk port serves no ", what);
   } else if (refused.ok() && request_bytes > options.max_call_bytes) {
@@ -522,13 +588,11 @@ bool BulkServer::State::ServeCall(int fd) {
                                         options.max_call_bytes);
   }
   if (!refused.ok()) {
-    std::string answer = ErrorAnswer(refused);
-    iovec iov{answer.data(), answer.size()};
-    WriteFull(fd, &iov, 1);
+    Refuse(fd, refused);
     return false;
   }
-  std::string request(request_bytes, '\0');
-  if (ReadFull(fd, request.data(), request.size()) != request.size()) return false;
+  std::string request;
+  if (!ReadGrowing(fd, request_bytes, &request)) return false;
   {
     absl::MutexLock lock(&mu);
     ++calls_served;
@@ -578,9 +642,17 @@ void BulkServer::Stop() {
   state_->listening = false;
   state_->tickets.clear();
   if (state_->listener >= 0) shutdown(state_->listener, SHUT_RDWR);
-  for (int fd : state_->connections) shutdown(fd, SHUT_RDWR);  // each thread closes its own
-  state_->mu.Await(absl::Condition(
-      +[](int* threads) { return *threads == 0; }, &state_->threads));
+  // Reading ends first: a thread waiting for a handler then still writes
+  // its answer (Aborted: the task is shutting down), so that no client
+  // mistakes a request that ran for one never read. Then writing ends too,
+  // for threads stuck sending to a client that stopped reading. Each
+  // thread closes its own connection.
+  const auto none_left = absl::Condition(
+      +[](int* threads) { return *threads == 0; }, &state_->threads);
+  for (int fd : state_->connections) shutdown(fd, SHUT_RD);
+  if (state_->mu.AwaitWithTimeout(none_left, absl::Milliseconds(500))) return;
+  for (int fd : state_->connections) shutdown(fd, SHUT_RDWR);
+  state_->mu.Await(none_left);
 }
 
 int64_t BulkServer::fetches() const {
@@ -684,13 +756,17 @@ void BulkServer::State::Serve(int fd) {
 
 // ---- client ------------------------------------------------------------------
 
-BulkClient::BulkClient(std::string host) : host_(std::move(host)) {}
+BulkClient::BulkClient(std::string host, std::string addressee)
+    : host_(std::move(host)), addressee_(std::move(addressee)) {}
 
 BulkClient::~BulkClient() {
   std::thread watcher;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;  // new calls fail Cancelled from here on
+    // A send that started before may still be handing work to the pool.
+    mu_.Await(absl::Condition(
+        +[](int* sending) { return *sending == 0; }, &sending_));
     watcher = std::move(watcher_);
   }
   if (watcher.joinable()) {
@@ -772,10 +848,12 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   }
   std::string request(kRecvBufMagic, sizeof(kRecvBufMagic));
   Append(&request, token.size(), 4);
+  Append(&request, addressee_.size(), 4);
   Append(&request, key.size(), 4);
   const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
   Append(&request, static_cast<uint64_t>(wait_ms), 8);
   request += token;
+  request += addressee_;
   request += key;
   Waiting w;
   w.port = port;
@@ -796,13 +874,16 @@ void BulkClient::CallAsync(int port, const std::string& token, const std::string
                 "", Fallback::kNone);
   }
   std::string framed(kCallMagic, sizeof(kCallMagic));
-  framed.reserve(kCallFixedBytes + token.size() + method.size() + request.size() + 4);
+  framed.reserve(sizeof(kCallMagic) + kCallFixedBytes + token.size() + addressee_.size() +
+                 method.size() + request.size());
   Append(&framed, token.size(), 4);
+  Append(&framed, addressee_.size(), 4);
   Append(&framed, method.size(), 4);
   const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
   Append(&framed, static_cast<uint64_t>(wait_ms), 8);
   Append(&framed, request.size(), 8);
   framed += token;
+  framed += addressee_;
   framed += method;
   framed += request;
   Waiting w;
@@ -814,13 +895,14 @@ void BulkClient::CallAsync(int port, const std::string& token, const std::string
 }
 
 void BulkClient::Send(Waiting w, std::string request) {
+  absl::Status started;
   {
     absl::MutexLock lock(&mu_);
-    if (absl::Status s = StartWatching(); !s.ok()) {
-      const Fallback fallback =
-          absl::IsCancelled(s) ? Fallback::kNone : Fallback::kOverGrpc;
-      return w.Finish(WithContext(s, w.what), fallback);
-    }
+    started = StartWatching();
+  }
+  if (!started.ok()) {  // callbacks never run under mu_: they may call us again
+    const Fallback fallback = absl::IsCancelled(started) ? Fallback::kNone : Fallback::kOverGrpc;
+    return w.Finish(WithContext(started, w.what), fallback);
   }
   // The common case costs no thread hop: a pooled connection whose socket
   // buffer takes the whole (small) request at once.
@@ -848,11 +930,21 @@ void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
   ThreadPool* pool;
   {
     absl::MutexLock lock(&mu_);
-    pool = pool_.get();  // made by Send's StartWatching; reset only by the destructor
+    pool = stopping_ ? nullptr : pool_.get();
+    if (pool != nullptr) ++sending_;  // the destructor keeps the pool until we are done
+  }
+  if (pool == nullptr) {
+    if (w.fd >= 0) close(w.fd);
+    return w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
   }
   // Connecting may take a moment: not on the caller's thread.
   pool->Schedule([this, w = std::move(w), request = std::move(request), sent]() mutable {
     for (;;) {
+      if (w.fd < 0 && absl::Now() >= w.deadline) {
+        return w.Finish(errors::DeadlineExceeded(w.what, ": the deadline passed before it was "
+                                                 "sent to the bulk port"),
+                        Fallback::kNone);
+      }
       if (w.fd < 0) {
         absl::Status status;
         Fallback fallback = Fallback::kNone;
@@ -875,49 +967,69 @@ void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
     }
     Watch(std::move(w));
   });
+  absl::MutexLock lock(&mu_);
+  --sending_;
 }
 
 void BulkClient::Watch(Waiting w) {
   const int fd = w.fd;
+  absl::Status failed;
   {
     absl::MutexLock lock(&mu_);
-    if (!stopping_) {
-      const bool was_empty = waiting_.empty();
+    if (stopping_) {
+      failed = errors::Cancelled(w.what, ": the bulk client is closing");
+    } else {
       epoll_event e{};
-      e.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+      e.events = EPOLLIN | EPOLLRDHUP;
       e.data.fd = fd;
-      auto [it, inserted] = waiting_.emplace(fd, std::move(w));
       if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e) == 0) {
-        // The watcher sleeps without a timeout while nothing waits: wake it
-        // so that it watches this request's deadline.
-        if (was_empty) Wake();
+        // The watcher sleeps until the earliest deadline it knows: wake it
+        // when this one comes sooner.
+        if (w.deadline < watcher_wakes_) Wake();
+        const bool inserted = waiting_.emplace(fd, std::move(w)).second;
+        assert(inserted);  // an open fd waits once
+        (void)inserted;
         return;
       }
-      w = std::move(it->second);
-      waiting_.erase(it);
-      const std::string why = std::strerror(errno);
-      close(fd);
-      return w.Finish(errors::Unavailable(w.what, ": cannot watch its connection: ", why),
-                      Fallback::kNone);
+      failed = errors::Unavailable(w.what, ": cannot watch its connection: ",
+                                   std::strerror(errno));
     }
   }
   close(fd);
-  w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
+  w.Finish(failed, Fallback::kNone);
 }
 
 bool BulkClient::AnswerIsHere(int fd) {
-  char head[1 + 8];
+  // The longest header: a tensor answer of the highest rank.
+  char head[1 + 4 + 4 + 8 * kMaxRank + 8];
   const ssize_t n = recv(fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
   if (n <= 0) return n == 0;  // a hang-up is quick to read; nothing yet is not
-  const uint8_t kind = static_cast<uint8_t>(head[0]);
-  if (n < static_cast<ssize_t>(sizeof(head)) || (kind != kBytesAnswer && kind != kErrorAnswer)) {
-    return false;
+  const size_t got = static_cast<size_t>(n);
+  size_t header = 1 + 8;
+  if (got < header) return false;
+  uint64_t length;
+  switch (static_cast<uint8_t>(head[0])) {
+    case kBytesAnswer:
+      length = GetLength(head + 1);
+      break;
+    case kErrorAnswer:
+    case kNotServed:
+      length = GetLength(head + 5, 4);
+      break;
+    case kTensorAnswer: {
+      const uint64_t rank = GetLength(head + 5, 4);
+      if (rank > kMaxRank) return true;  // garbage: quick to refuse
+      header = 1 + 4 + 4 + 8 * rank + 8;
+      if (got < header) return false;
+      length = GetLength(head + header - 8);
+      break;
+    }
+    default:
+      return true;  // garbage: quick to refuse
   }
-  const uint64_t length = kind == kBytesAnswer ? GetLength(head + 1) : GetLength(head + 5, 4);
   int available = 0;
   if (ioctl(fd, FIONREAD, &available) != 0) return false;
-  return length <= kInlineAnswerBytes &&
-         static_cast<uint64_t>(available) >= sizeof(head) + length;
+  return length <= kInlineAnswerBytes && static_cast<uint64_t>(available) >= header + length;
 }
 
 void BulkClient::WatchLoop() {
@@ -927,12 +1039,11 @@ void BulkClient::WatchLoop() {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
-      if (!waiting_.empty()) {
-        absl::Time next = absl::Now() + kWatchTick;
-        for (const auto& [fd, w] : waiting_) next = std::min(next, w.deadline);
+      watcher_wakes_ = absl::InfiniteFuture();
+      for (const auto& [fd, w] : waiting_) watcher_wakes_ = std::min(watcher_wakes_, w.deadline);
+      if (watcher_wakes_ != absl::InfiniteFuture()) {
         timeout_ms = static_cast<int>(std::clamp<int64_t>(
-            absl::ToInt64Milliseconds(next - absl::Now()) + 1, 0,
-            absl::ToInt64Milliseconds(kWatchTick)));
+            absl::ToInt64Milliseconds(watcher_wakes_ - absl::Now()) + 1, 0, 3600 * 1000));
       }
     }
     const int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
@@ -1003,7 +1114,7 @@ void BulkClient::ReadAnswer(Waiting w) {
     }
     return w.Finish(broken("waiting for the answer"), Fallback::kNone);
   }
-  if (static_cast<uint8_t>(kind) == kErrorAnswer) {
+  if (static_cast<uint8_t>(kind) == kErrorAnswer || static_cast<uint8_t>(kind) == kNotServed) {
     char fixed[8];
     if (ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
       return w.Finish(broken("reading the error"), Fallback::kNone);
@@ -1019,22 +1130,15 @@ void BulkClient::ReadAnswer(Waiting w) {
       return w.Finish(broken("reading the error"), Fallback::kNone);
     }
     const absl::Status error = ParseError(GetLength(fixed, 4), body, what);
-    const absl::StatusCode status_code = error.code();
-    // The server hangs up after refusing a request unread (a wrong token, an
-    // unknown method, a request too large).
-    const bool refused = status_code == absl::StatusCode::kUnauthenticated ||
-                         (w.call_done && (status_code == absl::StatusCode::kUnimplemented ||
-                                          status_code == absl::StatusCode::kResourceExhausted));
-    if (refused || absl::IsDataLoss(error)) {
+    // Refused unread (no handler, another task's port, too large): gRPC may
+    // serve it. The server hangs up after refusing, as after a wrong token.
+    const bool not_served = static_cast<uint8_t>(kind) == kNotServed;
+    if (not_served || absl::IsUnauthenticated(error) || absl::IsDataLoss(error)) {
       close(w.fd);
     } else {
       Release(w.port, w.fd);
     }
-    // A server without the handler on its port (another version): gRPC has it.
-    const Fallback fallback = status_code == absl::StatusCode::kUnimplemented
-                                  ? Fallback::kOverGrpc
-                                  : Fallback::kNone;
-    return w.Finish(error, fallback);
+    return w.Finish(error, not_served ? Fallback::kOverGrpc : Fallback::kNone);
   }
   if (w.call_done) {
     char fixed[8];
@@ -1189,7 +1293,9 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
           freeaddrinfo(found);
           *status = errors::DeadlineExceeded("the deadline passed connecting to the bulk port ",
                                              where);
-          *fallback = Fallback::kNone;
+          // Nothing was sent: a port that does not answer (a firewall that
+          // drops) is as good as unreachable.
+          *fallback = Fallback::kPortUnreachable;
           return -1;
         } else {
           error = ETIMEDOUT;

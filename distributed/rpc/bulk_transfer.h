@@ -89,6 +89,10 @@ class BulkServer {
     // A call's request beyond this is ResourceExhausted (and the server
     // hangs up rather than read it).
     size_t max_call_bytes = size_t{1} << 30;
+    // The task this port serves ("/job:ps/replica:0/task:0"). When set, a
+    // direct RecvBuf or call meant for another task is refused unread (see
+    // BulkClient's `addressee`).
+    std::string task;
   };
 
   // Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on a port the kernel
@@ -155,8 +159,11 @@ class BulkServer {
 class BulkClient {
  public:
   // Fetches from the server at `host` (the host part of the peer's gRPC
-  // address; the port comes with each ticket).
-  explicit BulkClient(std::string host);
+  // address; the port comes with each ticket). Direct RecvBufs and calls
+  // name `addressee`, the peer's task: a server of another task (one that
+  // took the port after the peer restarted) refuses them unread, and they
+  // go over gRPC instead. Empty: any server will do.
+  explicit BulkClient(std::string host, std::string addressee = "");
   // Closes the pooled connections; waits for fetches in flight.
   ~BulkClient();
   BulkClient(const BulkClient&) = delete;
@@ -206,9 +213,17 @@ class BulkClient {
 
   // Calls `method` on the server at `port` (BulkServer::ServeCall) with
   // `request`'s bytes; `done(OK, answer, kNone)` with the answer's bytes, or
-  // the server's status (Unimplemented with kOverGrpc when it serves no such
-  // method), or Unavailable/DeadlineExceeded/Unauthenticated as for
-  // RecvBufAsync. `deadline` bounds every wait; the server learns it too.
+  // the handler's status (final, whatever its code), or
+  // Unavailable/DeadlineExceeded/Unauthenticated as for RecvBufAsync.
+  // `deadline` bounds every wait; the server learns it too.
+  //
+  // A fallback other than kNone means the request never ran: the server
+  // refused it unread (no such method, another task's port, too large), hung
+  // up without reading it (at its limit), or could not be reached. So a
+  // caller may send it over gRPC instead. (A server stopping answers the
+  // calls it runs before it closes their connections; only a crash leaves
+  // one unanswered, and then gRPC cannot reach it either.)
+  //
   // The request goes out on the caller's thread when a pooled connection
   // takes it at once, and a small answer is read and `done` run on the
   // watcher thread: `done` must not block.
@@ -265,10 +280,14 @@ class BulkClient {
   void Wake();
 
   const std::string host_;
+  const std::string addressee_;
   absl::Mutex mu_;
   std::map<int, std::vector<int>> idle_ ABSL_GUARDED_BY(mu_);  // by port
   std::unique_ptr<ThreadPool> pool_ ABSL_GUARDED_BY(mu_);      // made on first use
   std::map<int, Waiting> waiting_ ABSL_GUARDED_BY(mu_);        // by fd
+  // When the watcher wakes next if nothing happens (for deadlines).
+  absl::Time watcher_wakes_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  int sending_ ABSL_GUARDED_BY(mu_) = 0;  // SendOnPool calls scheduling work
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int wake_fd_ = -1;   // an eventfd; set under mu_ on first use
   int epoll_fd_ = -1;  // the watcher's; set under mu_ on first use

@@ -662,9 +662,73 @@ TEST(BulkCallTest, ServerStoppingWhileACallWaitsEndsIt) {
   ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
   server->Stop();  // returns within ~100 ms: the waiting thread gives up
   ASSERT_TRUE(result.Wait());
-  EXPECT_FALSE(result.status.ok());
-  EXPECT_TRUE(absl::IsAborted(result.status) || absl::IsUnavailable(result.status))
-      << result.status;
+  // Answered before the connection closed: the call was taken, so it is
+  // final, not one to send again over gRPC.
+  EXPECT_TRUE(absl::IsAborted(result.status)) << result.status;
+  EXPECT_NE(result.status.message().find("shutting down"), std::string::npos) << result.status;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkCallTest, HandlersUnimplementedIsFinalNotAFallback) {
+  // Only a request refused unread may go over gRPC: one the handler ran and
+  // failed (an op without a kernel, say) must not run twice.
+  auto server = StartServer();
+  server->ServeCall("Run", [](std::string, absl::Time, BulkServer::CallDone done) {
+    done(errors::Unimplemented("no kernel for op Foo"), "");
+  });
+  ServeReverse(*server);
+  BulkClient client("127.0.0.1");
+  const auto result = Call(client, server->port(), "Run", "x");
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnimplemented) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
+  EXPECT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());  // same connection
+}
+
+TEST(BulkCallTest, RequestForAnotherTaskIsRefusedUnread) {
+  BulkServer::Options options;
+  options.task = "/job:ps/replica:0/task:0";
+  auto server = StartServer(options);
+  ServeReverse(*server);
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  source.Release("k", Ramp(4));
+  // A client that means another task (its port was taken by this one).
+  BulkClient stranger("127.0.0.1", "/job:ps/replica:0/task:1");
+  const auto call = Call(stranger, server->port(), "Reverse", "ab");
+  EXPECT_EQ(call->status.code(), absl::StatusCode::kFailedPrecondition) << call->status;
+  EXPECT_NE(call->status.message().find("task:1"), std::string::npos) << call->status;
+  EXPECT_EQ(call->fallback, BulkClient::Fallback::kOverGrpc);
+  Tensor out;
+  const auto recv = Ask(stranger, server->port(), "k", &out);
+  EXPECT_EQ(recv->status.code(), absl::StatusCode::kFailedPrecondition) << recv->status;
+  EXPECT_EQ(recv->fallback, BulkClient::Fallback::kOverGrpc);
+  EXPECT_EQ(server->calls(), 0);
+  // The right task, or any, is served.
+  BulkClient right("127.0.0.1", "/job:ps/replica:0/task:0"), any("127.0.0.1");
+  EXPECT_TRUE(Call(right, server->port(), "Reverse", "ab")->status.ok());
+  EXPECT_TRUE(Call(any, server->port(), "Reverse", "ab")->status.ok());
+  EXPECT_TRUE(Ask(right, server->port(), "k", &out)->status.ok());
+}
+
+TEST(BulkCallTest, ClientDestroyedWhileCallsWaitCancelsEachOnce) {
+  auto server = StartServer();
+  server->ServeCall("Never", [](std::string, absl::Time, BulkServer::CallDone) {});
+  absl::Mutex mu;
+  std::vector<int> finished(6, 0);
+  {
+    BulkClient client("127.0.0.1");
+    for (int i = 0; i < 6; ++i) {
+      client.CallAsync(server->port(), "", "Never", "x", Soon(),
+                       [&, i](absl::Status s, std::string, BulkClient::Fallback) {
+                         EXPECT_TRUE(absl::IsCancelled(s)) << s;
+                         absl::MutexLock lock(&mu);
+                         ++finished[i];
+                       });
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  absl::MutexLock lock(&mu);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(finished[i], 1) << i;  // before the destructor returned
 }
 
 TEST(BulkCallTest, StoppedServerIsRefusedNotAHang) {
@@ -734,8 +798,8 @@ TEST(BulkCallTest, GarbageCallHeaderIsDroppedAndTheServerKeepsServing) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(server->port());
   ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  // "TGBC" with a method name of 2^32 - 1 bytes.
-  const std::string garbage = std::string("TGBC") + std::string(4, '\0') +
+  // A call with no token, no addressee and a method name of 2^32 - 1 bytes.
+  const std::string garbage = std::string("TGC1") + std::string(8, '\0') +
                               std::string(4, '\xff') + std::string(16, '\0');
   ASSERT_EQ(send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(garbage.size()));

@@ -82,7 +82,7 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
       raw_stub_(channel_),
       raw_buf_stub_(channel_),
       bulk_(options.bulk_transfer && !security_.tls()
-                ? std::make_unique<BulkClient>(HostOf(address_))
+                ? std::make_unique<BulkClient>(HostOf(address_), options.task)
                 : nullptr) {}
 
 absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
@@ -113,7 +113,7 @@ void GrpcRemoteWorker::ReceiveTensor(
   }
   call.reset();  // before done: see Call; frees the received bytes too
   if (!s.ok() || ticket.id.empty()) return done(s);
-  bulk_port_.store(ticket.port);  // RecvBuf may go straight to it from now on
+  bulk_peer_->port.store(ticket.port);  // RecvBuf may go straight to it from now on
   char* dst = static_cast<char*>(ticket.tensor.raw_data());
   const size_t bytes = ticket.tensor.TotalBytes();
   bulk_->FetchAsync(
@@ -144,10 +144,8 @@ void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback 
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
         absl::Status s = Finish("GetStatus", status);
-        if (s.ok() && call->response.bulk_port() > 0) {
-          // RunGraph and RecvBuf may go straight to it from now on.
-          bulk_port_.store(call->response.bulk_port());
-        }
+        // RunGraph and RecvBuf may go straight to it from now on.
+        if (s.ok()) bulk_peer_->Learn(call->response.bulk_port());
         if (s.ok()) {
           response->devices.clear();
           for (const DeviceAttributesProto& d : call->response.device_attributes()) {
@@ -210,19 +208,21 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
                                    max_message_bytes_, " bytes for one gRPC message"));
     return;
   }
-  const int port = bulk_port_.load();
-  if (port == 0 || !AcceptBulk()) {
+  const int port = BulkPort();
+  if (port == 0) {
     return RunGraphCall(std::move(wire), deadline, response, std::move(done));
   }
   // On the peer's bulk port: a plain TCP round trip instead of a gRPC call.
+  const absl::Time until = absl::Now() + deadline;
   bulk_->CallAsync(
-      port, security_.auth_token, kBulkRunGraph, wire->SerializeAsString(),
-      absl::Now() + deadline,
-      [this, wire, deadline, response, port, done = std::move(done)](
+      port, security_.auth_token, kBulkRunGraph, wire->SerializeAsString(), until,
+      [this, wire, until, response, port, done = std::move(done)](
           absl::Status s, std::string answer, BulkClient::Fallback fallback) mutable {
-        if (fallback != BulkClient::Fallback::kNone) {  // not served: over gRPC
+        if (fallback != BulkClient::Fallback::kNone) {  // it never ran: over gRPC
           BulkNotServed(port, fallback, s);
-          return RunGraphCall(std::move(wire), deadline, response, std::move(done));
+          return RunGraphCall(std::move(wire),
+                              std::max(absl::Milliseconds(1), until - absl::Now()), response,
+                              std::move(done));
         }
         RunGraphResponse parsed;
         if (s.ok() && !parsed.ParseFromString(answer)) {
@@ -256,6 +256,22 @@ absl::Status GrpcRemoteWorker::FinishRunGraph(absl::Status s, RunGraphResponse* 
   return absl::OkStatus();
 }
 
+int GrpcRemoteWorker::BulkPort() {
+  if (!AcceptBulk()) return 0;
+  const int port = bulk_peer_->port.load();
+  if (port != 0 || bulk_peer_->asked.exchange(true)) return port;
+  // Not known yet (no session here asked the peer's status): ask in the
+  // background; this call goes over gRPC. The answer touches only what it
+  // holds, so it may come after this worker is gone.
+  auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
+  stub_->async()->GetStatus(&call->context, &call->request, &call->response,
+                            [call, peer = bulk_peer_](grpc::Status status) mutable {
+                              if (status.ok()) peer->Learn(call->response.bulk_port());
+                              call.reset();
+                            });
+  return 0;
+}
+
 void GrpcRemoteWorker::BulkNotServed(int port, BulkClient::Fallback fallback,
                                      const absl::Status& why) {
   if (fallback == BulkClient::Fallback::kPortUnreachable) {
@@ -263,8 +279,9 @@ void GrpcRemoteWorker::BulkNotServed(int port, BulkClient::Fallback fallback,
   } else if (fallback == BulkClient::Fallback::kPortRefused) {
     // Nothing listens there: the peer may have restarted on another port,
     // which its next GetStatus or ticket names.
+    bulk_peer_->refused.store(port);
     int known = port;
-    bulk_port_.compare_exchange_strong(known, 0);
+    if (bulk_peer_->port.compare_exchange_strong(known, 0)) bulk_peer_->asked.store(false);
   }
 }
 
@@ -375,11 +392,12 @@ void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request
 
 void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                                     StatusCallback done) {
-  const int port = bulk_port_.load();
-  // Large chunks go straight to the peer's bulk port once we know it (from
-  // a ticket): no gRPC round trip, no ticket.
-  if (port == 0 || !AcceptBulk() || tensor == nullptr || !tensor->IsInitialized() ||
-      !WantsBulk(*tensor)) {
+  const int port = BulkPort();
+  // Chunks go straight to the peer's bulk port once we know it (from
+  // GetStatus or a ticket): a plain TCP round trip, no gRPC call, no ticket.
+  // Only plain dtypes travel there (collectives reduce numbers).
+  if (port == 0 || tensor == nullptr ||
+      (tensor->IsInitialized() && DataTypeIsObject(tensor->dtype()))) {
     return RecvBufCall(key, deadline, "", tensor, std::move(done));
   }
   bulk_->RecvBufAsync(

@@ -106,6 +106,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
   bool AcceptBulk() const { return bulk_ != nullptr && !bulk_unreachable_.load(); }
   // Stops using the peer's bulk port, saying `why` once on stderr.
   void MarkBulkUnreachable(const absl::Status& why);
+  // The peer's bulk port for RunGraph and RecvBuf, or 0: none, not allowed,
+  // or not known yet (then asked for once in the background).
+  int BulkPort();
   // After a request on bulk port `port` was not served: stops using the
   // port (unreachable) or forgets it (refused) as `fallback` says.
   void BulkNotServed(int port, BulkClient::Fallback fallback, const absl::Status& why);
@@ -145,8 +148,19 @@ class GrpcRemoteWorker final : public WorkerInterface {
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
   const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
   std::atomic<bool> bulk_unreachable_{false};
-  // The peer's, from its last GetStatus answer or ticket; 0: unknown.
-  std::atomic<int> bulk_port_{0};
+  // What we know of the peer's bulk port; shared with a GetStatus call in
+  // flight (BulkPort), whose answer may come after this worker is gone.
+  struct BulkPeer {
+    std::atomic<int> port{0};     // from its last GetStatus answer or ticket; 0: unknown
+    std::atomic<int> refused{0};  // the port whose connection was last refused
+    std::atomic<bool> asked{false};  // by BulkPort, since the port was last forgotten
+    // Takes the port a GetStatus answer names (0: none, now), unless it is
+    // the refused one (nothing listens there: not a restart, a firewall).
+    void Learn(int learned) {
+      if (learned == 0 || learned != refused.load()) port.store(learned);
+    }
+  };
+  const std::shared_ptr<BulkPeer> bulk_peer_ = std::make_shared<BulkPeer>();
 };
 
 }  // namespace tensorgrid

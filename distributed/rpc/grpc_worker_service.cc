@@ -306,7 +306,8 @@ GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_t
     }
     RunGraphFromWire(worker, std::move(request),
                      [done = std::move(done)](absl::Status s, RunGraphResponse* response) {
-                       done(std::move(s), s.ok() ? response->SerializeAsString() : "");
+                       std::string answer = s.ok() ? response->SerializeAsString() : "";
+                       done(std::move(s), std::move(answer));
                      });
   });
 }
