@@ -19,6 +19,7 @@ Output, one result a line (bench/allreduce_report.py reads them):
 
     allreduce impl=gloo n=2 bytes=4096 iterations=200 median_us=250.3 algbw_GBps=0.0164 busbw_GBps=0.0164
     tcp bytes=67108864 iterations=9 median_us=20012.0 GBps=3.353
+    allreduce impl=tcp_ring n=4 bytes=67108864 iterations=9 median_us=120000.0 ...
     skip impl=mpi reason=no mpirun on PATH (apt-get install openmpi-bin libopenmpi-dev)
 
 Every child is bounded (--timeout seconds per peer and rank count) and
@@ -32,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SIZES = [4096, 256 << 10, 4 << 20, 64 << 20]
@@ -203,6 +205,68 @@ def measure_tcp(nbytes, warm_up=2, k=9):
     return f"tcp bytes={nbytes} iterations={k} median_us={median * 1e6:.1f} GBps={nbytes / median / 1e9:.4f}"
 
 
+def measure_tcp_ring(n, nbytes, warm_up=2, k=9):
+    """The bytes a ring all-reduce of `nbytes` moves, with no arithmetic: n
+    processes in a ring, each sending 2(n-1)/n * nbytes from memory to the
+    next while reading as many from the previous one, over loopback TCP. The
+    floor of any TCP ring all-reduce on this machine. The median over the
+    iterations of the slowest rank's time."""
+    share = nbytes * 2 * (n - 1) // n
+    listeners = []
+    for _ in range(n):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.settimeout(60)
+        listeners.append(listener)
+    ports = [l.getsockname()[1] for l in listeners]
+    reader, writer = os.pipe()
+    pids = []
+    for rank in range(n):
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.close(reader)
+                nxt = socket.create_connection(("127.0.0.1", ports[(rank + 1) % n]), timeout=60)
+                prev, _ = listeners[rank].accept()
+                for sock in (nxt, prev):
+                    sock.settimeout(60)
+                payload = b"\x5a" * share
+                buffer = bytearray(share)
+                view = memoryview(buffer)
+                times = []
+                for i in range(warm_up + k):
+                    start = time.perf_counter()
+                    sender = threading.Thread(target=nxt.sendall, args=(payload,))
+                    sender.start()
+                    got = 0
+                    while got < share:
+                        r = prev.recv_into(view[got:], share - got)
+                        if r == 0:
+                            raise ConnectionError("a ring neighbour closed its connection")
+                        got += r
+                    sender.join()
+                    times.append(time.perf_counter() - start)
+                os.write(writer, (" ".join(f"{t:.9f}" for t in times[warm_up:]) + "\n").encode())
+                status = 0
+            finally:
+                os._exit(status)
+        pids.append(pid)
+    os.close(writer)
+    for listener in listeners:
+        listener.close()
+    with os.fdopen(reader) as results:
+        per_rank = [list(map(float, line.split())) for line in results]
+    for pid in pids:
+        os.waitpid(pid, 0)
+    if len(per_rank) != n:
+        return f"skip impl=tcp_ring n={n} reason=a ring process failed"
+    slowest = [max(times) for times in zip(*per_rank)]
+    median = statistics.median(slowest)
+    return result_line("tcp_ring", n, nbytes, k, median)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ranks", default="2,4", help="process counts, comma-separated")
@@ -220,6 +284,8 @@ def main():
 
     if "tcp" in peers:
         emit([measure_tcp(64 << 20)])
+        for n in ranks:
+            emit([measure_tcp_ring(n, 64 << 20)])
     if "gloo" in peers:
         for n in ranks:
             print(f"running gloo, {n} processes ...", file=sys.stderr, flush=True)

@@ -7,7 +7,7 @@ bandwidth, with the issue's goals.
 
 Lines read (others are ignored):
 
-    allreduce impl=tensorgrid|tensorgrid_in_step|gloo|mpi n=N bytes=B ... median_us=T ... busbw_GBps=X
+    allreduce impl=tensorgrid|tensorgrid_in_step|gloo|mpi|tcp_ring n=N bytes=B ... median_us=T ... busbw_GBps=X
     step impl=tensorgrid n=N kind=empty ... median_us=T
     tcp bytes=B ... GBps=X
     skip impl=mpi ... reason=...
@@ -19,7 +19,10 @@ size, at or above MPI_Allreduce's (over TCP) at 64 MiB, and at least 70% of
 the loopback TCP stream's bandwidth at 64 MiB. They are judged twice: for one
 all-reduce per step ("step": the whole step's time, its overhead included) and
 for all-reduces chained in one step ("in-step": the step's time divided by
-their number, as the peers' back-to-back calls are timed).
+their number, as the peers' back-to-back calls are timed). At 64 MiB the
+table also gives each figure as a fraction of the TCP ring (impl=tcp_ring):
+the bytes a ring all-reduce moves, moved by n processes over loopback TCP
+with no arithmetic, the floor of any TCP all-reduce on the machine.
 """
 import collections
 import statistics
@@ -101,6 +104,10 @@ def main(paths):
             xs = " / ".join(f"{m[1] / tcp_gbps:.2f}x" if m else "-" for m in (ours, in_step))
             goals.append(f"{xs} TCP, >= {TCP_GOAL:.2f}x " +
                          both(lambda m: m[1] / tcp_gbps >= TCP_GOAL))
+        ring = median_figure(figures.get(("tcp_ring", n, b)))
+        if b == LARGE and ring:
+            xs = " / ".join(f"{m[1] / ring[1]:.2f}x" if m else "-" for m in (ours, in_step))
+            goals.append(f"{xs} the TCP ring floor")
         rows.append((str(n), size_name(b), show(ours), show(in_step), show(gloo), ratios(gloo),
                      show(mpi), ratios(mpi), "; ".join(goals) or "-"))
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
@@ -117,6 +124,13 @@ def main(paths):
     if tcp_gbps:
         print(f"loopback TCP stream, 64 MiB between two processes: {tcp_gbps:.2f} GB/s "
               f"(70% = {TCP_GOAL * tcp_gbps:.2f} GB/s)")
+    for (impl, n, b), values in sorted(figures.items()):
+        if impl != "tcp_ring":
+            continue
+        us, bw = median_figure(values)
+        stream = f" ({bw / tcp_gbps:.2f}x the stream)" if tcp_gbps else ""
+        print(f"TCP ring floor, n={n}: the bytes of a {size_name(b)} ring all-reduce moved with no "
+              f"arithmetic in {us / 1e3:.1f} ms, busbw {bw:.3g} GB/s{stream}")
     for n in sorted(empty):
         print(f"tensorgrid empty step (NoOp on every task, {n} concurrent clients): "
               f"{statistics.median(empty[n]):.0f} us, included in every 'step' time above")
