@@ -7,7 +7,10 @@
 //
 // The *Async methods return at once: the RPC goes out on gRPC's callback API
 // (no thread of our own) and `done` runs on a gRPC thread when it completes,
-// so `done` must not block for long. Response pointers must stay valid until
+// so `done` must not block for long. RunGraph and RecvBuf go to the peer's
+// bulk port instead once its GetStatus has named it (bulk_transfer.h); their
+// `done` then runs on the bulk client's watcher or pool thread, under the
+// same rule. Response pointers must stay valid until
 // `done` runs, and the worker must outlive its calls. Every RPC has a
 // deadline (Options::rpc_timeout); statuses come back with the peer's code
 // and message, prefixed with the method and address; an unreachable peer is
