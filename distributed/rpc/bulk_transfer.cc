@@ -84,6 +84,12 @@ constexpr int kServerSendTimeoutSeconds = 60;
 constexpr absl::Duration kSweepInterval = absl::Seconds(5);
 // How long a server keeps a connection that sends no request.
 constexpr absl::Duration kServerIdleTimeout = absl::Seconds(120);
+// How long the rest of a request's header may take once its magic came: a
+// peer that trickles bytes cannot hold a connection thread for long.
+constexpr absl::Duration kHeaderTimeout = absl::Seconds(10);
+// Past a direct RecvBuf's deadline, for the server's own DeadlineExceeded
+// (naming the key) to arrive before the client gives up.
+constexpr absl::Duration kRecvBufGrace = absl::Milliseconds(200);
 // The longest a connect may take, whatever the deadline.
 constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
 
@@ -126,15 +132,18 @@ void SetTimeout(int fd, int option, absl::Duration d) {
 size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline = absl::InfiniteFuture()) {
   size_t got = 0;
   while (got < n) {
+    int flags = 0;
     if (deadline != absl::InfiniteFuture()) {
       const absl::Duration left = deadline - absl::Now();
+      // Past the deadline, bytes already here are still taken (a waiting
+      // answer may have arrived in time while its reader was busy).
       if (left <= absl::ZeroDuration()) {
-        errno = EAGAIN;
-        break;
+        flags = MSG_DONTWAIT;
+      } else {
+        SetTimeout(fd, SO_RCVTIMEO, left);
       }
-      SetTimeout(fd, SO_RCVTIMEO, left);
     }
-    const ssize_t r = recv(fd, buf + got, n - got, 0);
+    const ssize_t r = recv(fd, buf + got, n - got, flags);
     if (r > 0) {
       got += static_cast<size_t>(r);
     } else if (r == 0) {
@@ -212,13 +221,26 @@ std::string ErrorAnswer(const absl::Status& status, uint8_t kind = kErrorAnswer)
   return answer + body;
 }
 
-// Writes the answer for a request refused unread; the caller then hangs up
-// (the request's bytes may still be on their way).
-void Refuse(int fd, const absl::Status& why) {
-  std::string answer = ErrorAnswer(why, kNotServed);
+// Answers `answer` to a request refused unread, then stops sending and
+// reads (a little, briefly) what the client still sends: closing with its
+// bytes unread would reset the connection, and the reset can overtake the
+// answer. The caller then hangs up.
+void AnswerAndHangUp(int fd, std::string answer) {
   iovec iov{answer.data(), answer.size()};
-  WriteFull(fd, &iov, 1);
+  if (!WriteFull(fd, &iov, 1)) return;
+  shutdown(fd, SHUT_WR);
+  char sink[64 << 10];
+  const absl::Time until = absl::Now() + absl::Milliseconds(200);
+  size_t drained = 0;
+  while (drained < (size_t{4} << 20)) {
+    const size_t got = ReadFull(fd, sink, sizeof(sink), until);
+    drained += got;
+    if (got < sizeof(sink)) break;
+  }
 }
+
+// A refusal that lets the client send the request elsewhere (kNotServed).
+void Refuse(int fd, const absl::Status& why) { AnswerAndHangUp(fd, ErrorAnswer(why, kNotServed)); }
 
 // Reads `n` bytes into `out`, growing it as they arrive rather than all at
 // once (a header may promise more than ever comes). False when the
@@ -476,8 +498,9 @@ absl::Status BulkServer::State::Await(Pending& p, absl::Time deadline, absl::Dur
 }
 
 bool BulkServer::State::ServeRecvBuf(int fd) {
+  const absl::Time header_deadline = absl::Now() + kHeaderTimeout;
   char fixed[kRecvBufFixedBytes];
-  if (ReadFull(fd, fixed, sizeof(fixed)) != sizeof(fixed)) return false;
+  if (ReadFull(fd, fixed, sizeof(fixed), header_deadline) != sizeof(fixed)) return false;
   const uint64_t token_bytes = GetLength(fixed, 4);
   const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
   const uint64_t key_bytes = GetLength(fixed + 8, 4);
@@ -486,26 +509,32 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
       key_bytes > kMaxKeyBytes) {
     return false;
   }
-  std::string given(token_bytes, '\0'), addressee(addressee_bytes, '\0'), key(key_bytes, '\0');
-  if (ReadFull(fd, given.data(), given.size()) != given.size() ||
-      ReadFull(fd, addressee.data(), addressee.size()) != addressee.size() ||
-      ReadFull(fd, key.data(), key.size()) != key.size()) {
+  std::string given(token_bytes, '\0');
+  if (ReadFull(fd, given.data(), given.size(), header_deadline) != given.size()) return false;
+  if (absl::Status denied = CheckToken(given, "RecvBuf"); !denied.ok()) {
+    AnswerAndHangUp(fd, ErrorAnswer(denied));  // final: no guessing at wire speed
     return false;
   }
-  absl::Status status = CheckToken(given, "RecvBuf");
+  std::string addressee(addressee_bytes, '\0'), key(key_bytes, '\0');
+  if (ReadFull(fd, addressee.data(), addressee.size(), header_deadline) != addressee.size() ||
+      ReadFull(fd, key.data(), key.size(), header_deadline) != key.size()) {
+    return false;
+  }
   RecvBufFn fn;
+  bool stopping;
   {
     absl::MutexLock lock(&mu);
     fn = recv_buf;
+    stopping = stopped;
   }
-  if (status.ok()) {
-    absl::Status refused = CheckAddressee(addressee, "RecvBuf");
-    if (refused.ok() && !fn) refused = errors::Unimplemented("this bulk port serves no RecvBuf");
-    if (!refused.ok()) {
-      Refuse(fd, refused);
-      return false;
-    }
+  absl::Status refused = CheckAddressee(addressee, "RecvBuf");
+  if (refused.ok() && !fn) refused = errors::Unimplemented("this bulk port serves no RecvBuf");
+  if (refused.ok() && stopping) refused = errors::Unavailable("the bulk port is stopping");
+  if (!refused.ok()) {
+    Refuse(fd, refused);
+    return false;
   }
+  absl::Status status;
   Tensor tensor;
   if (status.ok()) {
     auto pending = std::make_shared<Pending>();
@@ -540,14 +569,13 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
     header = ErrorAnswer(status);
   }
   iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
-  // After a refused token, hang up: no guessing at wire speed.
-  return WriteFull(fd, iov, bytes.empty() ? 1 : 2) &&
-         status.code() != absl::StatusCode::kUnauthenticated;
+  return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
 }
 
 bool BulkServer::State::ServeCall(int fd) {
+  const absl::Time header_deadline = absl::Now() + kHeaderTimeout;
   char fixed[kCallFixedBytes];
-  if (ReadFull(fd, fixed, sizeof(fixed)) != sizeof(fixed)) return false;
+  if (ReadFull(fd, fixed, sizeof(fixed), header_deadline) != sizeof(fixed)) return false;
   const uint64_t token_bytes = GetLength(fixed, 4);
   const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
   const uint64_t method_bytes = GetLength(fixed + 8, 4);
@@ -557,11 +585,17 @@ bool BulkServer::State::ServeCall(int fd) {
       method_bytes > kMaxMethodBytes) {
     return false;
   }
-  std::string given(token_bytes, '\0'), addressee(addressee_bytes, '\0'),
-      method(method_bytes, '\0');
-  if (ReadFull(fd, given.data(), given.size()) != given.size() ||
-      ReadFull(fd, addressee.data(), addressee.size()) != addressee.size() ||
-      ReadFull(fd, method.data(), method.size()) != method.size()) {
+  std::string given(token_bytes, '\0');
+  if (ReadFull(fd, given.data(), given.size(), header_deadline) != given.size()) return false;
+  // Refused before its request is read: answer, then hang up (the request's
+  // bytes are still on the way). Only the token's refusal is final.
+  if (absl::Status denied = CheckToken(given, "a call"); !denied.ok()) {
+    AnswerAndHangUp(fd, ErrorAnswer(denied));
+    return false;
+  }
+  std::string addressee(addressee_bytes, '\0'), method(method_bytes, '\0');
+  if (ReadFull(fd, addressee.data(), addressee.size(), header_deadline) != addressee.size() ||
+      ReadFull(fd, method.data(), method.size(), header_deadline) != method.size()) {
     return false;
   }
   const std::string what = absl::StrCat(method, " call");
@@ -570,14 +604,6 @@ bool BulkServer::State::ServeCall(int fd) {
     absl::MutexLock lock(&mu);
     auto it = calls.find(method);
     if (it != calls.end()) fn = it->second;
-  }
-  // Refused before its request is read: answer, then hang up (the request's
-  // bytes are still on the way). Only the token's refusal is final.
-  if (absl::Status denied = CheckToken(given, what); !denied.ok()) {
-    std::string answer = ErrorAnswer(denied);
-    iovec iov{answer.data(), answer.size()};
-    WriteFull(fd, &iov, 1);
-    return false;
   }
   absl::Status refused = CheckAddressee(addressee, what);
   if (refused.ok() && !fn) {
@@ -595,7 +621,17 @@ bool BulkServer::State::ServeCall(int fd) {
   if (!ReadGrowing(fd, request_bytes, &request)) return false;
   {
     absl::MutexLock lock(&mu);
-    ++calls_served;
+    if (stopped) {
+      // Read after Stop began (it was already queued): not run, so the
+      // client may send it elsewhere.
+      refused = errors::Unavailable(what, ": the bulk port is stopping");
+    } else {
+      ++calls_served;
+    }
+  }
+  if (!refused.ok()) {
+    Refuse(fd, refused);
+    return false;
   }
   auto pending = std::make_shared<Pending>();
   const absl::Duration wait = ServerWait(wait_ms);
@@ -716,10 +752,11 @@ void BulkServer::State::Serve(int fd) {
   SetTimeout(fd, SO_SNDTIMEO, absl::Seconds(kServerSendTimeoutSeconds));
   // A pooled connection left idle this long is closed; its client retries
   // on a new one.
-  SetTimeout(fd, SO_RCVTIMEO, kServerIdleTimeout);
   char request[kRequestBytes];
   // One request after another until the client goes or sends garbage.
-  while (ReadFull(fd, request, sizeof(kMagic)) == sizeof(kMagic)) {
+  for (;;) {
+    SetTimeout(fd, SO_RCVTIMEO, kServerIdleTimeout);  // header reads set their own
+    if (ReadFull(fd, request, sizeof(kMagic)) != sizeof(kMagic)) break;
     if (std::memcmp(request, kCallMagic, sizeof(kCallMagic)) == 0) {
       if (ServeCall(fd)) continue;
       break;
@@ -761,6 +798,7 @@ BulkClient::BulkClient(std::string host, std::string addressee)
 
 BulkClient::~BulkClient() {
   std::thread watcher;
+  closing_.store(true);  // what still ends from here on ends Cancelled, with no fallback
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;  // new calls fail Cancelled from here on
@@ -789,6 +827,12 @@ BulkClient::~BulkClient() {
 }
 
 void BulkClient::Waiting::Finish(absl::Status status, Fallback fallback, std::string answer) {
+  if (fallback != Fallback::kNone && closing != nullptr && closing->load()) {
+    // Not sent elsewhere from a client being destroyed (its owner may be
+    // going too).
+    status = errors::Cancelled(what, ": the bulk client is closing");
+    fallback = Fallback::kNone;
+  }
   if (call_done) {
     call_done(std::move(status), std::move(answer), fallback);
   } else {
@@ -856,8 +900,10 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   request += addressee_;
   request += key;
   Waiting w;
+  w.closing = &closing_;
   w.port = port;
-  w.deadline = deadline;
+  // The server answers DeadlineExceeded (naming the key) at `deadline`.
+  w.deadline = deadline + kRecvBufGrace;
   w.what = absl::StrCat("RecvBuf of '", key, "'");
   w.into = into;
   w.out = out;
@@ -887,6 +933,7 @@ void BulkClient::CallAsync(int port, const std::string& token, const std::string
   framed += method;
   framed += request;
   Waiting w;
+  w.closing = &closing_;
   w.port = port;
   w.deadline = deadline;
   w.what = absl::StrCat(method, " call");
@@ -1227,6 +1274,10 @@ void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
   pool->Schedule([this, port, id = std::move(id), dst, bytes, deadline, done = std::move(done)] {
     Fallback fallback = Fallback::kNone;
     absl::Status s = Fetch(port, id, dst, bytes, deadline, &fallback);
+    if (fallback != Fallback::kNone && closing_.load()) {  // as Waiting::Finish
+      s = errors::Cancelled("a bulk fetch: the bulk client is closing");
+      fallback = Fallback::kNone;
+    }
     done(std::move(s), fallback);
   });
 }
@@ -1278,7 +1329,8 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
     if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
       error = errno;
       if (error == EINPROGRESS) {
-        const absl::Time until = std::min(deadline, absl::Now() + kConnectTimeout);
+        const absl::Time started = absl::Now();
+        const absl::Time until = std::min(deadline, started + kConnectTimeout);
         pollfd p{fd, POLLOUT, 0};
         int ready;
         do {
@@ -1293,9 +1345,11 @@ int BulkClient::Connect(int port, absl::Time deadline, bool* pooled, absl::Statu
           freeaddrinfo(found);
           *status = errors::DeadlineExceeded("the deadline passed connecting to the bulk port ",
                                              where);
-          // Nothing was sent: a port that does not answer (a firewall that
-          // drops) is as good as unreachable.
-          *fallback = Fallback::kPortUnreachable;
+          // Nothing was sent, so gRPC may still carry it. A port silent for
+          // a second (a firewall that drops) is as good as unreachable; a
+          // shorter deadline tells nothing about the port.
+          *fallback = absl::Now() - started >= absl::Seconds(1) ? Fallback::kPortUnreachable
+                                                                : Fallback::kOverGrpc;
           return -1;
         } else {
           error = ETIMEDOUT;

@@ -35,6 +35,7 @@
 #ifndef TENSORGRID_DISTRIBUTED_RPC_BULK_TRANSFER_H_
 #define TENSORGRID_DISTRIBUTED_RPC_BULK_TRANSFER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -207,7 +208,8 @@ class BulkClient {
   // wrong `token`, and, with a fallback, Unavailable as for Fetch (kOverGrpc
   // here means: the request was not served, ask over gRPC). No thread waits
   // meanwhile: one watcher per client polls the connections. `into` and
-  // `out` must stay valid until `done` runs.
+  // `out` must stay valid until `done` runs, and `done` must not destroy
+  // this client.
   void RecvBufAsync(int port, const std::string& token, const std::string& key,
                     absl::Time deadline, const Tensor* into, Tensor* out, FetchCallback done);
 
@@ -226,7 +228,9 @@ class BulkClient {
   //
   // The request goes out on the caller's thread when a pooled connection
   // takes it at once, and a small answer is read and `done` run on the
-  // watcher thread: `done` must not block.
+  // watcher thread: `done` must not block, nor destroy this client. While
+  // the client is being destroyed, what ends ends Cancelled with no
+  // fallback.
   using CallCallback = std::function<void(absl::Status status, std::string answer,
                                           Fallback fallback)>;
   void CallAsync(int port, const std::string& token, const std::string& method,
@@ -259,6 +263,8 @@ class BulkClient {
     FetchCallback done;
     // A call: its callback (set instead of `done`).
     CallCallback call_done;
+    // The client's closing_: once set, a fallback ends Cancelled instead.
+    const std::atomic<bool>* closing = nullptr;
     // Runs the callback once.
     void Finish(absl::Status status, Fallback fallback, std::string answer = "");
   };
@@ -289,6 +295,7 @@ class BulkClient {
   absl::Time watcher_wakes_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   int sending_ ABSL_GUARDED_BY(mu_) = 0;  // SendOnPool calls scheduling work
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> closing_{false};  // set first thing by the destructor
   int wake_fd_ = -1;   // an eventfd; set under mu_ on first use
   int epoll_fd_ = -1;  // the watcher's; set under mu_ on first use
   std::thread watcher_;  // started on the first RecvBufAsync or CallAsync

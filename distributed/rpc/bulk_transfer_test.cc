@@ -645,7 +645,7 @@ TEST(BulkCallTest, UnansweredCallIsDeadlineExceeded) {
   server->ServeCall("Never", [](std::string, absl::Time, BulkServer::CallDone) {});
   BulkClient client("127.0.0.1");
   const auto result =
-      Call(client, server->port(), "Never", "x", "", absl::Now() + absl::Milliseconds(200));
+      Call(client, server->port(), "Never", "x", "", absl::Now() + absl::Milliseconds(500));
   EXPECT_EQ(result->status.code(), absl::StatusCode::kDeadlineExceeded) << result->status;
   EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
 }

@@ -208,7 +208,9 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
                                    max_message_bytes_, " bytes for one gRPC message"));
     return;
   }
-  const int port = BulkPort();
+  // The bulk port waits at most an hour for an answer; longer steps keep to
+  // gRPC, whose deadline is the step's.
+  const int port = deadline <= absl::Hours(1) ? BulkPort() : 0;
   if (port == 0) {
     return RunGraphCall(std::move(wire), deadline, response, std::move(done));
   }
@@ -266,7 +268,11 @@ int GrpcRemoteWorker::BulkPort() {
   auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
   stub_->async()->GetStatus(&call->context, &call->request, &call->response,
                             [call, peer = bulk_peer_](grpc::Status status) mutable {
-                              if (status.ok()) peer->Learn(call->response.bulk_port());
+                              if (status.ok()) {
+                                peer->Learn(call->response.bulk_port());
+                              } else {
+                                peer->asked.store(false);  // ask again next time
+                              }
                               call.reset();
                             });
   return 0;
@@ -276,9 +282,10 @@ void GrpcRemoteWorker::BulkNotServed(int port, BulkClient::Fallback fallback,
                                      const absl::Status& why) {
   if (fallback == BulkClient::Fallback::kPortUnreachable) {
     MarkBulkUnreachable(why);
-  } else if (fallback == BulkClient::Fallback::kPortRefused) {
-    // Nothing listens there: the peer may have restarted on another port,
-    // which its next GetStatus or ticket names.
+  } else if (fallback == BulkClient::Fallback::kPortRefused ||
+             absl::IsFailedPrecondition(why)) {
+    // Nothing listens there, or another task does: the peer may have
+    // restarted on another port, which its next GetStatus or ticket names.
     bulk_peer_->refused.store(port);
     int known = port;
     if (bulk_peer_->port.compare_exchange_strong(known, 0)) bulk_peer_->asked.store(false);

@@ -149,8 +149,6 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.
   grpc::TemplatedGenericStub<RecvTensorRequest, grpc::ByteBuffer> raw_stub_;
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
-  const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
-  std::atomic<bool> bulk_unreachable_{false};
   // What we know of the peer's bulk port; shared with a GetStatus call in
   // flight (BulkPort), whose answer may come after this worker is gone.
   struct BulkPeer {
@@ -160,10 +158,17 @@ class GrpcRemoteWorker final : public WorkerInterface {
     // Takes the port a GetStatus answer names (0: none, now), unless it is
     // the refused one (nothing listens there: not a restart, a firewall).
     void Learn(int learned) {
-      if (learned == 0 || learned != refused.load()) port.store(learned);
+      if (learned != 0 && learned == refused.load()) return;
+      port.store(learned);
+      if (learned != 0) refused.store(0);  // a new port: the old refusal is moot
     }
   };
   const std::shared_ptr<BulkPeer> bulk_peer_ = std::make_shared<BulkPeer>();
+  // Declared after bulk_peer_, so destroyed first: callbacks it ends while
+  // it closes may still reach bulk_peer_ (they end Cancelled, sending
+  // nothing elsewhere).
+  const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
+  std::atomic<bool> bulk_unreachable_{false};
 };
 
 }  // namespace tensorgrid

@@ -305,6 +305,62 @@ TEST_F(GrpcWorkerTest, RunGraphFallsBackToGrpcWhenTheBulkPortIsGone) {
   EXPECT_EQ(bulk_->calls(), 0);
 }
 
+TEST_F(GrpcWorkerTest, PortNeverAskedForIsLearnedInTheBackground) {
+  // No GetStatus from us: the first RunGraph goes over gRPC and asks for
+  // the port on the side; later ones find it.
+  const std::string handle = Register(SquareGraph());
+  RunGraphArgs request;
+  request.graph_handle = handle;
+  request.feeds = {Tensor::FromVector<float>({2}, TensorShape({1}))};
+  const absl::Time until = absl::Now() + absl::Seconds(20);
+  int64_t step = 0;
+  while (bulk_->calls() == 0 && absl::Now() < until) {
+    request.step_id = ++step;
+    RunGraphResult response;
+    ASSERT_OK(remote_->RunGraph(request, &response));
+    ExpectTensorEqual<float>(response.fetches[0], {4}, TensorShape({1}));
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_GT(bulk_->calls(), 0);
+  EXPECT_GT(step, 1);  // not the first: that one only asked
+}
+
+TEST_F(GrpcWorkerTest, RunGraphMeantForAnotherTaskNeverRunsThere) {
+  // A task's bulk port that knows whose it is, as Server's do.
+  BulkServer::Options options;
+  options.task = kTask;
+  std::unique_ptr<BulkServer> bulk = *BulkServer::Start("127.0.0.1", options);
+  std::unique_ptr<grpc::Service> service = NewGrpcWorkerService(&worker_, "", bulk.get());
+  LoopbackServer server(service.get());
+  auto run = [&](const std::string& task) {
+    GrpcRemoteWorker::Options remote_options;
+    remote_options.task = task;
+    GrpcRemoteWorker remote(server.address, remote_options);
+    GetStatusResult status;
+    EXPECT_OK(remote.GetStatus(&status));
+    RegisterGraphArgs graph;
+    graph.graph = SquareGraph();
+    RegisterGraphResult registered;
+    EXPECT_OK(remote.RegisterGraph(graph, &registered));
+    RunGraphArgs request;
+    request.graph_handle = registered.graph_handle;
+    request.step_id = 1;
+    request.feeds = {Tensor::FromVector<float>({3}, TensorShape({1}))};
+    RunGraphResult response;
+    EXPECT_OK(remote.RunGraph(request, &response));
+    if (!response.fetches.empty()) {
+      ExpectTensorEqual<float>(response.fetches[0], {9}, TensorShape({1}));
+    }
+  };
+  // A client that means another task (whose port this one took): refused
+  // unread, so it ran once, over gRPC.
+  run("/job:ps/replica:0/task:7");
+  EXPECT_EQ(bulk->calls(), 0);
+  run(kTask);
+  EXPECT_EQ(bulk->calls(), 1);
+  server.server->Shutdown();
+}
+
 TEST_F(GrpcWorkerTest, RegisterErrorsCrossTheWireUnchanged) {
   GraphDef graph = SquareGraph();
   graph.mutable_node(1)->set_op("NoSuchOp");
