@@ -132,18 +132,24 @@ void SetTimeout(int fd, int option, absl::Duration d) {
 size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline = absl::InfiniteFuture()) {
   size_t got = 0;
   while (got < n) {
-    int flags = 0;
-    if (deadline != absl::InfiniteFuture()) {
-      const absl::Duration left = deadline - absl::Now();
-      // Past the deadline, bytes already here are still taken (a waiting
-      // answer may have arrived in time while its reader was busy).
-      if (left <= absl::ZeroDuration()) {
-        flags = MSG_DONTWAIT;
-      } else {
-        SetTimeout(fd, SO_RCVTIMEO, left);
+    ssize_t r;
+    if (deadline == absl::InfiniteFuture()) {
+      r = recv(fd, buf + got, n - got, 0);
+    } else {
+      // What is already here first, with no timeout to set (and past the
+      // deadline too: an answer may have arrived in time while its reader
+      // was busy); then wait, until the deadline.
+      r = recv(fd, buf + got, n - got, MSG_DONTWAIT);
+      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        const absl::Duration left = deadline - absl::Now();
+        if (left <= absl::ZeroDuration()) break;  // errno stays EAGAIN
+        pollfd p{fd, POLLIN, 0};
+        const int ms = static_cast<int>(
+            std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 3600 * 1000));
+        if (poll(&p, 1, ms) < 0 && errno != EINTR) break;
+        continue;  // read what came, or find the deadline passed
       }
     }
-    const ssize_t r = recv(fd, buf + got, n - got, flags);
     if (r > 0) {
       got += static_cast<size_t>(r);
     } else if (r == 0) {
@@ -751,11 +757,11 @@ void BulkServer::State::Serve(int fd) {
   NoDelay(fd);
   SetTimeout(fd, SO_SNDTIMEO, absl::Seconds(kServerSendTimeoutSeconds));
   // A pooled connection left idle this long is closed; its client retries
-  // on a new one.
+  // on a new one. (Reads with a deadline poll instead.)
+  SetTimeout(fd, SO_RCVTIMEO, kServerIdleTimeout);
   char request[kRequestBytes];
   // One request after another until the client goes or sends garbage.
   for (;;) {
-    SetTimeout(fd, SO_RCVTIMEO, kServerIdleTimeout);  // header reads set their own
     if (ReadFull(fd, request, sizeof(kMagic)) != sizeof(kMagic)) break;
     if (std::memcmp(request, kCallMagic, sizeof(kCallMagic)) == 0) {
       if (ServeCall(fd)) continue;
@@ -1381,9 +1387,8 @@ void BulkClient::DropIdle(int port) {
 }
 
 void BulkClient::Release(int port, int fd) {
-  const timeval none{0, 0};  // the next request sets its own
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
+  // Reads poll until their deadline, and a blocking send sets its own
+  // timeout first: nothing to reset.
   absl::MutexLock lock(&mu_);
   std::vector<int>& idle = idle_[port];
   if (idle.size() < kMaxIdlePerPort) {
