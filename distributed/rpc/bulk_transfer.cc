@@ -18,12 +18,14 @@
 #include <cassert>
 #include <set>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <system_error>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/framework/types.h"
 #include "core/platform/status.h"
@@ -35,12 +37,23 @@ namespace {
 constexpr char kMagic[4] = {'T', 'G', 'B', '1'};
 constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
 // A direct RecvBuf: the magic, then token length (4 bytes), addressee
-// length (4), key length (4), how long to wait in ms (8), all little-endian,
-// then the token, the addressee and the key. The answer: kTensorAnswer,
-// dtype (4), rank (4), each dimension (8), the content's length (8), the
-// content; or an error (ErrorAnswer).
-constexpr char kRecvBufMagic[4] = {'T', 'G', 'R', '2'};
-constexpr size_t kRecvBufFixedBytes = 4 + 4 + 4 + 8;
+// length (4), key length (4), flags (4), how long to wait in ms (8), all
+// little-endian, then the token, the addressee and the key. The answer:
+// kTensorAnswer, dtype (4), rank (4), each dimension (8), the content's
+// length (8), the content; or an error (ErrorAnswer); or, when the request
+// says kMayReadInPlace, kInPlaceAnswer: the same header without the
+// content, then where the content lies in the server's memory (pid,
+// address: 8 bytes each) and a proof of which process that is (the address
+// of the server's 16-byte nonce, 8, and the nonce). The client copies the
+// content with process_vm_readv and says 'D' (done: the server lets go of
+// the chunk), or 'S' (send it after all: the content follows on the
+// connection).
+constexpr char kRecvBufMagic[4] = {'T', 'G', 'R', '3'};
+constexpr size_t kRecvBufFixedBytes = 4 + 4 + 4 + 4 + 8;
+constexpr uint32_t kMayReadInPlace = 1;
+// Chunks from this size on are read in place when the client may.
+constexpr size_t kInPlaceMinBytes = 64 << 10;
+constexpr size_t kNonceBytes = 16;
 // A call: the magic, then token length (4), addressee length (4), method
 // length (4), how long to wait in ms (8), the request's length (8), then the
 // token, the addressee, the method and the request. The answer:
@@ -58,7 +71,13 @@ constexpr uint32_t kMaxRank = 64;
 // kNotServed is an error for a request the server refused unread (no such
 // method, another task's port, at its limit): the client may send it over
 // gRPC instead. kErrorAnswer is final: the request may have run.
-enum : uint8_t { kTensorAnswer = 0, kErrorAnswer = 2, kBytesAnswer = 3, kNotServed = 4 };
+enum : uint8_t {
+  kTensorAnswer = 0,
+  kErrorAnswer = 2,
+  kBytesAnswer = 3,
+  kNotServed = 4,
+  kInPlaceAnswer = 5,
+};
 // The longest a direct RecvBuf or a call waits on the server, whatever it
 // asks.
 constexpr absl::Duration kMaxServerWait = absl::Hours(1);
@@ -90,6 +109,8 @@ constexpr absl::Duration kHeaderTimeout = absl::Seconds(10);
 // Past a direct RecvBuf's deadline, for the server's own DeadlineExceeded
 // (naming the key) to arrive before the client gives up.
 constexpr absl::Duration kRecvBufGrace = absl::Milliseconds(200);
+// How long a server holds a chunk for a client copying it in place.
+constexpr absl::Duration kInPlaceVerdictTimeout = absl::Seconds(60);
 // The longest a connect may take, whatever the deadline.
 constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
 
@@ -344,7 +365,8 @@ std::string HostOf(absl::string_view address) {
 // ---- server ------------------------------------------------------------------
 
 struct BulkServer::State {
-  State(int listener, const Options& options) : options(options), listener(listener) {}
+  State(int listener, const Options& options)
+      : options(options), nonce(RandomId()), pid(getpid()), listener(listener) {}
   void AcceptLoop(const std::shared_ptr<State>& self);
   void SweepExpired() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const absl::Time now = absl::Now();
@@ -377,6 +399,10 @@ struct BulkServer::State {
   std::optional<Tensor> Take(absl::string_view id);
 
   const Options options;
+  // Proves to a client reading a chunk in place that it reads this process
+  // (process ids are per namespace): it reads the nonce at its address first.
+  const std::string nonce;
+  const pid_t pid;
   absl::Mutex mu;
   int listener ABSL_GUARDED_BY(mu);
   bool listening ABSL_GUARDED_BY(mu) = true;  // false once StopListening or Stop ran
@@ -510,7 +536,8 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
   const uint64_t token_bytes = GetLength(fixed, 4);
   const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
   const uint64_t key_bytes = GetLength(fixed + 8, 4);
-  const uint64_t wait_ms = GetLength(fixed + 12);
+  const uint64_t flags = GetLength(fixed + 12, 4);
+  const uint64_t wait_ms = GetLength(fixed + 16);
   if (token_bytes > kMaxTokenBytes || addressee_bytes > kMaxKeyBytes || key_bytes == 0 ||
       key_bytes > kMaxKeyBytes) {
     return false;
@@ -560,8 +587,10 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
   }
   std::string header;
   absl::string_view bytes;
+  const bool in_place = status.ok() && (flags & kMayReadInPlace) != 0 &&
+                        tensor.TotalBytes() >= kInPlaceMinBytes && nonce.size() == kNonceBytes;
   if (status.ok()) {
-    header.push_back(static_cast<char>(kTensorAnswer));
+    header.push_back(static_cast<char>(in_place ? kInPlaceAnswer : kTensorAnswer));
     Append(&header, static_cast<uint64_t>(tensor.dtype()), 4);
     Append(&header, static_cast<uint64_t>(tensor.dims()), 4);
     for (int d = 0; d < tensor.dims(); ++d) {
@@ -569,10 +598,29 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
     }
     Append(&header, tensor.TotalBytes(), 8);
     bytes = absl::string_view(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
+    if (in_place) {
+      Append(&header, static_cast<uint64_t>(pid), 8);
+      Append(&header, reinterpret_cast<uintptr_t>(bytes.data()), 8);
+      Append(&header, reinterpret_cast<uintptr_t>(nonce.data()), 8);
+      header += nonce;
+    }
     absl::MutexLock lock(&mu);  // counted before the client can see the bytes
     ++fetches;
   } else {
     header = ErrorAnswer(status);
+  }
+  if (in_place) {
+    // `tensor` holds the chunk until the client says it has copied it.
+    iovec iov{header.data(), header.size()};
+    char verdict = 0;
+    if (!WriteFull(fd, &iov, 1) ||
+        ReadFull(fd, &verdict, 1, absl::Now() + kInPlaceVerdictTimeout) != 1) {
+      return false;
+    }
+    if (verdict == 'D') return true;
+    if (verdict != 'S') return false;
+    iov = {const_cast<char*>(bytes.data()), bytes.size()};  // it could not: the bytes after all
+    return WriteFull(fd, &iov, 1);
   }
   iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
   return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
@@ -799,8 +847,18 @@ void BulkServer::State::Serve(int fd) {
 
 // ---- client ------------------------------------------------------------------
 
+namespace {
+// Whether `host` is this machine's loopback: its servers' memory can be
+// read in place (process_vm_readv), unless TG_BULK_IN_PLACE=0.
+bool InPlaceAllowed(const std::string& host) {
+  const char* env = std::getenv("TG_BULK_IN_PLACE");
+  if (env != nullptr && std::string(env) == "0") return false;
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+}  // namespace
+
 BulkClient::BulkClient(std::string host, std::string addressee)
-    : host_(std::move(host)), addressee_(std::move(addressee)) {}
+    : host_(std::move(host)), addressee_(std::move(addressee)), in_place_(InPlaceAllowed(host_)) {}
 
 BulkClient::~BulkClient() {
   std::thread watcher;
@@ -900,6 +958,7 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   Append(&request, token.size(), 4);
   Append(&request, addressee_.size(), 4);
   Append(&request, key.size(), 4);
+  Append(&request, in_place_ && !in_place_failed_.load() ? kMayReadInPlace : 0, 4);
   const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
   Append(&request, static_cast<uint64_t>(wait_ms), 8);
   request += token;
@@ -1069,6 +1128,8 @@ bool BulkClient::AnswerIsHere(int fd) {
     case kNotServed:
       length = GetLength(head + 5, 4);
       break;
+    case kInPlaceAnswer:
+      return false;  // its copy is large: on the pool
     case kTensorAnswer: {
       const uint64_t rank = GetLength(head + 5, 4);
       if (rank > kMaxRank) return true;  // garbage: quick to refuse
@@ -1213,7 +1274,8 @@ void BulkClient::ReadAnswer(Waiting w) {
     return w.Finish(absl::OkStatus(), Fallback::kNone, std::move(answer));
   }
   char fixed[8];
-  if (static_cast<uint8_t>(kind) != kTensorAnswer ||
+  const bool in_place = static_cast<uint8_t>(kind) == kInPlaceAnswer;
+  if ((static_cast<uint8_t>(kind) != kTensorAnswer && !in_place) ||
       ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
     return w.Finish(broken("reading the answer"), Fallback::kNone);
   }
@@ -1260,12 +1322,49 @@ void BulkClient::ReadAnswer(Waiting w) {
     close(w.fd);
     return w.Finish(WithContext(tensor.status(), what), Fallback::kNone);
   }
-  if (ReadFull(w.fd, static_cast<char*>(tensor->raw_data()), length, w.deadline) != length) {
+  char* dst = static_cast<char*>(tensor->raw_data());
+  bool copied = false;
+  if (in_place) {
+    char where[8 * 3 + kNonceBytes];
+    if (ReadFull(w.fd, where, sizeof(where), w.deadline) != sizeof(where)) {
+      return w.Finish(broken("reading the answer"), Fallback::kNone);
+    }
+    copied = CopyInPlace(static_cast<pid_t>(GetLength(where)), GetLength(where + 8),
+                         GetLength(where + 16), absl::string_view(where + 24, kNonceBytes), dst,
+                         length);
+    if (!copied) in_place_failed_.store(true);  // from now on the bytes come on the connection
+    const char verdict = copied ? 'D' : 'S';
+    iovec iov{const_cast<char*>(&verdict), 1};
+    if (!WriteFull(w.fd, &iov, 1)) return w.Finish(broken("answering the server"), Fallback::kNone);
+  }
+  if (!copied && ReadFull(w.fd, dst, length, w.deadline) != length) {
     return w.Finish(broken("reading the chunk"), Fallback::kNone);
   }
   Release(w.port, w.fd);
   *w.out = *std::move(tensor);
   w.Finish(absl::OkStatus(), Fallback::kNone);
+}
+
+bool BulkClient::CopyInPlace(pid_t pid, uint64_t address, uint64_t nonce_address,
+                             absl::string_view nonce, char* dst, size_t length) {
+  // First that `pid` is the server (not another process of that number in
+  // our namespace): it holds the nonce at that address.
+  char seen[kNonceBytes];
+  iovec local{seen, kNonceBytes};
+  iovec remote{reinterpret_cast<void*>(nonce_address), kNonceBytes};
+  if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kNonceBytes) ||
+      std::memcmp(seen, nonce.data(), kNonceBytes) != 0) {
+    return false;
+  }
+  size_t done = 0;
+  while (done < length) {
+    local = {dst + done, length - done};
+    remote = {reinterpret_cast<void*>(address + done), length - done};
+    const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,

@@ -812,3 +812,101 @@ TEST(BulkCallTest, GarbageCallHeaderIsDroppedAndTheServerKeepsServing) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+// ---- chunks read in place ------------------------------------------------------
+
+namespace tensorgrid {
+namespace {
+
+TEST(BulkInPlaceTest, LargeChunksFromThisMachineArriveIntact) {
+  // A loopback client may copy chunks of 64 KiB or more straight out of the
+  // server's memory; smaller ones come on the connection. Both must land.
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  for (int64_t n : {int64_t{1000}, int64_t{1} << 14, int64_t{1} << 20}) {
+    const std::string key = absl::StrCat("k", n);
+    const Tensor chunk = Ramp(n);
+    source.Release(key, chunk);
+    const Tensor into(DT_FLOAT, TensorShape({n}));
+    Tensor out;
+    const auto result = Ask(client, server->port(), key, &out, &into);
+    ASSERT_TRUE(result->status.ok()) << n << ": " << result->status;
+    EXPECT_TRUE(out.SharesBufferWith(into));
+    EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0) << n;
+  }
+}
+
+// Reads one direct RecvBuf request from `fd`; returns its flags.
+uint32_t ReadRecvBufRequest(int fd) {
+  char fixed[4 + 4 + 4 + 4 + 4 + 8];
+  EXPECT_EQ(recv(fd, fixed, sizeof(fixed), MSG_WAITALL), static_cast<ssize_t>(sizeof(fixed)));
+  EXPECT_EQ(std::string(fixed, 4), "TGR3");
+  auto u32 = [&](int at) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(fixed[at + i])) << (8 * i);
+    return v;
+  };
+  std::string rest(u32(4) + u32(8) + u32(12), '\0');  // token, addressee, key
+  EXPECT_EQ(recv(fd, rest.data(), rest.size(), MSG_WAITALL), static_cast<ssize_t>(rest.size()));
+  return u32(16);
+}
+
+void Put(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+TEST(BulkInPlaceTest, ChunkThatCannotBeReadInPlaceComesOnTheConnection) {
+  // A scripted server answers in place with a process that is not itself
+  // (a wrong nonce): the client must say so ('S'), take the bytes from the
+  // connection, and not ask for in-place reads again.
+  int port = 0;
+  const int listener = ListenOnLoopback(&port);
+  ASSERT_GE(listener, 0);
+  const Tensor chunk = Ramp(1 << 16);  // 256 KiB
+  std::thread peer([&] {
+    const int fd = accept(listener, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(ReadRecvBufRequest(fd) & 1u, 1u);  // may read in place
+    std::string answer(1, '\5');
+    Put(&answer, DT_FLOAT, 4);
+    Put(&answer, 1, 4);
+    Put(&answer, chunk.NumElements(), 8);
+    Put(&answer, chunk.TotalBytes(), 8);
+    Put(&answer, static_cast<uint64_t>(getpid()), 8);
+    Put(&answer, reinterpret_cast<uintptr_t>(chunk.raw_data()), 8);
+    static const char kNonce[16] = "the real nonce.";
+    Put(&answer, reinterpret_cast<uintptr_t>(kNonce), 8);
+    answer += std::string(16, 'x');  // not what lies there
+    ASSERT_EQ(send(fd, answer.data(), answer.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(answer.size()));
+    char verdict = 0;
+    ASSERT_EQ(recv(fd, &verdict, 1, MSG_WAITALL), 1);
+    EXPECT_EQ(verdict, 'S');
+    ASSERT_EQ(send(fd, chunk.raw_data(), chunk.TotalBytes(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(chunk.TotalBytes()));
+    // The next request, on the same connection, no longer asks.
+    EXPECT_EQ(ReadRecvBufRequest(fd) & 1u, 0u);
+    std::string error(1, '\2');
+    Put(&error, static_cast<uint64_t>(absl::StatusCode::kAborted), 4);
+    Put(&error, 4 + 4, 4);
+    Put(&error, 4, 4);
+    error += "done";
+    send(fd, error.data(), error.size(), MSG_NOSIGNAL);
+    close(fd);
+  });
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  const auto first = Ask(client, port, "k", &out);
+  ASSERT_TRUE(first->status.ok()) << first->status;
+  ASSERT_EQ(out.TotalBytes(), chunk.TotalBytes());
+  EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0);
+  const auto second = Ask(client, port, "k2", &out);
+  EXPECT_EQ(second->status.code(), absl::StatusCode::kAborted) << second->status;
+  peer.join();
+  close(listener);
+}
+
+}  // namespace
+}  // namespace tensorgrid
