@@ -44,10 +44,11 @@ constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
 // says kMayReadInPlace, kInPlaceAnswer: the same header without the
 // content, then where the content lies in the server's memory (pid,
 // address: 8 bytes each) and a proof of which process that is (the address
-// of the server's 16-byte nonce, 8, and the nonce). The client copies the
-// content with process_vm_readv and says 'D' (done: the server lets go of
-// the chunk), or 'S' (send it after all: the content follows on the
-// connection).
+// of a 16-byte nonce made for this answer, 8, and the nonce). The client
+// copies the content with process_vm_readv and says 'D' (done), which the
+// server acknowledges with 'A' before it lets go of the chunk: only then
+// does the client trust its copy. Or it says 'S' (send it after all: the
+// content follows on the connection).
 constexpr char kRecvBufMagic[4] = {'T', 'G', 'R', '3'};
 constexpr size_t kRecvBufFixedBytes = 4 + 4 + 4 + 4 + 8;
 constexpr uint32_t kMayReadInPlace = 1;
@@ -366,7 +367,7 @@ std::string HostOf(absl::string_view address) {
 
 struct BulkServer::State {
   State(int listener, const Options& options)
-      : options(options), nonce(RandomId()), pid(getpid()), listener(listener) {}
+      : options(options), pid(getpid()), listener(listener) {}
   void AcceptLoop(const std::shared_ptr<State>& self);
   void SweepExpired() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const absl::Time now = absl::Now();
@@ -399,10 +400,7 @@ struct BulkServer::State {
   std::optional<Tensor> Take(absl::string_view id);
 
   const Options options;
-  // Proves to a client reading a chunk in place that it reads this process
-  // (process ids are per namespace): it reads the nonce at its address first.
-  const std::string nonce;
-  const pid_t pid;
+  const pid_t pid;  // for clients that read chunks in place
   absl::Mutex mu;
   int listener ABSL_GUARDED_BY(mu);
   bool listening ABSL_GUARDED_BY(mu) = true;  // false once StopListening or Stop ran
@@ -416,6 +414,7 @@ struct BulkServer::State {
   int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
   int64_t fetches ABSL_GUARDED_BY(mu) = 0;
   int64_t calls_served ABSL_GUARDED_BY(mu) = 0;
+  int64_t in_place_reads ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
   std::map<std::string, CallFn> calls ABSL_GUARDED_BY(mu);
 };
@@ -587,8 +586,12 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
   }
   std::string header;
   absl::string_view bytes;
-  const bool in_place = status.ok() && (flags & kMayReadInPlace) != 0 &&
-                        tensor.TotalBytes() >= kInPlaceMinBytes && nonce.size() == kNonceBytes;
+  // A nonce of this answer's own proves to the client that the process it
+  // reads is this one (process ids are per namespace; a process forked from
+  // this one earlier does not have it).
+  const std::string nonce = (flags & kMayReadInPlace) != 0 ? RandomId() : "";
+  const bool in_place = status.ok() && nonce.size() == kNonceBytes &&
+                        tensor.TotalBytes() >= kInPlaceMinBytes;
   if (status.ok()) {
     header.push_back(static_cast<char>(in_place ? kInPlaceAnswer : kTensorAnswer));
     Append(&header, static_cast<uint64_t>(tensor.dtype()), 4);
@@ -617,7 +620,15 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
         ReadFull(fd, &verdict, 1, absl::Now() + kInPlaceVerdictTimeout) != 1) {
       return false;
     }
-    if (verdict == 'D') return true;
+    if (verdict == 'D') {
+      // Still holding the chunk: the client's copy was whole.
+      const char ack = 'A';
+      iov = {const_cast<char*>(&ack), 1};
+      if (!WriteFull(fd, &iov, 1)) return false;
+      absl::MutexLock lock(&mu);
+      ++in_place_reads;
+      return true;
+    }
     if (verdict != 'S') return false;
     iov = {const_cast<char*>(bytes.data()), bytes.size()};  // it could not: the bytes after all
     return WriteFull(fd, &iov, 1);
@@ -753,6 +764,11 @@ int64_t BulkServer::fetches() const {
 int64_t BulkServer::calls() const {
   absl::MutexLock lock(&state_->mu);
   return state_->calls_served;
+}
+
+int64_t BulkServer::in_place_reads() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->in_place_reads;
 }
 
 void BulkServer::State::AcceptLoop(const std::shared_ptr<State>& self) {
@@ -958,7 +974,8 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   Append(&request, token.size(), 4);
   Append(&request, addressee_.size(), 4);
   Append(&request, key.size(), 4);
-  Append(&request, in_place_ && !in_place_failed_.load() ? kMayReadInPlace : 0, 4);
+  const bool may_read_in_place = in_place_ && !in_place_failed_.load();
+  Append(&request, may_read_in_place ? kMayReadInPlace : 0, 4);
   const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
   Append(&request, static_cast<uint64_t>(wait_ms), 8);
   request += token;
@@ -973,6 +990,7 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   w.into = into;
   w.out = out;
   w.done = std::move(done);
+  w.may_read_in_place = may_read_in_place;
   Send(std::move(w), std::move(request));
 }
 
@@ -1275,6 +1293,12 @@ void BulkClient::ReadAnswer(Waiting w) {
   }
   char fixed[8];
   const bool in_place = static_cast<uint8_t>(kind) == kInPlaceAnswer;
+  if (in_place && !w.may_read_in_place) {  // never asked: no memory of ours is read for it
+    close(w.fd);
+    return w.Finish(errors::DataLoss(what, ": an in-place answer to a request that did not "
+                                     "ask for one"),
+                    Fallback::kNone);
+  }
   if ((static_cast<uint8_t>(kind) != kTensorAnswer && !in_place) ||
       ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
     return w.Finish(broken("reading the answer"), Fallback::kNone);
@@ -1329,13 +1353,25 @@ void BulkClient::ReadAnswer(Waiting w) {
     if (ReadFull(w.fd, where, sizeof(where), w.deadline) != sizeof(where)) {
       return w.Finish(broken("reading the answer"), Fallback::kNone);
     }
-    copied = CopyInPlace(static_cast<pid_t>(GetLength(where)), GetLength(where + 8),
-                         GetLength(where + 16), absl::string_view(where + 24, kNonceBytes), dst,
-                         length);
-    if (!copied) in_place_failed_.store(true);  // from now on the bytes come on the connection
+    const InPlace result =
+        CopyInPlace(static_cast<pid_t>(GetLength(where)), GetLength(where + 8),
+                    GetLength(where + 16), absl::string_view(where + 24, kNonceBytes), dst, length);
+    // Not allowed, or not that process: from now on the bytes come on the
+    // connection. (A copy that failed otherwise falls back just this once.)
+    if (result == InPlace::kRefused) in_place_failed_.store(true);
+    copied = result == InPlace::kCopied;
     const char verdict = copied ? 'D' : 'S';
     iovec iov{const_cast<char*>(&verdict), 1};
     if (!WriteFull(w.fd, &iov, 1)) return w.Finish(broken("answering the server"), Fallback::kNone);
+    // The server still held the chunk when it saw 'D' only if it says so:
+    // a server that gave up (its wait ran out, it is stopping) may have
+    // freed what we copied.
+    char ack = 0;
+    if (copied && (ReadFull(w.fd, &ack, 1, w.deadline) != 1 || ack != 'A')) {
+      return w.Finish(ack == 0 ? broken("waiting for the server to confirm the copy")
+                               : errors::DataLoss(what, ": the server confirmed no copy"),
+                      Fallback::kNone);
+    }
   }
   if (!copied && ReadFull(w.fd, dst, length, w.deadline) != length) {
     return w.Finish(broken("reading the chunk"), Fallback::kNone);
@@ -1345,26 +1381,26 @@ void BulkClient::ReadAnswer(Waiting w) {
   w.Finish(absl::OkStatus(), Fallback::kNone);
 }
 
-bool BulkClient::CopyInPlace(pid_t pid, uint64_t address, uint64_t nonce_address,
-                             absl::string_view nonce, char* dst, size_t length) {
+BulkClient::InPlace BulkClient::CopyInPlace(pid_t pid, uint64_t address, uint64_t nonce_address,
+                                            absl::string_view nonce, char* dst, size_t length) {
   // First that `pid` is the server (not another process of that number in
-  // our namespace): it holds the nonce at that address.
+  // our namespace): it holds this answer's nonce at that address.
   char seen[kNonceBytes];
   iovec local{seen, kNonceBytes};
   iovec remote{reinterpret_cast<void*>(nonce_address), kNonceBytes};
-  if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kNonceBytes) ||
-      std::memcmp(seen, nonce.data(), kNonceBytes) != 0) {
-    return false;
+  if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kNonceBytes)) {
+    return errno == EFAULT ? InPlace::kFailed : InPlace::kRefused;  // EPERM, ESRCH, ENOSYS
   }
+  if (std::memcmp(seen, nonce.data(), kNonceBytes) != 0) return InPlace::kRefused;
   size_t done = 0;
   while (done < length) {
     local = {dst + done, length - done};
     remote = {reinterpret_cast<void*>(address + done), length - done};
     const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n <= 0) return false;
+    if (n <= 0) return InPlace::kFailed;
     done += static_cast<size_t>(n);
   }
-  return true;
+  return InPlace::kCopied;
 }
 
 void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,

@@ -147,6 +147,8 @@ class BulkServer {
   // tests and stats).
   int64_t fetches() const;
   int64_t calls() const;
+  // How many chunks clients copied straight out of this process's memory.
+  int64_t in_place_reads() const;
 
  private:
   // What the server's threads share. They hold it by shared_ptr, so that a
@@ -267,6 +269,8 @@ class BulkClient {
     CallCallback call_done;
     // The client's closing_: once set, a fallback ends Cancelled instead.
     const std::atomic<bool>* closing = nullptr;
+    // A RecvBuf that asked for an in-place answer (none other may get one).
+    bool may_read_in_place = false;
     // Runs the callback once.
     void Finish(absl::Status status, Fallback fallback, std::string answer = "");
   };
@@ -287,9 +291,11 @@ class BulkClient {
   static bool AnswerIsHere(int fd);
   // Copies `length` bytes at `address` in process `pid` (a server on this
   // machine) to `dst`, after checking that `pid` holds `nonce` at
-  // `nonce_address`. False when it cannot (no permission, another process).
-  static bool CopyInPlace(pid_t pid, uint64_t address, uint64_t nonce_address,
-                          absl::string_view nonce, char* dst, size_t length);
+  // `nonce_address`. kRefused: not allowed, or not that process (ask no
+  // more); kFailed: this copy failed.
+  enum class InPlace { kCopied, kRefused, kFailed };
+  static InPlace CopyInPlace(pid_t pid, uint64_t address, uint64_t nonce_address,
+                             absl::string_view nonce, char* dst, size_t length);
   void Wake();
 
   const std::string host_;

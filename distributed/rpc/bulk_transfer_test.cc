@@ -818,26 +818,6 @@ TEST(BulkCallTest, GarbageCallHeaderIsDroppedAndTheServerKeepsServing) {
 namespace tensorgrid {
 namespace {
 
-TEST(BulkInPlaceTest, LargeChunksFromThisMachineArriveIntact) {
-  // A loopback client may copy chunks of 64 KiB or more straight out of the
-  // server's memory; smaller ones come on the connection. Both must land.
-  auto server = StartServer();
-  ChunkSource source;
-  server->ServeRecvBuf(source.Fn());
-  BulkClient client("127.0.0.1");
-  for (int64_t n : {int64_t{1000}, int64_t{1} << 14, int64_t{1} << 20}) {
-    const std::string key = absl::StrCat("k", n);
-    const Tensor chunk = Ramp(n);
-    source.Release(key, chunk);
-    const Tensor into(DT_FLOAT, TensorShape({n}));
-    Tensor out;
-    const auto result = Ask(client, server->port(), key, &out, &into);
-    ASSERT_TRUE(result->status.ok()) << n << ": " << result->status;
-    EXPECT_TRUE(out.SharesBufferWith(into));
-    EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0) << n;
-  }
-}
-
 // Reads one direct RecvBuf request from `fd`; returns its flags.
 uint32_t ReadRecvBufRequest(int fd) {
   char fixed[4 + 4 + 4 + 4 + 4 + 8];
@@ -855,6 +835,101 @@ uint32_t ReadRecvBufRequest(int fd) {
 
 void Put(std::string* out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+TEST(BulkInPlaceTest, LargeChunksFromThisMachineArriveIntact) {
+  // A loopback client may copy chunks of 64 KiB or more straight out of the
+  // server's memory; smaller ones come on the connection. Both must land.
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  int64_t in_place = 0;
+  for (int64_t n : {int64_t{1000}, int64_t{1} << 14, int64_t{1} << 20}) {
+    const std::string key = absl::StrCat("k", n);
+    const Tensor chunk = Ramp(n);
+    source.Release(key, chunk);
+    const Tensor into(DT_FLOAT, TensorShape({n}));
+    Tensor out;
+    const auto result = Ask(client, server->port(), key, &out, &into);
+    ASSERT_TRUE(result->status.ok()) << n << ": " << result->status;
+    EXPECT_TRUE(out.SharesBufferWith(into));
+    EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0) << n;
+    // Chunks of 64 KiB (16384 floats) or more are copied in place.
+    if (n * 4 >= (64 << 10)) ++in_place;
+    EXPECT_EQ(server->in_place_reads(), in_place) << n;
+  }
+}
+
+TEST(BulkInPlaceTest, ServerSendsTheBytesWhenTheClientCannotCopy) {
+  // A scripted client asks for an in-place answer, then says 'S'.
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  const Tensor chunk = Ramp(1 << 16);  // 256 KiB
+  source.Release("k", chunk);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(server->port());
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  std::string request = "TGR3";
+  Put(&request, 0, 4);      // no token
+  Put(&request, 0, 4);      // any addressee
+  Put(&request, 1, 4);      // key "k"
+  Put(&request, 1, 4);      // may read in place
+  Put(&request, 10000, 8);  // wait 10 s
+  request += "k";
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  // kInPlaceAnswer, dtype, rank 1, the dimension, the length, pid, address,
+  // nonce address, nonce.
+  char answer[1 + 4 + 4 + 8 + 8 + 8 + 8 + 8 + 16];
+  ASSERT_EQ(recv(fd, answer, sizeof(answer), MSG_WAITALL), static_cast<ssize_t>(sizeof(answer)));
+  EXPECT_EQ(answer[0], 5);
+  const char verdict = 'S';
+  ASSERT_EQ(send(fd, &verdict, 1, MSG_NOSIGNAL), 1);
+  std::vector<char> bytes(chunk.TotalBytes());
+  ASSERT_EQ(recv(fd, bytes.data(), bytes.size(), MSG_WAITALL), static_cast<ssize_t>(bytes.size()));
+  EXPECT_EQ(std::memcmp(bytes.data(), chunk.raw_data(), bytes.size()), 0);
+  EXPECT_EQ(server->in_place_reads(), 0);
+  close(fd);
+}
+
+TEST(BulkInPlaceTest, InPlaceAnswerThatWasNotAskedForIsDataLoss) {
+  // A client that may not read in place must not follow an address a server
+  // hands it anyway.
+  setenv("TG_BULK_IN_PLACE", "0", 1);
+  BulkClient client("127.0.0.1");
+  unsetenv("TG_BULK_IN_PLACE");
+  int port = 0;
+  const int listener = ListenOnLoopback(&port);
+  ASSERT_GE(listener, 0);
+  const Tensor chunk = Ramp(1 << 16);
+  std::thread peer([&] {
+    const int fd = accept(listener, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(ReadRecvBufRequest(fd) & 1u, 0u);
+    std::string answer(1, '\5');
+    Put(&answer, DT_FLOAT, 4);
+    Put(&answer, 1, 4);
+    Put(&answer, chunk.NumElements(), 8);
+    Put(&answer, chunk.TotalBytes(), 8);
+    Put(&answer, static_cast<uint64_t>(getpid()), 8);
+    Put(&answer, reinterpret_cast<uintptr_t>(chunk.raw_data()), 8);
+    Put(&answer, reinterpret_cast<uintptr_t>(chunk.raw_data()), 8);
+    answer.append(static_cast<const char*>(chunk.raw_data()), 16);  // a "nonce" that matches
+    send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    char byte;
+    EXPECT_LE(recv(fd, &byte, 1, 0), 0);  // hung up, no verdict
+    close(fd);
+  });
+  Tensor out;
+  const auto result = Ask(client, port, "k", &out);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kDataLoss) << result->status;
+  peer.join();
+  close(listener);
 }
 
 TEST(BulkInPlaceTest, ChunkThatCannotBeReadInPlaceComesOnTheConnection) {
