@@ -60,11 +60,11 @@ struct ServerOptions {
   // The largest request the server accepts; larger ones are refused with
   // ResourceExhausted before they are read. Feeds travel in requests.
   int max_request_bytes = 1 << 30;
-  // Large received tensors (RecvTensor, collective chunks) travel by ticket
-  // over a second port of this server's, a plain TCP one the kernel picks
-  // on the same host (docs/bulk_transfer.md); off, or with TLS, they travel
-  // inside gRPC's answers. A peer that cannot reach the port falls back to
-  // gRPC by itself.
+  // A second port of this server's, a plain TCP one the kernel picks on the
+  // same host (docs/bulk_transfer.md): large received tensors travel there
+  // by ticket, and RunGraph and collective chunks go there directly. Off, or
+  // with TLS, all of it goes over gRPC. A peer that cannot reach the port
+  // falls back to gRPC by itself.
   bool bulk_transfer = true;
 };
 

@@ -63,9 +63,9 @@ const std::vector<tools::Flag>& Table() {
       {"max_request_bytes", "N", false,
        "refuse larger requests with ResourceExhausted (default 1 GiB)"},
       {"bulk_transfer", "", false,
-       "send large tensors to the other tasks over a second, plain TCP\n"
-       "port the kernel picks (default: $TG_BULK_TRANSFER, else true;\n"
-       "never with TLS)"},
+       "serve large tensors, RunGraph and collective chunks to the other\n"
+       "tasks on a second, plain TCP port the kernel picks (default:\n"
+       "$TG_BULK_TRANSFER, else true; never with TLS)"},
   };
   return *table;
 }

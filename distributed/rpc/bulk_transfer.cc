@@ -16,10 +16,10 @@
 
 #include <algorithm>
 #include <cassert>
-#include <set>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -79,9 +79,6 @@ enum : uint8_t {
   kNotServed = 4,
   kInPlaceAnswer = 5,
 };
-// The longest a direct RecvBuf or a call waits on the server, whatever it
-// asks.
-constexpr absl::Duration kMaxServerWait = absl::Hours(1);
 // The largest call answer a client accepts.
 constexpr uint64_t kMaxAnswerBytes = (uint64_t{1} << 31) - 1;
 // Answers up to this size that have fully arrived are read by the watcher
@@ -113,7 +110,7 @@ constexpr absl::Duration kRecvBufGrace = absl::Milliseconds(200);
 // How long a server holds a chunk for a client copying it in place.
 constexpr absl::Duration kInPlaceVerdictTimeout = absl::Seconds(60);
 // The longest a connect may take, whatever the deadline.
-constexpr absl::Duration kConnectTimeout = absl::Seconds(10);
+constexpr absl::Duration kConnectTimeout = absl::Seconds(3);
 
 void PutLength(uint64_t n, char* out, int bytes = 8) {
   for (int i = 0; i < bytes; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
@@ -167,7 +164,7 @@ size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline = absl::Infinit
         if (left <= absl::ZeroDuration()) break;  // errno stays EAGAIN
         pollfd p{fd, POLLIN, 0};
         const int ms = static_cast<int>(
-            std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 3600 * 1000));
+            std::min(absl::ToInt64Milliseconds(left) + 1, absl::ToInt64Milliseconds(kBulkMaxWait)));
         if (poll(&p, 1, ms) < 0 && errno != EINTR) break;
         continue;  // read what came, or find the deadline passed
       }
@@ -316,7 +313,7 @@ absl::Status ParseError(uint64_t code, absl::string_view body, absl::string_view
 
 // The wait a request asks for, capped.
 absl::Duration ServerWait(uint64_t wait_ms) {
-  return std::min(kMaxServerWait, absl::Milliseconds(static_cast<int64_t>(
+  return std::min(kBulkMaxWait, absl::Milliseconds(static_cast<int64_t>(
                                       std::min<uint64_t>(wait_ms, INT64_MAX / 2))));
 }
 
@@ -566,20 +563,17 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
     Refuse(fd, refused);
     return false;
   }
-  absl::Status status;
+  auto pending = std::make_shared<Pending>();
+  const absl::Duration wait = ServerWait(wait_ms);
+  const absl::Time deadline = absl::Now() + wait;
+  fn(key, deadline, &pending->tensor, [pending](absl::Status s) {
+    absl::MutexLock lock(&pending->mu);
+    pending->status = std::move(s);
+    pending->done = true;
+  });
+  absl::Status status = Await(*pending, deadline, wait, absl::StrCat("RecvBuf of '", key, "'"));
   Tensor tensor;
-  if (status.ok()) {
-    auto pending = std::make_shared<Pending>();
-    const absl::Duration wait = ServerWait(wait_ms);
-    const absl::Time deadline = absl::Now() + wait;
-    fn(key, deadline, &pending->tensor, [pending](absl::Status s) {
-      absl::MutexLock lock(&pending->mu);
-      pending->status = std::move(s);
-      pending->done = true;
-    });
-    status = Await(*pending, deadline, wait, absl::StrCat("RecvBuf of '", key, "'"));
-    if (status.ok()) tensor = pending->tensor;
-  }
+  if (status.ok()) tensor = pending->tensor;
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
                       tensor.dims() > static_cast<int>(kMaxRank))) {
     status = errors::Internal("RecvBuf of '", key, "': the chunk is not a plain tensor");
@@ -868,7 +862,7 @@ namespace {
 // read in place (process_vm_readv), unless TG_BULK_IN_PLACE=0.
 bool InPlaceAllowed(const std::string& host) {
   const char* env = std::getenv("TG_BULK_IN_PLACE");
-  if (env != nullptr && std::string(env) == "0") return false;
+  if (env != nullptr && (std::string(env) == "0" || std::string(env) == "false")) return false;
   return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
 }
 }  // namespace
@@ -1056,19 +1050,27 @@ void BulkClient::Send(Waiting w, std::string request) {
   SendOnPool(std::move(w), std::move(request), sent);
 }
 
-void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
+bool BulkClient::Schedule(std::function<void()> fn) {
   ThreadPool* pool;
   {
     absl::MutexLock lock(&mu_);
-    pool = stopping_ ? nullptr : pool_.get();
-    if (pool != nullptr) ++sending_;  // the destructor keeps the pool until we are done
+    if (stopping_) return false;
+    if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
+    pool = pool_.get();
+    ++sending_;  // the destructor keeps the pool until `fn` is queued
   }
-  if (pool == nullptr) {
-    if (w.fd >= 0) close(w.fd);
-    return w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
-  }
+  pool->Schedule(std::move(fn));
+  absl::MutexLock lock(&mu_);
+  --sending_;
+  return true;
+}
+
+void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
   // Connecting may take a moment: not on the caller's thread.
-  pool->Schedule([this, w = std::move(w), request = std::move(request), sent]() mutable {
+  auto send = std::make_shared<std::pair<Waiting, std::string>>(std::move(w), std::move(request));
+  const bool queued = Schedule([this, send, sent]() mutable {
+    Waiting& w = send->first;
+    std::string& request = send->second;
     for (;;) {
       if (w.fd < 0 && absl::Now() >= w.deadline) {
         return w.Finish(errors::DeadlineExceeded(w.what, ": the deadline passed before it was "
@@ -1097,8 +1099,11 @@ void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
     }
     Watch(std::move(w));
   });
-  absl::MutexLock lock(&mu_);
-  --sending_;
+  if (!queued) {
+    Waiting& w = send->first;
+    if (w.fd >= 0) close(w.fd);
+    w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
+  }
 }
 
 void BulkClient::Watch(Waiting w) {
@@ -1175,7 +1180,8 @@ void BulkClient::WatchLoop() {
       for (const auto& [fd, w] : waiting_) watcher_wakes_ = std::min(watcher_wakes_, w.deadline);
       if (watcher_wakes_ != absl::InfiniteFuture()) {
         timeout_ms = static_cast<int>(std::clamp<int64_t>(
-            absl::ToInt64Milliseconds(watcher_wakes_ - absl::Now()) + 1, 0, 3600 * 1000));
+            absl::ToInt64Milliseconds(watcher_wakes_ - absl::Now()) + 1, 0,
+            absl::ToInt64Milliseconds(kBulkMaxWait)));
       }
     }
     const int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
@@ -1405,14 +1411,10 @@ BulkClient::InPlace BulkClient::CopyInPlace(pid_t pid, uint64_t address, uint64_
 
 void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
                             absl::Time deadline, FetchCallback done) {
-  ThreadPool* pool;
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return done(errors::Cancelled("the bulk client is closing"), Fallback::kNone);
-    if (pool_ == nullptr) pool_ = std::make_unique<ThreadPool>(kClientThreads);
-    pool = pool_.get();
-  }
-  pool->Schedule([this, port, id = std::move(id), dst, bytes, deadline, done = std::move(done)] {
+  auto fetch_done = std::make_shared<FetchCallback>(std::move(done));
+  const bool queued = Schedule([this, port, id = std::move(id), dst, bytes, deadline,
+                                fetch_done] {
+    FetchCallback& done = *fetch_done;
     Fallback fallback = Fallback::kNone;
     absl::Status s = Fetch(port, id, dst, bytes, deadline, &fallback);
     if (fallback != Fallback::kNone && closing_.load()) {  // as Waiting::Finish
@@ -1421,6 +1423,7 @@ void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
     }
     done(std::move(s), fallback);
   });
+  if (!queued) (*fetch_done)(errors::Cancelled("the bulk client is closing"), Fallback::kNone);
 }
 
 int BulkClient::TakeIdle(int port) {
@@ -1522,8 +1525,8 @@ void BulkClient::DropIdle(int port) {
 }
 
 void BulkClient::Release(int port, int fd) {
-  // Reads poll until their deadline, and a blocking send sets its own
-  // timeout first: nothing to reset.
+  // Reads poll until their deadline, and a request's blocking send sets its
+  // own timeout first (a one-byte verdict cannot block): nothing to reset.
   absl::MutexLock lock(&mu_);
   std::vector<int>& idle = idle_[port];
   if (idle.size() < kMaxIdlePerPort) {

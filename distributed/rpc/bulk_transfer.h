@@ -9,7 +9,7 @@
 // plain TCP transfer (docs/bulk_transfer.md has the picture and numbers).
 //
 //   server side (one per task, beside gRPC)   client side (one per peer)
-//   BulkServer bulk = *BulkServer::Start("127.0.0.1");
+//   auto bulk = *BulkServer::Start("127.0.0.1");
 //   id = bulk->Offer(tensor)  ──gRPC answer: BulkTicket{id, port, bytes}──►
 //                             ◄──TCP: "TGB1" id────────── BulkClient::FetchAsync
 //                             ──TCP: code, length, bytes─► into the tensor
@@ -66,6 +66,9 @@ constexpr size_t kBulkMinBytes = size_t{1} << 20;
 
 // The bytes of a ticket id.
 constexpr size_t kBulkTicketBytes = 16;
+
+// The longest a bulk port's server waits for a call's or a chunk's answer.
+constexpr absl::Duration kBulkMaxWait = absl::Hours(1);
 
 // The call the worker service serves RunGraph under on its bulk port
 // (GrpcWorkerService, GrpcRemoteWorker): a serialized RunGraphRequest in, a
@@ -274,11 +277,14 @@ class BulkClient {
     // Runs the callback once.
     void Finish(absl::Status status, Fallback fallback, std::string answer = "");
   };
-  // Sends `request` (from byte `sent` on) and hands `w` to the watcher: on
-  // this thread when a pooled connection takes all of it at once, else
-  // (connecting, or a large request) on the pool.
+  // Sends `request` and hands `w` to the watcher: on this thread when a
+  // pooled connection takes all of it at once, else (connecting, or a large
+  // request) on the pool, from byte `sent` on.
   void Send(Waiting w, std::string request);
   void SendOnPool(Waiting w, std::string request, size_t sent);
+  // Runs `fn` on the pool unless the client is closing (false); the
+  // destructor keeps the pool until `fn` is queued.
+  bool Schedule(std::function<void()> fn);
   // Registers the sent request with the watcher.
   void Watch(Waiting w);
   void WatchLoop();

@@ -91,7 +91,7 @@ absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Stat
 
 void GrpcRemoteWorker::MarkBulkUnreachable(const absl::Status& why) {
   if (bulk_unreachable_.exchange(true)) return;
-  std::fprintf(stderr, "tensorgrid: %s: %s; large tensors from it now come over gRPC\n",
+  std::fprintf(stderr, "tensorgrid: %s: %s; its bulk port is no longer used\n",
                peer_.c_str(), std::string(why.message()).c_str());
 }
 
@@ -210,7 +210,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
   }
   // The bulk port waits at most an hour for an answer; longer steps keep to
   // gRPC, whose deadline is the step's.
-  const int port = deadline <= absl::Hours(1) ? BulkPort() : 0;
+  const int port = deadline <= kBulkMaxWait ? BulkPort() : 0;
   if (port == 0) {
     return RunGraphCall(std::move(wire), deadline, response, std::move(done));
   }

@@ -6,7 +6,7 @@
 //   Master master(config, &worker, "/job:worker/replica:0/task:0");
 //
 // The *Async methods return at once: the RPC goes out on gRPC's callback API
-// (no thread of our own) and `done` runs on a gRPC thread when it completes,
+// and `done` runs on a gRPC thread when it completes,
 // so `done` must not block for long. RunGraph and RecvBuf go to the peer's
 // bulk port instead once its GetStatus has named it (bulk_transfer.h); their
 // `done` then runs on the bulk client's watcher or pool thread, under the
@@ -58,10 +58,11 @@ class GrpcRemoteWorker final : public WorkerInterface {
     // both sizes; gRPC cannot carry more than the default. Tensors fetched by
     // bulk ticket (below) are not messages and have no such limit.
     size_t max_message_bytes = kMaxGrpcMessageBytes;
-    // RecvTensor and RecvBuf accept a ticket for a large tensor's bytes and
-    // fetch them from the peer's bulk port (bulk_transfer.h). Never with
-    // TLS. A port that cannot be reached is reported once on stderr; the
-    // bytes then come over gRPC, and later calls no longer ask for tickets.
+    // Use the peer's bulk port (bulk_transfer.h): RecvTensor and RecvBuf
+    // accept a ticket for a large tensor's bytes and fetch them there, and
+    // RunGraph and RecvBuf go there directly once GetStatus has named it.
+    // Never with TLS. A port that cannot be reached is reported once on
+    // stderr; everything then goes over gRPC.
     bool bulk_transfer = true;
   };
 
@@ -93,8 +94,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // request's timeout plus a grace, so the leader's answer (DeadlineExceeded
   // naming who never joined) arrives before the RPC's own deadline; RecvBuf
   // pulls a collective chunk like RecvTensor, until `deadline` (plus a grace).
-  // Chunks of kBulkMinBytes or more go straight to the peer's bulk port once
-  // a ticket has named it (BulkClient::RecvBufAsync), without gRPC.
+  // Chunks (of plain dtypes) go straight to the peer's bulk port once its
+  // GetStatus or a ticket has named it (BulkClient::RecvBufAsync), without
+  // gRPC; the port is asked for in the background the first time.
   void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                           StatusCallback done) override;
   void CompleteInstanceAsync(const CompleteInstanceArgs& request,

@@ -61,7 +61,9 @@ class GrpcWorkerService final
   // a ticket for its bytes on the bulk port (bulk_transfer.h), and a request
   // naming a ticket gets that ticket's bytes inline.
   // The service also serves RecvBuf and RunGraph (kBulkRunGraph) on
-  // `bulk`'s port, and GetStatus names that port to clients.
+  // `bulk`'s port, and GetStatus names that port to clients. The port
+  // checks its own BulkServer::Options::token, which must be `auth_token`
+  // (Server makes it so).
   explicit GrpcWorkerService(WorkerInterface* worker, std::string auth_token = "",
                              BulkServer* bulk = nullptr);
 
