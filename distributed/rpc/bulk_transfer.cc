@@ -392,6 +392,13 @@ struct BulkServer::State {
                      absl::string_view what);
   // Unauthenticated unless `given` is the token (or none is set).
   absl::Status CheckToken(absl::string_view given, absl::string_view what) const;
+  // Reads a direct request's header (within kHeaderTimeout): `fixed_bytes`
+  // into `fixed`, whose first three 4-byte lengths are the token's, the
+  // addressee's and the name's (a key, a method); then the token, checked
+  // before anything else is read (a refusal is answered); then the
+  // addressee and the name. False to hang up.
+  bool ReadHeader(int fd, char* fixed, size_t fixed_bytes, uint64_t max_name,
+                  absl::string_view what, std::string* addressee, std::string* name);
   // FailedPrecondition when the request means another task than ours.
   absl::Status CheckAddressee(absl::string_view addressee, absl::string_view what) const;
   std::optional<Tensor> Take(absl::string_view id);
@@ -494,6 +501,30 @@ absl::Status BulkServer::State::CheckToken(absl::string_view given,
                                  given.empty() ? "is missing" : "does not match");
 }
 
+bool BulkServer::State::ReadHeader(int fd, char* fixed, size_t fixed_bytes, uint64_t max_name,
+                                   absl::string_view what, std::string* addressee,
+                                   std::string* name) {
+  const absl::Time deadline = absl::Now() + kHeaderTimeout;
+  if (ReadFull(fd, fixed, fixed_bytes, deadline) != fixed_bytes) return false;
+  const uint64_t token_bytes = GetLength(fixed, 4);
+  const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
+  const uint64_t name_bytes = GetLength(fixed + 8, 4);
+  if (token_bytes > kMaxTokenBytes || addressee_bytes > kMaxKeyBytes || name_bytes == 0 ||
+      name_bytes > max_name) {
+    return false;
+  }
+  std::string given(token_bytes, '\0');
+  if (ReadFull(fd, given.data(), given.size(), deadline) != given.size()) return false;
+  if (absl::Status denied = CheckToken(given, what); !denied.ok()) {
+    AnswerAndHangUp(fd, ErrorAnswer(denied));  // final: no guessing at wire speed
+    return false;
+  }
+  addressee->resize(addressee_bytes);
+  name->resize(name_bytes);
+  return ReadFull(fd, addressee->data(), addressee->size(), deadline) == addressee->size() &&
+         ReadFull(fd, name->data(), name->size(), deadline) == name->size();
+}
+
 absl::Status BulkServer::State::CheckAddressee(absl::string_view addressee,
                                                absl::string_view what) const {
   if (addressee.empty() || options.task.empty() || addressee == options.task) {
@@ -526,29 +557,13 @@ absl::Status BulkServer::State::Await(Pending& p, absl::Time deadline, absl::Dur
 }
 
 bool BulkServer::State::ServeRecvBuf(int fd) {
-  const absl::Time header_deadline = absl::Now() + kHeaderTimeout;
   char fixed[kRecvBufFixedBytes];
-  if (ReadFull(fd, fixed, sizeof(fixed), header_deadline) != sizeof(fixed)) return false;
-  const uint64_t token_bytes = GetLength(fixed, 4);
-  const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
-  const uint64_t key_bytes = GetLength(fixed + 8, 4);
+  std::string addressee, key;
+  if (!ReadHeader(fd, fixed, sizeof(fixed), kMaxKeyBytes, "RecvBuf", &addressee, &key)) {
+    return false;
+  }
   const uint64_t flags = GetLength(fixed + 12, 4);
   const uint64_t wait_ms = GetLength(fixed + 16);
-  if (token_bytes > kMaxTokenBytes || addressee_bytes > kMaxKeyBytes || key_bytes == 0 ||
-      key_bytes > kMaxKeyBytes) {
-    return false;
-  }
-  std::string given(token_bytes, '\0');
-  if (ReadFull(fd, given.data(), given.size(), header_deadline) != given.size()) return false;
-  if (absl::Status denied = CheckToken(given, "RecvBuf"); !denied.ok()) {
-    AnswerAndHangUp(fd, ErrorAnswer(denied));  // final: no guessing at wire speed
-    return false;
-  }
-  std::string addressee(addressee_bytes, '\0'), key(key_bytes, '\0');
-  if (ReadFull(fd, addressee.data(), addressee.size(), header_deadline) != addressee.size() ||
-      ReadFull(fd, key.data(), key.size(), header_deadline) != key.size()) {
-    return false;
-  }
   RecvBufFn fn;
   bool stopping;
   {
@@ -632,31 +647,13 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
 }
 
 bool BulkServer::State::ServeCall(int fd) {
-  const absl::Time header_deadline = absl::Now() + kHeaderTimeout;
   char fixed[kCallFixedBytes];
-  if (ReadFull(fd, fixed, sizeof(fixed), header_deadline) != sizeof(fixed)) return false;
-  const uint64_t token_bytes = GetLength(fixed, 4);
-  const uint64_t addressee_bytes = GetLength(fixed + 4, 4);
-  const uint64_t method_bytes = GetLength(fixed + 8, 4);
+  std::string addressee, method;
+  if (!ReadHeader(fd, fixed, sizeof(fixed), kMaxMethodBytes, "a call", &addressee, &method)) {
+    return false;
+  }
   const uint64_t wait_ms = GetLength(fixed + 12);
   const uint64_t request_bytes = GetLength(fixed + 20);
-  if (token_bytes > kMaxTokenBytes || addressee_bytes > kMaxKeyBytes || method_bytes == 0 ||
-      method_bytes > kMaxMethodBytes) {
-    return false;
-  }
-  std::string given(token_bytes, '\0');
-  if (ReadFull(fd, given.data(), given.size(), header_deadline) != given.size()) return false;
-  // Refused before its request is read: answer, then hang up (the request's
-  // bytes are still on the way). Only the token's refusal is final.
-  if (absl::Status denied = CheckToken(given, "a call"); !denied.ok()) {
-    AnswerAndHangUp(fd, ErrorAnswer(denied));
-    return false;
-  }
-  std::string addressee(addressee_bytes, '\0'), method(method_bytes, '\0');
-  if (ReadFull(fd, addressee.data(), addressee.size(), header_deadline) != addressee.size() ||
-      ReadFull(fd, method.data(), method.size(), header_deadline) != method.size()) {
-    return false;
-  }
   const std::string what = absl::StrCat(method, " call");
   CallFn fn;
   {
@@ -664,6 +661,8 @@ bool BulkServer::State::ServeCall(int fd) {
     auto it = calls.find(method);
     if (it != calls.end()) fn = it->second;
   }
+  // Refused before its request is read: answered, then hung up on (the
+  // request's bytes are still on the way).
   absl::Status refused = CheckAddressee(addressee, what);
   if (refused.ok() && !fn) {
     refused = errors::Unimplemented("this bulk port serves no ", what);
