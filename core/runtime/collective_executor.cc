@@ -435,16 +435,16 @@ void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int6
     }
     if (step.recv_seg < 0) continue;
     const std::string key = run->Key(step, chunk, run->prev(), run->rank);
-    // A copied chunk may land in its place in the output straight from the
-    // wire; a merged one needs its own buffer, made here when it comes from
-    // another task (so the receiver knows its size before it arrives).
+    // A chunk from another task lands in its place in the output straight
+    // from the wire (or from the peer's memory). A merged one is then added
+    // to this member's input there, in place: no buffer of its own, and the
+    // add reads what the receive just wrote. One from this process is the
+    // peer's own tensor: nothing is copied.
     Tensor into;
     const auto [b, e] = run->Chunk(step.recv_seg, chunk);
-    if (!step.reduce) {
+    if (!step.reduce || !DeviceNameUtils::IsSameAddressSpace(run->group->devices[run->prev()],
+                                                             options_.task)) {
       into = run->flat.Slice(b, e);
-    } else if (!DeviceNameUtils::IsSameAddressSpace(run->group->devices[run->prev()],
-                                                    options_.task)) {
-      into = Tensor(run->params.dtype, TensorShape({e - b}));
     }
     const void* in_place = into.IsInitialized() ? into.raw_data() : nullptr;
     Receive(run, run->prev(), key, std::move(into), [this, run, chunk, step_index, key,
@@ -461,7 +461,7 @@ void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int6
       }
       if (step.reduce) {
         // Each reduce-scatter step adds this member's input to a segment
-        // it has not touched before.
+        // it has not touched before (`got` may already lie there).
         const size_t elem = DataTypeSize(run->params.dtype);
         void* acc = static_cast<char*>(run->flat.raw_data()) + b * elem;
         const void* mine = static_cast<const char*>(run->input_flat.raw_data()) + b * elem;
