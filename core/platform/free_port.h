@@ -1,8 +1,12 @@
 // FreePort: a TCP port on 127.0.0.1 that nothing listens on right now, for
 // tests and benchmarks that must write a cluster's addresses before its
-// servers start (servers that can, bind port 0 instead). The kernel picks it
-// (bind to port 0); it is released before returning, so another process may
-// take it in between: rare enough for tests, which then fail clearly at bind.
+// servers start (servers that can, bind port 0 instead). It is picked at
+// random below the kernel's ephemeral range (ip_local_port_range), so that
+// nothing the kernel numbers by itself (a server on port 0, such as a
+// task's bulk port, or an outgoing connection) can take it before it is
+// used; where that range leaves no room, the kernel picks it. It is
+// released before returning, so another process may still take it in
+// between: rare enough for tests, which then fail clearly at bind.
 #ifndef TENSORGRID_CORE_PLATFORM_FREE_PORT_H_
 #define TENSORGRID_CORE_PLATFORM_FREE_PORT_H_
 

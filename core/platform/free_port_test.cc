@@ -1,0 +1,39 @@
+#include "core/platform/free_port.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include "gtest/gtest.h"
+
+namespace tensorgrid {
+namespace {
+
+TEST(FreePortTest, PortsAreDistinctBindableAndOutsideTheEphemeralRange) {
+  const std::vector<int> ports = FreePorts(5);
+  ASSERT_EQ(ports.size(), 5u);
+  EXPECT_EQ(std::set<int>(ports.begin(), ports.end()).size(), 5u);
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  const bool known = static_cast<bool>(range >> low >> high);
+  for (int port : ports) {
+    EXPECT_GT(port, 0);
+    // Below the kernel's own range, where a bind to port 0 never lands.
+    if (known && low >= 4096) EXPECT_LT(port, low) << port;
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << port;
+    close(fd);
+  }
+  EXPECT_GT(FreePort(), 0);
+}
+
+}  // namespace
+}  // namespace tensorgrid
