@@ -36,6 +36,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/platform/free_port.h"
 #include "core/platform/status.h"
 #include "distributed/cluster_spec.h"
 #include "google/protobuf/struct.pb.h"
@@ -154,23 +155,13 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& argv) {
   return options;
 }
 
-// Reserves `n` free loopback ports by binding sockets to 127.0.0.1:0. The
-// sockets stay open (so the ports stay distinct) until ReleasePorts.
+// Reserves `n` free loopback ports (ReserveFreePorts: below the kernel's
+// ephemeral range, so no other task's bulk port takes one first). The
+// sockets stay open (so the ports stay distinct) until the tasks start.
 absl::StatusOr<std::vector<int>> ReservePorts(int n, std::vector<int>* sockets) {
-  std::vector<int> ports;
-  for (int i = 0; i < n; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      if (fd >= 0) close(fd);
-      return errors::Unavailable("cannot reserve a free loopback port: ", strerror(errno));
-    }
-    sockets->push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
+  std::vector<int> ports = ReserveFreePorts(n, sockets);
+  if (static_cast<int>(ports.size()) != n) {
+    return errors::Unavailable("cannot reserve ", n, " free loopback ports");
   }
   return ports;
 }

@@ -41,7 +41,7 @@ int EphemeralLow() {
 
 }  // namespace
 
-std::vector<int> FreePorts(int n) {
+std::vector<int> ReserveFreePorts(int n, std::vector<int>* reserved) {
   std::vector<int> sockets, ports;
   // Below the ephemeral range when there is room: the kernel never hands
   // those out by itself, so no server that binds port 0 (a task's bulk
@@ -71,8 +71,18 @@ std::vector<int> FreePorts(int n) {
     sockets.push_back(fd);
     ports.push_back(bound);
   }
+  if (static_cast<int>(ports.size()) != n) {
+    for (int fd : sockets) close(fd);
+    return {};
+  }
+  reserved->insert(reserved->end(), sockets.begin(), sockets.end());
+  return ports;
+}
+
+std::vector<int> FreePorts(int n) {
+  std::vector<int> sockets;
+  std::vector<int> ports = ReserveFreePorts(n, &sockets);
   for (int fd : sockets) close(fd);
-  if (static_cast<int>(ports.size()) != n) ports.clear();
   return ports;
 }
 

@@ -17,8 +17,12 @@ namespace tensorgrid {
 // The port, or 0 if the kernel gave none.
 int FreePort();
 // `n` such ports, all different (their sockets are held open together), or
-// an empty vector if the kernel gave fewer.
+// an empty vector if fewer were found.
 std::vector<int> FreePorts(int n);
+// As FreePorts, but the sockets bound to the ports stay open (appended to
+// `*reserved`; the caller closes them, just before its servers bind), so
+// the ports stay reserved meanwhile. Nothing is appended when it fails.
+std::vector<int> ReserveFreePorts(int n, std::vector<int>* reserved);
 
 }  // namespace tensorgrid
 
