@@ -8,6 +8,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "core/framework/rendezvous.h"
 #include "core/framework/attr_value_util.h"
 #include "core/platform/blocking.h"
 #include "core/runtime/master.h"
@@ -118,6 +119,8 @@ TEST(WorkerRecvTensorTest, LateRequestForACleanedStepIsAbortedAndLeavesNothing) 
   absl::Status s = WaitForCallback(
       [&](StatusCallback done) { worker.RecvTensorAsync(77, "k", &t, std::move(done)); });
   EXPECT_STATUS(s, kAborted, "step 77 is already over");
+  // An echo of the failure that ended the step, not a root cause.
+  EXPECT_TRUE(IsDerivedError(s));
 }
 
 }  // namespace

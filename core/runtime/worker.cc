@@ -243,8 +243,11 @@ void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
   }
   std::shared_ptr<Rendezvous> r = rendezvous_mgr_.FindOrCreateUnlessCleaned(step_id);
   if (r == nullptr) {
-    done(errors::Aborted("step ", step_id, " is already over on ", task_, "; cannot serve '",
-                         rendezvous_key, "'"));
+    // Cleaned up: the master saw a failure elsewhere first (a step that
+    // succeeds has served every tensor before it is cleaned up). So this is
+    // an echo of that failure, not the step's root cause.
+    done(MarkDerived(errors::Aborted("step ", step_id, " is already over on ", task_,
+                                     "; cannot serve '", rendezvous_key, "'")));
     return;
   }
   r->RecvAsync(
