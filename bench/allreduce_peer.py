@@ -161,6 +161,17 @@ def run_mpi(binary, n, sizes, timeout):
 
 # ---- plain loopback TCP ------------------------------------------------------------
 
+def recv_exactly(sock, view, nbytes, who):
+    """Reads `nbytes` from `sock` into the memoryview `view`; `who` names the
+    sender if it closes first."""
+    got = 0
+    while got < nbytes:
+        r = sock.recv_into(view[got:], nbytes - got)
+        if r == 0:
+            raise ConnectionError(f"{who} closed the connection")
+        got += r
+
+
 def measure_tcp(nbytes, warm_up=2, k=9):
     """One process writes `nbytes` from memory to a connected loopback socket,
     this one reads them into a reused buffer (after an 8-byte request, timed
@@ -191,12 +202,7 @@ def measure_tcp(nbytes, warm_up=2, k=9):
             for i in range(warm_up + k):
                 start = time.perf_counter()
                 sock.sendall(b"\0" * 8)
-                got = 0
-                while got < nbytes:
-                    r = sock.recv_into(view[got:], nbytes - got)
-                    if r == 0:
-                        raise ConnectionError("the writer closed the connection")
-                    got += r
+                recv_exactly(sock, view, nbytes, "the writer")
                 if i >= warm_up:
                     times.append(time.perf_counter() - start)
     finally:
@@ -240,12 +246,7 @@ def measure_tcp_ring(n, nbytes, warm_up=2, k=9):
                     start = time.perf_counter()
                     sender = threading.Thread(target=nxt.sendall, args=(payload,))
                     sender.start()
-                    got = 0
-                    while got < share:
-                        r = prev.recv_into(view[got:], share - got)
-                        if r == 0:
-                            raise ConnectionError("a ring neighbour closed its connection")
-                        got += r
+                    recv_exactly(prev, view, share, "a ring neighbour")
                     sender.join()
                     times.append(time.perf_counter() - start)
                 os.write(writer, (" ".join(f"{t:.9f}" for t in times[warm_up:]) + "\n").encode())

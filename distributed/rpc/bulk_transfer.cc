@@ -344,6 +344,26 @@ absl::Status Broken(int fd, absl::string_view what) {
   return errors::Unavailable(what, ": ", why);
 }
 
+// What ends a request while its client closes.
+absl::Status Closing(absl::string_view what) {
+  return errors::Cancelled(what, ": the bulk client is closing");
+}
+
+// A fallback is not taken from a client being destroyed (its owner may be
+// going too): the request ends Cancelled instead.
+void NoFallbackWhileClosing(const std::atomic<bool>& closing, absl::string_view what,
+                            absl::Status* status, BulkClient::Fallback* fallback) {
+  if (*fallback == BulkClient::Fallback::kNone || !closing.load()) return;
+  *status = Closing(what);
+  *fallback = BulkClient::Fallback::kNone;
+}
+
+// How long the server is asked to wait: until `deadline`.
+uint64_t WaitMs(absl::Time deadline) {
+  return static_cast<uint64_t>(
+      std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
+}
+
 }  // namespace
 
 bool WantsBulk(const Tensor& tensor) {
@@ -384,6 +404,13 @@ struct BulkServer::State {
     absl::Status status ABSL_GUARDED_BY(mu);
     Tensor tensor;       // a RecvBuf's, written by the worker before it calls back
     std::string answer;  // a call's, set under mu
+    // The handler's answer: ends Await.
+    void Settle(absl::Status s, std::string a = "") {
+      absl::MutexLock lock(&mu);
+      status = std::move(s);
+      answer = std::move(a);
+      done = true;
+    }
   };
   // Waits for `p` until it is done (its status), Stop (Aborted), or a
   // little past `deadline` (DeadlineExceeded saying `what` got no answer
@@ -581,11 +608,8 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
   auto pending = std::make_shared<Pending>();
   const absl::Duration wait = ServerWait(wait_ms);
   const absl::Time deadline = absl::Now() + wait;
-  fn(key, deadline, &pending->tensor, [pending](absl::Status s) {
-    absl::MutexLock lock(&pending->mu);
-    pending->status = std::move(s);
-    pending->done = true;
-  });
+  fn(key, deadline, &pending->tensor,
+     [pending](absl::Status s) { pending->Settle(std::move(s)); });
   absl::Status status = Await(*pending, deadline, wait, absl::StrCat("RecvBuf of '", key, "'"));
   Tensor tensor;
   if (status.ok()) tensor = pending->tensor;
@@ -695,10 +719,7 @@ bool BulkServer::State::ServeCall(int fd) {
   const absl::Duration wait = ServerWait(wait_ms);
   const absl::Time deadline = absl::Now() + wait;
   fn(std::move(request), deadline, [pending](absl::Status s, std::string answer) {
-    absl::MutexLock lock(&pending->mu);
-    pending->status = std::move(s);
-    pending->answer = std::move(answer);
-    pending->done = true;
+    pending->Settle(std::move(s), std::move(answer));
   });
   const absl::Status status = Await(*pending, deadline, wait, what);
   std::string header;
@@ -900,12 +921,7 @@ BulkClient::~BulkClient() {
 }
 
 void BulkClient::Waiting::Finish(absl::Status status, Fallback fallback, std::string answer) {
-  if (fallback != Fallback::kNone && closing != nullptr && closing->load()) {
-    // Not sent elsewhere from a client being destroyed (its owner may be
-    // going too).
-    status = errors::Cancelled(what, ": the bulk client is closing");
-    fallback = Fallback::kNone;
-  }
+  if (closing != nullptr) NoFallbackWhileClosing(*closing, what, &status, &fallback);
   if (call_done) {
     call_done(std::move(status), std::move(answer), fallback);
   } else {
@@ -921,7 +937,7 @@ void BulkClient::FailWaiting() {
   }
   for (auto& [fd, w] : left) {
     close(fd);
-    w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
+    w.Finish(Closing(w.what), Fallback::kNone);
   }
 }
 
@@ -969,8 +985,7 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   Append(&request, key.size(), 4);
   const bool may_read_in_place = in_place_ && !in_place_failed_.load();
   Append(&request, may_read_in_place ? kMayReadInPlace : 0, 4);
-  const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
-  Append(&request, static_cast<uint64_t>(wait_ms), 8);
+  Append(&request, WaitMs(deadline), 8);
   request += token;
   request += addressee_;
   request += key;
@@ -1001,8 +1016,7 @@ void BulkClient::CallAsync(int port, const std::string& token, const std::string
   Append(&framed, token.size(), 4);
   Append(&framed, addressee_.size(), 4);
   Append(&framed, method.size(), 4);
-  const int64_t wait_ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
-  Append(&framed, static_cast<uint64_t>(wait_ms), 8);
+  Append(&framed, WaitMs(deadline), 8);
   Append(&framed, request.size(), 8);
   framed += token;
   framed += addressee_;
@@ -1023,9 +1037,9 @@ void BulkClient::Send(Waiting w, std::string request) {
     absl::MutexLock lock(&mu_);
     started = StartWatching();
   }
+  if (absl::IsCancelled(started)) return w.Finish(Closing(w.what), Fallback::kNone);
   if (!started.ok()) {  // callbacks never run under mu_: they may call us again
-    const Fallback fallback = absl::IsCancelled(started) ? Fallback::kNone : Fallback::kOverGrpc;
-    return w.Finish(WithContext(started, w.what), fallback);
+    return w.Finish(WithContext(started, w.what), Fallback::kOverGrpc);
   }
   // The common case costs no thread hop: a pooled connection whose socket
   // buffer takes the whole (small) request at once.
@@ -1101,7 +1115,7 @@ void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
   if (!queued) {
     Waiting& w = send->first;
     if (w.fd >= 0) close(w.fd);
-    w.Finish(errors::Cancelled(w.what, ": the bulk client is closing"), Fallback::kNone);
+    w.Finish(Closing(w.what), Fallback::kNone);
   }
 }
 
@@ -1111,7 +1125,7 @@ void BulkClient::Watch(Waiting w) {
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {
-      failed = errors::Cancelled(w.what, ": the bulk client is closing");
+      failed = Closing(w.what);
     } else {
       epoll_event e{};
       e.events = EPOLLIN | EPOLLRDHUP;
@@ -1237,16 +1251,31 @@ void BulkClient::WatchLoop() {
 }
 
 void BulkClient::ReadAnswer(Waiting w) {
-  const std::string what = absl::StrCat(w.what, " from the bulk port ", host_, ":", w.port);
+  // For errors only: not built on the way of an answer that arrives whole.
+  auto what = [&] { return absl::StrCat(w.what, " from the bulk port ", host_, ":", w.port); };
   auto broken = [&](absl::string_view reading) {
-    return Broken(w.fd, absl::StrCat(what, ": ", reading));
+    return Broken(w.fd, absl::StrCat(what(), ": ", reading));
+  };
+  // `length` bytes of an error or bytes answer into `*out`, at most `max`
+  // (DataLoss beyond: the connection is closed). `of` names it in errors.
+  auto read_body = [&](uint64_t length, uint64_t max, absl::string_view of,
+                       std::string* out) -> absl::Status {
+    if (length > max) {
+      close(w.fd);
+      return errors::DataLoss(what(), ": ", of, " of ", length, " bytes");
+    }
+    out->resize(length);
+    if (ReadFull(w.fd, out->data(), out->size(), w.deadline) != out->size()) {
+      return broken(absl::StrCat("reading ", of));
+    }
+    return absl::OkStatus();
   };
   char kind;
   if (ReadFull(w.fd, &kind, 1, w.deadline) != 1) {
     if (errno == 0 || errno == ECONNRESET) {  // hung up unanswered: at its limit, or stopping
       close(w.fd);
       if (w.pooled) DropIdle(w.port);
-      return w.Finish(errors::Unavailable(what, ": the server hung up before answering"),
+      return w.Finish(errors::Unavailable(what(), ": the server hung up before answering"),
                       Fallback::kOverGrpc);
     }
     return w.Finish(broken("waiting for the answer"), Fallback::kNone);
@@ -1256,17 +1285,13 @@ void BulkClient::ReadAnswer(Waiting w) {
     if (ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
       return w.Finish(broken("reading the error"), Fallback::kNone);
     }
-    const uint64_t length = GetLength(fixed + 4, 4);
-    if (length > kMaxErrorBytes) {
-      close(w.fd);
-      return w.Finish(errors::DataLoss(what, ": an error answer of ", length, " bytes"),
-                      Fallback::kNone);
+    std::string body;
+    if (absl::Status s = read_body(GetLength(fixed + 4, 4), kMaxErrorBytes, "an error answer",
+                                   &body);
+        !s.ok()) {
+      return w.Finish(s, Fallback::kNone);
     }
-    std::string body(length, '\0');
-    if (ReadFull(w.fd, body.data(), body.size(), w.deadline) != body.size()) {
-      return w.Finish(broken("reading the error"), Fallback::kNone);
-    }
-    const absl::Status error = ParseError(GetLength(fixed, 4), body, what);
+    const absl::Status error = ParseError(GetLength(fixed, 4), body, what());
     // Refused unread (no handler, another task's port, too large): gRPC may
     // serve it. The server hangs up after refusing, as after a wrong token.
     const bool not_served = static_cast<uint8_t>(kind) == kNotServed;
@@ -1283,15 +1308,10 @@ void BulkClient::ReadAnswer(Waiting w) {
         ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
       return w.Finish(broken("reading the answer"), Fallback::kNone);
     }
-    const uint64_t length = GetLength(fixed);
-    if (length > kMaxAnswerBytes) {
-      close(w.fd);
-      return w.Finish(errors::DataLoss(what, ": an answer of ", length, " bytes"),
-                      Fallback::kNone);
-    }
-    std::string answer(length, '\0');
-    if (ReadFull(w.fd, answer.data(), answer.size(), w.deadline) != answer.size()) {
-      return w.Finish(broken("reading the answer"), Fallback::kNone);
+    std::string answer;
+    if (absl::Status s = read_body(GetLength(fixed), kMaxAnswerBytes, "an answer", &answer);
+        !s.ok()) {
+      return w.Finish(s, Fallback::kNone);
     }
     Release(w.port, w.fd);
     return w.Finish(absl::OkStatus(), Fallback::kNone, std::move(answer));
@@ -1300,7 +1320,7 @@ void BulkClient::ReadAnswer(Waiting w) {
   const bool in_place = static_cast<uint8_t>(kind) == kInPlaceAnswer;
   if (in_place && !w.may_read_in_place) {  // never asked: no memory of ours is read for it
     close(w.fd);
-    return w.Finish(errors::DataLoss(what, ": an in-place answer to a request that did not "
+    return w.Finish(errors::DataLoss(what(), ": an in-place answer to a request that did not "
                                      "ask for one"),
                     Fallback::kNone);
   }
@@ -1323,21 +1343,21 @@ void BulkClient::ReadAnswer(Waiting w) {
   absl::StatusOr<TensorShape> shape = BuildTensorShape(dims);
   absl::Status bad;
   if (!DataTypeIsSupported(dtype) || IsRefType(dtype) || DataTypeIsObject(dtype)) {
-    bad = errors::DataLoss(what, ": an answer of dtype ", static_cast<int>(dtype));
+    bad = errors::DataLoss(what(), ": an answer of dtype ", static_cast<int>(dtype));
   } else if (!shape.ok()) {
-    bad = errors::DataLoss(what, ": an answer of an invalid shape: ", shape.status().message());
+    bad = errors::DataLoss(what(), ": an answer of an invalid shape: ", shape.status().message());
   } else {
     const uint64_t elements = static_cast<uint64_t>(shape->num_elements());
     const uint64_t size = static_cast<uint64_t>(DataTypeSize(dtype));
     if ((size != 0 && elements > UINT64_MAX / size) || elements * size != length) {
-      bad = errors::DataLoss(what, ": ", length, " bytes for ", DataTypeString(dtype), " ",
+      bad = errors::DataLoss(what(), ": ", length, " bytes for ", DataTypeString(dtype), " ",
                              shape->DebugString());
     }
   }
   const bool given = w.into != nullptr && w.into->IsInitialized();
   if (bad.ok() && given &&
       (w.into->dtype() != dtype || w.into->NumElements() != shape->num_elements())) {
-    bad = errors::DataLoss(what, ": ", DataTypeString(dtype), " ", shape->DebugString(),
+    bad = errors::DataLoss(what(), ": ", DataTypeString(dtype), " ", shape->DebugString(),
                            " where ", DataTypeString(w.into->dtype()), " [",
                            w.into->NumElements(), "] was expected");
   }
@@ -1349,7 +1369,7 @@ void BulkClient::ReadAnswer(Waiting w) {
       given ? absl::StatusOr<Tensor>(w.into->Reshaped(*shape)) : Tensor::Allocate(dtype, *shape);
   if (!tensor.ok()) {
     close(w.fd);
-    return w.Finish(WithContext(tensor.status(), what), Fallback::kNone);
+    return w.Finish(WithContext(tensor.status(), what()), Fallback::kNone);
   }
   char* dst = static_cast<char*>(tensor->raw_data());
   bool copied = false;
@@ -1374,7 +1394,7 @@ void BulkClient::ReadAnswer(Waiting w) {
     char ack = 0;
     if (copied && (ReadFull(w.fd, &ack, 1, w.deadline) != 1 || ack != 'A')) {
       return w.Finish(ack == 0 ? broken("waiting for the server to confirm the copy")
-                               : errors::DataLoss(what, ": the server confirmed no copy"),
+                               : errors::DataLoss(what(), ": the server confirmed no copy"),
                       Fallback::kNone);
     }
   }
@@ -1416,13 +1436,10 @@ void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
     FetchCallback& done = *fetch_done;
     Fallback fallback = Fallback::kNone;
     absl::Status s = Fetch(port, id, dst, bytes, deadline, &fallback);
-    if (fallback != Fallback::kNone && closing_.load()) {  // as Waiting::Finish
-      s = errors::Cancelled("a bulk fetch: the bulk client is closing");
-      fallback = Fallback::kNone;
-    }
+    NoFallbackWhileClosing(closing_, "a bulk fetch", &s, &fallback);
     done(std::move(s), fallback);
   });
-  if (!queued) (*fetch_done)(errors::Cancelled("the bulk client is closing"), Fallback::kNone);
+  if (!queued) (*fetch_done)(Closing("a bulk fetch"), Fallback::kNone);
 }
 
 int BulkClient::TakeIdle(int port) {
