@@ -359,6 +359,16 @@ void NoFallbackWhileClosing(const std::atomic<bool>& closing, absl::string_view 
 }
 
 // How long the server is asked to wait: until `deadline`.
+// Whether the peer on `fd`, which sends nothing while it waits for an
+// answer, has closed its end (or the connection broke).
+bool PeerHungUp(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0) return false;
+  if ((p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return true;
+  char c;
+  return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 uint64_t WaitMs(absl::Time deadline) {
   return static_cast<uint64_t>(
       std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
@@ -402,10 +412,13 @@ struct BulkServer::State {
     absl::Mutex mu;
     bool done ABSL_GUARDED_BY(mu) = false;
     absl::Status status ABSL_GUARDED_BY(mu);
-    Tensor tensor;       // a RecvBuf's, written by the worker before it calls back
-    std::string answer;  // a call's, set under mu
+    Tensor tensor;  // a RecvBuf's, written by the worker before it calls back
+    Answer answer;  // a call's, set under mu
+    // A call's: cancelled when the client hangs up, at Stop, or when the
+    // wait ends unanswered. (RecvBufs have none.)
+    std::optional<CancellationManager> cancellation;
     // The handler's answer: ends Await.
-    void Settle(absl::Status s, std::string a = "") {
+    void Settle(absl::Status s, Answer a = nullptr) {
       absl::MutexLock lock(&mu);
       status = std::move(s);
       answer = std::move(a);
@@ -414,8 +427,9 @@ struct BulkServer::State {
   };
   // Waits for `p` until it is done (its status), Stop (Aborted), or a
   // little past `deadline` (DeadlineExceeded saying `what` got no answer
-  // within `wait`).
-  absl::Status Await(Pending& p, absl::Time deadline, absl::Duration wait,
+  // within `wait`). With a cancellation, the client's hanging up on `fd`
+  // cancels it, and Stop cancels it and waits up to stop_grace more.
+  absl::Status Await(Pending& p, int fd, absl::Time deadline, absl::Duration wait,
                      absl::string_view what);
   // Unauthenticated unless `given` is the token (or none is set).
   absl::Status CheckToken(absl::string_view given, absl::string_view what) const;
@@ -516,6 +530,10 @@ void BulkServer::ServeRecvBuf(RecvBufFn fn) {
   state_->recv_buf = std::move(fn);
 }
 
+BulkServer::Answer BulkServer::Bytes(std::string bytes) {
+  return [bytes = std::move(bytes)]() mutable { return std::move(bytes); };
+}
+
 void BulkServer::ServeCall(const std::string& method, CallFn fn) {
   absl::MutexLock lock(&state_->mu);
   state_->calls[method] = std::move(fn);
@@ -561,14 +579,27 @@ absl::Status BulkServer::State::CheckAddressee(absl::string_view addressee,
                                     options.task);
 }
 
-absl::Status BulkServer::State::Await(Pending& p, absl::Time deadline, absl::Duration wait,
+absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, absl::Duration wait,
                                       absl::string_view what) {
   // The handler answers by `deadline` (DeadlineExceeded naming what it
   // waited for); a little grace beyond, and Stop, end the wait in any case.
   const absl::Time give_up = deadline + absl::Seconds(2);
+  const absl::Status shutting_down = errors::Aborted("the task is shutting down");
+  absl::Time stop_until = absl::InfiniteFuture();  // set once Stop was seen
+  bool cancelled = false;
+  // Not under p.mu: a cancelled handler may answer on this thread.
+  auto cancel = [&] {
+    if (cancelled || !p.cancellation) return;
+    cancelled = true;
+    p.mu.Unlock();
+    p.cancellation->StartCancel();
+    p.mu.Lock();
+  };
   absl::MutexLock lock(&p.mu);
   for (;;) {
     if (p.mu.AwaitWithTimeout(absl::Condition(&p.done), absl::Milliseconds(100))) {
+      // A step cancelled by Stop says why in its own words; ours are clearer.
+      if (stop_until != absl::InfiniteFuture() && !p.status.ok()) return shutting_down;
       return p.status;
     }
     bool stopping;
@@ -576,10 +607,19 @@ absl::Status BulkServer::State::Await(Pending& p, absl::Time deadline, absl::Dur
       absl::MutexLock state_lock(&mu);
       stopping = stopped;
     }
-    if (stopping) return errors::Aborted("the task is shutting down");
-    if (absl::Now() >= give_up) {
+    const absl::Time now = absl::Now();
+    if (stopping) {
+      if (!p.cancellation) return shutting_down;
+      if (stop_until == absl::InfiniteFuture()) stop_until = now + options.stop_grace;
+      cancel();
+      if (now >= stop_until) return shutting_down;
+      continue;
+    }
+    if (now >= give_up) {
+      cancel();
       return errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait));
     }
+    if (p.cancellation && !cancelled && PeerHungUp(fd)) cancel();  // then waits for the answer
   }
 }
 
@@ -610,7 +650,7 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
   const absl::Time deadline = absl::Now() + wait;
   fn(key, deadline, &pending->tensor,
      [pending](absl::Status s) { pending->Settle(std::move(s)); });
-  absl::Status status = Await(*pending, deadline, wait, absl::StrCat("RecvBuf of '", key, "'"));
+  absl::Status status = Await(*pending, fd, deadline, wait, absl::StrCat("RecvBuf of '", key, "'"));
   Tensor tensor;
   if (status.ok()) tensor = pending->tensor;
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
@@ -716,22 +756,24 @@ bool BulkServer::State::ServeCall(int fd) {
     return false;
   }
   auto pending = std::make_shared<Pending>();
+  pending->cancellation.emplace();
   const absl::Duration wait = ServerWait(wait_ms);
   const absl::Time deadline = absl::Now() + wait;
-  fn(std::move(request), deadline, [pending](absl::Status s, std::string answer) {
-    pending->Settle(std::move(s), std::move(answer));
-  });
-  const absl::Status status = Await(*pending, deadline, wait, what);
-  std::string header;
-  absl::string_view bytes;
+  fn(std::move(request), deadline, &*pending->cancellation,
+     [pending](absl::Status s, Answer answer) {
+       pending->Settle(std::move(s), std::move(answer));
+     });
+  const absl::Status status = Await(*pending, fd, deadline, wait, what);
+  std::string header, bytes;
   if (status.ok()) {
+    // No longer written by the handler: it has answered.
+    if (pending->answer) bytes = pending->answer();
     header.push_back(static_cast<char>(kBytesAnswer));
-    Append(&header, pending->answer.size(), 8);
-    bytes = pending->answer;  // no longer written: the handler has answered
+    Append(&header, bytes.size(), 8);
   } else {
     header = ErrorAnswer(status);
   }
-  iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
+  iovec iov[2] = {{header.data(), header.size()}, {bytes.data(), bytes.size()}};
   return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
 }
 

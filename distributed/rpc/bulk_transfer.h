@@ -54,6 +54,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/framework/cancellation.h"
 #include "core/framework/tensor.h"
 #include "core/platform/blocking.h"
 #include "core/platform/env.h"
@@ -74,6 +75,11 @@ constexpr absl::Duration kBulkMaxWait = absl::Hours(1);
 // (GrpcWorkerService, GrpcRemoteWorker): a serialized RunGraphRequest in, a
 // RunGraphResponse out.
 inline constexpr char kBulkRunGraph[] = "RunGraph";
+// The calls the master service serves a session's steps under on the same
+// port (GrpcMasterService, GrpcSession): a serialized RunStepRequest or
+// RunCallableRequest in, its response out.
+inline constexpr char kBulkRunStep[] = "RunStep";
+inline constexpr char kBulkRunCallable[] = "RunCallable";
 
 // Whether `tensor` can travel by ticket: a plain-old-data dtype of at least
 // kBulkMinBytes (string and resource tensors are C++ objects, not bytes).
@@ -95,6 +101,9 @@ class BulkServer {
     // A call's request beyond this is ResourceExhausted (and the server
     // hangs up rather than read it).
     size_t max_call_bytes = size_t{1} << 30;
+    // How long Stop waits for a cancelled call's handler to answer. Past it
+    // the client is answered anyway and the handler's answer is dropped.
+    absl::Duration stop_grace = absl::Seconds(10);
     // The task this port serves ("/job:ps/replica:0/task:0"). When set, a
     // direct RecvBuf or call meant for another task is refused unread (see
     // BulkClient's `addressee`).
@@ -130,20 +139,33 @@ class BulkServer {
   using RecvBufFn = std::function<void(const std::string& key, absl::Time deadline, Tensor* out,
                                        StatusCallback done)>;
   void ServeRecvBuf(RecvBufFn fn);
-  // Calls of `method` (BulkClient::CallAsync): `fn` gets the request's bytes
-  // and the caller's deadline and answers with bytes or a status, from any
-  // thread. The server waits for the answer until a little past the
-  // deadline, or until Stop (Aborted). A method nobody serves is
-  // Unimplemented.
-  using CallDone = std::function<void(absl::Status status, std::string answer)>;
-  using CallFn = std::function<void(std::string request, absl::Time deadline, CallDone done)>;
+  // Calls of `method` (BulkClient::CallAsync): `fn` gets the request's bytes,
+  // the caller's deadline and a cancellation, and answers from any thread
+  // with a status and, when OK, `answer`: a function that makes the answer's
+  // bytes, run on the connection's own thread (so that encoding a large
+  // answer never holds whichever thread finished the work). `fn` itself runs
+  // on that thread too, and may block.
+  //
+  // The server waits for the answer until a little past the deadline. It
+  // cancels `cancellation` when the client hangs up (within ~100 ms), when
+  // it gives up waiting, and at Stop; at Stop it waits up to
+  // Options::stop_grace more for the handler to answer, then answers the
+  // client Aborted. `cancellation` lives until `done` has run. A method
+  // nobody serves is Unimplemented.
+  using Answer = std::function<std::string()>;
+  using CallDone = std::function<void(absl::Status status, Answer answer)>;
+  using CallFn = std::function<void(std::string request, absl::Time deadline,
+                                    CancellationManager* cancellation, CallDone done)>;
   void ServeCall(const std::string& method, CallFn fn);
+  // An Answer of bytes already made.
+  static Answer Bytes(std::string bytes);
 
   // Refuses new connections; tickets and open connections stay. (Lets a
   // test see what a client does when the port cannot be reached.)
   void StopListening();
   // Closes the port and every connection (a fetch in flight fails on the
-  // client) and drops all tickets. Returns once no thread of ours runs.
+  // client) and drops all tickets. Calls in flight are cancelled and
+  // answered Aborted (see ServeCall). Returns once no thread of ours runs.
   void Stop();
 
   // How many tickets were taken, and calls served, over the bulk port (for

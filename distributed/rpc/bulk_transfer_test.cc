@@ -550,10 +550,44 @@ std::unique_ptr<CallResult> Call(BulkClient& client, int port, const std::string
 
 // Answers "Reverse" calls with the request reversed, at once.
 void ServeReverse(BulkServer& server) {
-  server.ServeCall("Reverse", [](std::string request, absl::Time, BulkServer::CallDone done) {
-    done(absl::OkStatus(), std::string(request.rbegin(), request.rend()));
+  server.ServeCall("Reverse", [](std::string request, absl::Time, CancellationManager*,
+                                 BulkServer::CallDone done) {
+    done(absl::OkStatus(), BulkServer::Bytes(std::string(request.rbegin(), request.rend())));
   });
 }
+
+// Serves `method` with calls that are answered only when cancelled
+// (Cancelled), as a step is; counts the calls taken and cancelled.
+struct NeverAnswered {
+  absl::Mutex mu;
+  int taken ABSL_GUARDED_BY(mu) = 0;
+  int cancelled ABSL_GUARDED_BY(mu) = 0;
+  void Serve(BulkServer& server, const std::string& method) {
+    server.ServeCall(method, [this](std::string, absl::Time, CancellationManager* cancellation,
+                                    BulkServer::CallDone done) {
+      {
+        absl::MutexLock lock(&mu);
+        ++taken;
+      }
+      CancellationManager::Token token;
+      cancellation->RegisterCallback(&token, [this, done = std::move(done)] {
+        {
+          absl::MutexLock lock(&mu);
+          ++cancelled;
+        }
+        done(errors::Cancelled("the step was cancelled"), nullptr);
+      });
+    });
+  }
+  // Waits (bounded) until `n` calls were taken, or cancelled.
+  bool WaitTaken(int n) { return WaitFor(&taken, n); }
+  bool WaitCancelled(int n) { return WaitFor(&cancelled, n); }
+  bool WaitFor(int* count, int n) {
+    absl::MutexLock lock(&mu);
+    auto enough = [count, n] { return *count >= n; };
+    return mu.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+  }
+};
 
 TEST(BulkCallTest, AnswersComeBackAndConnectionsAreReused) {
   auto server = StartServer();
@@ -583,11 +617,12 @@ TEST(BulkCallTest, LargeRequestsAndAnswersArriveIntact) {
 
 TEST(BulkCallTest, HandlerErrorsCrossWithCodeMessageAndPayload) {
   auto server = StartServer();
-  server->ServeCall("Fail", [](std::string, absl::Time, BulkServer::CallDone done) {
-    absl::Status s = errors::Aborted("step 7 was aborted on task 1");
-    s.SetPayload("type.tensorgrid/derived", absl::Cord("yes"));
-    done(s, "");
-  });
+  server->ServeCall("Fail",
+                    [](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+                      absl::Status s = errors::Aborted("step 7 was aborted on task 1");
+                      s.SetPayload("type.tensorgrid/derived", absl::Cord("yes"));
+                      done(s, nullptr);
+                    });
   ServeReverse(*server);
   BulkClient client("127.0.0.1");
   const auto result = Call(client, server->port(), "Fail", "x");
@@ -642,42 +677,105 @@ TEST(BulkCallTest, RequestOverTheLimitIsResourceExhaustedUnread) {
   EXPECT_TRUE(Call(client, server->port(), "Reverse", std::string(1000, 'x'))->status.ok());
 }
 
-TEST(BulkCallTest, UnansweredCallIsDeadlineExceeded) {
+TEST(BulkCallTest, UnansweredCallIsDeadlineExceededAndCancelled) {
   auto server = StartServer();
-  server->ServeCall("Never", [](std::string, absl::Time, BulkServer::CallDone) {});
+  NeverAnswered never;
+  never.Serve(*server, "Never");
   BulkClient client("127.0.0.1");
   const auto result =
       Call(client, server->port(), "Never", "x", "", absl::Now() + absl::Milliseconds(500));
   EXPECT_EQ(result->status.code(), absl::StatusCode::kDeadlineExceeded) << result->status;
   EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
+  // The client gave up: its call is cancelled on the server too.
+  EXPECT_TRUE(never.WaitCancelled(1));
 }
 
-TEST(BulkCallTest, ServerStoppingWhileACallWaitsEndsIt) {
+TEST(BulkCallTest, ServerStoppingWhileACallWaitsCancelsAndEndsIt) {
   auto server = StartServer();
-  absl::Notification asked;
-  server->ServeCall("Never", [&](std::string, absl::Time, BulkServer::CallDone) {
-    asked.Notify();
-  });
+  NeverAnswered never;
+  never.Serve(*server, "Never");
   BulkClient client("127.0.0.1");
   CallResult result;
   client.CallAsync(server->port(), "", "Never", "x", Soon(), result.Callback());
-  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  server->Stop();  // returns within ~100 ms: the waiting thread gives up
+  ASSERT_TRUE(never.WaitTaken(1));
+  server->Stop();  // cancels the call, which then answers at once
+  {
+    absl::MutexLock lock(&never.mu);
+    EXPECT_EQ(never.cancelled, 1);  // before Stop returned
+  }
   ASSERT_TRUE(result.Wait());
   // Answered before the connection closed: the call was taken, so it is
-  // final, not one to send again over gRPC.
+  // final, not one to send again over gRPC. The handler's own "cancelled"
+  // gives way to the reason.
   EXPECT_TRUE(absl::IsAborted(result.status)) << result.status;
   EXPECT_NE(result.status.message().find("shutting down"), std::string::npos) << result.status;
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkCallTest, StopWaitsForAHandlerThatIgnoresCancellationOnlyItsGrace) {
+  BulkServer::Options options;
+  options.stop_grace = absl::Milliseconds(300);
+  auto server = StartServer(options);
+  absl::Notification asked;
+  BulkServer::CallDone kept;  // answered after Stop: dropped
+  server->ServeCall("Deaf",
+                    [&](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+                      kept = std::move(done);
+                      asked.Notify();
+                    });
+  BulkClient client("127.0.0.1");
+  CallResult result;
+  client.CallAsync(server->port(), "", "Deaf", "x", Soon(), result.Callback());
+  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  server->Stop();
+  ASSERT_TRUE(result.Wait());
+  EXPECT_TRUE(absl::IsAborted(result.status)) << result.status;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
+  kept(absl::OkStatus(), BulkServer::Bytes("late"));  // harmless: nobody waits
+}
+
+TEST(BulkCallTest, ClientHangingUpCancelsItsCall) {
+  auto server = StartServer();
+  NeverAnswered never;
+  never.Serve(*server, "Never");
+  {
+    BulkClient client("127.0.0.1");
+    CallResult result;
+    client.CallAsync(server->port(), "", "Never", "x", Soon(), result.Callback());
+    ASSERT_TRUE(never.WaitTaken(1));
+  }  // the client closes its connection
+  EXPECT_TRUE(never.WaitCancelled(1));
+}
+
+TEST(BulkCallTest, AnswerIsMadeOnTheConnectionsThread) {
+  auto server = StartServer();
+  std::thread::id answering, encoding;
+  server->ServeCall("Lazy", [&](std::string request, absl::Time, CancellationManager*,
+                                BulkServer::CallDone done) {
+    std::thread([&, request, done = std::move(done)] {
+      answering = std::this_thread::get_id();
+      done(absl::OkStatus(), [&, request] {
+        encoding = std::this_thread::get_id();
+        return request + request;
+      });
+    }).join();
+  });
+  BulkClient client("127.0.0.1");
+  const auto result = Call(client, server->port(), "Lazy", "ab");
+  ASSERT_TRUE(result->status.ok()) << result->status;
+  EXPECT_EQ(result->answer, "abab");
+  EXPECT_NE(encoding, answering);
+  EXPECT_NE(encoding, std::thread::id());
 }
 
 TEST(BulkCallTest, HandlersUnimplementedIsFinalNotAFallback) {
   // Only a request refused unread may go over gRPC: one the handler ran and
   // failed (an op without a kernel, say) must not run twice.
   auto server = StartServer();
-  server->ServeCall("Run", [](std::string, absl::Time, BulkServer::CallDone done) {
-    done(errors::Unimplemented("no kernel for op Foo"), "");
-  });
+  server->ServeCall("Run",
+                    [](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+                      done(errors::Unimplemented("no kernel for op Foo"), nullptr);
+                    });
   ServeReverse(*server);
   BulkClient client("127.0.0.1");
   const auto result = Call(client, server->port(), "Run", "x");
@@ -714,7 +812,8 @@ TEST(BulkCallTest, RequestForAnotherTaskIsRefusedUnread) {
 
 TEST(BulkCallTest, ClientDestroyedWhileCallsWaitCancelsEachOnce) {
   auto server = StartServer();
-  server->ServeCall("Never", [](std::string, absl::Time, BulkServer::CallDone) {});
+  NeverAnswered never;
+  never.Serve(*server, "Never");
   absl::Mutex mu;
   std::vector<int> finished(6, 0);
   {
@@ -729,8 +828,11 @@ TEST(BulkCallTest, ClientDestroyedWhileCallsWaitCancelsEachOnce) {
     }
     absl::SleepFor(absl::Milliseconds(50));
   }
-  absl::MutexLock lock(&mu);
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(finished[i], 1) << i;  // before the destructor returned
+  {
+    absl::MutexLock lock(&mu);
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(finished[i], 1) << i;  // before the destructor returned
+  }
+  EXPECT_TRUE(never.WaitCancelled(6));  // and the server cancelled each
 }
 
 TEST(BulkCallTest, StoppedServerIsRefusedNotAHang) {
@@ -756,7 +858,8 @@ TEST(BulkCallTest, ManyWaitingCallsAnsweredInAnyOrder) {
   auto server = StartServer();
   absl::Mutex mu;
   std::map<std::string, BulkServer::CallDone> held;
-  server->ServeCall("Hold", [&](std::string request, absl::Time, BulkServer::CallDone done) {
+  server->ServeCall("Hold", [&](std::string request, absl::Time, CancellationManager*,
+                                BulkServer::CallDone done) {
     absl::MutexLock lock(&mu);
     held[request] = std::move(done);
   });
@@ -783,7 +886,8 @@ TEST(BulkCallTest, ManyWaitingCallsAnsweredInAnyOrder) {
     ASSERT_EQ(held.size(), static_cast<size_t>(kCalls));
     answer.swap(held);
   }
-  for (auto it = answer.rbegin(); it != answer.rend(); ++it) it->second(absl::OkStatus(), it->first);
+  for (auto it = answer.rbegin(); it != answer.rend(); ++it)
+    it->second(absl::OkStatus(), BulkServer::Bytes(it->first));
   for (int i = 0; i < kCalls; ++i) {
     ASSERT_TRUE(results[i]->Wait()) << i;
     ASSERT_TRUE(results[i]->status.ok()) << i << ": " << results[i]->status;

@@ -294,20 +294,22 @@ GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_t
                                StatusCallback done) {
     worker->RecvBufAsync(key, deadline, out, std::move(done));
   });
-  bulk_->ServeCall(kBulkRunGraph, [worker](std::string wire, absl::Time,
+  // The worker bounds the step by its timeout_in_ms, and ends it when the
+  // master's step fails, as over gRPC (where RunGraph is not cancelled
+  // either).
+  bulk_->ServeCall(kBulkRunGraph, [worker](std::string wire, absl::Time, CancellationManager*,
                                            BulkServer::CallDone done) {
-    // The worker bounds the step by its timeout_in_ms, as over gRPC.
     auto request = std::make_shared<RunGraphRequest>();
     if (!request->ParseFromString(wire)) {
       done(errors::InvalidArgument("RunGraph on the bulk port: the request is not a "
                                    "tensorgrid.RunGraphRequest"),
-           "");
+           nullptr);
       return;
     }
     RunGraphFromWire(worker, std::move(request),
                      [done = std::move(done)](absl::Status s, RunGraphResponse* response) {
                        std::string answer = s.ok() ? response->SerializeAsString() : "";
-                       done(std::move(s), std::move(answer));
+                       done(std::move(s), BulkServer::Bytes(std::move(answer)));
                      });
   });
 }
