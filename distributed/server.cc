@@ -135,7 +135,7 @@ absl::Status Server::Start() {
     absl::StatusOr<std::unique_ptr<BulkServer>> bulk =
         BulkServer::Start(bind_host_, bulk_options);
     if (bulk.ok()) {
-      bulk_ = *std::move(bulk);  // the worker service serves its RecvBuf and RunGraph
+      bulk_ = *std::move(bulk);  // the services serve RecvBuf, RunGraph and steps there
     } else {
       std::fprintf(stderr, "tensorgrid: server of %s: %s; large tensors go over gRPC\n",
                    task_.c_str(), std::string(bulk.status().message()).c_str());
@@ -143,6 +143,7 @@ absl::Status Server::Start() {
   }
   worker_service_ =
       NewGrpcWorkerService(worker_.get(), options_.security.auth_token, bulk_.get());
+  if (bulk_ != nullptr) master_service_->ServeStepsOn(bulk_.get());  // same token
   grpc::ServerBuilder builder;
   int selected_port = 0;
   builder.AddListeningPort(address, ServerCredentials(options_.security), &selected_port);

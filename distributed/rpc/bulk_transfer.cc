@@ -459,6 +459,7 @@ struct BulkServer::State {
   int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
   int64_t fetches ABSL_GUARDED_BY(mu) = 0;
   int64_t calls_served ABSL_GUARDED_BY(mu) = 0;
+  int64_t calls_waiting ABSL_GUARDED_BY(mu) = 0;  // served, not yet answered
   int64_t in_place_reads ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
   std::map<std::string, CallFn> calls ABSL_GUARDED_BY(mu);
@@ -749,6 +750,7 @@ bool BulkServer::State::ServeCall(int fd) {
       refused = errors::Unavailable(what, ": the bulk port is stopping");
     } else {
       ++calls_served;
+      ++calls_waiting;
     }
   }
   if (!refused.ok()) {
@@ -764,6 +766,10 @@ bool BulkServer::State::ServeCall(int fd) {
        pending->Settle(std::move(s), std::move(answer));
      });
   const absl::Status status = Await(*pending, fd, deadline, wait, what);
+  {
+    absl::MutexLock lock(&mu);
+    --calls_waiting;
+  }
   std::string header, bytes;
   if (status.ok()) {
     // No longer written by the handler: it has answered.
@@ -820,6 +826,11 @@ int64_t BulkServer::fetches() const {
 int64_t BulkServer::calls() const {
   absl::MutexLock lock(&state_->mu);
   return state_->calls_served;
+}
+
+int64_t BulkServer::calls_waiting() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->calls_waiting;
 }
 
 int64_t BulkServer::in_place_reads() const {

@@ -172,6 +172,8 @@ class BulkServer {
   // tests and stats).
   int64_t fetches() const;
   int64_t calls() const;
+  // Calls served whose answer the server still waits for.
+  int64_t calls_waiting() const;
   // How many chunks clients copied straight out of this process's memory.
   int64_t in_place_reads() const;
 

@@ -50,6 +50,73 @@ size_t TotalBytes(const std::vector<Tensor>& tensors) {
   return bytes;
 }
 
+// One RunStep, over gRPC or the bulk port: its request, the session's
+// Master, and what the step fills in. Held by shared_ptr until the step's
+// answer is made.
+struct StepCall {
+  RunStepRequest request;
+  std::shared_ptr<Master> master;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> feed_names, fetches, targets;
+  std::vector<Tensor> outputs;
+  RunStepResponse response;
+
+  // Takes the parsed request apart; InvalidArgument naming a feed that does
+  // not decode.
+  absl::Status Unpack() {
+    TG_ASSIGN_OR_RETURN(feeds, DecodeFeeds(request.feed()));
+    for (const auto& feed : feeds) feed_names.push_back(feed.first);
+    fetches.assign(request.fetch().begin(), request.fetch().end());
+    targets.assign(request.target().begin(), request.target().end());
+    return absl::OkStatus();
+  }
+  // Whether Run will not block building the signature first.
+  bool IsBuilt() const { return master->IsBuilt(feed_names, fetches, targets); }
+  void Run(CancellationManager* cancellation, StatusCallback done) {
+    master->RunAsync(request.options(), feeds, fetches, targets, &outputs,
+                     response.mutable_metadata(), cancellation, std::move(done));
+  }
+  size_t OutputBytes() const { return TotalBytes(outputs); }
+  // After a successful Run.
+  void Encode() {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      NamedTensorProto* named = response.add_tensor();
+      named->set_name(fetches[i]);
+      TensorToProto(outputs[i], named->mutable_tensor());
+    }
+  }
+};
+
+// The same for RunCallable.
+struct CallableCall {
+  RunCallableRequest request;
+  std::shared_ptr<Master> master;
+  std::vector<Tensor> feeds;
+  std::vector<Tensor> fetches;
+  RunCallableResponse response;
+
+  absl::Status Unpack() {
+    feeds.reserve(request.feed_size());
+    for (int i = 0; i < request.feed_size(); ++i) {
+      absl::StatusOr<Tensor> tensor = TensorFromProto(request.feed(i));
+      if (!tensor.ok()) {
+        return errors::InvalidArgument("feed ", i, ": ", tensor.status().message());
+      }
+      feeds.push_back(*std::move(tensor));
+    }
+    return absl::OkStatus();
+  }
+  bool IsBuilt() const { return true; }  // a callable is built when it is made
+  void Run(CancellationManager* cancellation, StatusCallback done) {
+    master->RunCallableAsync(request.handle(), feeds, &fetches, response.mutable_metadata(),
+                             cancellation, std::move(done));
+  }
+  size_t OutputBytes() const { return TotalBytes(fetches); }
+  void Encode() {
+    for (const Tensor& t : fetches) TensorToProto(t, response.add_fetch());
+  }
+};
+
 }  // namespace
 
 // One RunStep or RunCallable call: the client's cancellation cancels the
@@ -119,6 +186,7 @@ grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
     sessions_.emplace(handle, std::move(master));
   }
   response->set_session_handle(std::move(handle));
+  response->set_bulk_port(bulk_port_);
   return grpc::Status::OK;
 }
 
@@ -131,51 +199,41 @@ grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
   return ToGrpcStatus((*master)->Extend(request->graph_def()));
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
-                                                     const grpc::ByteBuffer* wire,
-                                                     grpc::ByteBuffer* wire_response) {
-  return StartStep(context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
-    struct Call {
-      RunStepRequest request;
-      std::shared_ptr<Master> master;
-      std::vector<std::pair<std::string, Tensor>> feeds;
-      std::vector<std::string> feed_names, fetches, targets;
-      std::vector<Tensor> outputs;
-      RunStepResponse response;
-    };
-    auto call = std::make_shared<Call>();
-    if (!ParseFromByteBuffer(*wire, &call->request)) {
-      return reactor->Finish(InvalidMessageStatus("/tensorgrid.MasterService/RunStep"));
-    }
-    absl::StatusOr<std::shared_ptr<Master>> master = Find(call->request.session_handle());
-    if (!master.ok()) return reactor->Finish(ToGrpcStatus(master.status()));
-    call->master = *std::move(master);
-    absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> feeds =
-        DecodeFeeds(call->request.feed());
-    if (!feeds.ok()) return reactor->Finish(ToGrpcStatus(feeds.status()));
-    call->feeds = *std::move(feeds);
-    for (const auto& feed : call->feeds) call->feed_names.push_back(feed.first);
-    call->fetches.assign(call->request.fetch().begin(), call->request.fetch().end());
-    call->targets.assign(call->request.target().begin(), call->request.target().end());
-    auto run = [this, reactor, call, wire_response] {
-      call->master->RunAsync(
-          call->request.options(), call->feeds, call->fetches, call->targets, &call->outputs,
-          call->response.mutable_metadata(), reactor->cancellation(),
-          [this, reactor, call, wire_response](absl::Status s) {
-            EndStep(reactor, s, TotalBytes(call->outputs), [reactor, call, wire_response] {
-              for (size_t i = 0; i < call->outputs.size(); ++i) {
-                NamedTensorProto* named = call->response.add_tensor();
-                named->set_name(call->fetches[i]);
-                TensorToProto(call->outputs[i], named->mutable_tensor());
-              }
+template <typename Call>
+grpc::ServerUnaryReactor* GrpcMasterService::ServeStep(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* wire,
+                                                       grpc::ByteBuffer* wire_response,
+                                                       const char* method) {
+  return StartStep(
+      context, wire->Length(), [this, wire, wire_response, method](StepReactor* reactor) {
+        auto call = std::make_shared<Call>();
+        if (!ParseFromByteBuffer(*wire, &call->request)) {
+          return reactor->Finish(InvalidMessageStatus(method));
+        }
+        if (absl::Status s = Open(*call); !s.ok()) return reactor->Finish(ToGrpcStatus(s));
+        auto run = [this, reactor, call, wire_response] {
+          call->Run(reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
+            EndStep(reactor, s, call->OutputBytes(), [reactor, call, wire_response] {
+              call->Encode();
               FinishWith(reactor, call->response, wire_response);
             });
           });
-    };
-    // Building blocks on RegisterGraph calls: never on a callback thread.
-    OffloadIf(!call->master->IsBuilt(call->feed_names, call->fetches, call->targets),
-              std::move(run));
-  });
+        };
+        // Building blocks on RegisterGraph calls: never on a callback thread.
+        OffloadIf(!call->IsBuilt(), std::move(run));
+      });
+}
+
+template <typename Call>
+absl::Status GrpcMasterService::Open(Call& call) {
+  TG_ASSIGN_OR_RETURN(call.master, Find(call.request.session_handle()));
+  return call.Unpack();
+}
+
+grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* wire,
+                                                     grpc::ByteBuffer* wire_response) {
+  return ServeStep<StepCall>(context, wire, wire_response, "/tensorgrid.MasterService/RunStep");
 }
 
 grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
@@ -193,40 +251,40 @@ grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
 grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* wire,
                                                          grpc::ByteBuffer* wire_response) {
-  return StartStep(context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
-    struct Call {
-      RunCallableRequest request;
-      std::shared_ptr<Master> master;
-      std::vector<Tensor> fetches;
-      RunCallableResponse response;
-    };
+  return ServeStep<CallableCall>(context, wire, wire_response,
+                                 "/tensorgrid.MasterService/RunCallable");
+}
+
+template <typename Call>
+void GrpcMasterService::ServeStepOn(BulkServer* bulk, const char* method, const char* message) {
+  // On the port's connection thread, which may block (building a signature).
+  // What outlives the call (the step's end, the answer) holds the call and
+  // never this service: a step may end after the port stopped waiting.
+  bulk->ServeCall(method, [this, method, message](std::string wire, absl::Time,
+                                                  CancellationManager* cancellation,
+                                                  BulkServer::CallDone done) {
     auto call = std::make_shared<Call>();
-    if (!ParseFromByteBuffer(*wire, &call->request)) {
-      return reactor->Finish(InvalidMessageStatus("/tensorgrid.MasterService/RunCallable"));
+    if (!call->request.ParseFromString(wire)) {
+      return done(
+          errors::InvalidArgument(method, " on the bulk port: the request is not a ", message),
+          nullptr);
     }
-    const RunCallableRequest& request = call->request;
-    absl::StatusOr<std::shared_ptr<Master>> master = Find(request.session_handle());
-    if (!master.ok()) return reactor->Finish(ToGrpcStatus(master.status()));
-    call->master = *std::move(master);
-    std::vector<Tensor> feeds;
-    feeds.reserve(request.feed_size());
-    for (int i = 0; i < request.feed_size(); ++i) {
-      absl::StatusOr<Tensor> tensor = TensorFromProto(request.feed(i));
-      if (!tensor.ok()) {
-        return reactor->Finish(ToGrpcStatus(
-            errors::InvalidArgument("feed ", i, ": ", tensor.status().message())));
-      }
-      feeds.push_back(*std::move(tensor));
-    }
-    call->master->RunCallableAsync(
-        request.handle(), feeds, &call->fetches, call->response.mutable_metadata(),
-        reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
-          EndStep(reactor, s, TotalBytes(call->fetches), [reactor, call, wire_response] {
-            for (const Tensor& t : call->fetches) TensorToProto(t, call->response.add_fetch());
-            FinishWith(reactor, call->response, wire_response);
-          });
-        });
+    if (absl::Status s = Open(*call); !s.ok()) return done(std::move(s), nullptr);
+    call->Run(cancellation, [call, done = std::move(done)](absl::Status s) {
+      if (!s.ok()) return done(std::move(s), nullptr);
+      // Made on the port's connection thread, not the one ending the step.
+      done(std::move(s), [call] {
+        call->Encode();
+        return call->response.SerializeAsString();
+      });
+    });
   });
+}
+
+void GrpcMasterService::ServeStepsOn(BulkServer* bulk) {
+  bulk_port_ = bulk->port();
+  ServeStepOn<StepCall>(bulk, kBulkRunStep, "tensorgrid.RunStepRequest");
+  ServeStepOn<CallableCall>(bulk, kBulkRunCallable, "tensorgrid.RunCallableRequest");
 }
 
 void GrpcMasterService::OffloadIf(bool slow, std::function<void()> work) {

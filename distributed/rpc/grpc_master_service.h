@@ -33,6 +33,12 @@
 // Steps of one session run concurrently (the Master allows it), and a step
 // in flight keeps its Master alive across a concurrent CloseSession (the
 // step then fails with FailedPrecondition, "session is closed").
+//
+// ServeStepsOn(bulk) serves RunStep and RunCallable on the task's bulk port
+// too (bulk_transfer.h), and CreateSession names that port: a session's
+// steps then cost a plain TCP round trip instead of a gRPC call. There a
+// step runs on the port's connection thread, and the client hanging up, or
+// the port stopping, cancels it.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 
@@ -45,6 +51,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/platform/env.h"
 #include "core/runtime/master.h"
+#include "distributed/rpc/bulk_transfer.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/master.grpc.pb.h"
 
@@ -63,8 +70,12 @@ class GrpcMasterService final
   explicit GrpcMasterService(MasterFactory factory, std::string auth_token = "")
       : factory_(std::move(factory)), auth_token_(std::move(auth_token)) {}
   // Closes every session still open. Destroy the service after its server's
-  // Shutdown.
+  // Shutdown, and after Stop of the bulk port it serves on.
   ~GrpcMasterService() override;
+
+  // Serves RunStep and RunCallable on `bulk` as well, whose token must be
+  // this service's. Call before the gRPC server starts.
+  void ServeStepsOn(BulkServer* bulk);
 
   grpc::Status CreateSession(grpc::ServerContext* context, const CreateSessionRequest* request,
                              CreateSessionResponse* response) override;
@@ -93,6 +104,7 @@ class GrpcMasterService final
 
   const MasterFactory factory_;
   const std::string auth_token_;
+  int bulk_port_ = 0;  // set before serving
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions_ ABSL_GUARDED_BY(mu_);
   // Runs `work` on slow_ if `slow`, else here.
@@ -102,6 +114,17 @@ class GrpcMasterService final
   // step at once, and otherwise runs `encode_and_finish` (on slow_ for large
   // outputs).
   class StepReactor;
+  // RunStep's and RunCallable's shared body over gRPC (Call: StepCall or
+  // CallableCall), and over the bulk port.
+  template <typename Call>
+  grpc::ServerUnaryReactor* ServeStep(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* wire, grpc::ByteBuffer* wire_response,
+                                      const char* method);
+  template <typename Call>
+  void ServeStepOn(BulkServer* bulk, const char* method, const char* message);
+  // Finds the call's session and unpacks its request.
+  template <typename Call>
+  absl::Status Open(Call& call);
   grpc::ServerUnaryReactor* StartStep(grpc::CallbackServerContext* context, size_t request_bytes,
                                       std::function<void(StepReactor*)> start);
   void EndStep(StepReactor* reactor, const absl::Status& status, size_t output_bytes,

@@ -1,7 +1,10 @@
 #include "distributed/rpc/grpc_session.h"
 
+#include <cstdio>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "core/framework/rendezvous.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
@@ -82,7 +85,10 @@ absl::Duration GrpcSession::StepTimeout(const RunOptions& options) const {
 }
 
 absl::Status GrpcSession::Finish(const char* method, const grpc::Status& status) const {
-  absl::Status s = FromGrpcStatus(status);
+  return Finish(method, FromGrpcStatus(status));
+}
+
+absl::Status GrpcSession::Finish(const char* method, absl::Status s) const {
   if (s.ok()) return s;
   // The mark only helps a master choose among its workers' errors.
   if (IsDerivedError(s)) s = absl::Status(s.code(), s.message());
@@ -112,7 +118,55 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   Prepare(&context, rpc_timeout_ + kStepGrace);
   TG_RETURN_IF_ERROR(Finish("CreateSession", stub_->CreateSession(&context, request, &response)));
   handle_ = response.session_handle();
+  // The bytes would travel unencrypted: with TLS, steps keep to gRPC.
+  if (response.bulk_port() > 0 && !security_.tls()) {
+    bulk_ = std::make_unique<BulkClient>(HostOf(address_));
+    bulk_port_.store(response.bulk_port());
+  }
   return absl::OkStatus();
+}
+
+bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message& request,
+                             google::protobuf::Message* response, absl::Duration timeout,
+                             absl::Status* status) {
+  const int port = bulk_port_.load();
+  // The port waits at most kBulkMaxWait for an answer; longer steps keep to gRPC.
+  if (port == 0 || timeout > kBulkMaxWait) return false;
+  struct Result {
+    absl::Notification done;
+    absl::Status status;
+    std::string answer;
+    BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
+  };
+  auto result = std::make_shared<Result>();
+  bulk_->CallAsync(port, security_.auth_token, method, request.SerializeAsString(),
+                   absl::Now() + timeout,
+                   [result](absl::Status s, std::string answer, BulkClient::Fallback fallback) {
+                     result->status = std::move(s);
+                     result->answer = std::move(answer);
+                     result->fallback = fallback;
+                     result->done.Notify();
+                   });
+  // Bounded: the client ends every call by its deadline.
+  result->done.WaitForNotification();
+  if (result->fallback != BulkClient::Fallback::kNone) {
+    // Not served there (unreachable, refused, a master serving no steps
+    // there, or stopping): this session's steps keep to gRPC from now on.
+    int known = port;
+    if (bulk_port_.compare_exchange_strong(known, 0) &&
+        result->fallback == BulkClient::Fallback::kPortUnreachable) {
+      std::fprintf(stderr, "tensorgrid: master %s: %s; its steps go over gRPC\n", address_.c_str(),
+                   std::string(result->status.message()).c_str());
+    }
+    return false;
+  }
+  *status = result->status;
+  if (status->ok() && !response->ParseFromString(result->answer)) {
+    *status = errors::DataLoss(method, " on the bulk port: the answer is not a ",
+                               response->GetDescriptor()->full_name());
+  }
+  *status = Finish(method, *status);
+  return true;
 }
 
 absl::Status GrpcSession::Extend(const GraphDef& graph) {
@@ -147,9 +201,14 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
   for (const std::string& name : target_names) request.add_target(name);
   *request.mutable_options() = run_options;
   RunStepResponse response;
-  grpc::ClientContext context;
-  Prepare(&context, StepTimeout(run_options));
-  TG_RETURN_IF_ERROR(Finish("RunStep", stub_->RunStep(&context, request, &response)));
+  const absl::Duration timeout = StepTimeout(run_options);
+  if (absl::Status s; CallOnBulk(kBulkRunStep, request, &response, timeout, &s)) {
+    TG_RETURN_IF_ERROR(s);
+  } else {
+    grpc::ClientContext context;
+    Prepare(&context, timeout);
+    TG_RETURN_IF_ERROR(Finish("RunStep", stub_->RunStep(&context, request, &response)));
+  }
   if (response.tensor_size() != static_cast<int>(output_names.size())) {
     return errors::Internal("RunStep on master ", address_, " returned ", response.tensor_size(),
                             " tensors for ", output_names.size(), " fetches");
@@ -195,9 +254,13 @@ absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<T
   request.set_handle(handle);
   for (const Tensor& t : feeds) TensorToProto(t, request.add_feed());
   RunCallableResponse response;
-  grpc::ClientContext context;
-  Prepare(&context, timeout);
-  TG_RETURN_IF_ERROR(Finish("RunCallable", stub_->RunCallable(&context, request, &response)));
+  if (absl::Status s; CallOnBulk(kBulkRunCallable, request, &response, timeout, &s)) {
+    TG_RETURN_IF_ERROR(s);
+  } else {
+    grpc::ClientContext context;
+    Prepare(&context, timeout);
+    TG_RETURN_IF_ERROR(Finish("RunCallable", stub_->RunCallable(&context, request, &response)));
+  }
   if (fetches == nullptr && response.fetch_size() > 0) {
     return errors::InvalidArgument("callable ", handle, " fetched ", response.fetch_size(),
                                    " tensors but RunCallable has no fetches vector");

@@ -21,9 +21,18 @@
 // environment: TG_AUTH_TOKEN_FILE, TG_TLS_CA_FILE, TG_TLS_CERT_FILE,
 // TG_TLS_KEY_FILE (see RpcSecurity). Destroying an open session closes it on the master
 // (best effort). Thread-safe, as Session promises.
+//
+// When the master names a bulk port in its CreateSession answer (a tg_server
+// without TLS does), RunStep and RunCallable go there: a plain TCP round trip
+// instead of a gRPC call, with the same deadline, token, statuses and
+// cancellation (closing the connection cancels the step). A request the port
+// did not serve (it is unreachable, refused, or serves no steps) goes over
+// gRPC instead, as do all later ones of the session; a step that ran there
+// is never sent twice.
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -33,6 +42,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/session.h"
+#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_util.h"
 #include "proto/master.grpc.pb.h"
 
@@ -71,12 +81,23 @@ class GrpcSession final : public Session {
   absl::Duration StepTimeout(const RunOptions& options) const;
   // `status` as the caller sees it: see the header comment.
   absl::Status Finish(const char* method, const grpc::Status& status) const;
+  absl::Status Finish(const char* method, absl::Status status) const;
+  // Runs `method` (kBulkRunStep, kBulkRunCallable) on the master's bulk port
+  // with `timeout`: true with `*status` (as Finish makes it) and `*response`
+  // when it ran there; false when it must go over gRPC instead.
+  bool CallOnBulk(const char* method, const google::protobuf::Message& request,
+                  google::protobuf::Message* response, absl::Duration timeout,
+                  absl::Status* status);
 
   const std::string address_;  // host:port
   const ConfigProto config_;
   const absl::Duration rpc_timeout_;
   const RpcSecurity security_;
   std::unique_ptr<MasterService::Stub> stub_;
+  // The master's bulk port, 0 when it has none or it failed to serve a step;
+  // the client for it, made by Create before the port is set.
+  std::unique_ptr<BulkClient> bulk_;
+  std::atomic<int> bulk_port_{0};
 
   mutable absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);  // empty before Create

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -19,6 +20,7 @@
 #include "core/framework/tensor_codec.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
+#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_util.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -55,13 +57,23 @@ GraphDef SquareGraph() {
   return g;
 }
 
-// A GrpcMasterService on a free loopback port over one Worker.
-class GrpcSessionTest : public ::testing::Test {
+// A GrpcMasterService on a free loopback port over one Worker; with the
+// parameter true, it serves steps on a bulk port too, as tg_server does, so
+// every test runs both ways.
+class GrpcSessionTest : public ::testing::TestWithParam<bool> {
  protected:
   GrpcSessionTest()
       : worker_(kTask, ConfigProto()), service_([this](const ConfigProto& config) {
           return std::make_unique<Master>(config, &worker_, kTask);
         }) {
+    if (GetParam()) {
+      absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start("127.0.0.1");
+      EXPECT_TRUE(bulk.ok()) << bulk.status();
+      if (bulk.ok()) {
+        bulk_ = *std::move(bulk);
+        service_.ServeStepsOn(bulk_.get());
+      }
+    }
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -69,7 +81,13 @@ class GrpcSessionTest : public ::testing::Test {
     server_ = builder.BuildAndStart();
     address_ = "127.0.0.1:" + std::to_string(port);
   }
-  ~GrpcSessionTest() override { server_->Shutdown(); }
+  ~GrpcSessionTest() override {
+    server_->Shutdown();
+    if (bulk_ != nullptr) bulk_->Stop();  // before the service goes
+  }
+
+  // Steps the bulk port served (0 without one).
+  int64_t BulkCalls() const { return bulk_ != nullptr ? bulk_->calls() : 0; }
 
   std::unique_ptr<Session> Connect() {
     SessionOptions options;
@@ -86,11 +104,17 @@ class GrpcSessionTest : public ::testing::Test {
 
   Worker worker_;
   GrpcMasterService service_;
+  std::unique_ptr<BulkServer> bulk_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
 
-TEST_F(GrpcSessionTest, CreateRunExtendAndRunMetadata) {
+INSTANTIATE_TEST_SUITE_P(OverGrpcAndBulk, GrpcSessionTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Bulk" : "Grpc";
+                         });
+
+TEST_P(GrpcSessionTest, CreateRunExtendAndRunMetadata) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SquareGraph()));
@@ -113,7 +137,7 @@ TEST_F(GrpcSessionTest, CreateRunExtendAndRunMetadata) {
   EXPECT_OK(session->Close());
 }
 
-TEST_F(GrpcSessionTest, Callable) {
+TEST_P(GrpcSessionTest, Callable) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SquareGraph()));
@@ -132,11 +156,14 @@ TEST_F(GrpcSessionTest, Callable) {
   EXPECT_STATUS(session->RunCallable(*handle, {Tensor::FromVector<float>({1, 2}, {2})}, &out,
                                      nullptr),
                 kInvalidArgument, "no callable with handle");
+  // With a bulk port, all three steps went there (the failed one too: a
+  // failure there is final, never sent again over gRPC).
+  EXPECT_EQ(BulkCalls(), GetParam() ? 3 : 0);
 }
 
 // Feeds and fetches of several MiB (copied on the service's own pool rather
 // than on gRPC's callback threads) arrive whole, by RunStep and by callable.
-TEST_F(GrpcSessionTest, LargeFeedsAndFetches) {
+TEST_P(GrpcSessionTest, LargeFeedsAndFetches) {
   GraphDef g;
   NodeDef x = MakeNode("x", "Placeholder", {});
   SetAttr(&x, "dtype", DT_FLOAT);
@@ -168,7 +195,7 @@ TEST_F(GrpcSessionTest, LargeFeedsAndFetches) {
   check(out[0]);
 }
 
-TEST_F(GrpcSessionTest, WrongFeedShapeNamesThePlaceholder) {
+TEST_P(GrpcSessionTest, WrongFeedShapeNamesThePlaceholder) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SquareGraph()));
@@ -177,7 +204,7 @@ TEST_F(GrpcSessionTest, WrongFeedShapeNamesThePlaceholder) {
                 kInvalidArgument, "'x'");
 }
 
-TEST_F(GrpcSessionTest, UninitializedVariableIsFailedPreconditionNamingIt) {
+TEST_P(GrpcSessionTest, UninitializedVariableIsFailedPreconditionNamingIt) {
   GraphDef g;
   NodeDef w = MakeNode("w", "VariableV2", {});
   SetAttr(&w, "dtype", DT_FLOAT);
@@ -195,7 +222,7 @@ TEST_F(GrpcSessionTest, UninitializedVariableIsFailedPreconditionNamingIt) {
   EXPECT_FALSE(IsDerivedError(s)) << s;
 }
 
-TEST_F(GrpcSessionTest, ListDevicesBeforeAndAfterCreate) {
+TEST_P(GrpcSessionTest, ListDevicesBeforeAndAfterCreate) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   for (int created = 0; created < 2; ++created) {
@@ -210,7 +237,7 @@ TEST_F(GrpcSessionTest, ListDevicesBeforeAndAfterCreate) {
 }
 
 // w = 2 (assigned), read = Identity(w); Reset drops w and closes the session.
-TEST_F(GrpcSessionTest, ResetClearsVariablesAndClosesSessions) {
+TEST_P(GrpcSessionTest, ResetClearsVariablesAndClosesSessions) {
   GraphDef g;
   NodeDef w = MakeNode("w", "VariableV2", {});
   SetAttr(&w, "dtype", DT_FLOAT);
@@ -249,7 +276,7 @@ TEST_F(GrpcSessionTest, ResetClearsVariablesAndClosesSessions) {
                 "uninitialized variable 'w'");
 }
 
-TEST_F(GrpcSessionTest, NullOutputsAreFineWithoutFetchesOnly) {
+TEST_P(GrpcSessionTest, NullOutputsAreFineWithoutFetchesOnly) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SquareGraph()));
@@ -261,7 +288,7 @@ TEST_F(GrpcSessionTest, NullOutputsAreFineWithoutFetchesOnly) {
                 kInvalidArgument, "no outputs vector");
 }
 
-TEST_F(GrpcSessionTest, RunAfterCloseFails) {
+TEST_P(GrpcSessionTest, RunAfterCloseFails) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SquareGraph()));
@@ -272,7 +299,7 @@ TEST_F(GrpcSessionTest, RunAfterCloseFails) {
   EXPECT_STATUS(session->Extend(GraphDef()), kFailedPrecondition, "session is closed");
 }
 
-TEST_F(GrpcSessionTest, RunBeforeCreateFails) {
+TEST_P(GrpcSessionTest, RunBeforeCreateFails) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   std::vector<Tensor> out;
@@ -294,7 +321,7 @@ TEST(GrpcSessionTargetTest, TargetWithoutAddressIsInvalidArgument) {
   EXPECT_STATUS(NewSession(options).status(), kInvalidArgument, "grpc://host:port");
 }
 
-TEST_F(GrpcSessionTest, ConcurrentRunsOnOneSession) {
+TEST_P(GrpcSessionTest, ConcurrentRunsOnOneSession) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SquareGraph()));
@@ -326,7 +353,7 @@ TEST_F(GrpcSessionTest, ConcurrentRunsOnOneSession) {
 // the call ends Cancelled at once, and the step blocked in a _Recv that
 // never comes (no timeout) is gone from the worker, so the server shuts down
 // without waiting for it. The first RunStep of a signature also builds it.
-TEST_F(GrpcSessionTest, ClientCancellingAStepCancelsItOnTheWorker) {
+TEST_P(GrpcSessionTest, ClientCancellingAStepCancelsItOnTheWorker) {
   GraphDef g;
   NodeDef recv = MakeNode("never", "_Recv", {});
   SetAttr(&recv, "tensor_type", DT_FLOAT);
@@ -397,7 +424,118 @@ TEST_F(GrpcSessionTest, ClientCancellingAStepCancelsItOnTheWorker) {
   shutdown.join();
 }
 
-TEST_F(GrpcSessionTest, ServiceRejectsUnknownHandlesAndBadFeeds) {
+// The bulk port's side of it: a client that hangs up on its RunStep or
+// RunCallable cancels the step (blocked in a _Recv that never comes, with
+// no timeout), which then answers and leaves the port.
+class GrpcSessionBulkTest : public GrpcSessionTest {};
+INSTANTIATE_TEST_SUITE_P(Bulk, GrpcSessionBulkTest, ::testing::Values(true));
+
+TEST_P(GrpcSessionBulkTest, ClientHangingUpCancelsTheStep) {
+  GraphDef g;
+  NodeDef recv = MakeNode("never", "_Recv", {});
+  SetAttr(&recv, "tensor_type", DT_FLOAT);
+  SetAttr(&recv, "tensor_name", "never_sent");
+  const std::string cpu = std::string(kTask) + "/device:CPU:0";
+  SetAttr(&recv, "send_device", cpu);
+  SetAttr(&recv, "send_device_incarnation", int64_t{1});
+  SetAttr(&recv, "recv_device", cpu);
+  *g.add_node() = recv;
+  auto stub = RawStub();
+  CreateSessionRequest create;
+  *create.mutable_graph_def() = g;
+  CreateSessionResponse created;
+  grpc::ClientContext c1;
+  SetDeadline(&c1, absl::Seconds(10));
+  ASSERT_TRUE(stub->CreateSession(&c1, create, &created).ok());
+  ASSERT_EQ(created.bulk_port(), bulk_->port());
+  MakeCallableRequest make;
+  make.set_session_handle(created.session_handle());
+  make.mutable_options()->add_fetch("never");
+  MakeCallableResponse made;
+  grpc::ClientContext c2;
+  SetDeadline(&c2, absl::Seconds(10));
+  ASSERT_TRUE(stub->MakeCallable(&c2, make, &made).ok());
+
+  RunStepRequest run;
+  run.set_session_handle(created.session_handle());
+  run.add_fetch("never");
+  RunCallableRequest call;
+  call.set_session_handle(created.session_handle());
+  call.set_handle(made.handle());
+  // Waits (bounded) until the port waits for `n` steps' answers.
+  auto waiting = [&](int64_t n) {
+    for (const absl::Time until = absl::Now() + absl::Seconds(20); absl::Now() < until;
+         absl::SleepFor(absl::Milliseconds(10))) {
+      if (bulk_->calls_waiting() == n) return true;
+    }
+    return false;
+  };
+  for (const auto& [method, request] :
+       {std::pair<const char*, std::string>{kBulkRunStep, run.SerializeAsString()},
+        {kBulkRunCallable, call.SerializeAsString()}}) {
+    {
+      BulkClient client("127.0.0.1");
+      client.CallAsync(bulk_->port(), "", method, request, absl::Now() + absl::Seconds(60),
+                       [](absl::Status s, std::string, BulkClient::Fallback) {
+                         EXPECT_TRUE(absl::IsCancelled(s)) << s;  // by the client's going
+                       });
+      ASSERT_TRUE(waiting(1)) << method << " never started";
+    }  // hangs up
+    EXPECT_TRUE(waiting(0)) << method << ": the step still runs after its client hung up";
+  }
+}
+
+// A port that cannot be reached costs nothing but the attempt: the step
+// goes over gRPC, and so do the session's later ones.
+TEST_P(GrpcSessionBulkTest, StepsGoOverGrpcWhenThePortCannotBeReached) {
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  bulk_->StopListening();
+  for (float v : {2.0f, 3.0f, 4.0f}) {
+    std::vector<Tensor> out;
+    ASSERT_OK(session->Run({{"x", Tensor::FromVector<float>({v, 1}, {2})}}, {"y"}, {}, &out));
+    ExpectTensorEqual<float>(out[0], {v * v, 1}, TensorShape({2}));
+  }
+  EXPECT_EQ(BulkCalls(), 0);
+}
+
+// Bytes that are no request are InvalidArgument naming what was expected,
+// final (the client must not send them again over gRPC); an unknown session
+// is NotFound, as over gRPC.
+TEST_P(GrpcSessionBulkTest, GarbageAndUnknownSessionsAreErrorsNamingThem) {
+  BulkClient client("127.0.0.1");
+  RunCallableRequest unknown;
+  unknown.set_session_handle("no-such-session");
+  for (const auto& [method, request, code, says] :
+       {std::tuple<const char*, std::string, absl::StatusCode, const char*>{
+            kBulkRunStep, std::string("\x0a\xff\xff\xff\xff\x0f", 6),
+            absl::StatusCode::kInvalidArgument, "tensorgrid.RunStepRequest"},
+        {kBulkRunCallable, std::string("\x0a\xff\xff\xff\xff\x0f", 6),
+         absl::StatusCode::kInvalidArgument, "tensorgrid.RunCallableRequest"},
+        {kBulkRunCallable, unknown.SerializeAsString(), absl::StatusCode::kNotFound,
+         "no-such-session"}}) {
+    absl::Notification done;
+    client.CallAsync(
+        bulk_->port(), "", method, request, absl::Now() + absl::Seconds(20),
+        [&, code = code, says = says](absl::Status s, std::string, BulkClient::Fallback fallback) {
+          EXPECT_EQ(s.code(), code) << s;
+          EXPECT_NE(s.message().find(says), std::string::npos) << s;
+          EXPECT_EQ(fallback, BulkClient::Fallback::kNone);
+          done.Notify();
+        });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  }
+  // The port still serves a real session.
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Create(SquareGraph()));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({{"x", Tensor::FromVector<float>({5, 1}, {2})}}, {"y"}, {}, &out));
+  EXPECT_EQ(BulkCalls(), 4);
+}
+
+TEST_P(GrpcSessionTest, ServiceRejectsUnknownHandlesAndBadFeeds) {
   auto stub = RawStub();
   auto deadline = [](grpc::ClientContext* c) { SetDeadline(c, absl::Seconds(10)); };
 
