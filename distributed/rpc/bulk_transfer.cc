@@ -24,6 +24,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -392,7 +393,7 @@ std::string HostOf(absl::string_view address) {
 
 // ---- server ------------------------------------------------------------------
 
-struct BulkServer::State {
+struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   State(int listener, const Options& options)
       : options(options), pid(getpid()), listener(listener) {}
   void AcceptLoop(const std::shared_ptr<State>& self);
@@ -417,12 +418,15 @@ struct BulkServer::State {
     // A call's: cancelled when the client hangs up, at Stop, or when the
     // wait ends unanswered. (RecvBufs have none.)
     std::optional<CancellationManager> cancellation;
-    // The handler's answer: ends Await.
-    void Settle(absl::Status s, Answer a = nullptr) {
+    // The handler's answer: ends Await. False when it had answered before
+    // (ignored).
+    bool Settle(absl::Status s, Answer a = nullptr) {
       absl::MutexLock lock(&mu);
+      if (done) return false;
       status = std::move(s);
       answer = std::move(a);
       done = true;
+      return true;
     }
   };
   // Waits for `p` until it is done (its status), Stop (Aborted), or a
@@ -459,7 +463,11 @@ struct BulkServer::State {
   int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
   int64_t fetches ABSL_GUARDED_BY(mu) = 0;
   int64_t calls_served ABSL_GUARDED_BY(mu) = 0;
-  int64_t calls_waiting ABSL_GUARDED_BY(mu) = 0;  // served, not yet answered
+  // Calls served whose handler has not answered yet: Stop waits for them.
+  int64_t unanswered ABSL_GUARDED_BY(mu) = 0;
+  // The connections whose thread waits for a handler: Stop leaves them open
+  // for the answer.
+  std::set<int> awaiting ABSL_GUARDED_BY(mu);
   int64_t in_place_reads ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
   std::map<std::string, CallFn> calls ABSL_GUARDED_BY(mu);
@@ -532,7 +540,9 @@ void BulkServer::ServeRecvBuf(RecvBufFn fn) {
 }
 
 BulkServer::Answer BulkServer::Bytes(std::string bytes) {
-  return [bytes = std::move(bytes)]() mutable { return std::move(bytes); };
+  return [bytes = std::move(bytes)]() mutable -> absl::StatusOr<std::string> {
+    return std::move(bytes);
+  };
 }
 
 void BulkServer::ServeCall(const std::string& method, CallFn fn) {
@@ -596,11 +606,23 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
     p.cancellation->StartCancel();
     p.mu.Lock();
   };
+  {
+    absl::MutexLock state_lock(&mu);
+    awaiting.insert(fd);
+  }
+  absl::Cleanup done_awaiting = [this, fd] {
+    absl::MutexLock state_lock(&mu);
+    awaiting.erase(fd);
+  };
   absl::MutexLock lock(&p.mu);
   for (;;) {
     if (p.mu.AwaitWithTimeout(absl::Condition(&p.done), absl::Milliseconds(100))) {
-      // A step cancelled by Stop says why in its own words; ours are clearer.
-      if (stop_until != absl::InfiniteFuture() && !p.status.ok()) return shutting_down;
+      // A call that Stop cancelled (or the hang-up Stop looks like) says
+      // why in its own words; ours are clearer.
+      if (absl::IsCancelled(p.status) || absl::IsAborted(p.status)) {
+        absl::MutexLock state_lock(&mu);
+        if (stopped) return shutting_down;
+      }
       return p.status;
     }
     bool stopping;
@@ -695,13 +717,14 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
       return false;
     }
     if (verdict == 'D') {
+      {
+        absl::MutexLock lock(&mu);  // counted before the client can go on
+        ++in_place_reads;
+      }
       // Still holding the chunk: the client's copy was whole.
       const char ack = 'A';
       iov = {const_cast<char*>(&ack), 1};
-      if (!WriteFull(fd, &iov, 1)) return false;
-      absl::MutexLock lock(&mu);
-      ++in_place_reads;
-      return true;
+      return WriteFull(fd, &iov, 1);
     }
     if (verdict != 'S') return false;
     iov = {const_cast<char*>(bytes.data()), bytes.size()};  // it could not: the bytes after all
@@ -750,7 +773,7 @@ bool BulkServer::State::ServeCall(int fd) {
       refused = errors::Unavailable(what, ": the bulk port is stopping");
     } else {
       ++calls_served;
-      ++calls_waiting;
+      ++unanswered;
     }
   }
   if (!refused.ok()) {
@@ -762,18 +785,23 @@ bool BulkServer::State::ServeCall(int fd) {
   const absl::Duration wait = ServerWait(wait_ms);
   const absl::Time deadline = absl::Now() + wait;
   fn(std::move(request), deadline, &*pending->cancellation,
-     [pending](absl::Status s, Answer answer) {
-       pending->Settle(std::move(s), std::move(answer));
+     [pending, self = shared_from_this()](absl::Status s, Answer answer) {
+       if (!pending->Settle(std::move(s), std::move(answer))) return;
+       absl::MutexLock lock(&self->mu);
+       --self->unanswered;
      });
-  const absl::Status status = Await(*pending, fd, deadline, wait, what);
-  {
-    absl::MutexLock lock(&mu);
-    --calls_waiting;
-  }
+  absl::Status status = Await(*pending, fd, deadline, wait, what);
   std::string header, bytes;
-  if (status.ok()) {
+  if (status.ok() && pending->answer) {
     // No longer written by the handler: it has answered.
-    if (pending->answer) bytes = pending->answer();
+    absl::StatusOr<std::string> made = pending->answer();
+    if (made.ok()) {
+      bytes = *std::move(made);
+    } else {
+      status = made.status();
+    }
+  }
+  if (status.ok()) {
     header.push_back(static_cast<char>(kBytesAnswer));
     Append(&header, bytes.size(), 8);
   } else {
@@ -810,12 +838,21 @@ void BulkServer::Stop() {
   // mistakes a request that ran for one never read. Then writing ends too,
   // for threads stuck sending to a client that stopped reading. Each
   // thread closes its own connection.
-  const auto none_left = absl::Condition(
-      +[](int* threads) { return *threads == 0; }, &state_->threads);
+  //
+  // A thread waiting for a handler keeps its connection to answer (Await
+  // cancels the call and answers by Options::stop_grace); Stop also waits
+  // for every handler to answer, so that none still runs once it returns.
+  const auto all_done = absl::Condition(
+      +[](State* state)
+           ABSL_NO_THREAD_SAFETY_ANALYSIS { return state->threads == 0 && state->unanswered == 0; },
+      state_.get());
   for (int fd : state_->connections) shutdown(fd, SHUT_RD);
-  if (state_->mu.AwaitWithTimeout(none_left, absl::Milliseconds(500))) return;
-  for (int fd : state_->connections) shutdown(fd, SHUT_RDWR);
-  state_->mu.Await(none_left);
+  if (state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(500))) return;
+  do {
+    for (int fd : state_->connections) {
+      if (state_->awaiting.count(fd) == 0) shutdown(fd, SHUT_RDWR);
+    }
+  } while (!state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(100)));
 }
 
 int64_t BulkServer::fetches() const {
@@ -830,7 +867,7 @@ int64_t BulkServer::calls() const {
 
 int64_t BulkServer::calls_waiting() const {
   absl::MutexLock lock(&state_->mu);
-  return state_->calls_waiting;
+  return state_->unanswered;
 }
 
 int64_t BulkServer::in_place_reads() const {

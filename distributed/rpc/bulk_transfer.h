@@ -101,8 +101,8 @@ class BulkServer {
     // A call's request beyond this is ResourceExhausted (and the server
     // hangs up rather than read it).
     size_t max_call_bytes = size_t{1} << 30;
-    // How long Stop waits for a cancelled call's handler to answer. Past it
-    // the client is answered anyway and the handler's answer is dropped.
+    // How long Stop lets a cancelled call's handler answer before answering
+    // its client Aborted anyway (Stop itself still waits for the handler).
     absl::Duration stop_grace = absl::Seconds(10);
     // The task this port serves ("/job:ps/replica:0/task:0"). When set, a
     // direct RecvBuf or call meant for another task is refused unread (see
@@ -140,19 +140,21 @@ class BulkServer {
                                        StatusCallback done)>;
   void ServeRecvBuf(RecvBufFn fn);
   // Calls of `method` (BulkClient::CallAsync): `fn` gets the request's bytes,
-  // the caller's deadline and a cancellation, and answers from any thread
-  // with a status and, when OK, `answer`: a function that makes the answer's
-  // bytes, run on the connection's own thread (so that encoding a large
-  // answer never holds whichever thread finished the work). `fn` itself runs
-  // on that thread too, and may block.
+  // the caller's deadline and a cancellation, and answers once, from any
+  // thread, with a status and, when OK, `answer`: a function that makes the
+  // answer's bytes (or fails), run on the connection's own thread so that
+  // encoding a large answer never holds whichever thread finished the work.
+  // `fn` itself runs on that thread too; it should not block long, since
+  // nothing watches the client meanwhile.
   //
   // The server waits for the answer until a little past the deadline. It
   // cancels `cancellation` when the client hangs up (within ~100 ms), when
-  // it gives up waiting, and at Stop; at Stop it waits up to
-  // Options::stop_grace more for the handler to answer, then answers the
-  // client Aborted. `cancellation` lives until `done` has run. A method
-  // nobody serves is Unimplemented.
-  using Answer = std::function<std::string()>;
+  // it gives up waiting, and at Stop. Stopping, it answers the client
+  // Aborted once the handler has answered or Options::stop_grace has
+  // passed, and Stop returns only once every handler has answered.
+  // `cancellation` lives until `done` has run. A method nobody serves is
+  // Unimplemented.
+  using Answer = std::function<absl::StatusOr<std::string>()>;
   using CallDone = std::function<void(absl::Status status, Answer answer)>;
   using CallFn = std::function<void(std::string request, absl::Time deadline,
                                     CancellationManager* cancellation, CallDone done)>;
@@ -165,14 +167,15 @@ class BulkServer {
   void StopListening();
   // Closes the port and every connection (a fetch in flight fails on the
   // client) and drops all tickets. Calls in flight are cancelled and
-  // answered Aborted (see ServeCall). Returns once no thread of ours runs.
+  // answered Aborted (see ServeCall). Returns once no thread of ours runs
+  // and every call's handler has answered.
   void Stop();
 
   // How many tickets were taken, and calls served, over the bulk port (for
   // tests and stats).
   int64_t fetches() const;
   int64_t calls() const;
-  // Calls served whose answer the server still waits for.
+  // Calls served whose handler has not answered yet.
   int64_t calls_waiting() const;
   // How many chunks clients copied straight out of this process's memory.
   int64_t in_place_reads() const;

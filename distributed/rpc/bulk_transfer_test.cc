@@ -712,12 +712,15 @@ TEST(BulkCallTest, ServerStoppingWhileACallWaitsCancelsAndEndsIt) {
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
 }
 
-TEST(BulkCallTest, StopWaitsForAHandlerThatIgnoresCancellationOnlyItsGrace) {
+// A handler that ignores its cancellation: its client is answered Aborted
+// once the grace has passed, and Stop returns only once the handler has
+// answered (nothing of the call runs on after it).
+TEST(BulkCallTest, StopAnswersByItsGraceAndWaitsForTheHandler) {
   BulkServer::Options options;
   options.stop_grace = absl::Milliseconds(300);
   auto server = StartServer(options);
   absl::Notification asked;
-  BulkServer::CallDone kept;  // answered after Stop: dropped
+  BulkServer::CallDone kept;
   server->ServeCall("Deaf",
                     [&](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
                       kept = std::move(done);
@@ -727,11 +730,48 @@ TEST(BulkCallTest, StopWaitsForAHandlerThatIgnoresCancellationOnlyItsGrace) {
   CallResult result;
   client.CallAsync(server->port(), "", "Deaf", "x", Soon(), result.Callback());
   ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  server->Stop();
+  absl::Notification stopped;
+  std::thread stopper([&] {
+    server->Stop();
+    stopped.Notify();
+  });
   ASSERT_TRUE(result.Wait());
   EXPECT_TRUE(absl::IsAborted(result.status)) << result.status;
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
-  kept(absl::OkStatus(), BulkServer::Bytes("late"));  // harmless: nobody waits
+  EXPECT_FALSE(stopped.HasBeenNotified());  // the handler has not answered
+  kept(absl::OkStatus(), BulkServer::Bytes("late"));
+  EXPECT_TRUE(stopped.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  stopper.join();
+}
+
+// Stop keeps a connection whose call waits for its handler open past its
+// first half second: the answer arrives, rather than a hang-up the client
+// would take for a call never run (and send again elsewhere).
+TEST(BulkCallTest, StopLetsASlowHandlerAnswerWithinTheGrace) {
+  BulkServer::Options options;
+  options.stop_grace = absl::Seconds(20);
+  auto server = StartServer(options);
+  absl::Notification asked;
+  BulkServer::CallDone kept;
+  server->ServeCall("Slow",
+                    [&](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+                      kept = std::move(done);
+                      asked.Notify();
+                    });
+  BulkClient client("127.0.0.1");
+  CallResult result;
+  client.CallAsync(server->port(), "", "Slow", "x", Soon(), result.Callback());
+  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::thread answerer([&] {
+    absl::SleepFor(absl::Seconds(1));  // past Stop's 500 ms of reading-only shutdown
+    kept(absl::OkStatus(), BulkServer::Bytes("done"));
+  });
+  server->Stop();
+  answerer.join();
+  ASSERT_TRUE(result.Wait());
+  ASSERT_TRUE(result.status.ok()) << result.status;  // it ran: its answer, not a fallback
+  EXPECT_EQ(result.answer, "done");
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
 }
 
 TEST(BulkCallTest, ClientHangingUpCancelsItsCall) {
@@ -747,15 +787,21 @@ TEST(BulkCallTest, ClientHangingUpCancelsItsCall) {
   EXPECT_TRUE(never.WaitCancelled(1));
 }
 
-TEST(BulkCallTest, AnswerIsMadeOnTheConnectionsThread) {
+TEST(BulkCallTest, AnswerIsMadeOnTheConnectionsThreadAndMayFail) {
   auto server = StartServer();
+  absl::Mutex mu;
   std::thread::id answering, encoding;
   server->ServeCall("Lazy", [&](std::string request, absl::Time, CancellationManager*,
                                 BulkServer::CallDone done) {
     std::thread([&, request, done = std::move(done)] {
-      answering = std::this_thread::get_id();
-      done(absl::OkStatus(), [&, request] {
+      {
+        absl::MutexLock lock(&mu);
+        answering = std::this_thread::get_id();
+      }
+      done(absl::OkStatus(), [&, request]() -> absl::StatusOr<std::string> {
+        absl::MutexLock lock(&mu);
         encoding = std::this_thread::get_id();
+        if (request == "big") return errors::ResourceExhausted("the answer is too large");
         return request + request;
       });
     }).join();
@@ -764,8 +810,14 @@ TEST(BulkCallTest, AnswerIsMadeOnTheConnectionsThread) {
   const auto result = Call(client, server->port(), "Lazy", "ab");
   ASSERT_TRUE(result->status.ok()) << result->status;
   EXPECT_EQ(result->answer, "abab");
-  EXPECT_NE(encoding, answering);
-  EXPECT_NE(encoding, std::thread::id());
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_NE(encoding, answering);
+    EXPECT_NE(encoding, std::thread::id());
+  }
+  const auto failed = Call(client, server->port(), "Lazy", "big");
+  EXPECT_EQ(failed->status.code(), absl::StatusCode::kResourceExhausted) << failed->status;
+  EXPECT_EQ(failed->fallback, BulkClient::Fallback::kNone);
 }
 
 TEST(BulkCallTest, HandlersUnimplementedIsFinalNotAFallback) {

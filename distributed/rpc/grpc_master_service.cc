@@ -50,10 +50,21 @@ size_t TotalBytes(const std::vector<Tensor>& tensors) {
   return bytes;
 }
 
+// ResourceExhausted when `response` is past what one
+// message (gRPC's, or the bulk port's answer) can carry, naming `method`.
+absl::Status CheckAnswerSize(const char* method, const google::protobuf::Message& response) {
+  const size_t bytes = response.ByteSizeLong();
+  if (bytes <= kMaxGrpcMessageBytes) return absl::OkStatus();
+  return errors::ResourceExhausted(method, ": the fetched tensors make an answer of ", bytes,
+                                   " bytes, over the limit of ", kMaxGrpcMessageBytes,
+                                   " bytes for one message");
+}
+
 // One RunStep, over gRPC or the bulk port: its request, the session's
 // Master, and what the step fills in. Held by shared_ptr until the step's
 // answer is made.
 struct StepCall {
+  static constexpr char kMethod[] = "RunStep";
   RunStepRequest request;
   std::shared_ptr<Master> master;
   std::vector<std::pair<std::string, Tensor>> feeds;
@@ -89,6 +100,7 @@ struct StepCall {
 
 // The same for RunCallable.
 struct CallableCall {
+  static constexpr char kMethod[] = "RunCallable";
   RunCallableRequest request;
   std::shared_ptr<Master> master;
   std::vector<Tensor> feeds;
@@ -215,6 +227,9 @@ grpc::ServerUnaryReactor* GrpcMasterService::ServeStep(grpc::CallbackServerConte
           call->Run(reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
             EndStep(reactor, s, call->OutputBytes(), [reactor, call, wire_response] {
               call->Encode();
+              if (absl::Status s = CheckAnswerSize(Call::kMethod, call->response); !s.ok()) {
+                return reactor->Finish(ToGrpcStatus(s));
+              }
               FinishWith(reactor, call->response, wire_response);
             });
           });
@@ -257,9 +272,9 @@ grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerCon
 
 template <typename Call>
 void GrpcMasterService::ServeStepOn(BulkServer* bulk, const char* method, const char* message) {
-  // On the port's connection thread, which may block (building a signature).
-  // What outlives the call (the step's end, the answer) holds the call and
-  // never this service: a step may end after the port stopped waiting.
+  // Parsed on the port's connection thread. What outlives the call (the
+  // step, its answer) holds the call, never this service; the port's Stop
+  // waits for every step's answer, and runs before the service goes.
   bulk->ServeCall(method, [this, method, message](std::string wire, absl::Time,
                                                   CancellationManager* cancellation,
                                                   BulkServer::CallDone done) {
@@ -270,14 +285,21 @@ void GrpcMasterService::ServeStepOn(BulkServer* bulk, const char* method, const 
           nullptr);
     }
     if (absl::Status s = Open(*call); !s.ok()) return done(std::move(s), nullptr);
-    call->Run(cancellation, [call, done = std::move(done)](absl::Status s) {
-      if (!s.ok()) return done(std::move(s), nullptr);
-      // Made on the port's connection thread, not the one ending the step.
-      done(std::move(s), [call] {
-        call->Encode();
-        return call->response.SerializeAsString();
+    auto run = [call, cancellation, done = std::move(done)] {
+      call->Run(cancellation, [call, done](absl::Status s) {
+        if (!s.ok()) return done(std::move(s), nullptr);
+        // Made on the port's connection thread, not the one ending the step.
+        done(std::move(s), [call]() -> absl::StatusOr<std::string> {
+          call->Encode();
+          TG_RETURN_IF_ERROR(CheckAnswerSize(Call::kMethod, call->response));
+          return call->response.SerializeAsString();
+        });
       });
-    });
+    };
+    // Building blocks on RegisterGraph calls: on the pool, so that the port
+    // watches the client (and its deadline) meanwhile, and a step whose
+    // client went away never starts.
+    OffloadIf(!call->IsBuilt(), std::move(run));
   });
 }
 

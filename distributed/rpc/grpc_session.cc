@@ -1,5 +1,6 @@
 #include "distributed/rpc/grpc_session.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/match.h"
@@ -9,6 +10,7 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "distributed/rpc/grpc_util.h"
+#include "distributed/rpc/tensor_coding.h"
 
 namespace tensorgrid {
 namespace {
@@ -126,12 +128,31 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   return absl::OkStatus();
 }
 
+absl::Status GrpcSession::CallStep(
+    const char* method, const google::protobuf::Message& request,
+    google::protobuf::Message* response, absl::Duration timeout,
+    const std::function<grpc::Status(grpc::ClientContext*)>& over_grpc) {
+  // Past this, serializing would fail (gRPC's with a bare Internal).
+  if (const size_t bytes = request.ByteSizeLong(); bytes > kMaxGrpcMessageBytes) {
+    return errors::ResourceExhausted(method, ": the feeds make a request of ", bytes,
+                                     " bytes, over the limit of ", kMaxGrpcMessageBytes,
+                                     " bytes for one message");
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Status status;
+  if (CallOnBulk(method, request, response, deadline, &status)) return status;
+  grpc::ClientContext context;
+  // What is left of the step's time, after a try on the bulk port.
+  Prepare(&context, std::max(absl::Milliseconds(1), deadline - absl::Now()));
+  return Finish(method, over_grpc(&context));
+}
+
 bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message& request,
-                             google::protobuf::Message* response, absl::Duration timeout,
+                             google::protobuf::Message* response, absl::Time deadline,
                              absl::Status* status) {
   const int port = bulk_port_.load();
   // The port waits at most kBulkMaxWait for an answer; longer steps keep to gRPC.
-  if (port == 0 || timeout > kBulkMaxWait) return false;
+  if (port == 0 || deadline - absl::Now() > kBulkMaxWait) return false;
   struct Result {
     absl::Notification done;
     absl::Status status;
@@ -139,8 +160,7 @@ bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message
     BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
   };
   auto result = std::make_shared<Result>();
-  bulk_->CallAsync(port, security_.auth_token, method, request.SerializeAsString(),
-                   absl::Now() + timeout,
+  bulk_->CallAsync(port, security_.auth_token, method, request.SerializeAsString(), deadline,
                    [result](absl::Status s, std::string answer, BulkClient::Fallback fallback) {
                      result->status = std::move(s);
                      result->answer = std::move(answer);
@@ -150,10 +170,13 @@ bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message
   // Bounded: the client ends every call by its deadline.
   result->done.WaitForNotification();
   if (result->fallback != BulkClient::Fallback::kNone) {
-    // Not served there (unreachable, refused, a master serving no steps
-    // there, or stopping): this session's steps keep to gRPC from now on.
+    // Not served there. A port that cannot be reached, or where nothing
+    // listens, is given up for the session; a busy or stopping one, or a
+    // request too large for it, costs only this step's detour.
+    const bool gone = result->fallback == BulkClient::Fallback::kPortUnreachable ||
+                      result->fallback == BulkClient::Fallback::kPortRefused;
     int known = port;
-    if (bulk_port_.compare_exchange_strong(known, 0) &&
+    if (gone && bulk_port_.compare_exchange_strong(known, 0) &&
         result->fallback == BulkClient::Fallback::kPortUnreachable) {
       std::fprintf(stderr, "tensorgrid: master %s: %s; its steps go over gRPC\n", address_.c_str(),
                    std::string(result->status.message()).c_str());
@@ -201,14 +224,9 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
   for (const std::string& name : target_names) request.add_target(name);
   *request.mutable_options() = run_options;
   RunStepResponse response;
-  const absl::Duration timeout = StepTimeout(run_options);
-  if (absl::Status s; CallOnBulk(kBulkRunStep, request, &response, timeout, &s)) {
-    TG_RETURN_IF_ERROR(s);
-  } else {
-    grpc::ClientContext context;
-    Prepare(&context, timeout);
-    TG_RETURN_IF_ERROR(Finish("RunStep", stub_->RunStep(&context, request, &response)));
-  }
+  TG_RETURN_IF_ERROR(CallStep(
+      kBulkRunStep, request, &response, StepTimeout(run_options),
+      [&](grpc::ClientContext* context) { return stub_->RunStep(context, request, &response); }));
   if (response.tensor_size() != static_cast<int>(output_names.size())) {
     return errors::Internal("RunStep on master ", address_, " returned ", response.tensor_size(),
                             " tensors for ", output_names.size(), " fetches");
@@ -254,13 +272,10 @@ absl::Status GrpcSession::RunCallable(CallableHandle handle, const std::vector<T
   request.set_handle(handle);
   for (const Tensor& t : feeds) TensorToProto(t, request.add_feed());
   RunCallableResponse response;
-  if (absl::Status s; CallOnBulk(kBulkRunCallable, request, &response, timeout, &s)) {
-    TG_RETURN_IF_ERROR(s);
-  } else {
-    grpc::ClientContext context;
-    Prepare(&context, timeout);
-    TG_RETURN_IF_ERROR(Finish("RunCallable", stub_->RunCallable(&context, request, &response)));
-  }
+  TG_RETURN_IF_ERROR(
+      CallStep(kBulkRunCallable, request, &response, timeout, [&](grpc::ClientContext* context) {
+        return stub_->RunCallable(context, request, &response);
+      }));
   if (fetches == nullptr && response.fetch_size() > 0) {
     return errors::InvalidArgument("callable ", handle, " fetched ", response.fetch_size(),
                                    " tensors but RunCallable has no fetches vector");

@@ -33,6 +33,7 @@
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -82,19 +83,23 @@ class GrpcSession final : public Session {
   // `status` as the caller sees it: see the header comment.
   absl::Status Finish(const char* method, const grpc::Status& status) const;
   absl::Status Finish(const char* method, absl::Status status) const;
-  // Runs `method` (kBulkRunStep, kBulkRunCallable) on the master's bulk port
-  // with `timeout`: true with `*status` (as Finish makes it) and `*response`
-  // when it ran there; false when it must go over gRPC instead.
+  // Sends a step's `request` (RunStep, RunCallable) to the master, on its
+  // bulk port when it has one and over gRPC otherwise, or when the port did
+  // not serve it; the answer in `*response`. `timeout` bounds both.
+  absl::Status CallStep(const char* method, const google::protobuf::Message& request,
+                        google::protobuf::Message* response, absl::Duration timeout,
+                        const std::function<grpc::Status(grpc::ClientContext*)>& over_grpc);
+  // The bulk port's part: true with `*status` (as Finish makes it) and
+  // `*response` when the step ran there; false when it must go over gRPC.
   bool CallOnBulk(const char* method, const google::protobuf::Message& request,
-                  google::protobuf::Message* response, absl::Duration timeout,
-                  absl::Status* status);
+                  google::protobuf::Message* response, absl::Time deadline, absl::Status* status);
 
   const std::string address_;  // host:port
   const ConfigProto config_;
   const absl::Duration rpc_timeout_;
   const RpcSecurity security_;
   std::unique_ptr<MasterService::Stub> stub_;
-  // The master's bulk port, 0 when it has none or it failed to serve a step;
+  // The master's bulk port, 0 when it has none or it proved unreachable;
   // the client for it, made by Create before the port is set.
   std::unique_ptr<BulkClient> bulk_;
   std::atomic<int> bulk_port_{0};

@@ -193,6 +193,7 @@ TEST_P(GrpcSessionTest, LargeFeedsAndFetches) {
   ASSERT_OK(handle.status());
   ASSERT_OK(session->RunCallable(*handle, {big}, &out, nullptr));
   check(out[0]);
+  EXPECT_EQ(BulkCalls(), GetParam() ? 2 : 0);  // both steps where they were meant to go
 }
 
 TEST_P(GrpcSessionTest, WrongFeedShapeNamesThePlaceholder) {
@@ -346,6 +347,7 @@ TEST_P(GrpcSessionTest, ConcurrentRunsOnOneSession) {
   }
   for (std::thread& th : threads) th.join();
   for (const absl::Status& s : failures) EXPECT_OK(s);
+  EXPECT_EQ(BulkCalls(), GetParam() ? 200 : 0);
 }
 
 // The service itself, through the generated stub.
@@ -431,6 +433,7 @@ class GrpcSessionBulkTest : public GrpcSessionTest {};
 INSTANTIATE_TEST_SUITE_P(Bulk, GrpcSessionBulkTest, ::testing::Values(true));
 
 TEST_P(GrpcSessionBulkTest, ClientHangingUpCancelsTheStep) {
+  ASSERT_NE(bulk_, nullptr) << "the bulk port did not start";
   GraphDef g;
   NodeDef recv = MakeNode("never", "_Recv", {});
   SetAttr(&recv, "tensor_type", DT_FLOAT);
@@ -488,6 +491,7 @@ TEST_P(GrpcSessionBulkTest, ClientHangingUpCancelsTheStep) {
 // A port that cannot be reached costs nothing but the attempt: the step
 // goes over gRPC, and so do the session's later ones.
 TEST_P(GrpcSessionBulkTest, StepsGoOverGrpcWhenThePortCannotBeReached) {
+  ASSERT_NE(bulk_, nullptr) << "the bulk port did not start";
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Create(SquareGraph()));
@@ -504,6 +508,7 @@ TEST_P(GrpcSessionBulkTest, StepsGoOverGrpcWhenThePortCannotBeReached) {
 // final (the client must not send them again over gRPC); an unknown session
 // is NotFound, as over gRPC.
 TEST_P(GrpcSessionBulkTest, GarbageAndUnknownSessionsAreErrorsNamingThem) {
+  ASSERT_NE(bulk_, nullptr) << "the bulk port did not start";
   BulkClient client("127.0.0.1");
   RunCallableRequest unknown;
   unknown.set_session_handle("no-such-session");
