@@ -187,8 +187,11 @@ void Server::Stop() {
   server->Shutdown(absl::ToChronoTime(deadline));
   server->Wait();
   // No call can hand out a ticket now; fetches in flight fail on the peers.
-  absl::MutexLock lock(&mu_);
+  // Steps on the bulk port are cancelled and waited for, as gRPC's were
+  // (bulk_ is set once, by Start; without mu_, which address() and the like
+  // take meanwhile).
   if (bulk_ != nullptr) bulk_->Stop();
+  absl::MutexLock lock(&mu_);
   state_ = State::kStopped;
 }
 
