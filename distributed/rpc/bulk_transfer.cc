@@ -28,6 +28,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/framework/tensor_codec.h"
 #include "core/framework/types.h"
 #include "core/platform/status.h"
 
@@ -52,6 +53,12 @@ constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
 // content follows on the connection).
 constexpr char kRecvBufMagic[4] = {'T', 'G', 'R', '3'};
 constexpr size_t kRecvBufFixedBytes = 4 + 4 + 4 + 4 + 8;
+// A direct RecvTensor: as a RecvBuf, with the step id (8) after the fixed
+// part and the rendezvous key for the key. Its answer may also be
+// kProtoAnswer, the length (8) and a serialized TensorProto: for a tensor
+// of strings (or another dtype that is not plain bytes).
+constexpr char kRecvTensorMagic[4] = {'T', 'G', 'V', '1'};
+constexpr size_t kRecvTensorFixedBytes = kRecvBufFixedBytes + 8;
 constexpr uint32_t kMayReadInPlace = 1;
 // Chunks from this size on are read in place when the client may.
 constexpr size_t kInPlaceMinBytes = 64 << 10;
@@ -79,6 +86,7 @@ enum : uint8_t {
   kBytesAnswer = 3,
   kNotServed = 4,
   kInPlaceAnswer = 5,
+  kProtoAnswer = 6,
 };
 // The largest call answer a client accepts.
 constexpr uint64_t kMaxAnswerBytes = (uint64_t{1} << 31) - 1;
@@ -112,6 +120,9 @@ constexpr absl::Duration kRecvBufGrace = absl::Milliseconds(200);
 constexpr absl::Duration kInPlaceVerdictTimeout = absl::Seconds(60);
 // The longest a connect may take, whatever the deadline.
 constexpr absl::Duration kConnectTimeout = absl::Seconds(3);
+// How long past a request's deadline the server waits for a handler that
+// answers by that deadline itself (with its own DeadlineExceeded).
+constexpr absl::Duration kHandlerGrace = absl::Seconds(2);
 
 void PutLength(uint64_t n, char* out, int bytes = 8) {
   for (int i = 0; i < bytes; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
@@ -406,7 +417,8 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   void Serve(int fd);
   // Serves one direct RecvBuf or call whose magic was read; false to hang
   // up.
-  bool ServeRecvBuf(int fd);
+  // (A RecvTensor's too, when `rendezvous`.)
+  bool ServeRecvBuf(int fd, bool rendezvous);
   bool ServeCall(int fd);
   // What a handler answers, possibly after we stopped waiting.
   struct Pending {
@@ -429,12 +441,12 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
       return true;
     }
   };
-  // Waits for `p` until it is done (its status), Stop (Aborted), or a
-  // little past `deadline` (DeadlineExceeded saying `what` got no answer
+  // Waits for `p` until it is done (its status), Stop (Aborted), or
+  // `grace` past `deadline` (DeadlineExceeded saying `what` got no answer
   // within `wait`). With a cancellation, the client's hanging up on `fd`
   // cancels it, and Stop cancels it and waits up to stop_grace more.
   absl::Status Await(Pending& p, int fd, absl::Time deadline, absl::Duration wait,
-                     absl::string_view what);
+                     absl::string_view what, absl::Duration grace = kHandlerGrace);
   // Unauthenticated unless `given` is the token (or none is set).
   absl::Status CheckToken(absl::string_view given, absl::string_view what) const;
   // Reads a direct request's header (within kHeaderTimeout): `fixed_bytes`
@@ -470,6 +482,7 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   std::set<int> awaiting ABSL_GUARDED_BY(mu);
   int64_t in_place_reads ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
+  RecvTensorFn recv_tensor ABSL_GUARDED_BY(mu);
   std::map<std::string, CallFn> calls ABSL_GUARDED_BY(mu);
 };
 
@@ -545,6 +558,11 @@ BulkServer::Answer BulkServer::Bytes(std::string bytes) {
   };
 }
 
+void BulkServer::ServeRecvTensor(RecvTensorFn fn) {
+  absl::MutexLock lock(&state_->mu);
+  state_->recv_tensor = std::move(fn);
+}
+
 void BulkServer::ServeCall(const std::string& method, CallFn fn) {
   absl::MutexLock lock(&state_->mu);
   state_->calls[method] = std::move(fn);
@@ -591,10 +609,10 @@ absl::Status BulkServer::State::CheckAddressee(absl::string_view addressee,
 }
 
 absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, absl::Duration wait,
-                                      absl::string_view what) {
+                                      absl::string_view what, absl::Duration grace) {
   // The handler answers by `deadline` (DeadlineExceeded naming what it
   // waited for); a little grace beyond, and Stop, end the wait in any case.
-  const absl::Time give_up = deadline + absl::Seconds(2);
+  const absl::Time give_up = deadline + grace;
   const absl::Status shutting_down = errors::Aborted("the task is shutting down");
   absl::Time stop_until = absl::InfiniteFuture();  // set once Stop was seen
   bool cancelled = false;
@@ -616,7 +634,10 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
   };
   absl::MutexLock lock(&p.mu);
   for (;;) {
-    if (p.mu.AwaitWithTimeout(absl::Condition(&p.done), absl::Milliseconds(100))) {
+    // Every 100 ms (for Stop and a hang-up), and at the end of the wait.
+    const absl::Duration tick =
+        std::clamp(give_up - absl::Now(), absl::Milliseconds(1), absl::Milliseconds(100));
+    if (p.mu.AwaitWithTimeout(absl::Condition(&p.done), tick)) {
       // A call that Stop cancelled (or the hang-up Stop looks like) says
       // why in its own words; ours are clearer.
       if (absl::IsCancelled(p.status) || absl::IsAborted(p.status)) {
@@ -646,23 +667,33 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
   }
 }
 
-bool BulkServer::State::ServeRecvBuf(int fd) {
-  char fixed[kRecvBufFixedBytes];
+bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
+  char fixed[kRecvTensorFixedBytes];
   std::string addressee, key;
-  if (!ReadHeader(fd, fixed, sizeof(fixed), kMaxKeyBytes, "RecvBuf", &addressee, &key)) {
+  const char* const kind = rendezvous ? "RecvTensor" : "RecvBuf";
+  if (!ReadHeader(fd, fixed, rendezvous ? kRecvTensorFixedBytes : kRecvBufFixedBytes, kMaxKeyBytes,
+                  kind, &addressee, &key)) {
     return false;
   }
   const uint64_t flags = GetLength(fixed + 12, 4);
   const uint64_t wait_ms = GetLength(fixed + 16);
-  RecvBufFn fn;
+  const int64_t step_id = rendezvous ? static_cast<int64_t>(GetLength(fixed + 24)) : 0;
+  RecvBufFn recv_buf_fn;
+  RecvTensorFn recv_tensor_fn;
   bool stopping;
   {
     absl::MutexLock lock(&mu);
-    fn = recv_buf;
+    if (rendezvous) {
+      recv_tensor_fn = recv_tensor;
+    } else {
+      recv_buf_fn = recv_buf;
+    }
     stopping = stopped;
   }
-  absl::Status refused = CheckAddressee(addressee, "RecvBuf");
-  if (refused.ok() && !fn) refused = errors::Unimplemented("this bulk port serves no RecvBuf");
+  absl::Status refused = CheckAddressee(addressee, kind);
+  if (refused.ok() && !recv_buf_fn && !recv_tensor_fn) {
+    refused = errors::Unimplemented("this bulk port serves no ", kind);
+  }
   if (refused.ok() && stopping) refused = errors::Unavailable("the bulk port is stopping");
   if (!refused.ok()) {
     Refuse(fd, refused);
@@ -671,14 +702,39 @@ bool BulkServer::State::ServeRecvBuf(int fd) {
   auto pending = std::make_shared<Pending>();
   const absl::Duration wait = ServerWait(wait_ms);
   const absl::Time deadline = absl::Now() + wait;
-  fn(key, deadline, &pending->tensor,
-     [pending](absl::Status s) { pending->Settle(std::move(s)); });
-  absl::Status status = Await(*pending, fd, deadline, wait, absl::StrCat("RecvBuf of '", key, "'"));
+  auto settle = [pending](absl::Status s) { pending->Settle(std::move(s)); };
+  if (rendezvous) {
+    recv_tensor_fn(step_id, key, deadline, &pending->tensor, std::move(settle));
+  } else {
+    recv_buf_fn(key, deadline, &pending->tensor, std::move(settle));
+  }
+  const std::string what = rendezvous ? absl::StrCat("RecvTensor of '", key, "' for step ", step_id)
+                                      : absl::StrCat("RecvBuf of '", key, "'");
+  // A rendezvous has no deadline of its own: the wait's end is the answer.
+  absl::Status status =
+      Await(*pending, fd, deadline, wait, what, rendezvous ? absl::ZeroDuration() : kHandlerGrace);
   Tensor tensor;
   if (status.ok()) tensor = pending->tensor;
+  if (status.ok() && rendezvous && tensor.IsInitialized() && DataTypeIsObject(tensor.dtype())) {
+    // Strings and the like are not bytes: they cross as a TensorProto.
+    TensorProto proto;
+    TensorToProto(tensor, &proto);
+    {
+      absl::MutexLock lock(&mu);
+      ++fetches;
+    }
+    std::string answer;
+    answer.push_back(static_cast<char>(kProtoAnswer));
+    Append(&answer, proto.ByteSizeLong(), 8);
+    if (!proto.AppendToString(&answer)) {
+      answer = ErrorAnswer(errors::ResourceExhausted(what, ": the tensor is too large to send"));
+    }
+    iovec iov{answer.data(), answer.size()};
+    return WriteFull(fd, &iov, 1);
+  }
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
                       tensor.dims() > static_cast<int>(kMaxRank))) {
-    status = errors::Internal("RecvBuf of '", key, "': the chunk is not a plain tensor");
+    status = errors::Internal(what, ": the chunk is not a plain tensor");
   }
   std::string header;
   absl::string_view bytes;
@@ -936,7 +992,11 @@ void BulkServer::State::Serve(int fd) {
       break;
     }
     if (std::memcmp(request, kRecvBufMagic, sizeof(kRecvBufMagic)) == 0) {
-      if (ServeRecvBuf(fd)) continue;
+      if (ServeRecvBuf(fd, /*rendezvous=*/false)) continue;
+      break;
+    }
+    if (std::memcmp(request, kRecvTensorMagic, sizeof(kRecvTensorMagic)) == 0) {
+      if (ServeRecvBuf(fd, /*rendezvous=*/true)) continue;
       break;
     }
     if (std::memcmp(request, kMagic, sizeof(kMagic)) != 0 ||
@@ -1089,6 +1149,39 @@ void BulkClient::RecvBufAsync(int port, const std::string& token, const std::str
   w.out = out;
   w.done = std::move(done);
   w.may_read_in_place = may_read_in_place;
+  Send(std::move(w), std::move(request));
+}
+
+void BulkClient::RecvTensorAsync(int port, const std::string& token, int64_t step_id,
+                                 const std::string& key, absl::Time deadline, Tensor* out,
+                                 FetchCallback done) {
+  if (token.size() > kMaxTokenBytes || key.empty() || key.size() > kMaxKeyBytes) {
+    return done(
+        errors::InvalidArgument("RecvTensor on the bulk port: a key of ", key.size(),
+                                " bytes or a token of ", token.size(), " bytes is out of range"),
+        Fallback::kNone);
+  }
+  std::string request(kRecvTensorMagic, sizeof(kRecvTensorMagic));
+  Append(&request, token.size(), 4);
+  Append(&request, addressee_.size(), 4);
+  Append(&request, key.size(), 4);
+  const bool may_read_in_place = in_place_ && !in_place_failed_.load();
+  Append(&request, may_read_in_place ? kMayReadInPlace : 0, 4);
+  Append(&request, WaitMs(deadline), 8);
+  Append(&request, static_cast<uint64_t>(step_id), 8);
+  request += token;
+  request += addressee_;
+  request += key;
+  Waiting w;
+  w.closing = &closing_;
+  w.port = port;
+  // The server answers DeadlineExceeded (naming the key) at `deadline`.
+  w.deadline = deadline + kRecvBufGrace;
+  w.what = absl::StrCat("RecvTensor of '", key, "'");
+  w.out = out;
+  w.done = std::move(done);
+  w.may_read_in_place = may_read_in_place;
+  w.may_take_proto = true;
   Send(std::move(w), std::move(request));
 }
 
@@ -1405,6 +1498,32 @@ void BulkClient::ReadAnswer(Waiting w) {
     }
     Release(w.port, w.fd);
     return w.Finish(absl::OkStatus(), Fallback::kNone, std::move(answer));
+  }
+  if (static_cast<uint8_t>(kind) == kProtoAnswer) {
+    // A RecvTensor's tensor of strings: only such a request may get one.
+    char fixed[8];
+    std::string body;
+    TensorProto proto;
+    if (!w.may_take_proto) {
+      close(w.fd);
+      return w.Finish(errors::DataLoss(what(), ": a TensorProto answer to a RecvBuf"),
+                      Fallback::kNone);
+    }
+    if (ReadFull(w.fd, fixed, sizeof(fixed), w.deadline) != sizeof(fixed)) {
+      return w.Finish(broken("reading the answer"), Fallback::kNone);
+    }
+    if (absl::Status s = read_body(GetLength(fixed), kMaxAnswerBytes, "an answer", &body);
+        !s.ok()) {
+      return w.Finish(s, Fallback::kNone);
+    }
+    Release(w.port, w.fd);
+    absl::StatusOr<Tensor> tensor =
+        proto.ParseFromString(body)
+            ? TensorFromProto(proto)
+            : absl::StatusOr<Tensor>(errors::DataLoss("the answer is not a TensorProto"));
+    if (!tensor.ok()) return w.Finish(WithContext(tensor.status(), what()), Fallback::kNone);
+    *w.out = *std::move(tensor);
+    return w.Finish(absl::OkStatus(), Fallback::kNone);
   }
   char fixed[8];
   const bool in_place = static_cast<uint8_t>(kind) == kInPlaceAnswer;

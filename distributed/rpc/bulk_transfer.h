@@ -139,6 +139,13 @@ class BulkServer {
   using RecvBufFn = std::function<void(const std::string& key, absl::Time deadline, Tensor* out,
                                        StatusCallback done)>;
   void ServeRecvBuf(RecvBufFn fn);
+  // Direct RecvTensor requests (BulkClient::RecvTensorAsync): `fn` takes
+  // the tensor sent under rendezvous key `key` in step `step_id`, as
+  // WorkerInterface::RecvTensorAsync does. A tensor of strings (or another
+  // dtype that is not plain bytes) is answered as a TensorProto.
+  using RecvTensorFn = std::function<void(int64_t step_id, const std::string& key,
+                                          absl::Time deadline, Tensor* out, StatusCallback done)>;
+  void ServeRecvTensor(RecvTensorFn fn);
   // Calls of `method` (BulkClient::CallAsync): `fn` gets the request's bytes,
   // the caller's deadline and a cancellation, and answers once, from any
   // thread, with a status and, when OK, `answer`: a function that makes the
@@ -247,6 +254,13 @@ class BulkClient {
   void RecvBufAsync(int port, const std::string& token, const std::string& key,
                     absl::Time deadline, const Tensor* into, Tensor* out, FetchCallback done);
 
+  // Asks the server at `port` for the tensor sent under rendezvous key `key`
+  // in step `step_id` (BulkServer::ServeRecvTensor), as RecvBufAsync asks
+  // for a chunk: into a fresh tensor, `*out`, of any dtype; the same
+  // statuses and fallbacks.
+  void RecvTensorAsync(int port, const std::string& token, int64_t step_id, const std::string& key,
+                       absl::Time deadline, Tensor* out, FetchCallback done);
+
   // Calls `method` on the server at `port` (BulkServer::ServeCall) with
   // `request`'s bytes; `done(OK, answer, kNone)` with the answer's bytes, or
   // the handler's status (final, whatever its code), or
@@ -301,6 +315,8 @@ class BulkClient {
     const std::atomic<bool>* closing = nullptr;
     // A RecvBuf that asked for an in-place answer (none other may get one).
     bool may_read_in_place = false;
+    // A RecvTensor: it may be answered with a TensorProto.
+    bool may_take_proto = false;
     // Runs the callback once.
     void Finish(absl::Status status, Fallback fallback, std::string answer = "");
   };

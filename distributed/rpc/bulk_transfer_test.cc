@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "core/framework/rendezvous.h"
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
 #include "gtest/gtest.h"
@@ -512,6 +513,92 @@ TEST(BulkRecvBufTest, ClientDestroyedWhileRequestsWaitCancelsThem) {
     ASSERT_TRUE(r->done.HasBeenNotified());  // before the destructor returned
     EXPECT_EQ(r->status.code(), absl::StatusCode::kCancelled) << r->status;
   }
+}
+
+// RecvTensor on the port: tensors by (step, rendezvous key), of any dtype.
+TEST(BulkRecvTensorTest, TensorsOfEveryKindArriveAndErrorsCross) {
+  auto server = StartServer();
+  Tensor strings(DT_STRING, TensorShape({2}));
+  strings.data<std::string>()[0] = "one";
+  strings.data<std::string>()[1] = std::string(70000, 'x');
+  Tensor big(DT_FLOAT, TensorShape({1 << 16}));  // 256 KiB: read in place where allowed
+  for (int64_t i = 0; i < big.NumElements(); ++i) big.data<float>()[i] = i * 0.25f;
+  const std::map<std::string, Tensor> sent = {
+      {"floats", Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))},
+      {"strings", strings},
+      {"big", big},
+      {"empty", Tensor(DT_INT32, TensorShape({0, 2}))}};
+  absl::Mutex mu;
+  std::vector<int64_t> steps;
+  server->ServeRecvTensor(
+      [&](int64_t step_id, const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
+        {
+          absl::MutexLock lock(&mu);
+          steps.push_back(step_id);
+        }
+        auto it = sent.find(key);
+        if (it == sent.end()) {
+          return done(MarkDerived(errors::Aborted("step ", step_id, " is already over")));
+        }
+        *out = it->second;
+        done(absl::OkStatus());
+      });
+  BulkClient client("127.0.0.1");
+  int64_t step = 40;
+  for (const auto& [key, tensor] : sent) {
+    RecvBufResult result;
+    Tensor out;
+    client.RecvTensorAsync(server->port(), "", ++step, key, Soon(), &out, result.Callback());
+    ASSERT_TRUE(result.Wait());
+    ASSERT_TRUE(result.status.ok()) << key << ": " << result.status;
+    ASSERT_EQ(out.dtype(), tensor.dtype()) << key;
+    ASSERT_EQ(out.shape(), tensor.shape()) << key;
+    if (tensor.dtype() == DT_STRING) {
+      for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+        EXPECT_EQ(out.data<std::string>()[i], tensor.data<std::string>()[i]);
+      }
+    } else {
+      EXPECT_EQ(std::memcmp(out.raw_data(), tensor.raw_data(), tensor.TotalBytes()), 0) << key;
+    }
+  }
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(steps, (std::vector<int64_t>{41, 42, 43, 44}));
+  }
+  RecvBufResult failed;
+  Tensor out;
+  client.RecvTensorAsync(server->port(), "", 7, "gone", Soon(), &out, failed.Callback());
+  ASSERT_TRUE(failed.Wait());
+  EXPECT_TRUE(absl::IsAborted(failed.status)) << failed.status;
+  EXPECT_TRUE(IsDerivedError(failed.status)) << failed.status;
+  EXPECT_EQ(failed.fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkRecvTensorTest, UnsentTensorIsDeadlineExceededAtTheDeadlineNamingKeyAndStep) {
+  auto server = StartServer();
+  server->ServeRecvTensor([](int64_t, const std::string&, absl::Time, Tensor*, StatusCallback) {});
+  BulkClient client("127.0.0.1");
+  RecvBufResult result;
+  Tensor out;
+  client.RecvTensorAsync(server->port(), "", 9, "never", absl::Now() + absl::Milliseconds(300),
+                         &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kDeadlineExceeded) << result.status;
+  EXPECT_NE(result.status.message().find("RecvTensor of 'never' for step 9"), std::string::npos)
+      << result.status;
+}
+
+TEST(BulkRecvTensorTest, PortWithoutRecvTensorSendsTheRequestOverGrpc) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());  // RecvBuf only
+  BulkClient client("127.0.0.1");
+  RecvBufResult result;
+  Tensor out;
+  client.RecvTensorAsync(server->port(), "", 1, "k", Soon(), &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnimplemented) << result.status;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kOverGrpc);
 }
 
 }  // namespace

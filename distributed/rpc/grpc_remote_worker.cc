@@ -315,7 +315,26 @@ void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& container
 
 void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, StatusCallback done) {
-  RecvTensorCall(step_id, rendezvous_key, "", tensor, std::move(done));
+  // Straight to the peer's bulk port once we know it: a TCP round trip
+  // instead of a gRPC call, and the bytes of a large tensor with no ticket.
+  // (The port waits at most kBulkMaxWait; longer waits keep to gRPC.)
+  const int port = step_rpc_timeout_ <= kBulkMaxWait ? BulkPort() : 0;
+  if (port == 0 || tensor == nullptr) {
+    return RecvTensorCall(step_id, rendezvous_key, "", tensor, std::move(done));
+  }
+  bulk_->RecvTensorAsync(
+      port, security_.auth_token, step_id, rendezvous_key, absl::Now() + step_rpc_timeout_, tensor,
+      [this, step_id, rendezvous_key, tensor, port, done = std::move(done)](
+          absl::Status s, BulkClient::Fallback fallback) mutable {
+        if (fallback == BulkClient::Fallback::kNone) {
+          if (!s.ok()) {
+            s = WithContext(s, absl::StrCat("RecvTensor of '", rendezvous_key, "' on ", peer_));
+          }
+          return done(s);
+        }
+        BulkNotServed(port, fallback, s);
+        RecvTensorCall(step_id, rendezvous_key, "", tensor, std::move(done));
+      });
 }
 
 void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendezvous_key,

@@ -294,6 +294,12 @@ GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_t
                                StatusCallback done) {
     worker->RecvBufAsync(key, deadline, out, std::move(done));
   });
+  // The rendezvous bounds nothing by time: the port answers DeadlineExceeded
+  // at the client's deadline, as gRPC's RecvTensor does.
+  bulk_->ServeRecvTensor([worker](int64_t step_id, const std::string& key, absl::Time, Tensor* out,
+                                  StatusCallback done) {
+    worker->RecvTensorAsync(step_id, key, out, std::move(done));
+  });
   // The worker bounds the step by its timeout_in_ms, and ends it when the
   // master's step fails, as over gRPC (where RunGraph is not cancelled
   // either).

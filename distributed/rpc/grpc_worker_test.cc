@@ -177,6 +177,24 @@ class GrpcWorkerTest : public ::testing::Test {
     return received;
   }
 
+  // A receiver that learned the bulk port (as a session's start makes it):
+  // its RecvTensors go straight there. `step_rpc_timeout`: their deadline.
+  std::unique_ptr<GrpcRemoteWorker> DirectReceiver(
+      absl::Duration step_rpc_timeout = absl::Hours(1)) {
+    GrpcRemoteWorker::Options options;
+    options.step_rpc_timeout = step_rpc_timeout;
+    auto receiver = std::make_unique<GrpcRemoteWorker>(address_, options);
+    GetStatusResult status;
+    EXPECT_OK(receiver->GetStatus(&status));
+    return receiver;
+  }
+  // One that keeps to gRPC.
+  std::unique_ptr<GrpcRemoteWorker> GrpcReceiver() {
+    GrpcRemoteWorker::Options options;
+    options.bulk_transfer = false;
+    return std::make_unique<GrpcRemoteWorker>(address_, options);
+  }
+
   std::unique_ptr<WorkerService::Stub> RawStub() {
     return WorkerService::NewStub(
         grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
@@ -426,35 +444,66 @@ TEST_F(GrpcWorkerTest, RecvTensorRoundTripsEveryKindOfTensor) {
   Tensor large(DT_INT32, TensorShape({1 << 18}));  // 1 MiB: the referenced-slice path
   for (int32_t i = 0; i < (1 << 18); ++i) large.data<int32_t>()[i] = i * 7;
   tensors.push_back(large);
+  // Over gRPC, and straight from the bulk port (strings as a TensorProto
+  // there, the rest as bytes, read in place from 64 KiB on).
   int64_t step = 100;
-  for (const Tensor& t : tensors) {
-    absl::StatusOr<Tensor> got = RoundTrip(t, ++step);
-    ASSERT_TRUE(got.ok()) << t.DebugString() << ": " << got.status();
-    ExpectSameTensor(*got, t);
+  for (bool direct : {false, true}) {
+    std::unique_ptr<GrpcRemoteWorker> receiver = direct ? DirectReceiver() : GrpcReceiver();
+    const int64_t fetched = bulk_->fetches();
+    for (const Tensor& t : tensors) {
+      absl::StatusOr<Tensor> got = RoundTrip(t, ++step, receiver.get());
+      ASSERT_TRUE(got.ok()) << direct << " " << t.DebugString() << ": " << got.status();
+      ExpectSameTensor(*got, t);
+    }
+    EXPECT_EQ(bulk_->fetches() - fetched, direct ? static_cast<int64_t>(tensors.size()) : 0);
   }
 }
 
-TEST_F(GrpcWorkerTest, RecvTensorOf64MiBArrivesIntactByTicketAndInsideGrpc) {
+TEST_F(GrpcWorkerTest, RecvTensorOf64MiBArrivesIntactByTicketDirectlyAndInsideGrpc) {
   Tensor big(DT_FLOAT, TensorShape({16 << 20}));
   float* p = big.data<float>();
   for (int64_t i = 0; i < big.NumElements(); ++i) p[i] = static_cast<float>(i % 100003) * 0.5f;
-  absl::StatusOr<Tensor> got = RoundTrip(big, 1);
+  // A receiver that does not know the port yet asks over gRPC and gets a
+  // ticket, which names the port; its next RecvTensor goes there directly.
+  GrpcRemoteWorker fresh(address_);
+  for (int64_t step : {1, 2}) {
+    absl::StatusOr<Tensor> got = RoundTrip(big, step, &fresh);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ExpectSameTensor(*got, big);
+    EXPECT_EQ(bulk_->fetches(), step);
+  }
+  auto in_grpc = GrpcReceiver();
+  absl::StatusOr<Tensor> got = RoundTrip(big, 3, in_grpc.get());
   ASSERT_TRUE(got.ok()) << got.status();
   ExpectSameTensor(*got, big);
-  EXPECT_EQ(bulk_->fetches(), 1);
-  GrpcRemoteWorker::Options options;
-  options.bulk_transfer = false;
-  GrpcRemoteWorker in_grpc(address_, options);
-  got = RoundTrip(big, 2, &in_grpc);
-  ASSERT_TRUE(got.ok()) << got.status();
-  ExpectSameTensor(*got, big);
-  EXPECT_EQ(bulk_->fetches(), 1);  // not asked for a ticket
+  EXPECT_EQ(bulk_->fetches(), 2);  // not asked for a ticket
 }
 
 TEST_F(GrpcWorkerTest, SmallTensorsNeverGoByTicket) {
-  absl::StatusOr<Tensor> got = RoundTrip(Tensor(DT_FLOAT, TensorShape({1000})), 1);
+  GrpcRemoteWorker fresh(address_);  // does not know the port: over gRPC
+  absl::StatusOr<Tensor> got = RoundTrip(Tensor(DT_FLOAT, TensorShape({1000})), 1, &fresh);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(bulk_->fetches(), 0);
+}
+
+TEST_F(GrpcWorkerTest, DirectRecvTensorFallsBackToGrpcWhenThePortIsGone) {
+  auto receiver = DirectReceiver();
+  bulk_->StopListening();  // as a restarted peer's old port would be
+  for (int64_t step : {1, 2}) {
+    absl::StatusOr<Tensor> got =
+        RoundTrip(Tensor::FromVector<float>({1, 2}, TensorShape({2})), step, receiver.get());
+    ASSERT_TRUE(got.ok()) << got.status();
+    ExpectTensorEqual<float>(*got, {1, 2}, TensorShape({2}));
+  }
+  EXPECT_EQ(bulk_->fetches(), 0);
+}
+
+TEST_F(GrpcWorkerTest, DirectRecvTensorOfAKeyNobodySendsIsDeadlineExceededNamingKeyAndStep) {
+  auto receiver = DirectReceiver(absl::Seconds(1));
+  Tensor received;
+  const absl::Status s = RecvTensor(*receiver, 12, "a;0;b;never-sent;0:0", &received);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_NE(s.message().find("'a;0;b;never-sent;0:0' for step 12"), std::string::npos) << s;
 }
 
 TEST_F(GrpcWorkerTest, UnreachableBulkPortFallsBackToGrpc) {
@@ -556,24 +605,31 @@ TEST_F(GrpcWorkerTest, RecvTensorOfAKeyNobodySendsIsDeadlineExceededNamingKeyAnd
 
 TEST_F(GrpcWorkerTest, RecvTensorOfACleanedUpStepKeepsTheWorkersStatus) {
   // A step cleaned up while a receive waits: the worker's Aborted status
-  // crosses the wire with its code.
-  Tensor tensor;
-  absl::Notification done;
-  absl::Status status;
-  remote_->RecvTensorAsync(3, "a;0;b;t;0:0", &tensor, [&](absl::Status s) {
-    status = std::move(s);
-    done.Notify();
-  });
-  // Clean up until the request has reached the worker's rendezvous.
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  do {
-    ASSERT_OK(worker_.CleanupGraph(3));
-  } while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(100)) && absl::Now() < give_up);
-  ASSERT_TRUE(done.HasBeenNotified());
-  EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
-  EXPECT_NE(status.message().find("RecvTensor of 'a;0;b;t;0:0' on worker " + address_),
-            std::string::npos)
-      << status;
+  // crosses the wire with its code (and its mark as an echo of another
+  // failure), over gRPC and from the bulk port.
+  int64_t step = 3;
+  for (bool direct : {false, true}) {
+    std::unique_ptr<GrpcRemoteWorker> receiver = direct ? DirectReceiver() : GrpcReceiver();
+    Tensor tensor;
+    absl::Notification done;
+    absl::Status status;
+    receiver->RecvTensorAsync(++step, "a;0;b;t;0:0", &tensor, [&](absl::Status s) {
+      status = std::move(s);
+      done.Notify();
+    });
+    // Clean up until the request has reached the worker's rendezvous.
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    do {
+      ASSERT_OK(worker_.CleanupGraph(step));
+    } while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(100)) &&
+             absl::Now() < give_up);
+    ASSERT_TRUE(done.HasBeenNotified());
+    EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
+    EXPECT_NE(status.message().find("RecvTensor of 'a;0;b;t;0:0' on worker " + address_),
+              std::string::npos)
+        << status;
+    EXPECT_TRUE(IsDerivedError(status)) << direct << ": " << status;
+  }
 }
 
 TEST_F(GrpcWorkerTest, GarbageRecvTensorRequestIsInvalidArgument) {
