@@ -17,9 +17,11 @@
 //                            step on the child (RunGraph: the Const's tensor
 //                            goes into the step's rendezvous) and cleans it up
 //                            after; only the RecvTensor call is timed.
-//                            The receiver accepts a ticket for the bytes,
-//                            fetched from the worker's bulk port
-//                            (bulk_transfer.h; tensors >= 1 MiB).
+//                            The receiver asks the worker's bulk port
+//                            directly once it knows it (from the first
+//                            RunGraph on: bulk_transfer.h), with no gRPC
+//                            call; loopback reads of 64 KiB or more are
+//                            copied out of the worker's memory.
 //   BM_RecvTensorInGrpc/bytes:N  the same with the bytes inside gRPC's
 //                            answer (GrpcRemoteWorker::Options::bulk_transfer
 //                            off): zero-copy encoding, one decode copy
@@ -271,8 +273,8 @@ void SetThroughput(benchmark::State& state, int64_t bytes) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
-// `bulk`: whether the receiver accepts tickets for the bytes (the default;
-// bulk_transfer.h) or has them come inside gRPC's answer.
+// `bulk`: whether the receiver uses the worker's bulk port (the default;
+// bulk_transfer.h) or has the bytes come inside gRPC's answer.
 void RecvTensor(benchmark::State& state, bool bulk) {
   const int64_t bytes = state.range(0);
   GrpcRemoteWorker::Options options;
