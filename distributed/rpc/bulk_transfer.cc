@@ -24,10 +24,10 @@
 #include <thread>
 #include <utility>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/framework/rendezvous.h"
 #include "core/framework/tensor_codec.h"
 #include "core/framework/types.h"
 #include "core/platform/status.h"
@@ -441,6 +441,27 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
       return true;
     }
   };
+  // While alive, Stop leaves `fd`'s connection open (until its grace is
+  // over): its thread waits for a handler, or writes that handler's answer,
+  // which the client must get rather than a hang-up it would take for a
+  // request never run.
+  class Answering {
+   public:
+    Answering(State* state, int fd) : state_(state), fd_(fd) {
+      absl::MutexLock lock(&state_->mu);
+      state_->awaiting.insert(fd_);
+    }
+    ~Answering() {
+      absl::MutexLock lock(&state_->mu);
+      state_->awaiting.erase(fd_);
+    }
+    Answering(const Answering&) = delete;
+    Answering& operator=(const Answering&) = delete;
+
+   private:
+    State* const state_;
+    const int fd_;
+  };
   // Waits for `p` until it is done (its status), Stop (Aborted), or
   // `grace` past `deadline` (DeadlineExceeded saying `what` got no answer
   // within `wait`). With a cancellation, the client's hanging up on `fd`
@@ -624,25 +645,18 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
     p.cancellation->StartCancel();
     p.mu.Lock();
   };
-  {
-    absl::MutexLock state_lock(&mu);
-    awaiting.insert(fd);
-  }
-  absl::Cleanup done_awaiting = [this, fd] {
-    absl::MutexLock state_lock(&mu);
-    awaiting.erase(fd);
-  };
   absl::MutexLock lock(&p.mu);
   for (;;) {
     // Every 100 ms (for Stop and a hang-up), and at the end of the wait.
+    const absl::Time next = stop_until != absl::InfiniteFuture() ? stop_until : give_up;
     const absl::Duration tick =
-        std::clamp(give_up - absl::Now(), absl::Milliseconds(1), absl::Milliseconds(100));
+        std::clamp(next - absl::Now(), absl::Milliseconds(1), absl::Milliseconds(100));
     if (p.mu.AwaitWithTimeout(absl::Condition(&p.done), tick)) {
       // A call that Stop cancelled (or the hang-up Stop looks like) says
       // why in its own words; ours are clearer.
       if (absl::IsCancelled(p.status) || absl::IsAborted(p.status)) {
         absl::MutexLock state_lock(&mu);
-        if (stopped) return shutting_down;
+        if (stopped) return IsDerivedError(p.status) ? MarkDerived(shutting_down) : shutting_down;
       }
       return p.status;
     }
@@ -663,7 +677,12 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
       cancel();
       return errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait));
     }
-    if (p.cancellation && !cancelled && PeerHungUp(fd)) cancel();  // then waits for the answer
+    if (!cancelled && PeerHungUp(fd)) {
+      // A call then waits for its cancelled handler's answer; a RecvBuf or
+      // RecvTensor, which cannot be cancelled, waits no more.
+      if (!p.cancellation) return errors::Cancelled(what, ": the client hung up");
+      cancel();
+    }
   }
 }
 
@@ -701,7 +720,12 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
   }
   auto pending = std::make_shared<Pending>();
   const absl::Duration wait = ServerWait(wait_ms);
-  const absl::Time deadline = absl::Now() + wait;
+  // A rendezvous has no deadline of its own: the wait's end is the answer,
+  // a little before the client's (as gRPC's RecvTensor answers), so that
+  // ours, which names the key and step, arrives first.
+  const absl::Time deadline =
+      absl::Now() + wait -
+      (rendezvous ? std::min(absl::Milliseconds(100), wait / 10) : absl::ZeroDuration());
   auto settle = [pending](absl::Status s) { pending->Settle(std::move(s)); };
   if (rendezvous) {
     recv_tensor_fn(step_id, key, deadline, &pending->tensor, std::move(settle));
@@ -710,7 +734,7 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
   }
   const std::string what = rendezvous ? absl::StrCat("RecvTensor of '", key, "' for step ", step_id)
                                       : absl::StrCat("RecvBuf of '", key, "'");
-  // A rendezvous has no deadline of its own: the wait's end is the answer.
+  Answering answering(this, fd);
   absl::Status status =
       Await(*pending, fd, deadline, wait, what, rendezvous ? absl::ZeroDuration() : kHandlerGrace);
   Tensor tensor;
@@ -719,22 +743,24 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
     // Strings and the like are not bytes: they cross as a TensorProto.
     TensorProto proto;
     TensorToProto(tensor, &proto);
-    {
-      absl::MutexLock lock(&mu);
-      ++fetches;
-    }
     std::string answer;
     answer.push_back(static_cast<char>(kProtoAnswer));
-    Append(&answer, proto.ByteSizeLong(), 8);
-    if (!proto.AppendToString(&answer)) {
-      answer = ErrorAnswer(errors::ResourceExhausted(what, ": the tensor is too large to send"));
+    const size_t bytes = proto.ByteSizeLong();
+    Append(&answer, bytes, 8);
+    if (bytes <= kMaxAnswerBytes && proto.AppendToString(&answer)) {
+      absl::MutexLock lock(&mu);
+      ++fetches;
+    } else {
+      answer = ErrorAnswer(errors::ResourceExhausted(
+          what, ": ", DataTypeString(tensor.dtype()), " ", tensor.shape().DebugString(),
+          " makes an answer of ", bytes, " bytes, over the limit of ", kMaxAnswerBytes));
     }
     iovec iov{answer.data(), answer.size()};
     return WriteFull(fd, &iov, 1);
   }
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
                       tensor.dims() > static_cast<int>(kMaxRank))) {
-    status = errors::Internal(what, ": the chunk is not a plain tensor");
+    status = errors::Internal(what, ": the answer is not a plain tensor");
   }
   std::string header;
   absl::string_view bytes;
@@ -846,6 +872,7 @@ bool BulkServer::State::ServeCall(int fd) {
        absl::MutexLock lock(&self->mu);
        --self->unanswered;
      });
+  Answering answering(this, fd);
   absl::Status status = Await(*pending, fd, deadline, wait, what);
   std::string header, bytes;
   if (status.ok() && pending->answer) {
@@ -902,11 +929,14 @@ void BulkServer::Stop() {
       +[](State* state)
            ABSL_NO_THREAD_SAFETY_ANALYSIS { return state->threads == 0 && state->unanswered == 0; },
       state_.get());
+  // Past the grace, even those are closed (a client that stopped reading).
+  const absl::Time close_all = absl::Now() + state_->options.stop_grace + absl::Seconds(1);
   for (int fd : state_->connections) shutdown(fd, SHUT_RD);
   if (state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(500))) return;
   do {
+    const bool all = absl::Now() >= close_all;
     for (int fd : state_->connections) {
-      if (state_->awaiting.count(fd) == 0) shutdown(fd, SHUT_RDWR);
+      if (all || state_->awaiting.count(fd) == 0) shutdown(fd, SHUT_RDWR);
     }
   } while (!state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(100)));
 }
@@ -1177,7 +1207,7 @@ void BulkClient::RecvTensorAsync(int port, const std::string& token, int64_t ste
   w.port = port;
   // The server answers DeadlineExceeded (naming the key) at `deadline`.
   w.deadline = deadline + kRecvBufGrace;
-  w.what = absl::StrCat("RecvTensor of '", key, "'");
+  w.what = absl::StrCat("RecvTensor of '", key, "' for step ", step_id);
   w.out = out;
   w.done = std::move(done);
   w.may_read_in_place = may_read_in_place;
@@ -1341,6 +1371,7 @@ bool BulkClient::AnswerIsHere(int fd) {
   uint64_t length;
   switch (static_cast<uint8_t>(head[0])) {
     case kBytesAnswer:
+    case kProtoAnswer:
       length = GetLength(head + 1);
       break;
     case kErrorAnswer:
@@ -1517,10 +1548,11 @@ void BulkClient::ReadAnswer(Waiting w) {
       return w.Finish(s, Fallback::kNone);
     }
     Release(w.port, w.fd);
+    const bool parsed = proto.ParseFromString(body);
+    std::string().swap(body);  // not held beside the proto and the tensor
     absl::StatusOr<Tensor> tensor =
-        proto.ParseFromString(body)
-            ? TensorFromProto(proto)
-            : absl::StatusOr<Tensor>(errors::DataLoss("the answer is not a TensorProto"));
+        parsed ? TensorFromProto(proto)
+               : absl::StatusOr<Tensor>(errors::DataLoss("the answer is not a TensorProto"));
     if (!tensor.ok()) return w.Finish(WithContext(tensor.status(), what()), Fallback::kNone);
     *w.out = *std::move(tensor);
     return w.Finish(absl::OkStatus(), Fallback::kNone);

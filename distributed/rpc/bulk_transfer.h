@@ -20,13 +20,15 @@
 // (authenticated) gRPC answer, valid for one fetch and at most
 // Options::ticket_ttl, so a ticket needs no token of its own.
 //
-// Collective chunks can also be asked for on the port directly
-// (BulkClient::RecvBufAsync, BulkServer::ServeRecvBuf): the request carries
-// the cluster's token and the server waits for the chunk, saving the gRPC
-// round trip of every ring step. So can whole calls, bytes in and bytes out
-// (BulkClient::CallAsync, BulkServer::ServeCall): the worker service serves
-// RunGraph there, so a step's partitions start with a plain TCP round trip
-// instead of a gRPC call.
+// Collective chunks and a step's tensors can also be asked for on the port
+// directly (BulkClient::RecvBufAsync and RecvTensorAsync,
+// BulkServer::ServeRecvBuf and ServeRecvTensor): the request carries the
+// cluster's token and the server waits for the tensor, saving a gRPC round
+// trip (and a ticket's second one). A requester that hangs up ends the
+// wait. So can whole calls, bytes in and bytes out (BulkClient::CallAsync,
+// BulkServer::ServeCall): the worker service serves RunGraph there, and the
+// master service a session's RunStep and RunCallable, so a step and its
+// partitions start with plain TCP round trips instead of gRPC calls.
 //
 // The bytes travel unencrypted: servers and clients using TLS open no bulk
 // port and use none. A connection carries one request at a time and goes
@@ -178,8 +180,8 @@ class BulkServer {
   // and every call's handler has answered.
   void Stop();
 
-  // How many tickets were taken, and calls served, over the bulk port (for
-  // tests and stats).
+  // How many tensors were sent (tickets taken, chunks and RecvTensors
+  // answered), and calls served, over the bulk port (for tests and stats).
   int64_t fetches() const;
   int64_t calls() const;
   // Calls served whose handler has not answered yet.

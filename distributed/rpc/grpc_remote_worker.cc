@@ -318,13 +318,15 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
   // Straight to the peer's bulk port once we know it: a TCP round trip
   // instead of a gRPC call, and the bytes of a large tensor with no ticket.
   // (The port waits at most kBulkMaxWait; longer waits keep to gRPC.)
-  const int port = step_rpc_timeout_ <= kBulkMaxWait ? BulkPort() : 0;
+  const int port =
+      step_rpc_timeout_ <= kBulkMaxWait && !no_direct_recv_tensor_.load() ? BulkPort() : 0;
   if (port == 0 || tensor == nullptr) {
-    return RecvTensorCall(step_id, rendezvous_key, "", tensor, std::move(done));
+    return RecvTensorCall(step_id, rendezvous_key, "", step_rpc_timeout_, tensor, std::move(done));
   }
+  const absl::Time until = absl::Now() + step_rpc_timeout_;
   bulk_->RecvTensorAsync(
-      port, security_.auth_token, step_id, rendezvous_key, absl::Now() + step_rpc_timeout_, tensor,
-      [this, step_id, rendezvous_key, tensor, port, done = std::move(done)](
+      port, security_.auth_token, step_id, rendezvous_key, until, tensor,
+      [this, step_id, rendezvous_key, tensor, port, until, done = std::move(done)](
           absl::Status s, BulkClient::Fallback fallback) mutable {
         if (fallback == BulkClient::Fallback::kNone) {
           if (!s.ok()) {
@@ -332,14 +334,19 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
           }
           return done(s);
         }
+        if (absl::IsUnimplemented(s)) no_direct_recv_tensor_.store(true);
         BulkNotServed(port, fallback, s);
-        RecvTensorCall(step_id, rendezvous_key, "", tensor, std::move(done));
+        // The request never ran there: gRPC gets what is left of its time.
+        RecvTensorCall(step_id, rendezvous_key, "",
+                       std::max(absl::Milliseconds(1), until - absl::Now()), tensor,
+                       std::move(done));
       });
 }
 
 void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendezvous_key,
-                                      std::string ticket, Tensor* tensor, StatusCallback done) {
-  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(step_rpc_timeout_, security_);
+                                      std::string ticket, absl::Duration timeout, Tensor* tensor,
+                                      StatusCallback done) {
+  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(timeout, security_);
   call->request.set_step_id(step_id);
   call->request.set_rendezvous_key(rendezvous_key);
   call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
@@ -352,9 +359,11 @@ void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendez
         ReceiveTensor(
             absl::StrCat("RecvTensor of '", r.rendezvous_key(), "'"), status, std::move(call),
             response, nullptr, tensor,
-            [this, step_id = r.step_id(), key = r.rendezvous_key(), tensor](
-                std::string id, StatusCallback done) {
-              RecvTensorCall(step_id, key, std::move(id), tensor, std::move(done));
+            [this, step_id = r.step_id(), key = r.rendezvous_key(), tensor](std::string id,
+                                                                            StatusCallback done) {
+              // The tensor exists: its wait no longer matters.
+              RecvTensorCall(step_id, key, std::move(id), std::max(rpc_timeout_, step_rpc_timeout_),
+                             tensor, std::move(done));
             },
             std::move(done));
       });

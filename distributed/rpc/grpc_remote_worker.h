@@ -56,11 +56,13 @@ class GrpcRemoteWorker final : public WorkerInterface {
     // The largest message either way: feeds going out, fetches and received
     // tensors coming in. Beyond it a call fails with ResourceExhausted naming
     // both sizes; gRPC cannot carry more than the default. Tensors fetched by
-    // bulk ticket (below) are not messages and have no such limit.
+    // bulk ticket or straight from the bulk port (below) are not messages
+    // and have no such limit (beyond 2 GiB for a tensor of strings).
     size_t max_message_bytes = kMaxGrpcMessageBytes;
     // Use the peer's bulk port (bulk_transfer.h): RecvTensor and RecvBuf
     // accept a ticket for a large tensor's bytes and fetch them there, and
-    // RunGraph and RecvBuf go there directly once GetStatus has named it.
+    // RunGraph, RecvTensor and RecvBuf go there directly once GetStatus (or
+    // a ticket) has named it.
     // Never with TLS. A port that cannot be reached is reported once on
     // stderr; everything then goes over gRPC.
     bool bulk_transfer = true;
@@ -111,8 +113,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   bool AcceptBulk() const { return bulk_ != nullptr && !bulk_unreachable_.load(); }
   // Stops using the peer's bulk port, saying `why` once on stderr.
   void MarkBulkUnreachable(const absl::Status& why);
-  // The peer's bulk port for RunGraph and RecvBuf, or 0: none, not allowed,
-  // or not known yet (then asked for once in the background).
+  // The peer's bulk port for RunGraph, RecvTensor and RecvBuf, or 0: none,
+  // not allowed, or not known yet (then asked for once in the background).
   int BulkPort();
   // After a request on bulk port `port` was not served: stops using the
   // port (unreachable) or forgets it (refused) as `fallback` says.
@@ -135,8 +137,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
                      StatusCallback done);
   // RecvTensor/RecvBuf requests; with a non-empty `ticket`, for that ticket's
   // bytes inline.
+  // (RecvTensor's deadline: `timeout` from now.)
   void RecvTensorCall(int64_t step_id, const std::string& rendezvous_key, std::string ticket,
-                      Tensor* tensor, StatusCallback done);
+                      absl::Duration timeout, Tensor* tensor, StatusCallback done);
   void RecvBufCall(const std::string& key, absl::Time deadline, std::string ticket,
                    Tensor* tensor, StatusCallback done);
 
@@ -171,6 +174,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // nothing elsewhere).
   const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
   std::atomic<bool> bulk_unreachable_{false};
+  // The peer's port serves no RecvTensor (an older server): it goes over
+  // gRPC, with no request to the port first.
+  std::atomic<bool> no_direct_recv_tensor_{false};
 };
 
 }  // namespace tensorgrid
