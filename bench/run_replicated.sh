@@ -9,6 +9,9 @@
 #   bench/run_replicated.sh                         # 1,000 steps each, 1 rep: about 2-4 minutes
 #   STEPS=3000 REPS=3 bench/run_replicated.sh       # medians of 3
 #   SKIP_BUILD=1 MODES="local async" bench/run_replicated.sh
+#   SKIP_BUILD=1 BIN_DIR=/tmp/old-bin bench/run_replicated.sh   # other binaries (A/B runs):
+#                                     # examples/{fashion_mnist,distributed_fashion_mnist}
+#                                     # and bench/recv_tensor_benchmark under BIN_DIR
 #
 # The bound, per worker step: t = c + 2 P / B, where c = 1 / (local steps/s
 # with one thread: a worker's share of this 2-core machine), P = 648,010
@@ -35,7 +38,7 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
   }
 fi
 # bazel-bin follows whichever configuration built last; ask for ours.
-BIN_DIR="$(bazel info --config=opt bazel-bin 2>/dev/null)"
+BIN_DIR="${BIN_DIR:-$(bazel info --config=opt bazel-bin 2>/dev/null)}"
 
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 if awk -v l="${LOAD_BEFORE%% *}" 'BEGIN { exit !(l > 1.0) }'; then
