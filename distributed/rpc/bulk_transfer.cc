@@ -1153,65 +1153,48 @@ absl::Status BulkClient::StartWatching() {
 void BulkClient::RecvBufAsync(int port, const std::string& token, const std::string& key,
                               absl::Time deadline, const Tensor* into, Tensor* out,
                               FetchCallback done) {
-  if (token.size() > kMaxTokenBytes || key.empty() || key.size() > kMaxKeyBytes) {
-    return done(errors::InvalidArgument("RecvBuf on the bulk port: a key of ", key.size(),
-                                        " bytes or a token of ", token.size(),
-                                        " bytes is out of range"),
-                Fallback::kNone);
-  }
-  std::string request(kRecvBufMagic, sizeof(kRecvBufMagic));
-  Append(&request, token.size(), 4);
-  Append(&request, addressee_.size(), 4);
-  Append(&request, key.size(), 4);
-  const bool may_read_in_place = in_place_ && !in_place_failed_.load();
-  Append(&request, may_read_in_place ? kMayReadInPlace : 0, 4);
-  Append(&request, WaitMs(deadline), 8);
-  request += token;
-  request += addressee_;
-  request += key;
-  Waiting w;
-  w.closing = &closing_;
-  w.port = port;
-  // The server answers DeadlineExceeded (naming the key) at `deadline`.
-  w.deadline = deadline + kRecvBufGrace;
-  w.what = absl::StrCat("RecvBuf of '", key, "'");
-  w.into = into;
-  w.out = out;
-  w.done = std::move(done);
-  w.may_read_in_place = may_read_in_place;
-  Send(std::move(w), std::move(request));
+  AskForTensor(port, token, std::nullopt, key, deadline, into, out, std::move(done));
 }
 
 void BulkClient::RecvTensorAsync(int port, const std::string& token, int64_t step_id,
                                  const std::string& key, absl::Time deadline, Tensor* out,
                                  FetchCallback done) {
+  AskForTensor(port, token, step_id, key, deadline, nullptr, out, std::move(done));
+}
+
+void BulkClient::AskForTensor(int port, const std::string& token, std::optional<int64_t> step_id,
+                              const std::string& key, absl::Time deadline, const Tensor* into,
+                              Tensor* out, FetchCallback done) {
+  const char* const kind = step_id ? "RecvTensor" : "RecvBuf";
   if (token.size() > kMaxTokenBytes || key.empty() || key.size() > kMaxKeyBytes) {
     return done(
-        errors::InvalidArgument("RecvTensor on the bulk port: a key of ", key.size(),
+        errors::InvalidArgument(kind, " on the bulk port: a key of ", key.size(),
                                 " bytes or a token of ", token.size(), " bytes is out of range"),
         Fallback::kNone);
   }
-  std::string request(kRecvTensorMagic, sizeof(kRecvTensorMagic));
+  std::string request(step_id ? kRecvTensorMagic : kRecvBufMagic, sizeof(kRecvBufMagic));
   Append(&request, token.size(), 4);
   Append(&request, addressee_.size(), 4);
   Append(&request, key.size(), 4);
   const bool may_read_in_place = in_place_ && !in_place_failed_.load();
   Append(&request, may_read_in_place ? kMayReadInPlace : 0, 4);
   Append(&request, WaitMs(deadline), 8);
-  Append(&request, static_cast<uint64_t>(step_id), 8);
+  if (step_id) Append(&request, static_cast<uint64_t>(*step_id), 8);
   request += token;
   request += addressee_;
   request += key;
   Waiting w;
   w.closing = &closing_;
   w.port = port;
-  // The server answers DeadlineExceeded (naming the key) at `deadline`.
+  // The server answers DeadlineExceeded (naming the key) by `deadline`.
   w.deadline = deadline + kRecvBufGrace;
-  w.what = absl::StrCat("RecvTensor of '", key, "' for step ", step_id);
+  w.what = step_id ? absl::StrCat("RecvTensor of '", key, "' for step ", *step_id)
+                   : absl::StrCat("RecvBuf of '", key, "'");
+  w.into = into;
   w.out = out;
   w.done = std::move(done);
   w.may_read_in_place = may_read_in_place;
-  w.may_take_proto = true;
+  w.may_take_proto = step_id.has_value();  // strings come as a TensorProto
   Send(std::move(w), std::move(request));
 }
 

@@ -300,6 +300,10 @@ class BulkClient {
   // when one cannot be made.
   absl::Status StartWatching() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // RecvBufAsync (no step id) and RecvTensorAsync.
+  void AskForTensor(int port, const std::string& token, std::optional<int64_t> step_id,
+                    const std::string& key, absl::Time deadline, const Tensor* into, Tensor* out,
+                    FetchCallback done);
   // A direct RecvBuf or a call, sent and waiting for its answer.
   struct Waiting {
     int fd = -1;

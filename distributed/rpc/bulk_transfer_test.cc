@@ -799,6 +799,20 @@ TEST(BulkCallTest, ServerStoppingWhileACallWaitsCancelsAndEndsIt) {
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
 }
 
+// Serves `method` with one call whose answer the test gives later, by
+// `kept`; the handler ignores its cancellation.
+struct HeldCall {
+  absl::Notification asked;
+  BulkServer::CallDone kept;
+  void Serve(BulkServer& server, const std::string& method) {
+    server.ServeCall(
+        method, [this](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+          kept = std::move(done);
+          asked.Notify();
+        });
+  }
+};
+
 // A handler that ignores its cancellation: its client is answered Aborted
 // once the grace has passed, and Stop returns only once the handler has
 // answered (nothing of the call runs on after it).
@@ -806,17 +820,12 @@ TEST(BulkCallTest, StopAnswersByItsGraceAndWaitsForTheHandler) {
   BulkServer::Options options;
   options.stop_grace = absl::Milliseconds(300);
   auto server = StartServer(options);
-  absl::Notification asked;
-  BulkServer::CallDone kept;
-  server->ServeCall("Deaf",
-                    [&](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
-                      kept = std::move(done);
-                      asked.Notify();
-                    });
+  HeldCall held;
+  held.Serve(*server, "Deaf");
   BulkClient client("127.0.0.1");
   CallResult result;
   client.CallAsync(server->port(), "", "Deaf", "x", Soon(), result.Callback());
-  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(held.asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
   absl::Notification stopped;
   std::thread stopper([&] {
     server->Stop();
@@ -826,7 +835,7 @@ TEST(BulkCallTest, StopAnswersByItsGraceAndWaitsForTheHandler) {
   EXPECT_TRUE(absl::IsAborted(result.status)) << result.status;
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
   EXPECT_FALSE(stopped.HasBeenNotified());  // the handler has not answered
-  kept(absl::OkStatus(), BulkServer::Bytes("late"));
+  held.kept(absl::OkStatus(), BulkServer::Bytes("late"));
   EXPECT_TRUE(stopped.WaitForNotificationWithTimeout(absl::Seconds(10)));
   stopper.join();
 }
@@ -838,20 +847,15 @@ TEST(BulkCallTest, StopLetsASlowHandlerAnswerWithinTheGrace) {
   BulkServer::Options options;
   options.stop_grace = absl::Seconds(20);
   auto server = StartServer(options);
-  absl::Notification asked;
-  BulkServer::CallDone kept;
-  server->ServeCall("Slow",
-                    [&](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
-                      kept = std::move(done);
-                      asked.Notify();
-                    });
+  HeldCall held;
+  held.Serve(*server, "Slow");
   BulkClient client("127.0.0.1");
   CallResult result;
   client.CallAsync(server->port(), "", "Slow", "x", Soon(), result.Callback());
-  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(held.asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
   std::thread answerer([&] {
     absl::SleepFor(absl::Seconds(1));  // past Stop's 500 ms of reading-only shutdown
-    kept(absl::OkStatus(), BulkServer::Bytes("done"));
+    held.kept(absl::OkStatus(), BulkServer::Bytes("done"));
   });
   server->Stop();
   answerer.join();

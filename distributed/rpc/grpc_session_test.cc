@@ -97,6 +97,23 @@ class GrpcSessionTest : public ::testing::TestWithParam<bool> {
     return session.ok() ? *std::move(session) : nullptr;
   }
 
+  // A session, made through `stub`, whose graph is one _Recv ("never") of a
+  // tensor nobody sends: its steps block until cancelled.
+  static void CreateNeverSession(MasterService::Stub& stub, CreateSessionResponse* created) {
+    NodeDef recv = MakeNode("never", "_Recv", {});
+    SetAttr(&recv, "tensor_type", DT_FLOAT);
+    SetAttr(&recv, "tensor_name", "never_sent");
+    const std::string cpu = std::string(kTask) + "/device:CPU:0";
+    SetAttr(&recv, "send_device", cpu);
+    SetAttr(&recv, "send_device_incarnation", int64_t{1});
+    SetAttr(&recv, "recv_device", cpu);
+    CreateSessionRequest create;
+    *create.mutable_graph_def()->add_node() = recv;
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(10));
+    ASSERT_TRUE(stub.CreateSession(&context, create, created).ok());
+  }
+
   std::unique_ptr<MasterService::Stub> RawStub() {
     return MasterService::NewStub(
         grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
@@ -356,22 +373,9 @@ TEST_P(GrpcSessionTest, ConcurrentRunsOnOneSession) {
 // never comes (no timeout) is gone from the worker, so the server shuts down
 // without waiting for it. The first RunStep of a signature also builds it.
 TEST_P(GrpcSessionTest, ClientCancellingAStepCancelsItOnTheWorker) {
-  GraphDef g;
-  NodeDef recv = MakeNode("never", "_Recv", {});
-  SetAttr(&recv, "tensor_type", DT_FLOAT);
-  SetAttr(&recv, "tensor_name", "never_sent");
-  const std::string cpu = std::string(kTask) + "/device:CPU:0";
-  SetAttr(&recv, "send_device", cpu);
-  SetAttr(&recv, "send_device_incarnation", int64_t{1});
-  SetAttr(&recv, "recv_device", cpu);
-  *g.add_node() = recv;
   auto stub = RawStub();
-  CreateSessionRequest create;
-  *create.mutable_graph_def() = g;
   CreateSessionResponse created;
-  grpc::ClientContext c1;
-  SetDeadline(&c1, absl::Seconds(10));
-  ASSERT_TRUE(stub->CreateSession(&c1, create, &created).ok());
+  ASSERT_NO_FATAL_FAILURE(CreateNeverSession(*stub, &created));
 
   // Starts the call, lets the step block, cancels it; the status it ended with.
   auto cancelled = [&](auto start) {
@@ -434,22 +438,9 @@ INSTANTIATE_TEST_SUITE_P(Bulk, GrpcSessionBulkTest, ::testing::Values(true));
 
 TEST_P(GrpcSessionBulkTest, ClientHangingUpCancelsTheStep) {
   ASSERT_NE(bulk_, nullptr) << "the bulk port did not start";
-  GraphDef g;
-  NodeDef recv = MakeNode("never", "_Recv", {});
-  SetAttr(&recv, "tensor_type", DT_FLOAT);
-  SetAttr(&recv, "tensor_name", "never_sent");
-  const std::string cpu = std::string(kTask) + "/device:CPU:0";
-  SetAttr(&recv, "send_device", cpu);
-  SetAttr(&recv, "send_device_incarnation", int64_t{1});
-  SetAttr(&recv, "recv_device", cpu);
-  *g.add_node() = recv;
   auto stub = RawStub();
-  CreateSessionRequest create;
-  *create.mutable_graph_def() = g;
   CreateSessionResponse created;
-  grpc::ClientContext c1;
-  SetDeadline(&c1, absl::Seconds(10));
-  ASSERT_TRUE(stub->CreateSession(&c1, create, &created).ok());
+  ASSERT_NO_FATAL_FAILURE(CreateNeverSession(*stub, &created));
   ASSERT_EQ(created.bulk_port(), bulk_->port());
   MakeCallableRequest make;
   make.set_session_handle(created.session_handle());
