@@ -454,6 +454,14 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
     ~Answering() {
       absl::MutexLock lock(&state_->mu);
       state_->awaiting.erase(fd_);
+      state_->writing.erase(fd_);
+    }
+    // The answer starts going out. Past Stop's grace such a connection is
+    // closed too (a client that stopped reading blocks the write): the
+    // client then sees a broken answer, never a request left unread.
+    void Writing() {
+      absl::MutexLock lock(&state_->mu);
+      state_->writing.insert(fd_);
     }
     Answering(const Answering&) = delete;
     Answering& operator=(const Answering&) = delete;
@@ -501,6 +509,8 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // The connections whose thread waits for a handler: Stop leaves them open
   // for the answer.
   std::set<int> awaiting ABSL_GUARDED_BY(mu);
+  std::set<int> writing ABSL_GUARDED_BY(mu);  // of those, the ones whose answer goes out
+  absl::Time stop_began ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
   int64_t in_place_reads ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
   RecvTensorFn recv_tensor ABSL_GUARDED_BY(mu);
@@ -661,14 +671,17 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
       return p.status;
     }
     bool stopping;
+    absl::Time began;
     {
       absl::MutexLock state_lock(&mu);
       stopping = stopped;
+      began = stop_began;
     }
     const absl::Time now = absl::Now();
     if (stopping) {
       if (!p.cancellation) return shutting_down;
-      if (stop_until == absl::InfiniteFuture()) stop_until = now + options.stop_grace;
+      // From when Stop began, as Stop counts it.
+      if (stop_until == absl::InfiniteFuture()) stop_until = began + options.stop_grace;
       cancel();
       if (now >= stop_until) return shutting_down;
       continue;
@@ -680,7 +693,10 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
     if (!cancelled && PeerHungUp(fd)) {
       // A call then waits for its cancelled handler's answer; a RecvBuf or
       // RecvTensor, which cannot be cancelled, waits no more.
-      if (!p.cancellation) return errors::Cancelled(what, ": the client hung up");
+      if (!p.cancellation) {
+        absl::MutexLock state_lock(&mu);  // or Stop, which looks the same
+        return stopped ? shutting_down : errors::Cancelled(what, ": the client hung up");
+      }
       cancel();
     }
   }
@@ -699,6 +715,9 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
   const int64_t step_id = rendezvous ? static_cast<int64_t>(GetLength(fixed + 24)) : 0;
   RecvBufFn recv_buf_fn;
   RecvTensorFn recv_tensor_fn;
+  // Before looking at `stopped`: either Stop began (refused below, unread)
+  // or Stop will leave this connection open for the answer.
+  Answering answering(this, fd);
   bool stopping;
   {
     absl::MutexLock lock(&mu);
@@ -734,7 +753,6 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
   }
   const std::string what = rendezvous ? absl::StrCat("RecvTensor of '", key, "' for step ", step_id)
                                       : absl::StrCat("RecvBuf of '", key, "'");
-  Answering answering(this, fd);
   absl::Status status =
       Await(*pending, fd, deadline, wait, what, rendezvous ? absl::ZeroDuration() : kHandlerGrace);
   Tensor tensor;
@@ -756,6 +774,7 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
           " makes an answer of ", bytes, " bytes, over the limit of ", kMaxAnswerBytes));
     }
     iovec iov{answer.data(), answer.size()};
+    answering.Writing();
     return WriteFull(fd, &iov, 1);
   }
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
@@ -794,6 +813,7 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
     // `tensor` holds the chunk until the client says it has copied it.
     iovec iov{header.data(), header.size()};
     char verdict = 0;
+    answering.Writing();
     if (!WriteFull(fd, &iov, 1) ||
         ReadFull(fd, &verdict, 1, absl::Now() + kInPlaceVerdictTimeout) != 1) {
       return false;
@@ -813,6 +833,7 @@ bool BulkServer::State::ServeRecvBuf(int fd, bool rendezvous) {
     return WriteFull(fd, &iov, 1);
   }
   iovec iov[2] = {{header.data(), header.size()}, {const_cast<char*>(bytes.data()), bytes.size()}};
+  answering.Writing();
   return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
 }
 
@@ -847,6 +868,7 @@ bool BulkServer::State::ServeCall(int fd) {
   }
   std::string request;
   if (!ReadGrowing(fd, request_bytes, &request)) return false;
+  Answering answering(this, fd);  // before looking at `stopped`, as in ServeRecvBuf
   {
     absl::MutexLock lock(&mu);
     if (stopped) {
@@ -872,7 +894,6 @@ bool BulkServer::State::ServeCall(int fd) {
        absl::MutexLock lock(&self->mu);
        --self->unanswered;
      });
-  Answering answering(this, fd);
   absl::Status status = Await(*pending, fd, deadline, wait, what);
   std::string header, bytes;
   if (status.ok() && pending->answer) {
@@ -891,6 +912,7 @@ bool BulkServer::State::ServeCall(int fd) {
     header = ErrorAnswer(status);
   }
   iovec iov[2] = {{header.data(), header.size()}, {bytes.data(), bytes.size()}};
+  answering.Writing();
   return WriteFull(fd, iov, bytes.empty() ? 1 : 2);
 }
 
@@ -916,27 +938,32 @@ void BulkServer::Stop() {
   state_->listening = false;
   state_->tickets.clear();
   if (state_->listener >= 0) shutdown(state_->listener, SHUT_RDWR);
-  // Reading ends first: a thread waiting for a handler then still writes
-  // its answer (Aborted: the task is shutting down), so that no client
-  // mistakes a request that ran for one never read. Then writing ends too,
-  // for threads stuck sending to a client that stopped reading. Each
-  // thread closes its own connection.
-  //
-  // A thread waiting for a handler keeps its connection to answer (Await
-  // cancels the call and answers by Options::stop_grace); Stop also waits
-  // for every handler to answer, so that none still runs once it returns.
+  // Reading ends first, on every connection but those answering a request
+  // (waiting for its handler, or writing its answer): those keep their
+  // connection until the answer is out, so that no client mistakes a
+  // request that ran for one never read. Then writing ends too, for
+  // threads stuck sending to a client that stopped reading: at once on the
+  // others, past the grace on those. Each thread closes its own connection.
+  // Await cancels a call and answers it by Options::stop_grace; Stop also
+  // waits for every handler to answer, so that none still runs once it
+  // returns.
   const auto all_done = absl::Condition(
       +[](State* state)
            ABSL_NO_THREAD_SAFETY_ANALYSIS { return state->threads == 0 && state->unanswered == 0; },
       state_.get());
-  // Past the grace, even those are closed (a client that stopped reading).
-  const absl::Time close_all = absl::Now() + state_->options.stop_grace + absl::Seconds(1);
-  for (int fd : state_->connections) shutdown(fd, SHUT_RD);
+  if (state_->stop_began == absl::InfiniteFuture()) state_->stop_began = absl::Now();
+  const absl::Time close_writing =
+      state_->stop_began + state_->options.stop_grace + absl::Seconds(1);
+  for (int fd : state_->connections) {
+    if (state_->awaiting.count(fd) == 0) shutdown(fd, SHUT_RD);
+  }
   if (state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(500))) return;
   do {
-    const bool all = absl::Now() >= close_all;
+    const bool late = absl::Now() >= close_writing;
     for (int fd : state_->connections) {
-      if (all || state_->awaiting.count(fd) == 0) shutdown(fd, SHUT_RDWR);
+      if (state_->awaiting.count(fd) == 0 || (late && state_->writing.count(fd) != 0)) {
+        shutdown(fd, SHUT_RDWR);
+      }
     }
   } while (!state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(100)));
 }

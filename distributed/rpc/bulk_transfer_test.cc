@@ -865,6 +865,30 @@ TEST(BulkCallTest, StopLetsASlowHandlerAnswerWithinTheGrace) {
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
 }
 
+// A handler still starting (on the connection's thread) when Stop begins:
+// the connection stays open for its answer, past Stop's first half second.
+TEST(BulkCallTest, StopWhileAHandlerStartsNeverHangsUpOnIt) {
+  BulkServer::Options options;
+  options.stop_grace = absl::Seconds(20);
+  auto server = StartServer(options);
+  absl::Notification started;
+  server->ServeCall("SlowStart",
+                    [&](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+                      started.Notify();
+                      absl::SleepFor(absl::Seconds(1));
+                      done(absl::OkStatus(), BulkServer::Bytes("ran"));
+                    });
+  BulkClient client("127.0.0.1");
+  CallResult result;
+  client.CallAsync(server->port(), "", "SlowStart", "x", Soon(), result.Callback());
+  ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  server->Stop();
+  ASSERT_TRUE(result.Wait());
+  ASSERT_TRUE(result.status.ok()) << result.status;  // it ran: its answer, not a fallback
+  EXPECT_EQ(result.answer, "ran");
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
+}
+
 TEST(BulkCallTest, ClientHangingUpCancelsItsCall) {
   auto server = StartServer();
   NeverAnswered never;

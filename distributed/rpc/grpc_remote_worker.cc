@@ -318,9 +318,8 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
   // Straight to the peer's bulk port once we know it: a TCP round trip
   // instead of a gRPC call, and the bytes of a large tensor with no ticket.
   // (The port waits at most kBulkMaxWait; longer waits keep to gRPC.)
-  const int port =
-      step_rpc_timeout_ <= kBulkMaxWait && !no_direct_recv_tensor_.load() ? BulkPort() : 0;
-  if (port == 0 || tensor == nullptr) {
+  const int port = step_rpc_timeout_ <= kBulkMaxWait ? BulkPort() : 0;
+  if (port == 0 || tensor == nullptr || port == bulk_peer_->no_recv_tensor.load()) {
     return RecvTensorCall(step_id, rendezvous_key, "", step_rpc_timeout_, tensor, std::move(done));
   }
   const absl::Time until = absl::Now() + step_rpc_timeout_;
@@ -334,7 +333,9 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
           }
           return done(s);
         }
-        if (absl::IsUnimplemented(s)) no_direct_recv_tensor_.store(true);
+        if (absl::IsUnimplemented(s) || absl::IsUnavailable(s)) {
+          bulk_peer_->no_recv_tensor.store(port);  // refused, or hung up on, unread
+        }
         BulkNotServed(port, fallback, s);
         // The request never ran there: gRPC gets what is left of its time.
         RecvTensorCall(step_id, rendezvous_key, "",

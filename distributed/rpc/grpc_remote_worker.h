@@ -160,6 +160,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
     std::atomic<int> port{0};     // from its last GetStatus answer or ticket; 0: unknown
     std::atomic<int> refused{0};  // the port whose connection was last refused
     std::atomic<bool> asked{false};  // by BulkPort, since the port was last forgotten
+    // A port that did not serve a direct RecvTensor (an older server hangs
+    // up on it; one without the handler says Unimplemented): RecvTensor
+    // goes over gRPC while the peer keeps that port.
+    std::atomic<int> no_recv_tensor{0};
     // Takes the port a GetStatus answer names (0: none, now), unless it is
     // the refused one (nothing listens there: not a restart, a firewall).
     void Learn(int learned) {
@@ -174,9 +178,6 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // nothing elsewhere).
   const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
   std::atomic<bool> bulk_unreachable_{false};
-  // The peer's port serves no RecvTensor (an older server): it goes over
-  // gRPC, with no request to the port first.
-  std::atomic<bool> no_direct_recv_tensor_{false};
 };
 
 }  // namespace tensorgrid
