@@ -1227,6 +1227,18 @@ void BulkClient::AskForTensor(int port, const std::string& token, std::optional<
 
 void BulkClient::CallAsync(int port, const std::string& token, const std::string& method,
                            std::string request, absl::Time deadline, CallCallback done) {
+  StartCall(port, token, method, std::move(request), deadline, /*read_here=*/false,
+            std::move(done));
+}
+
+void BulkClient::Call(int port, const std::string& token, const std::string& method,
+                      std::string request, absl::Time deadline, CallCallback done) {
+  StartCall(port, token, method, std::move(request), deadline, /*read_here=*/true, std::move(done));
+}
+
+void BulkClient::StartCall(int port, const std::string& token, const std::string& method,
+                           std::string request, absl::Time deadline, bool read_here,
+                           CallCallback done) {
   if (token.size() > kMaxTokenBytes || method.empty() || method.size() > kMaxMethodBytes) {
     return done(errors::InvalidArgument("a call on the bulk port: a method name of ",
                                         method.size(), " bytes or a token of ", token.size(),
@@ -1251,6 +1263,7 @@ void BulkClient::CallAsync(int port, const std::string& token, const std::string
   w.deadline = deadline;
   w.what = absl::StrCat(method, " call");
   w.call_done = std::move(done);
+  w.read_here = read_here;
   Send(std::move(w), std::move(framed));
 }
 
@@ -1272,7 +1285,11 @@ void BulkClient::Send(Waiting w, std::string request) {
     if (w.fd >= 0) {
       w.pooled = true;
       const ssize_t n = send(w.fd, request.data(), request.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n == static_cast<ssize_t>(request.size())) return Watch(std::move(w));
+      if (n == static_cast<ssize_t>(request.size())) {
+        // A caller that blocks anyway reads its answer itself: no hop to the
+        // watcher and back.
+        return w.read_here ? ReadAnswer(std::move(w)) : Watch(std::move(w));
+      }
       if (n > 0) {
         sent = static_cast<size_t>(n);
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {

@@ -691,6 +691,35 @@ TEST(BulkCallTest, AnswersComeBackAndConnectionsAreReused) {
   EXPECT_TRUE(Call(client, server->port(), "Reverse", "")->status.ok());
 }
 
+// Call, for a caller that blocks: on a pooled connection the answer is read
+// (and the callback run) on the caller's thread before Call returns; a
+// deadline still ends it, with the server's call cancelled.
+TEST(BulkCallTest, BlockingCallReadsItsAnswerOnTheCallersThread) {
+  auto server = StartServer();
+  ServeReverse(*server);
+  NeverAnswered never;
+  never.Serve(*server, "Never");
+  BulkClient client("127.0.0.1");
+  ASSERT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());  // pools a connection
+  std::thread::id ran_on;
+  std::string answer;
+  client.Call(server->port(), "", "Reverse", "xyz", Soon(),
+              [&](absl::Status s, std::string a, BulkClient::Fallback) {
+                EXPECT_TRUE(s.ok()) << s;
+                ran_on = std::this_thread::get_id();
+                answer = std::move(a);
+              });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(answer, "zyx");
+  CallResult late;
+  client.Call(server->port(), "", "Never", "x", absl::Now() + absl::Milliseconds(300),
+              late.Callback());
+  ASSERT_TRUE(late.Wait());
+  EXPECT_EQ(late.status.code(), absl::StatusCode::kDeadlineExceeded) << late.status;
+  EXPECT_TRUE(never.WaitCancelled(1));
+  ASSERT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());  // still serving
+}
+
 TEST(BulkCallTest, LargeRequestsAndAnswersArriveIntact) {
   auto server = StartServer();
   ServeReverse(*server);

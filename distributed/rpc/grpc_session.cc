@@ -160,13 +160,13 @@ bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message
     BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
   };
   auto result = std::make_shared<Result>();
-  bulk_->CallAsync(port, security_.auth_token, method, request.SerializeAsString(), deadline,
-                   [result](absl::Status s, std::string answer, BulkClient::Fallback fallback) {
-                     result->status = std::move(s);
-                     result->answer = std::move(answer);
-                     result->fallback = fallback;
-                     result->done.Notify();
-                   });
+  bulk_->Call(port, security_.auth_token, method, request.SerializeAsString(), deadline,
+              [result](absl::Status s, std::string answer, BulkClient::Fallback fallback) {
+                result->status = std::move(s);
+                result->answer = std::move(answer);
+                result->fallback = fallback;
+                result->done.Notify();
+              });
   // Bounded: the client ends every call by its deadline.
   result->done.WaitForNotification();
   if (result->fallback != BulkClient::Fallback::kNone) {
