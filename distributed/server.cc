@@ -128,6 +128,8 @@ absl::Status Server::Start() {
     BulkServer::Options bulk_options;
     bulk_options.token = options_.security.auth_token;
     bulk_options.task = task_;
+    // Calls in flight get the same time to finish as gRPC's at Stop.
+    bulk_options.stop_grace = options_.stop_timeout;
     // As gRPC's: at most what one message can hold.
     bulk_options.max_call_bytes = options_.max_request_bytes > 0
                                       ? static_cast<size_t>(options_.max_request_bytes)

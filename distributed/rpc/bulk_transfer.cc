@@ -87,7 +87,13 @@ enum : uint8_t {
   kNotServed = 4,
   kInPlaceAnswer = 5,
   kProtoAnswer = 6,
+  // Not an answer: the server still works on the request. Sent every
+  // kBeatInterval while a handler runs, so that a client can tell a task
+  // that froze (a stopped process, whose kernel still answers TCP
+  // keepalive) from one that is busy.
+  kStillWorking = 7,
 };
+
 // The largest call answer a client accepts.
 constexpr uint64_t kMaxAnswerBytes = (uint64_t{1} << 31) - 1;
 // Answers up to this size that have fully arrived are read by the watcher
@@ -647,6 +653,7 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
   const absl::Status shutting_down = errors::Aborted("the task is shutting down");
   absl::Time stop_until = absl::InfiniteFuture();  // set once Stop was seen
   bool cancelled = false;
+  absl::Time next_beat = absl::Now() + options.beat_interval;
   // Not under p.mu: a cancelled handler may answer on this thread.
   auto cancel = [&] {
     if (cancelled || !p.cancellation) return;
@@ -689,6 +696,11 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
     if (now >= give_up) {
       cancel();
       return errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait));
+    }
+    if (now >= next_beat) {  // still working: see kStillWorking
+      const char beat = static_cast<char>(kStillWorking);
+      (void)!send(fd, &beat, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      next_beat = now + options.beat_interval;
     }
     if (!cancelled && PeerHungUp(fd)) {
       // A call then waits for its cancelled handler's answer; a RecvBuf or
@@ -958,10 +970,16 @@ void BulkServer::Stop() {
     if (state_->awaiting.count(fd) == 0) shutdown(fd, SHUT_RD);
   }
   if (state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(500))) return;
+  // A handler that does not answer even a grace after its client was (one
+  // waiting on a task that froze, say) is left behind: its answer touches
+  // only what it holds. Stop must end.
+  const absl::Time leave_handlers = close_writing + state_->options.stop_grace;
   do {
-    const bool late = absl::Now() >= close_writing;
+    const absl::Time now = absl::Now();
+    if (now >= leave_handlers && state_->threads == 0) return;
     for (int fd : state_->connections) {
-      if (state_->awaiting.count(fd) == 0 || (late && state_->writing.count(fd) != 0)) {
+      if (state_->awaiting.count(fd) == 0 ||
+          (now >= close_writing && state_->writing.count(fd) != 0)) {
         shutdown(fd, SHUT_RDWR);
       }
     }
@@ -1370,10 +1388,11 @@ void BulkClient::Watch(Waiting w) {
       epoll_event e{};
       e.events = EPOLLIN | EPOLLRDHUP;
       e.data.fd = fd;
+      w.heard = absl::Now();
       if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e) == 0) {
         // The watcher sleeps until the earliest deadline it knows: wake it
         // when this one comes sooner.
-        if (w.deadline < watcher_wakes_) Wake();
+        if (std::min(w.deadline, w.heard + peer_silence_) < watcher_wakes_) Wake();
         const bool inserted = waiting_.emplace(fd, std::move(w)).second;
         assert(inserted);  // an open fd waits once
         (void)inserted;
@@ -1385,6 +1404,24 @@ void BulkClient::Watch(Waiting w) {
   }
   close(fd);
   w.Finish(failed, Fallback::kNone);
+}
+
+bool BulkClient::TakeBeats(int fd, Waiting* w) {
+  char head[64];
+  const ssize_t n = recv(fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
+  ssize_t beats = 0;
+  while (beats < n && static_cast<uint8_t>(head[beats]) == kStillWorking) ++beats;
+  if (beats == 0) return false;
+  (void)!recv(fd, head, static_cast<size_t>(beats), MSG_DONTWAIT);
+  w->heard = absl::Now();
+  w->beaten = true;
+  return true;
+}
+
+absl::Status BulkClient::Silent(const Waiting& w) const {
+  return errors::Unavailable(w.what, " from the bulk port ", host_, ":", w.port,
+                             ": nothing heard for ", absl::FormatDuration(peer_silence_),
+                             " (the task may be frozen, or its host gone)");
 }
 
 bool BulkClient::AnswerIsHere(int fd) {
@@ -1431,7 +1468,9 @@ void BulkClient::WatchLoop() {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
       watcher_wakes_ = absl::InfiniteFuture();
-      for (const auto& [fd, w] : waiting_) watcher_wakes_ = std::min(watcher_wakes_, w.deadline);
+      for (const auto& [fd, w] : waiting_) {
+        watcher_wakes_ = std::min({watcher_wakes_, w.deadline, w.heard + peer_silence_});
+      }
       if (watcher_wakes_ != absl::InfiniteFuture()) {
         timeout_ms = static_cast<int>(std::clamp<int64_t>(
             absl::ToInt64Milliseconds(watcher_wakes_ - absl::Now()) + 1, 0,
@@ -1452,13 +1491,18 @@ void BulkClient::WatchLoop() {
         }
         auto it = waiting_.find(fd);
         if (it == waiting_.end()) continue;
+        // Beats only (the server still works on it): heard, and still waiting.
+        if (TakeBeats(fd, &it->second) && (events[i].events & (EPOLLRDHUP | EPOLLHUP)) == 0) {
+          char next;
+          if (recv(fd, &next, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == EAGAIN) continue;
+        }
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);  // the fd may go back to the pool
         ready.push_back(std::move(it->second));
         waiting_.erase(it);
       }
       const absl::Time now = absl::Now();
       for (auto it = waiting_.begin(); it != waiting_.end();) {
-        if (it->second.deadline > now) {
+        if (it->second.deadline > now && it->second.heard + peer_silence_ > now) {
           ++it;
           continue;
         }
@@ -1469,8 +1513,10 @@ void BulkClient::WatchLoop() {
     }
     for (Waiting& w : expired) {
       close(w.fd);
-      w.Finish(errors::DeadlineExceeded(w.what, " from the bulk port ", host_, ":", w.port,
-                                        ": no answer before the deadline"),
+      w.Finish(w.deadline <= absl::Now()
+                   ? errors::DeadlineExceeded(w.what, " from the bulk port ", host_, ":", w.port,
+                                              ": no answer before the deadline")
+                   : Silent(w),
                Fallback::kNone);
     }
     // Small answers that are all here are read at once; the others on the
@@ -1512,13 +1558,27 @@ void BulkClient::ReadAnswer(Waiting w) {
     return absl::OkStatus();
   };
   char kind;
-  if (ReadFull(w.fd, &kind, 1, w.deadline) != 1) {
-    if (errno == 0 || errno == ECONNRESET) {  // hung up unanswered: at its limit, or stopping
+  for (;;) {
+    if (w.heard == absl::InfinitePast()) w.heard = absl::Now();  // read on the caller's thread
+    const absl::Time until = std::min(w.deadline, w.heard + peer_silence_);
+    if (ReadFull(w.fd, &kind, 1, until) == 1) {
+      if (static_cast<uint8_t>(kind) != kStillWorking) break;
+      w.heard = absl::Now();
+      w.beaten = true;
+      continue;
+    }
+    if ((errno == 0 || errno == ECONNRESET) && !w.beaten) {
+      // Hung up unanswered (at its limit, or stopping): never run.
       close(w.fd);
       if (w.pooled) DropIdle(w.port);
       return w.Finish(errors::Unavailable(what(), ": the server hung up before answering"),
                       Fallback::kOverGrpc);
     }
+    if ((errno == EAGAIN || errno == EWOULDBLOCK) && until < w.deadline) {
+      close(w.fd);
+      return w.Finish(Silent(w), Fallback::kNone);
+    }
+    // Past the deadline, or a server that had said it worked on it broke.
     return w.Finish(broken("waiting for the answer"), Fallback::kNone);
   }
   if (static_cast<uint8_t>(kind) == kErrorAnswer || static_cast<uint8_t>(kind) == kNotServed) {

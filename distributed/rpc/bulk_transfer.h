@@ -103,6 +103,11 @@ class BulkServer {
     // A call's request beyond this is ResourceExhausted (and the server
     // hangs up rather than read it).
     size_t max_call_bytes = size_t{1} << 30;
+    // While a request's handler runs, the server tells its client every
+    // this long that it still works on it, so that a client can tell a
+    // frozen task (a stopped process, whose kernel still answers TCP
+    // keepalive) from a busy one (BulkClient::set_peer_silence).
+    absl::Duration beat_interval = absl::Seconds(10);
     // How long Stop lets a cancelled call's handler answer before answering
     // its client Aborted anyway (Stop itself still waits for the handler).
     absl::Duration stop_grace = absl::Seconds(10);
@@ -160,7 +165,7 @@ class BulkServer {
   // cancels `cancellation` when the client hangs up (within ~100 ms), when
   // it gives up waiting, and at Stop. Stopping, it answers the client
   // Aborted once the handler has answered or Options::stop_grace has
-  // passed, and Stop returns only once every handler has answered.
+  // passed, and Stop waits for every handler to answer (a grace more).
   // `cancellation` lives until `done` has run. A method nobody serves is
   // Unimplemented.
   using Answer = std::function<absl::StatusOr<std::string>()>;
@@ -177,7 +182,8 @@ class BulkServer {
   // Closes the port and every connection (a fetch in flight fails on the
   // client) and drops all tickets. Calls in flight are cancelled and
   // answered Aborted (see ServeCall). Returns once no thread of ours runs
-  // and every call's handler has answered.
+  // and every call's handler has answered, or (a handler that never does)
+  // about twice Options::stop_grace after it began.
   void Stop();
 
   // How many tensors were sent (tickets taken, chunks and RecvTensors
@@ -212,6 +218,12 @@ class BulkClient {
   ~BulkClient();
   BulkClient(const BulkClient&) = delete;
   BulkClient& operator=(const BulkClient&) = delete;
+
+  // A direct request (RecvBuf, RecvTensor, call) whose server sends nothing
+  // for this long, not even a beat (BulkServer::Options::beat_interval),
+  // fails Unavailable, final: the task froze or its host is gone. Default
+  // 40 s, about what gRPC's keepalive allows. Set before the first request.
+  void set_peer_silence(absl::Duration silence) { peer_silence_ = silence; }
 
   // What a failed fetch leaves to do.
   enum class Fallback {
@@ -334,6 +346,11 @@ class BulkClient {
     bool may_take_proto = false;
     // A Call sent on the caller's thread: its answer is read there too.
     bool read_here = false;
+    // When the server was last heard from (the request sent, or a beat
+    // saying it still works on it), and whether it ever beat: a request
+    // the server said it worked on is never one to send elsewhere.
+    absl::Time heard = absl::InfinitePast();
+    bool beaten = false;
     // Runs the callback once.
     void Finish(absl::Status status, Fallback fallback, std::string answer = "");
   };
@@ -355,6 +372,11 @@ class BulkClient {
   // Whether the whole answer on `fd` has arrived and is small: then the
   // watcher reads it itself instead of handing it to the pool.
   static bool AnswerIsHere(int fd);
+  // Consumes the beats (the server still works on the request) at the head
+  // of `fd`'s bytes, noting them in `*w`; false when there were none.
+  static bool TakeBeats(int fd, Waiting* w);
+  // Unavailable: `w`'s server was silent too long.
+  absl::Status Silent(const Waiting& w) const;
   // Copies `length` bytes at `address` in process `pid` (a server on this
   // machine) to `dst`, after checking that `pid` holds `nonce` at
   // `nonce_address`. kRefused: not allowed, or not that process (ask no
@@ -371,6 +393,7 @@ class BulkClient {
   // copy fails (no permission, another pid namespace).
   const bool in_place_;
   std::atomic<bool> in_place_failed_{false};
+  absl::Duration peer_silence_ = absl::Seconds(40);
   absl::Mutex mu_;
   std::map<int, std::vector<int>> idle_ ABSL_GUARDED_BY(mu_);  // by port
   std::unique_ptr<ThreadPool> pool_ ABSL_GUARDED_BY(mu_);      // made on first use

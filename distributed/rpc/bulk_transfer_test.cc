@@ -720,6 +720,69 @@ TEST(BulkCallTest, BlockingCallReadsItsAnswerOnTheCallersThread) {
   ASSERT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());  // still serving
 }
 
+// A server that takes a request and then goes silent (a frozen process:
+// its kernel keeps the connection up) fails the call once the client has
+// heard nothing for its silence, final; a busy one that beats keeps it
+// alive; one that beat and then hung up ran it (final too).
+TEST(BulkCallTest, SilentServerFailsTheCallBusyOneBeats) {
+  for (const bool beat_then_hang_up : {false, true}) {
+    int port = 0;
+    const int listener = ListenOnLoopback(&port);
+    ASSERT_GE(listener, 0);
+    std::thread frozen([&] {
+      const int fd = accept(listener, nullptr, nullptr);
+      ASSERT_GE(fd, 0);
+      char request[64];
+      EXPECT_GT(recv(fd, request, sizeof(request), 0), 0);
+      if (beat_then_hang_up) {
+        const char beat = 7;
+        send(fd, &beat, 1, MSG_NOSIGNAL);
+        absl::SleepFor(absl::Milliseconds(100));
+      } else {
+        char byte;
+        EXPECT_LE(recv(fd, &byte, 1, 0), 0);  // until the client hangs up
+      }
+      close(fd);
+    });
+    BulkClient client("127.0.0.1");
+    client.set_peer_silence(absl::Milliseconds(500));
+    const auto result = Call(client, port, "Run", "x", "", absl::Now() + absl::Seconds(60));
+    EXPECT_EQ(result->status.code(), absl::StatusCode::kUnavailable) << result->status;
+    if (!beat_then_hang_up) {
+      EXPECT_NE(result->status.message().find("nothing heard"), std::string::npos)
+          << result->status;
+    }
+    EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);  // it may have run
+    frozen.join();
+    close(listener);
+  }
+  BulkServer::Options options;
+  options.beat_interval = absl::Milliseconds(100);
+  auto server = StartServer(options);
+  server->ServeCall(
+      "Busy", [](std::string request, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+        std::thread([request, done = std::move(done)] {
+          absl::SleepFor(absl::Seconds(1));  // twice the client's silence
+          done(absl::OkStatus(), BulkServer::Bytes(request));
+        }).detach();
+      });
+  ServeReverse(*server);
+  for (const bool blocking : {false, true}) {
+    BulkClient client("127.0.0.1");
+    client.set_peer_silence(absl::Milliseconds(500));
+    CallResult result;
+    if (blocking) {
+      ASSERT_TRUE(Call(client, server->port(), "Reverse", "warm")->status.ok());  // pooled
+      client.Call(server->port(), "", "Busy", "late", Soon(), result.Callback());
+    } else {
+      client.CallAsync(server->port(), "", "Busy", "late", Soon(), result.Callback());
+    }
+    ASSERT_TRUE(result.Wait());
+    ASSERT_TRUE(result.status.ok()) << blocking << ": " << result.status;
+    EXPECT_EQ(result.answer, "late");
+  }
+}
+
 TEST(BulkCallTest, LargeRequestsAndAnswersArriveIntact) {
   auto server = StartServer();
   ServeReverse(*server);
