@@ -26,9 +26,11 @@
 // without TLS does), RunStep and RunCallable go there: a plain TCP round trip
 // instead of a gRPC call, with the same deadline, token, statuses and
 // cancellation (closing the connection cancels the step). A request the port
-// did not serve (it is unreachable, refused, or serves no steps) goes over
-// gRPC instead, as do all later ones of the session; a step that ran there
-// is never sent twice.
+// did not serve (unreachable, refused, at its limit, or a port serving no
+// steps) goes over gRPC instead, with what is left of its time; after an
+// unreachable or refused port, so do all later ones of the session. A step
+// that ran there is never sent twice. A master that freezes mid-step is
+// reported Unavailable within about 40 s (bulk_transfer.h: the beats).
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 
