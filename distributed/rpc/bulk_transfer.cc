@@ -51,7 +51,7 @@ constexpr size_t kRequestBytes = sizeof(kMagic) + kBulkTicketBytes;
 // server acknowledges with 'A' before it lets go of the chunk: only then
 // does the client trust its copy. Or it says 'S' (send it after all: the
 // content follows on the connection).
-constexpr char kRecvBufMagic[4] = {'T', 'G', 'R', '3'};
+constexpr char kRecvBufMagic[4] = {'T', 'G', 'R', '4'};
 constexpr size_t kRecvBufFixedBytes = 4 + 4 + 4 + 4 + 8;
 // A direct RecvTensor: as a RecvBuf, with the step id (8) after the fixed
 // part and the rendezvous key for the key. Its answer may also be
@@ -71,7 +71,7 @@ constexpr size_t kNonceBytes = 16;
 // The addressee is the task the client means (empty: any). A server of
 // another task refuses the request unread, so that a port a restarted task
 // gave up and another task took is never served by the wrong one.
-constexpr char kCallMagic[4] = {'T', 'G', 'C', '1'};
+constexpr char kCallMagic[4] = {'T', 'G', 'C', '2'};
 constexpr size_t kCallFixedBytes = 4 + 4 + 4 + 8 + 8;
 constexpr uint32_t kMaxTokenBytes = 4096;
 constexpr uint32_t kMaxKeyBytes = 4096;
@@ -685,6 +685,11 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
       began = stop_began;
     }
     const absl::Time now = absl::Now();
+    if (now >= next_beat) {  // still working: see kStillWorking
+      const char beat = static_cast<char>(kStillWorking);
+      (void)!send(fd, &beat, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      next_beat = now + options.beat_interval;
+    }
     if (stopping) {
       if (!p.cancellation) return shutting_down;
       // From when Stop began, as Stop counts it.
@@ -697,11 +702,7 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
       cancel();
       return errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait));
     }
-    if (now >= next_beat) {  // still working: see kStillWorking
-      const char beat = static_cast<char>(kStillWorking);
-      (void)!send(fd, &beat, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-      next_beat = now + options.beat_interval;
-    }
+
     if (!cancelled && PeerHungUp(fd)) {
       // A call then waits for its cancelled handler's answer; a RecvBuf or
       // RecvTensor, which cannot be cancelled, waits no more.
@@ -970,13 +971,10 @@ void BulkServer::Stop() {
     if (state_->awaiting.count(fd) == 0) shutdown(fd, SHUT_RD);
   }
   if (state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(500))) return;
-  // A handler that does not answer even a grace after its client was (one
-  // waiting on a task that froze, say) is left behind: its answer touches
-  // only what it holds. Stop must end.
-  const absl::Time leave_handlers = close_writing + state_->options.stop_grace;
+  // (A handler waiting on a frozen task answers once its own request there
+  // fails: BulkClient's peer silence.)
   do {
     const absl::Time now = absl::Now();
-    if (now >= leave_handlers && state_->threads == 0) return;
     for (int fd : state_->connections) {
       if (state_->awaiting.count(fd) == 0 ||
           (now >= close_writing && state_->writing.count(fd) != 0)) {
@@ -1407,15 +1405,20 @@ void BulkClient::Watch(Waiting w) {
 }
 
 bool BulkClient::TakeBeats(int fd, Waiting* w) {
-  char head[64];
-  const ssize_t n = recv(fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
-  ssize_t beats = 0;
-  while (beats < n && static_cast<uint8_t>(head[beats]) == kStillWorking) ++beats;
-  if (beats == 0) return false;
-  (void)!recv(fd, head, static_cast<size_t>(beats), MSG_DONTWAIT);
-  w->heard = absl::Now();
-  w->beaten = true;
-  return true;
+  // One byte at a time, each looked at before it is taken: an answer's
+  // first byte (or the end) is never consumed here.
+  bool beat = false;
+  for (;;) {
+    char next;
+    const ssize_t n = recv(fd, &next, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return beat;  // beats only: wait on
+    if (n != 1 || static_cast<uint8_t>(next) != kStillWorking)
+      return false;  // the answer, or the end
+    (void)!recv(fd, &next, 1, MSG_DONTWAIT);
+    w->heard = absl::Now();
+    w->beaten = true;
+    beat = true;
+  }
 }
 
 absl::Status BulkClient::Silent(const Waiting& w) const {
@@ -1444,6 +1447,8 @@ bool BulkClient::AnswerIsHere(int fd) {
       break;
     case kInPlaceAnswer:
       return false;  // its copy is large: on the pool
+    case kStillWorking:
+      return false;  // a beat that came meanwhile: the answer may take long
     case kTensorAnswer: {
       const uint64_t rank = GetLength(head + 5, 4);
       if (rank > kMaxRank) return true;  // garbage: quick to refuse
@@ -1492,10 +1497,7 @@ void BulkClient::WatchLoop() {
         auto it = waiting_.find(fd);
         if (it == waiting_.end()) continue;
         // Beats only (the server still works on it): heard, and still waiting.
-        if (TakeBeats(fd, &it->second) && (events[i].events & (EPOLLRDHUP | EPOLLHUP)) == 0) {
-          char next;
-          if (recv(fd, &next, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == EAGAIN) continue;
-        }
+        if (TakeBeats(fd, &it->second)) continue;
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);  // the fd may go back to the pool
         ready.push_back(std::move(it->second));
         waiting_.erase(it);
@@ -1576,6 +1578,7 @@ void BulkClient::ReadAnswer(Waiting w) {
     }
     if ((errno == EAGAIN || errno == EWOULDBLOCK) && until < w.deadline) {
       close(w.fd);
+      DropIdle(w.port);  // its other connections would be as silent
       return w.Finish(Silent(w), Fallback::kNone);
     }
     // Past the deadline, or a server that had said it worked on it broke.

@@ -165,7 +165,7 @@ class BulkServer {
   // cancels `cancellation` when the client hangs up (within ~100 ms), when
   // it gives up waiting, and at Stop. Stopping, it answers the client
   // Aborted once the handler has answered or Options::stop_grace has
-  // passed, and Stop waits for every handler to answer (a grace more).
+  // passed, and Stop waits for every handler to answer.
   // `cancellation` lives until `done` has run. A method nobody serves is
   // Unimplemented.
   using Answer = std::function<absl::StatusOr<std::string>()>;
@@ -182,8 +182,9 @@ class BulkServer {
   // Closes the port and every connection (a fetch in flight fails on the
   // client) and drops all tickets. Calls in flight are cancelled and
   // answered Aborted (see ServeCall). Returns once no thread of ours runs
-  // and every call's handler has answered, or (a handler that never does)
-  // about twice Options::stop_grace after it began.
+  // and every call's handler has answered, as gRPC's Server::Wait does (a
+  // handler waiting on a frozen task answers once its own request there
+  // fails: BulkClient::set_peer_silence).
   void Stop();
 
   // How many tensors were sent (tickets taken, chunks and RecvTensors

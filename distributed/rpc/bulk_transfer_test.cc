@@ -1164,8 +1164,8 @@ TEST(BulkCallTest, GarbageCallHeaderIsDroppedAndTheServerKeepsServing) {
   addr.sin_port = htons(server->port());
   ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   // A call with no token, no addressee and a method name of 2^32 - 1 bytes.
-  const std::string garbage = std::string("TGC1") + std::string(8, '\0') +
-                              std::string(4, '\xff') + std::string(16, '\0');
+  const std::string garbage =
+      std::string("TGC2") + std::string(8, '\0') + std::string(4, '\xff') + std::string(16, '\0');
   ASSERT_EQ(send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(garbage.size()));
   char byte;
@@ -1187,7 +1187,7 @@ namespace {
 uint32_t ReadRecvBufRequest(int fd) {
   char fixed[4 + 4 + 4 + 4 + 4 + 8];
   EXPECT_EQ(recv(fd, fixed, sizeof(fixed), MSG_WAITALL), static_cast<ssize_t>(sizeof(fixed)));
-  EXPECT_EQ(std::string(fixed, 4), "TGR3");
+  EXPECT_EQ(std::string(fixed, 4), "TGR4");
   auto u32 = [&](int at) {
     uint32_t v = 0;
     for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(fixed[at + i])) << (8 * i);
@@ -1249,7 +1249,7 @@ TEST(BulkInPlaceTest, ServerSendsTheBytesWhenTheClientCannotCopy) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(server->port());
   ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  std::string request = "TGR3";
+  std::string request = "TGR4";
   Put(&request, 0, 4);      // no token
   Put(&request, 0, 4);      // any addressee
   Put(&request, 1, 4);      // key "k"
