@@ -1560,8 +1560,8 @@ void BulkClient::ReadAnswer(Waiting w) {
     return absl::OkStatus();
   };
   char kind;
+  if (w.heard == absl::InfinitePast()) w.heard = absl::Now();  // read on the caller's thread
   for (;;) {
-    if (w.heard == absl::InfinitePast()) w.heard = absl::Now();  // read on the caller's thread
     const absl::Time until = std::min(w.deadline, w.heard + peer_silence_);
     if (ReadFull(w.fd, &kind, 1, until) == 1) {
       if (static_cast<uint8_t>(kind) != kStillWorking) break;

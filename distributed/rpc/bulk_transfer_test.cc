@@ -903,6 +903,12 @@ struct HeldCall {
           asked.Notify();
         });
   }
+  // Calls `method` with `client` into `result`, and waits (bounded) until
+  // the handler has it.
+  void Ask(BulkClient& client, BulkServer& server, const std::string& method, CallResult* result) {
+    client.CallAsync(server.port(), "", method, "x", Soon(), result->Callback());
+    ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
 };
 
 // A handler that ignores its cancellation: its client is answered Aborted
@@ -916,8 +922,7 @@ TEST(BulkCallTest, StopAnswersByItsGraceAndWaitsForTheHandler) {
   held.Serve(*server, "Deaf");
   BulkClient client("127.0.0.1");
   CallResult result;
-  client.CallAsync(server->port(), "", "Deaf", "x", Soon(), result.Callback());
-  ASSERT_TRUE(held.asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_NO_FATAL_FAILURE(held.Ask(client, *server, "Deaf", &result));
   absl::Notification stopped;
   std::thread stopper([&] {
     server->Stop();
@@ -943,8 +948,7 @@ TEST(BulkCallTest, StopLetsASlowHandlerAnswerWithinTheGrace) {
   held.Serve(*server, "Slow");
   BulkClient client("127.0.0.1");
   CallResult result;
-  client.CallAsync(server->port(), "", "Slow", "x", Soon(), result.Callback());
-  ASSERT_TRUE(held.asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_NO_FATAL_FAILURE(held.Ask(client, *server, "Slow", &result));
   std::thread answerer([&] {
     absl::SleepFor(absl::Seconds(1));  // past Stop's 500 ms of reading-only shutdown
     held.kept(absl::OkStatus(), BulkServer::Bytes("done"));

@@ -64,7 +64,7 @@ absl::Status CheckAnswerSize(const char* method, const google::protobuf::Message
 // Master, and what the step fills in. Held by shared_ptr until the step's
 // answer is made.
 struct StepCall {
-  static constexpr char kMethod[] = "RunStep";
+  static constexpr const char* kMethod = kBulkRunStep;  // also its gRPC method
   RunStepRequest request;
   std::shared_ptr<Master> master;
   std::vector<std::pair<std::string, Tensor>> feeds;
@@ -100,7 +100,7 @@ struct StepCall {
 
 // The same for RunCallable.
 struct CallableCall {
-  static constexpr char kMethod[] = "RunCallable";
+  static constexpr const char* kMethod = kBulkRunCallable;
   RunCallableRequest request;
   std::shared_ptr<Master> master;
   std::vector<Tensor> feeds;
@@ -214,13 +214,13 @@ grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
 template <typename Call>
 grpc::ServerUnaryReactor* GrpcMasterService::ServeStep(grpc::CallbackServerContext* context,
                                                        const grpc::ByteBuffer* wire,
-                                                       grpc::ByteBuffer* wire_response,
-                                                       const char* method) {
+                                                       grpc::ByteBuffer* wire_response) {
   return StartStep(
-      context, wire->Length(), [this, wire, wire_response, method](StepReactor* reactor) {
+      context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
         auto call = std::make_shared<Call>();
         if (!ParseFromByteBuffer(*wire, &call->request)) {
-          return reactor->Finish(InvalidMessageStatus(method));
+          return reactor->Finish(
+              InvalidMessageStatus(absl::StrCat("/tensorgrid.MasterService/", Call::kMethod)));
         }
         if (absl::Status s = Open(*call); !s.ok()) return reactor->Finish(ToGrpcStatus(s));
         auto run = [this, reactor, call, wire_response] {
@@ -248,7 +248,7 @@ absl::Status GrpcMasterService::Open(Call& call) {
 grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
                                                      const grpc::ByteBuffer* wire,
                                                      grpc::ByteBuffer* wire_response) {
-  return ServeStep<StepCall>(context, wire, wire_response, "/tensorgrid.MasterService/RunStep");
+  return ServeStep<StepCall>(context, wire, wire_response);
 }
 
 grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
@@ -266,23 +266,22 @@ grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
 grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* wire,
                                                          grpc::ByteBuffer* wire_response) {
-  return ServeStep<CallableCall>(context, wire, wire_response,
-                                 "/tensorgrid.MasterService/RunCallable");
+  return ServeStep<CallableCall>(context, wire, wire_response);
 }
 
 template <typename Call>
-void GrpcMasterService::ServeStepOn(BulkServer* bulk, const char* method, const char* message) {
+void GrpcMasterService::ServeStepOn(BulkServer* bulk) {
   // Parsed on the port's connection thread. What outlives the call (the
   // step, its answer) holds the call, never this service; the port's Stop
   // waits for every step's answer, and runs before the service goes.
-  bulk->ServeCall(method, [this, method, message](std::string wire, absl::Time,
-                                                  CancellationManager* cancellation,
-                                                  BulkServer::CallDone done) {
+  bulk->ServeCall(Call::kMethod, [this](std::string wire, absl::Time,
+                                        CancellationManager* cancellation,
+                                        BulkServer::CallDone done) {
     auto call = std::make_shared<Call>();
     if (!call->request.ParseFromString(wire)) {
-      return done(
-          errors::InvalidArgument(method, " on the bulk port: the request is not a ", message),
-          nullptr);
+      return done(errors::InvalidArgument(Call::kMethod, " on the bulk port: the request is not a ",
+                                          call->request.GetDescriptor()->full_name()),
+                  nullptr);
     }
     if (absl::Status s = Open(*call); !s.ok()) return done(std::move(s), nullptr);
     auto run = [call, cancellation, done = std::move(done)] {
@@ -305,8 +304,8 @@ void GrpcMasterService::ServeStepOn(BulkServer* bulk, const char* method, const 
 
 void GrpcMasterService::ServeStepsOn(BulkServer* bulk) {
   bulk_port_ = bulk->port();
-  ServeStepOn<StepCall>(bulk, kBulkRunStep, "tensorgrid.RunStepRequest");
-  ServeStepOn<CallableCall>(bulk, kBulkRunCallable, "tensorgrid.RunCallableRequest");
+  ServeStepOn<StepCall>(bulk);
+  ServeStepOn<CallableCall>(bulk);
 }
 
 void GrpcMasterService::OffloadIf(bool slow, std::function<void()> work) {

@@ -115,13 +115,13 @@ class GrpcMasterService final
   // outputs).
   class StepReactor;
   // RunStep's and RunCallable's shared body over gRPC (Call: StepCall or
-  // CallableCall), and over the bulk port.
+  // CallableCall, whose kMethod names the method), and over the bulk port.
   template <typename Call>
   grpc::ServerUnaryReactor* ServeStep(grpc::CallbackServerContext* context,
-                                      const grpc::ByteBuffer* wire, grpc::ByteBuffer* wire_response,
-                                      const char* method);
+                                      const grpc::ByteBuffer* wire,
+                                      grpc::ByteBuffer* wire_response);
   template <typename Call>
-  void ServeStepOn(BulkServer* bulk, const char* method, const char* message);
+  void ServeStepOn(BulkServer* bulk);
   // Finds the call's session and unpacks its request.
   template <typename Call>
   absl::Status Open(Call& call);

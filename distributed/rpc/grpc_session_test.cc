@@ -114,6 +114,17 @@ class GrpcSessionTest : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(stub.CreateSession(&context, create, created).ok());
   }
 
+  // A callable of that session fetching "never".
+  static void MakeNeverCallable(MasterService::Stub& stub, const std::string& session,
+                                MakeCallableResponse* made) {
+    MakeCallableRequest make;
+    make.set_session_handle(session);
+    make.mutable_options()->add_fetch("never");
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(10));
+    ASSERT_TRUE(stub.MakeCallable(&context, make, made).ok());
+  }
+
   std::unique_ptr<MasterService::Stub> RawStub() {
     return MasterService::NewStub(
         grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
@@ -402,13 +413,8 @@ TEST_P(GrpcSessionTest, ClientCancellingAStepCancelsItOnTheWorker) {
             }).error_code(),
             grpc::StatusCode::CANCELLED);
 
-  MakeCallableRequest make;
-  make.set_session_handle(created.session_handle());
-  make.mutable_options()->add_fetch("never");
   MakeCallableResponse made;
-  grpc::ClientContext c2;
-  SetDeadline(&c2, absl::Seconds(10));
-  ASSERT_TRUE(stub->MakeCallable(&c2, make, &made).ok());
+  ASSERT_NO_FATAL_FAILURE(MakeNeverCallable(*stub, created.session_handle(), &made));
   RunCallableRequest call;
   call.set_session_handle(created.session_handle());
   call.set_handle(made.handle());
@@ -442,13 +448,8 @@ TEST_P(GrpcSessionBulkTest, ClientHangingUpCancelsTheStep) {
   CreateSessionResponse created;
   ASSERT_NO_FATAL_FAILURE(CreateNeverSession(*stub, &created));
   ASSERT_EQ(created.bulk_port(), bulk_->port());
-  MakeCallableRequest make;
-  make.set_session_handle(created.session_handle());
-  make.mutable_options()->add_fetch("never");
   MakeCallableResponse made;
-  grpc::ClientContext c2;
-  SetDeadline(&c2, absl::Seconds(10));
-  ASSERT_TRUE(stub->MakeCallable(&c2, make, &made).ok());
+  ASSERT_NO_FATAL_FAILURE(MakeNeverCallable(*stub, created.session_handle(), &made));
 
   RunStepRequest run;
   run.set_session_handle(created.session_handle());
