@@ -58,7 +58,7 @@
 #include "client/ops/collective_ops.h"
 #include "client/ops/standard_ops.h"
 #include "client/scope.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 

@@ -57,7 +57,7 @@
 #include "bench/echo.grpc.pb.h"
 #include "client/ops/standard_ops.h"
 #include "client/scope.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 #include "bench/child_process.h"

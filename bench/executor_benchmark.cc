@@ -3,7 +3,7 @@
 //   chain:   n0 -> n1 -> ... -> n99999          (100,000 NoOps, control edges)
 //
 //   fan:            source
-//                 /   |    \
+//                 /   |    \   control edges
 //               w0   w1 ... w9999               (10,000 NoOps)
 //                 \   |    /
 //                    sink

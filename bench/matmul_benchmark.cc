@@ -1,9 +1,9 @@
 // MatMul 1024x1024 float32: tensorgrid's kernel through a Session against
 // Eigen called directly, in the same binary with the same compiler flags.
 //
-//   a (fed) --\
+//   a (fed) ---.
 //              MatMul -> product (fetched)
-//   b (fed) --/
+//   b (fed) ---'
 //
 // tensorgrid: a callable (no per-step lookups) on a session whose device has
 // intra_op_parallelism_threads = 1 or 2. Eigen: the same Tensor contraction on
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "Eigen/Dense"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/session.h"
+#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
 
 namespace tensorgrid {

@@ -27,7 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "client/output.h"
 #include "client/scope.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "core/framework/tensor.h"
 #include "proto/config.pb.h"
 

@@ -2,7 +2,7 @@
 // Send/Recv through the step rendezvous, seen from the Session API.
 #include <random>
 
-#include "client/session.h"
+#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
@@ -62,8 +62,12 @@ TEST(MultiDeviceTest, CrossDeviceStepComputesAndReportsPartitions) {
     for (const NodeDef& n : p.node()) {
       sends += n.op() == "_Send";
       recvs += n.op() == "_Recv";
-      if (n.name() == "neg") EXPECT_EQ(n.device(), std::string(kCpu) + "3");
-      if (n.name() == "sum") EXPECT_EQ(n.device(), std::string(kCpu) + "0");
+      if (n.name() == "neg") {
+        EXPECT_EQ(n.device(), std::string(kCpu) + "3");
+      }
+      if (n.name() == "sum") {
+        EXPECT_EQ(n.device(), std::string(kCpu) + "0");
+      }
     }
   }
   EXPECT_EQ(sends, recvs);
@@ -150,7 +154,9 @@ TEST(MultiDeviceTest, VariableOnOneDeviceUpdatedFromAnother) {
   ExpectTensorEqual<float>(out[0], {10}, TensorShape({}));
   for (const GraphDef& p : metadata.partition_graphs()) {
     for (const NodeDef& n : p.node()) {
-      if (n.name() == "read") EXPECT_EQ(n.device(), std::string(kCpu) + "1");
+      if (n.name() == "read") {
+        EXPECT_EQ(n.device(), std::string(kCpu) + "1");
+      }
     }
   }
 }

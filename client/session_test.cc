@@ -1,4 +1,4 @@
-#include "client/session.h"
+#include "core/public/session.h"
 
 #include <fstream>
 #include <sstream>

@@ -33,7 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distributed/cluster_spec.h"
-#include "distributed/rpc/grpc_util.h"
+#include "distributed/rpc_security.h"
 #include "proto/config.pb.h"
 
 namespace grpc {

@@ -22,7 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "google/protobuf/text_format.h"
 #include "core/platform/free_port.h"
 #include "gtest/gtest.h"

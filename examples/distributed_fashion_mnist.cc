@@ -59,7 +59,7 @@
 #include "client/training/variables.h"
 #include "core/platform/status.h"
 #include "distributed/cluster_spec.h"
-#include "distributed/rpc/grpc_util.h"
+#include "distributed/rpc_security.h"
 #include "distributed/server.h"
 #include "tools/flags.h"
 

@@ -12,7 +12,7 @@
 //   w, b (primary)    w, b (copy)         forward + gradients on each
 //         \                /
 //          CollectiveReduce (mean of the gradients, ring all-reduce)
-//         /                \
+//         /                \   the same mean to both
 //   Adagrad on w, b     Adagrad on the copy   -> copies stay identical
 //
 //   bazel run //examples:mirrored_linear_regression -- --epochs=100
@@ -27,7 +27,7 @@
 #include "client/data/dataset.h"
 #include "client/distribute/strategy.h"
 #include "client/ops/standard_ops.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"

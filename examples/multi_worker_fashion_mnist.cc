@@ -40,7 +40,7 @@
 #include "client/data/fashion_mnist.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
 #include "client/ops/standard_ops.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"

@@ -19,28 +19,10 @@
 #include "core/framework/attr_value_util.h"
 #include "core/framework/device.h"
 #include "core/framework/op_kernel.h"
+#include "core/platform/status_testutil.h"  // ASSERT_OK, EXPECT_STATUS
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
-
-#define ASSERT_OK(expr)                            \
-  do {                                             \
-    ::absl::Status tg_ok_ = (expr);                \
-    ASSERT_TRUE(tg_ok_.ok()) << tg_ok_;            \
-  } while (0)
-#define EXPECT_OK(expr)                            \
-  do {                                             \
-    ::absl::Status tg_ok_ = (expr);                \
-    EXPECT_TRUE(tg_ok_.ok()) << tg_ok_;            \
-  } while (0)
-
-// Expects `status` to have `code` and a message containing `substr`.
-#define EXPECT_STATUS(status_expr, code_, substr)                                   \
-  do {                                                                             \
-    ::absl::Status tg_st_ = (status_expr);                                         \
-    EXPECT_EQ(tg_st_.code(), ::absl::StatusCode::code_) << tg_st_;                 \
-    EXPECT_NE(std::string(tg_st_.message()).find(substr), std::string::npos) << tg_st_; \
-  } while (0)
 
 // Fluent NodeDef construction: inputs are named "input0", "input1", ...
 class NodeDefBuilder {
@@ -86,7 +68,6 @@ void ExpectTensorNear(const Tensor& t, std::vector<T> values, const TensorShape&
         << "at " << i;
   }
 }
-
 
 class OpsTestBase : public ::testing::Test {
  protected:

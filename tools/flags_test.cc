@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace tools {

@@ -17,6 +17,7 @@
 #include "core/framework/shape_inference.h"
 #include "core/graph/graph.h"
 #include "core/graph/partition.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "tools/flags.h"
 #include "tools/proto_file.h"

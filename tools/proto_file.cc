@@ -1,9 +1,5 @@
 #include "tools/proto_file.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
@@ -28,23 +24,6 @@ class CollectFirstError : public google::protobuf::io::ErrorCollector {
 };
 
 }  // namespace
-
-absl::StatusOr<std::string> ReadFileToString(const std::string& path, absl::string_view what) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    return errors::NotFound("cannot read ", what, " '", path, "': ", std::strerror(errno));
-  }
-  std::string content;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), file)) > 0) content.append(buf, n);
-  const int error = std::ferror(file) ? errno : 0;
-  std::fclose(file);
-  if (error != 0) {
-    return errors::NotFound("cannot read ", what, " '", path, "': ", std::strerror(error));
-  }
-  return content;
-}
 
 bool HasTextProtoExtension(absl::string_view path) {
   return absl::EndsWith(path, ".pbtxt") || absl::EndsWith(path, ".pbtx") ||

@@ -1,6 +1,5 @@
-// Reading protos from files, for the command-line tools: a whole-file read
-// with errors that name the file, and text-format parsing that reports the
-// first error's line and column.
+// Text-format protos for the command-line tools: parsing that reports the
+// first error's line and column. (Reading the file: core/platform/file.h.)
 //
 //   TG_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path, "graph file"));
 //   std::string error;
@@ -10,15 +9,10 @@
 
 #include <string>
 
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
 
 namespace tensorgrid {
-
-// The file's bytes. NotFound naming `what`, the file and the system's reason:
-//   cannot read graph file 'g.pb': No such file or directory
-absl::StatusOr<std::string> ReadFileToString(const std::string& path, absl::string_view what);
 
 // Whether the extension says text format: .pbtxt, .pbtx or .txt.
 bool HasTextProtoExtension(absl::string_view path);

@@ -36,6 +36,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/platform/file.h"
 #include "core/platform/free_port.h"
 #include "core/platform/status.h"
 #include "distributed/cluster_spec.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
 #include "tools/flags.h"

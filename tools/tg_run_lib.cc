@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "tools/flags.h"
 #include "tools/proto_file.h"

@@ -8,7 +8,7 @@
 #include "client/data/dataset.h"
 #include "client/data/fashion_mnist.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -27,15 +28,6 @@ constexpr IdxType kIdxTypes[] = {
     {0x08, DT_UINT8}, {0x09, DT_INT8},  {0x0B, DT_INT16},
     {0x0C, DT_INT32}, {0x0D, DT_FLOAT}, {0x0E, DT_DOUBLE},
 };
-
-// Status for a failed system call on `path` (errno `err`).
-absl::Status IoError(absl::string_view path, absl::string_view what, int err) {
-  std::string msg = absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  if (err == ENOENT || err == ENOTDIR) return absl::NotFoundError(msg);
-  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
-  if (err == ENOSPC) return absl::ResourceExhaustedError(msg);
-  return absl::InternalError(msg);
-}
 
 template <typename U>
 void SwapEach(char* p, int64_t count, U (*swap)(U)) {
@@ -67,19 +59,19 @@ class ByteSource {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) {
       return errno == ENOENT || errno == ENOTDIR ? MissingDataFile(path)
-                                                 : IoError(path, "cannot open", errno);
+                                                 : ErrnoToStatus(errno, "cannot open", path);
     }
     if (S_ISDIR(st.st_mode))
       return errors::InvalidArgument(path, " is a directory, not an IDX file");
     FILE* file = std::fopen(path.c_str(), "rb");
-    if (file == nullptr) return IoError(path, "cannot open", errno);
+    if (file == nullptr) return ErrnoToStatus(errno, "cannot open", path);
     unsigned char magic[2] = {0, 0};
     size_t n = std::fread(magic, 1, 2, file);
     std::unique_ptr<ByteSource> source(new ByteSource(path));
     if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
       std::fclose(file);
       source->gz_ = gzopen(path.c_str(), "rb");
-      if (source->gz_ == nullptr) return IoError(path, "cannot open", errno);
+      if (source->gz_ == nullptr) return ErrnoToStatus(errno, "cannot open", path);
       gzbuffer(source->gz_, 1 << 18);
     } else {
       std::rewind(file);
@@ -110,7 +102,7 @@ class ByteSource {
         got = static_cast<size_t>(r);
       } else {
         got = std::fread(at, 1, chunk, file_);
-        if (got < chunk && std::ferror(file_)) return IoError(path_, "cannot read", errno);
+        if (got < chunk && std::ferror(file_)) return ErrnoToStatus(errno, "cannot read", path_);
       }
       done += got;
       if (got < chunk) break;
@@ -142,7 +134,7 @@ class ByteSource {
   absl::Status GzipError() const {
     int err = Z_OK;
     const char* msg = gzerror(gz_, &err);
-    if (err == Z_ERRNO) return IoError(path_, "cannot read", errno);
+    if (err == Z_ERRNO) return ErrnoToStatus(errno, "cannot read", path_);
     return absl::DataLossError(absl::StrCat(path_, ": corrupt gzip data: ", msg));
   }
 
@@ -274,28 +266,20 @@ absl::Status WriteIdx(const std::string& path, const Tensor& tensor, bool gzip) 
   TG_ASSIGN_OR_RETURN(std::string bytes, EncodeIdx(tensor));
   if (gzip) {
     gzFile gz = gzopen(path.c_str(), "wb");
-    if (gz == nullptr) return IoError(path, "cannot create", errno);
+    if (gz == nullptr) return ErrnoToStatus(errno, "cannot create", path);
     size_t done = 0;
     while (done < bytes.size()) {
       unsigned chunk = static_cast<unsigned>(std::min<size_t>(bytes.size() - done, 1u << 30));
       if (gzwrite(gz, bytes.data() + done, chunk) != static_cast<int>(chunk)) {
         gzclose(gz);
-        return IoError(path, "cannot write", errno);
+        return ErrnoToStatus(errno, "cannot write", path);
       }
       done += chunk;
     }
-    if (gzclose(gz) != Z_OK) return IoError(path, "cannot write", errno);
+    if (gzclose(gz) != Z_OK) return ErrnoToStatus(errno, "cannot write", path);
     return absl::OkStatus();
   }
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return IoError(path, "cannot create", errno);
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  int err = errno;
-  if (std::fclose(file) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  return ok ? absl::OkStatus() : IoError(path, "cannot write", err);
+  return WriteWholeFile(path, bytes);
 }
 
 }  // namespace tensorgrid

@@ -71,7 +71,7 @@
 #include "client/data/dataset.h"
 #include "client/output.h"
 #include "client/scope.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "proto/config.pb.h"

@@ -10,7 +10,7 @@
 
 #include "client/distribute/strategy.h"
 #include "client/ops/standard_ops.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "client/training/global_step.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"

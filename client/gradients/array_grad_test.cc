@@ -1,6 +1,6 @@
 // Each array gradient against central finite differences.
 #include "client/gradients/grad_testutil.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

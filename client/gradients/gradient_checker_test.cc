@@ -4,7 +4,7 @@
 #include "client/node_builder.h"
 #include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

@@ -35,7 +35,7 @@
 #include "core/platform/free_port.h"
 #include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace training {

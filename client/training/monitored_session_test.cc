@@ -21,7 +21,7 @@
 #include "client/training/variables.h"
 #include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace training {

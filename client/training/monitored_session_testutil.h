@@ -20,7 +20,7 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace training {

@@ -14,8 +14,9 @@
 #include "client/ops/array_ops.h"
 #include "client/ops/state_ops.h"
 #include "core/framework/device_name.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
-#include "kernels/io/checkpoint_format.h"
+#include "core/util/checkpoint_format.h"
 
 namespace tensorgrid {
 namespace training {
@@ -54,19 +55,6 @@ NodeIndex IndexNodes(const GraphDef& graph) {
   NodeIndex index;
   for (const NodeDef& node : graph.node()) index[node.name()] = &node;
   return index;
-}
-
-std::string Dirname(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-// `path` as read from a state file in `dir`: relative paths are relative to `dir`.
-std::string JoinPath(const std::string& dir, const std::string& path) {
-  if (absl::StartsWith(path, "/") || dir.empty() || dir == ".") return path;
-  return absl::EndsWith(dir, "/") ? dir + path : absl::StrCat(dir, "/", path);
 }
 
 // `path` as written into a state file in `dir`.
@@ -324,7 +312,7 @@ absl::Status Saver::Restore(ClientSession& session, const std::string& save_path
 absl::StatusOr<CheckpointState> GetCheckpointState(const std::string& dir,
                                                    const std::string& latest_filename) {
   const std::string path = JoinPath(dir, latest_filename);
-  auto text = checkpoint::ReadFileToString(path);
+  auto text = ReadFileToString(path);
   if (!text.ok()) {
     if (absl::IsNotFound(text.status())) {
       return errors::NotFound("no checkpoint state file '", path, "'");
@@ -371,8 +359,8 @@ absl::Status UpdateCheckpointState(const std::string& dir, const CheckpointState
     absl::StrAppend(&text, "all_model_checkpoint_paths: \"", absl::CEscape(RelativePath(dir, path)),
                     "\"\n");
   }
-  TG_RETURN_IF_ERROR(checkpoint::CreateDirectories(dir));
-  return WithContext(checkpoint::WriteFileAtomically(JoinPath(dir, latest_filename), text),
+  TG_RETURN_IF_ERROR(CreateDirectories(dir));
+  return WithContext(WriteFileAtomically(JoinPath(dir, latest_filename), text),
                      "updating the checkpoint state file");
 }
 

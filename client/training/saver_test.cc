@@ -15,8 +15,9 @@
 #include "absl/strings/match.h"
 #include "client/client_session.h"
 #include "client/ops/standard_ops.h"
-#include "kernels/io/checkpoint_format.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/file.h"
+#include "core/util/checkpoint_format.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace training {
@@ -46,7 +47,7 @@ std::vector<std::string> ListDir(const std::string& dir) {
 }
 
 std::string ReadText(const std::string& path) {
-  auto s = checkpoint::ReadFileToString(path);
+  auto s = ReadFileToString(path);
   return s.ok() ? *s : "<" + s.status().ToString() + ">";
 }
 

@@ -4,6 +4,7 @@
 #ifndef TENSORGRID_CORE_FRAMEWORK_DEVICE_H_
 #define TENSORGRID_CORE_FRAMEWORK_DEVICE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,13 @@ namespace tensorgrid {
 
 inline constexpr char DEVICE_CPU[] = "CPU";
 inline constexpr char DEVICE_GPU[] = "GPU";
+
+// What a task says about one of its devices (GetStatus, ListDevices).
+struct DeviceInfo {
+  std::string name;  // full name
+  std::string type;  // "CPU", "GPU"
+  uint64_t incarnation = 0;
+};
 
 class Device {
  public:

@@ -1,8 +1,10 @@
 #include "core/framework/op_def.h"
 
 #include "core/framework/attr_value_util.h"
+#include "core/framework/device.h"
+#include "core/framework/op_kernel.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

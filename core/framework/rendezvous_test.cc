@@ -4,8 +4,9 @@
 
 #include "absl/synchronization/notification.h"
 
+#include "core/platform/status.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

@@ -88,7 +88,9 @@ absl::StatusOr<TensorShape> TensorShapeFromProto(const TensorShapeProto& proto) 
 }
 
 absl::StatusOr<PartialTensorShape> PartialTensorShape::FromProto(const TensorShapeProto& proto) {
-  if (proto.unknown_rank()) return PartialTensorShape();
+  // Made in place: moving an empty InlinedVector into the StatusOr trips
+  // GCC 12's -Wmaybe-uninitialized (a false report inside Abseil).
+  if (proto.unknown_rank()) return absl::StatusOr<PartialTensorShape>(absl::in_place);
   if (proto.dim_size() > kMaxTensorRank) {
     return errors::InvalidArgument("shape has rank ", proto.dim_size(), ", more than the maximum ",
                                    kMaxTensorRank);

@@ -2,7 +2,7 @@
 
 #include "core/framework/attr_value_util.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

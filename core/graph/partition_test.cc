@@ -2,7 +2,7 @@
 
 #include "core/framework/attr_value_util.h"
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {
@@ -68,7 +68,9 @@ TEST(PartitionTest, CrossDeviceEdgeBecomesOneSendRecvPairPerDestination) {
   EXPECT_EQ(recv->device(), kCpu1);
   EXPECT_EQ(Find(p1, "_Recv", 1), nullptr);
   for (const NodeDef& n : p1.node()) {
-    if (n.name() == "b" || n.name() == "c") EXPECT_EQ(n.input(0), recv->name());
+    if (n.name() == "b" || n.name() == "c") {
+      EXPECT_EQ(n.input(0), recv->name());
+    }
   }
 }
 
@@ -85,7 +87,9 @@ TEST(PartitionTest, CrossDeviceControlEdgeGoesThroughADummyTensor) {
   const NodeDef* recv = Find(p0, "_Recv");
   ASSERT_NE(recv, nullptr);
   for (const NodeDef& n : p0.node()) {
-    if (n.name() == "d") EXPECT_EQ(n.input(0), "^" + recv->name());
+    if (n.name() == "d") {
+      EXPECT_EQ(n.input(0), "^" + recv->name());
+    }
   }
 }
 

@@ -23,7 +23,9 @@ TEST(FreePortTest, PortsAreDistinctBindableAndOutsideTheEphemeralRange) {
   for (int port : ports) {
     EXPECT_GT(port, 0);
     // Below the kernel's own range, where a bind to port 0 never lands.
-    if (known && low >= 4096) EXPECT_LT(port, low) << port;
+    if (known && low >= 4096) {
+      EXPECT_LT(port, low) << port;
+    }
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;

@@ -1,7 +1,8 @@
 #include "core/runtime/collective_buf_table.h"
 
 #include "absl/synchronization/notification.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

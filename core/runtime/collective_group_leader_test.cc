@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "absl/synchronization/notification.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

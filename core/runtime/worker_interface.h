@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "core/platform/blocking.h"
+#include "core/framework/device.h"  // DeviceInfo
 #include "core/framework/tensor.h"
 #include "core/framework/types.h"
 #include "proto/graph.pb.h"
@@ -38,11 +39,6 @@ struct RunGraphResult {
   StepStats step_stats;
 };
 
-struct DeviceInfo {
-  std::string name;  // full name
-  std::string type;  // "CPU", "GPU"
-  uint64_t incarnation = 0;
-};
 struct GetStatusResult {
   std::vector<DeviceInfo> devices;
 };

@@ -44,7 +44,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_util.h"
 #include "proto/master.grpc.pb.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "client/session.h"
+#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/rendezvous.h"
 #include "core/framework/tensor_codec.h"

@@ -1,11 +1,7 @@
 #include "distributed/rpc/grpc_util.h"
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -111,18 +107,6 @@ namespace {
 constexpr char kAuthKey[] = "authorization";
 constexpr char kBearer[] = "Bearer ";
 
-absl::StatusOr<std::string> ReadWhole(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return errors::InvalidArgument("cannot read the ", what, " file '", path,
-                                   "': ", std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return errors::InvalidArgument("cannot read the ", what, " file '", path, "'");
-  return text.str();
-}
-
 // Constant time in where the strings differ (not in their lengths, which
 // say little about a random token).
 bool SameSecret(absl::string_view a, absl::string_view b) {
@@ -163,45 +147,6 @@ class BadRequestInterceptorFactory final
 };
 
 }  // namespace
-
-absl::StatusOr<RpcSecurity> RpcSecurity::FromFiles(const std::string& auth_token_file,
-                                                   const std::string& tls_ca_file,
-                                                   const std::string& tls_cert_file,
-                                                   const std::string& tls_key_file) {
-  RpcSecurity out;
-  if (!auth_token_file.empty()) {
-    TG_ASSIGN_OR_RETURN(std::string token, ReadWhole(auth_token_file, "auth token"));
-    out.auth_token = std::string(absl::StripAsciiWhitespace(token));
-    if (out.auth_token.empty()) {
-      return errors::InvalidArgument("the auth token file '", auth_token_file, "' is empty");
-    }
-  }
-  if (tls_cert_file.empty() != tls_key_file.empty()) {
-    return errors::InvalidArgument("TLS needs both a certificate and its key; got only the ",
-                                   tls_cert_file.empty() ? "key '" : "certificate '",
-                                   tls_cert_file.empty() ? tls_key_file : tls_cert_file, "'");
-  }
-  if (!tls_ca_file.empty()) {
-    TG_ASSIGN_OR_RETURN(out.tls_ca, ReadWhole(tls_ca_file, "TLS CA certificate"));
-  }
-  if (!tls_cert_file.empty()) {
-    TG_ASSIGN_OR_RETURN(out.tls_cert, ReadWhole(tls_cert_file, "TLS certificate"));
-    TG_ASSIGN_OR_RETURN(out.tls_key, ReadWhole(tls_key_file, "TLS key"));
-  }
-  return out;
-}
-
-absl::StatusOr<RpcSecurity> RpcSecurity::FromEnvironment() {
-  auto env = [](const char* name) {
-    const char* value = std::getenv(name);
-    return std::string(value == nullptr ? "" : value);
-  };
-  absl::StatusOr<RpcSecurity> out =
-      FromFiles(env("TG_AUTH_TOKEN_FILE"), env("TG_TLS_CA_FILE"), env("TG_TLS_CERT_FILE"),
-                env("TG_TLS_KEY_FILE"));
-  if (!out.ok()) return WithContext(out.status(), "from the TG_* environment variables");
-  return out;
-}
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const RpcSecurity& security) {
   if (!security.tls()) return grpc::InsecureChannelCredentials();

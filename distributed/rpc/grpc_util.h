@@ -1,4 +1,5 @@
-// Glue between Abseil and gRPC: status conversion and per-RPC deadlines.
+// Glue between Abseil and gRPC: status conversion, per-RPC deadlines, and
+// RpcSecurity (distributed/rpc_security.h) as gRPC credentials and metadata.
 //
 // absl::StatusCode and grpc::StatusCode share their numbering (both follow
 // google.rpc.Code), so codes map one to one and messages pass unchanged.
@@ -18,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "distributed/rpc_security.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
@@ -31,40 +33,6 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 // Sets `context`'s deadline to `timeout` from now. A non-positive or infinite
 // timeout leaves the context without a deadline.
 void SetDeadline(grpc::ClientContext* context, absl::Duration timeout);
-
-// How a process proves itself on the wire, the same for its server and its
-// client channels (a task is both):
-//   - auth_token: a shared secret sent with every call ("authorization:
-//     Bearer <token>" metadata) and, on a server, required on every call:
-//     a call without it is Unauthenticated before any work is done.
-//   - TLS from PEM texts: tls_cert + tls_key are this side's certificate (a
-//     server's; a client's too for mutual TLS); tls_ca verifies the peer: a
-//     client checks the server against it, and a server given one requires
-//     and checks client certificates (mutual TLS). A client with only
-//     tls_ca speaks TLS without a certificate of its own.
-// Both are off when empty. Without TLS the token crosses the wire in clear
-// text: it keeps stray clients out, not eavesdroppers.
-struct RpcSecurity {
-  std::string auth_token;
-  std::string tls_ca;
-  std::string tls_cert;
-  std::string tls_key;
-
-  bool tls() const { return !tls_ca.empty() || !tls_cert.empty(); }
-
-  // Reads the files that are named (empty paths are skipped). The token is
-  // the file's text less surrounding whitespace. InvalidArgument naming the
-  // file if it cannot be read or the token is empty; a certificate without
-  // its key (or the reverse) is InvalidArgument too.
-  static absl::StatusOr<RpcSecurity> FromFiles(const std::string& auth_token_file,
-                                               const std::string& tls_ca_file,
-                                               const std::string& tls_cert_file,
-                                               const std::string& tls_key_file);
-  // FromFiles with the paths in TG_AUTH_TOKEN_FILE, TG_TLS_CA_FILE,
-  // TG_TLS_CERT_FILE and TG_TLS_KEY_FILE (unset: skipped). What a client
-  // program's grpc:// sessions use.
-  static absl::StatusOr<RpcSecurity> FromEnvironment();
-};
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const RpcSecurity& security);
 std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const RpcSecurity& security);

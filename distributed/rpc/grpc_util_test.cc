@@ -6,7 +6,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

@@ -9,7 +9,7 @@
 #include "client/client_session.h"
 #include "client/ops/array_ops.h"
 #include "client/ops/collective_ops.h"
-#include "kernels/ops_testutil.h"
+#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

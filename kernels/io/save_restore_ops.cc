@@ -15,7 +15,7 @@
 
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
-#include "kernels/io/checkpoint_format.h"
+#include "core/util/checkpoint_format.h"
 
 namespace tensorgrid {
 

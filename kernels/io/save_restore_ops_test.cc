@@ -3,7 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/io/checkpoint_format.h"
+#include "core/platform/file.h"
+#include "core/util/checkpoint_format.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
@@ -118,9 +119,9 @@ TEST_F(SaveRestoreOpsTest, MalformedArgumentsAreInvalidArgument) {
 TEST_F(SaveRestoreOpsTest, CorruptedDataIsDataLossNamingFileAndTensor) {
   ASSERT_OK(Save({"w"}, {Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})}));
   std::string data_path = (*checkpoint::CheckpointReader::Open(prefix_))->data_path();
-  std::string bytes = *checkpoint::ReadFileToString(data_path);
+  std::string bytes = *ReadFileToString(data_path);
   bytes[bytes.size() - 1] ^= 1;
-  ASSERT_OK(checkpoint::WriteFileAtomically(data_path, bytes));
+  ASSERT_OK(WriteFileAtomically(data_path, bytes));
   absl::Status s = Restore({"w"}, {DT_FLOAT});
   EXPECT_STATUS(s, kDataLoss, "tensor 'w' in checkpoint data file '" + data_path + "' is corrupted");
 }

@@ -6,15 +6,8 @@
 // and Reciprocal (y = 1 / x), which the gradient of Log uses.
 #define EIGEN_USE_THREADS
 
-// GCC 12 reports reads of uninitialized values inside its own AVX-512
-// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
-// 105593). The reports are false, so they are silenced for the headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_unary_op.h"
-#pragma GCC diagnostic pop
 
 namespace tensorgrid {
 namespace math {

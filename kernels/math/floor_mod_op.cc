@@ -3,18 +3,11 @@
 // InvalidArgument, as for integer division.
 #define EIGEN_USE_THREADS
 
-// GCC 12 reports reads of uninitialized values inside its own AVX-512
-// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
-// 105593). The reports are false, so they are silenced for the headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <cmath>
 #include <type_traits>
 
 #include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_binary_op.h"
-#pragma GCC diagnostic pop
 
 namespace tensorgrid {
 namespace math {

@@ -4,17 +4,10 @@
 // small products on the calling thread by its own cost model.
 #define EIGEN_USE_THREADS
 
-// GCC 12 reports reads of uninitialized values inside its own AVX-512
-// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
-// 105593). The reports are false, so they are silenced for the headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #include "core/framework/eigen_views.h"
 #include "core/framework/op_kernel.h"
 #include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
-#pragma GCC diagnostic pop
 
 namespace tensorgrid {
 namespace math {

@@ -6,12 +6,6 @@
 // take one pass. Mean is Sum divided by the count.
 #define EIGEN_USE_THREADS
 
-// GCC 12 reports reads of uninitialized values inside its own AVX-512
-// intrinsics headers wherever Eigen's packet math inlines them (GCC bug
-// 105593). The reports are false, so they are silenced for the headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <algorithm>
 #include <type_traits>
 
@@ -21,7 +15,6 @@
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 #include "kernels/math/reduction_plan.h"
-#pragma GCC diagnostic pop
 
 namespace tensorgrid {
 namespace math {

@@ -8,10 +8,6 @@
 // and spread over the device's threads.
 #define EIGEN_USE_THREADS
 
-// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized inside Eigen's packet
-// math (GCC bug 105593); the warning is about the compiler's headers, not this code.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include <cmath>
 #include <cstdint>
 #include <vector>

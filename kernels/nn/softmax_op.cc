@@ -5,10 +5,6 @@
 // threads; within a row Eigen's vectorized exp does the work.
 #define EIGEN_USE_THREADS
 
-// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized inside Eigen's packet
-// math (GCC bug 105593); the warning is about the compiler's headers, not this code.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
 #include "core/framework/shape_inference.h"

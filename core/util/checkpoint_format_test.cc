@@ -1,6 +1,6 @@
 // The checkpoint format: round trips, corruption and truncation detection,
 // and crashes at every point of a save (death tests and a real SIGKILL).
-#include "kernels/io/checkpoint_format.h"
+#include "core/util/checkpoint_format.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "core/platform/file.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {

@@ -1,8 +1,7 @@
-#include "client/session.h"
-
-#include "absl/strings/match.h"
-#include "absl/synchronization/mutex.h"
-#include "core/platform/status.h"
+// The in-process session (targets "" and "local"): a Master driving a
+// Worker in this process, no RPC in between. Linking //client:session
+// registers it with NewSession.
+#include "core/public/session.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
 
@@ -49,46 +48,18 @@ class LocalSession final : public Session {
   Master master_;
 };
 
-struct Factories {
-  absl::Mutex mu;
-  std::vector<std::pair<std::string, SessionFactory>> by_prefix ABSL_GUARDED_BY(mu);
+// Registers LocalSession for the targets "" and "local" when this library
+// is linked.
+struct Registration {
+  Registration() {
+    RegisterSessionFactory("", [](const SessionOptions& options)
+                                   -> absl::StatusOr<std::unique_ptr<Session>> {
+      return std::unique_ptr<Session>(new LocalSession(options));
+    });
+  }
 };
-
-Factories& GetFactories() {
-  static Factories* f = new Factories;
-  return *f;
-}
+Registration registration;
 
 }  // namespace
-
-void RegisterSessionFactory(const std::string& target_prefix, SessionFactory factory) {
-  Factories& f = GetFactories();
-  absl::MutexLock lock(&f.mu);
-  f.by_prefix.emplace_back(target_prefix, std::move(factory));
-}
-
-absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) {
-  if (options.target.empty() || options.target == "local") {
-    return std::unique_ptr<Session>(new LocalSession(options));
-  }
-  Factories& f = GetFactories();
-  {
-    absl::MutexLock lock(&f.mu);
-    for (const auto& [prefix, factory] : f.by_prefix) {
-      if (absl::StartsWith(options.target, prefix)) return factory(options);
-    }
-  }
-  if (absl::StartsWith(options.target, "grpc://")) {
-    return errors::Unimplemented("target '", options.target,
-                                 "': this binary does not link the gRPC session");
-  }
-  return errors::InvalidArgument("unknown session target '", options.target,
-                                 "' (expected \"\" or grpc://host:port)");
-}
-
-absl::Status Reset(const SessionOptions& options, const std::vector<std::string>& containers) {
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
-  return session->Reset(containers);
-}
 
 }  // namespace tensorgrid

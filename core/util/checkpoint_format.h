@@ -25,8 +25,8 @@
 //
 // Thread safety: a CheckpointWriter is used by one thread; a CheckpointReader
 // may be read from many threads at once. One writer per prefix at a time.
-#ifndef TENSORGRID_KERNELS_IO_CHECKPOINT_FORMAT_H_
-#define TENSORGRID_KERNELS_IO_CHECKPOINT_FORMAT_H_
+#ifndef TENSORGRID_CORE_UTIL_CHECKPOINT_FORMAT_H_
+#define TENSORGRID_CORE_UTIL_CHECKPOINT_FORMAT_H_
 
 #include <cstdint>
 #include <functional>
@@ -52,15 +52,6 @@ bool CheckpointExists(const std::string& prefix);
 // Removes the index first (so the checkpoint stops existing at once), then
 // every data and temporary file of the prefix. OK if nothing was there.
 absl::Status DeleteCheckpoint(const std::string& prefix);
-
-// Writes `contents` to `path` through a temporary file in the same directory
-// that is synced and renamed over `path`, then syncs the directory: readers
-// see the old contents or the new ones, even across a crash.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
-// The whole file; NotFound if it does not exist.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
-// mkdir -p.
-absl::Status CreateDirectories(const std::string& dir);
 
 class CheckpointWriter {
  public:
@@ -147,7 +138,8 @@ enum class SavePoint {
   kDataFileWritten,        // data file complete and synced, no index yet
   kIndexTempWritten,       // index written to its temporary name
   kIndexRenamed,           // committed; older data files not yet removed
-  kAtomicTempWritten,      // WriteFileAtomically: temporary file synced, not renamed
+  kAtomicTempWritten,      // WriteFileAtomically (core/platform/file.h): temporary
+                           // file synced, not renamed
 };
 // Called at each SavePoint with the file concerned; nullptr (the default)
 // turns it off. For tests only: the hook is process-wide.
@@ -157,4 +149,4 @@ void SetSaveHookForTesting(SaveHook hook);
 }  // namespace checkpoint
 }  // namespace tensorgrid
 
-#endif  // TENSORGRID_KERNELS_IO_CHECKPOINT_FORMAT_H_
+#endif  // TENSORGRID_CORE_UTIL_CHECKPOINT_FORMAT_H_

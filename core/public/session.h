@@ -1,6 +1,8 @@
-// Session: runs steps of a graph. The target picks the implementation:
-// "" (or "local") runs an in-process master and worker; later, "grpc://host:port"
-// talks to a remote master. The interface is TensorFlow's.
+// Session: runs steps of a graph. The target picks the implementation, from
+// the factories linked into the binary: "" (or "local") runs an in-process
+// master and worker (//client:session), "grpc://host:port" talks to a remote
+// master (//distributed/rpc:grpc_session). The interface is TensorFlow's,
+// which keeps it in the same place (core/public/session.h).
 //
 //   SessionOptions options;                      // target "" = local
 //   TG_ASSIGN_OR_RETURN(auto session, NewSession(options));
@@ -11,8 +13,8 @@
 // Thread safety: Run, RunCallable, MakeCallable and ReleaseCallable may be
 // called concurrently from many threads; Create/Extend/Close are serialized
 // against each other and against running steps.
-#ifndef TENSORGRID_CLIENT_SESSION_H_
-#define TENSORGRID_CLIENT_SESSION_H_
+#ifndef TENSORGRID_CORE_PUBLIC_SESSION_H_
+#define TENSORGRID_CORE_PUBLIC_SESSION_H_
 
 #include <functional>
 #include <memory>
@@ -22,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/framework/tensor.h"
-#include "core/runtime/worker_interface.h"  // DeviceInfo
+#include "core/framework/device.h"  // DeviceInfo
 #include "proto/config.pb.h"
 #include "proto/graph.pb.h"
 
@@ -86,14 +88,20 @@ class Session {
 // client sessions; this is how to drop them without restarting the ps.
 absl::Status Reset(const SessionOptions& options, const std::vector<std::string>& containers);
 
-// "" or "local": in-process. Other targets go to the factory registered for
-// their prefix (the gRPC session registers "grpc://"); InvalidArgument for
+// A session for options.target, made by the factory registered for it: ""
+// and "local" go to the in-process one (registered under the prefix ""),
+// any other target to the factory whose prefix it starts with (the gRPC
+// session registers "grpc://"). Unimplemented naming the library to link
+// when no factory for a known kind of target is linked; InvalidArgument for
 // an unknown target.
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options);
 
+// Registers `factory` for targets starting with `target_prefix` (the
+// prefix "" stands for the in-process targets "" and "local" only). Called
+// from static initializers of the libraries that implement sessions.
 using SessionFactory = std::function<absl::StatusOr<std::unique_ptr<Session>>(const SessionOptions&)>;
 void RegisterSessionFactory(const std::string& target_prefix, SessionFactory factory);
 
 }  // namespace tensorgrid
 
-#endif  // TENSORGRID_CLIENT_SESSION_H_
+#endif  // TENSORGRID_CORE_PUBLIC_SESSION_H_

@@ -2,7 +2,7 @@
 // byte layout. Integers are encoded little-endian byte by byte; tensor
 // contents are copied as they lie in memory, which is why the build requires
 // a little-endian host.
-#include "kernels/io/checkpoint_format.h"
+#include "core/util/checkpoint_format.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -35,7 +36,6 @@ constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kIndexHeaderBytes = 40;  // magic, version, flags, id, data size, count
 constexpr size_t kDataHeaderBytes = 24;   // magic, version, flags, id
 constexpr size_t kIndexFooterBytes = 4;   // CRC-32 of everything before it
-constexpr char kTempMarker[] = ".tempstate";
 constexpr size_t kWriteBufferBytes = 1 << 20;
 
 // ---------------------------------------------------------------- test hook
@@ -51,38 +51,6 @@ void AtSavePoint(SavePoint point, const std::string& path) {
     hook = *save_hook;
   }
   hook(point, path);
-}
-
-// ---------------------------------------------------------------- files
-
-absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& path) {
-  const std::string msg = absl::StrCat(what, " '", path, "': ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(msg);
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-      return absl::ResourceExhaustedError(msg);
-    default:
-      return absl::UnknownError(msg);
-  }
-}
-
-std::string Dirname(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-std::string Basename(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // Random, and different in a forked child than in its parent.
@@ -104,68 +72,6 @@ uint64_t RandomId() {
     id = (*rng)();
   } while (id == 0);
   return id;
-}
-
-std::string TempPath(const std::string& path) {
-  return absl::StrCat(path, kTempMarker, absl::StrFormat("%016x", RandomId()));
-}
-
-absl::Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "writing", path);
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SyncAndClose(int fd, const std::string& path) {
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return ErrnoStatus(err, "syncing", path);
-  }
-  if (::close(fd) != 0) return ErrnoStatus(errno, "closing", path);
-  return absl::OkStatus();
-}
-
-// Makes a rename in `dir` durable.
-absl::Status SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "opening directory", dir);
-  if (::fsync(fd) != 0 && errno != EINVAL) {  // some file systems cannot sync directories
-    const int err = errno;
-    ::close(fd);
-    return ErrnoStatus(err, "syncing directory", dir);
-  }
-  ::close(fd);
-  return absl::OkStatus();
-}
-
-absl::Status RenameFile(const std::string& from, const std::string& to) {
-  if (::rename(from.c_str(), to.c_str()) != 0) {
-    return ErrnoStatus(errno, absl::StrCat("renaming '", from, "' to"), to);
-  }
-  return SyncDirectory(Dirname(to));
-}
-
-// Writes a complete file at `path` (created or truncated) and syncs it.
-absl::Status WriteWholeFile(const std::string& path, const std::string& contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(errno, "creating", path);
-  absl::Status s = WriteAll(fd, contents.data(), contents.size(), path);
-  if (!s.ok()) {
-    ::close(fd);
-    ::unlink(path.c_str());
-    return s;
-  }
-  s = SyncAndClose(fd, path);
-  if (!s.ok()) ::unlink(path.c_str());
-  return s;
 }
 
 uint32_t Crc32(uint32_t crc, const void* data, size_t n) {
@@ -313,6 +219,13 @@ bool DecodeStrings(const std::string& bytes, Tensor* t) {
 }  // namespace
 
 void SetSaveHookForTesting(SaveHook hook) {
+  // WriteFileAtomically (core/platform/file.h) reports its own point.
+  if (hook) {
+    SetAtomicWriteHookForTesting(
+        [hook](const std::string& temp) { hook(SavePoint::kAtomicTempWritten, temp); });
+  } else {
+    SetAtomicWriteHookForTesting(nullptr);
+  }
   absl::MutexLock lock(&hook_mu);
   delete save_hook;
   save_hook = hook ? new SaveHook(std::move(hook)) : nullptr;
@@ -339,7 +252,7 @@ absl::Status RemovePrefixFiles(const std::string& prefix, const std::string& kee
   const std::string data_start = Basename(prefix) + ".data-";
   const std::string index_temp_start = Basename(IndexPath(prefix)) + kTempMarker;
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return errno == ENOENT ? absl::OkStatus() : ErrnoStatus(errno, "listing", dir);
+  if (d == nullptr) return errno == ENOENT ? absl::OkStatus() : ErrnoToStatus(errno, "listing", dir);
   std::vector<std::string> doomed;
   while (struct dirent* ent = ::readdir(d)) {
     const std::string name = ent->d_name;
@@ -354,7 +267,7 @@ absl::Status RemovePrefixFiles(const std::string& prefix, const std::string& kee
   for (const std::string& name : doomed) {
     const std::string path = dir + "/" + name;
     if (::unlink(path.c_str()) != 0 && errno != ENOENT && status.ok()) {
-      status = ErrnoStatus(errno, "removing", path);
+      status = ErrnoToStatus(errno, "removing", path);
     }
   }
   return status;
@@ -364,51 +277,8 @@ absl::Status RemovePrefixFiles(const std::string& prefix, const std::string& kee
 
 absl::Status DeleteCheckpoint(const std::string& prefix) {
   const std::string index = IndexPath(prefix);
-  if (::unlink(index.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "removing", index);
+  if (::unlink(index.c_str()) != 0 && errno != ENOENT) return ErrnoToStatus(errno, "removing", index);
   return RemovePrefixFiles(prefix, "");
-}
-
-absl::Status CreateDirectories(const std::string& dir) {
-  if (dir.empty() || dir == "." || dir == "/") return absl::OkStatus();
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' exists and is not a directory"));
-  }
-  TG_RETURN_IF_ERROR(CreateDirectories(Dirname(dir)));
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ErrnoStatus(errno, "creating directory", dir);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const std::string temp = TempPath(path);
-  TG_RETURN_IF_ERROR(WriteWholeFile(temp, contents));
-  AtSavePoint(SavePoint::kAtomicTempWritten, temp);
-  absl::Status s = RenameFile(temp, path);
-  if (!s.ok()) ::unlink(temp.c_str());
-  return s;
-}
-
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "opening", path);
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t r = ::read(fd, buf, sizeof(buf));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return ErrnoStatus(err, "reading", path);
-    }
-    if (r == 0) break;
-    out.append(buf, static_cast<size_t>(r));
-  }
-  ::close(fd);
-  return out;
 }
 
 // ---------------------------------------------------------------- writer
@@ -437,7 +307,7 @@ absl::StatusOr<std::unique_ptr<CheckpointWriter>> CheckpointWriter::Create(
     data_path = DataPath(prefix, id);
     fd = ::open(data_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && (errno != EEXIST || attempt == 3)) {
-      return ErrnoStatus(errno, "creating checkpoint data file", data_path);
+      return ErrnoToStatus(errno, "creating checkpoint data file", data_path);
     }
   }
   std::unique_ptr<CheckpointWriter> writer(new CheckpointWriter(prefix, id, fd));
@@ -620,7 +490,7 @@ absl::StatusOr<ParsedIndex> ParseIndex(const std::string& bytes, const std::stri
 absl::Status CheckDataFile(int fd, const std::string& path, const ParsedIndex& index) {
   char header[kDataHeaderBytes];
   const ssize_t r = ::pread(fd, header, sizeof(header), 0);
-  if (r < 0) return ErrnoStatus(errno, "reading", path);
+  if (r < 0) return ErrnoToStatus(errno, "reading", path);
   if (static_cast<size_t>(r) < sizeof(header) ||
       std::memcmp(header, kDataMagic, sizeof(kDataMagic)) != 0 ||
       GetU32(header + 8) != kFormatVersion || GetU64(header + 16) != index.id) {
@@ -628,7 +498,7 @@ absl::Status CheckDataFile(int fd, const std::string& path, const ParsedIndex& i
                                             "' has a bad header: it does not belong to its index"));
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "reading", path);
+  if (::fstat(fd, &st) != 0) return ErrnoToStatus(errno, "reading", path);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size == index.data_size) return absl::OkStatus();
   std::string cut;
@@ -663,7 +533,7 @@ absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const s
       return absl::DataLossError(absl::StrCat("checkpoint '", prefix, "': data file '", data_path,
                                               "' named by its index is missing"));
     }
-    return ErrnoStatus(errno, "opening", data_path);
+    return ErrnoToStatus(errno, "opening", data_path);
   }
   absl::Status s = CheckDataFile(fd, data_path, index);
   if (!s.ok()) {
@@ -693,7 +563,7 @@ absl::Status CheckpointReader::ReadAt(uint64_t offset, void* out, size_t n) cons
     const ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(offset));
     if (r < 0) {
       if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "reading", data_path_);
+      return ErrnoToStatus(errno, "reading", data_path_);
     }
     if (r == 0) return absl::DataLossError("unexpected end of file");
     p += r;
