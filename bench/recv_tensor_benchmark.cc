@@ -19,8 +19,8 @@
 //                            after; only the RecvTensor call is timed.
 //                            The receiver asks the worker's bulk port
 //                            directly once it knows it (from the first
-//                            RunGraph on: bulk_transfer.h), with no gRPC
-//                            call; loopback reads of 64 KiB or more are
+//                            RunGraph on; distributed/transport/),
+//                            with no gRPC call; loopback reads of 64 KiB or more are
 //                            copied out of the worker's memory.
 //   BM_RecvTensorInGrpc/bytes:N  the same with the bytes inside gRPC's
 //                            answer (GrpcRemoteWorker::Options::bulk_transfer
@@ -274,7 +274,7 @@ void SetThroughput(benchmark::State& state, int64_t bytes) {
 }
 
 // `bulk`: whether the receiver uses the worker's bulk port (the default;
-// bulk_transfer.h) or has the bytes come inside gRPC's answer.
+// distributed/transport/bulk_server.h) or has the bytes come inside gRPC's answer.
 void RecvTensor(benchmark::State& state, bool bulk) {
   const int64_t bytes = state.range(0);
   GrpcRemoteWorker::Options options;

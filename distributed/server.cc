@@ -9,7 +9,7 @@
 #include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
-#include "distributed/rpc/bulk_transfer.h"
+#include "distributed/transport/bulk_server.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"

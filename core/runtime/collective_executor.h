@@ -42,7 +42,7 @@ struct CollectiveRun;
 class WorkerCollectiveExecutor final : public CollectiveExecutor {
  public:
   // Chunks of at least kBulkMinBytes (1 MiB) cross tasks by bulk ticket
-  // (distributed/rpc/bulk_transfer.h); 2 MiB measured 10-12% faster than
+  // (distributed/transport/bulk_server.h); 2 MiB measured 10-12% faster than
   // 1 MiB at 64 MiB, the same at 4 MiB (docs/PERFORMANCE.md).
   static constexpr int64_t kDefaultChunkBytes = 2 << 20;
   // All-reduces of at most this many bytes take one round (RunOneRound).

@@ -35,7 +35,7 @@
 // step then fails with FailedPrecondition, "session is closed").
 //
 // ServeStepsOn(bulk) serves RunStep and RunCallable on the task's bulk port
-// too (bulk_transfer.h), and CreateSession names that port: a session's
+// too (distributed/transport/bulk_server.h), and CreateSession names that port: a session's
 // steps then cost a plain TCP round trip instead of a gRPC call. There a
 // step runs on the port's connection thread, and the client hanging up, or
 // the port stopping, cancels it.
@@ -51,7 +51,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/platform/env.h"
 #include "core/runtime/master.h"
-#include "distributed/rpc/bulk_transfer.h"
+#include "distributed/transport/bulk_server.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/master.grpc.pb.h"
 

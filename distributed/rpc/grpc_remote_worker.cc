@@ -82,17 +82,15 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
       raw_stub_(channel_),
       raw_buf_stub_(channel_),
       bulk_(options.bulk_transfer && !security_.tls()
-                ? std::make_unique<BulkClient>(HostOf(address_), options.task)
+                ? std::make_unique<BulkRoute>(BulkRoute::Options{
+                      bulk::HostOf(address_), options.task, security_.auth_token, peer_,
+                      [this](std::function<void(std::optional<int>)> learned) {
+                        DiscoverBulkPort(std::move(learned));
+                      }})
                 : nullptr) {}
 
 absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
   return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
-}
-
-void GrpcRemoteWorker::MarkBulkUnreachable(const absl::Status& why) {
-  if (bulk_unreachable_.exchange(true)) return;
-  std::fprintf(stderr, "tensorgrid: %s: %s; its bulk port is no longer used\n",
-               peer_.c_str(), std::string(why.message()).c_str());
 }
 
 void GrpcRemoteWorker::ReceiveTensor(
@@ -113,28 +111,15 @@ void GrpcRemoteWorker::ReceiveTensor(
   }
   call.reset();  // before done: see Call; frees the received bytes too
   if (!s.ok() || ticket.id.empty()) return done(s);
-  bulk_peer_->port.store(ticket.port);  // RecvBuf may go straight to it from now on
-  char* dst = static_cast<char*>(ticket.tensor.raw_data());
-  const size_t bytes = ticket.tensor.TotalBytes();
-  bulk_->FetchAsync(
-      ticket.port, ticket.id, dst, bytes, absl::Now() + rpc_timeout_,
-      [this, method, tensor = std::move(ticket.tensor), out, id = ticket.id, port = ticket.port,
-       ask_inline = std::move(ask_inline),
-       done = std::move(done)](absl::Status s, BulkClient::Fallback fallback) mutable {
-        if (s.ok()) {
-          *out = std::move(tensor);
-          return done(s);
-        }
-        if (fallback == BulkClient::Fallback::kNone) {
-          return done(WithContext(s, absl::StrCat(method, " on ", peer_, ", port ", port)));
-        }
-        // The ticket is still there: its bytes over gRPC. The peer has just
-        // answered over gRPC, so a refused connection is a firewall too.
-        if (fallback == BulkClient::Fallback::kPortUnreachable ||
-            fallback == BulkClient::Fallback::kPortRefused) {
-          MarkBulkUnreachable(s);
-        }
-        ask_inline(std::move(id), std::move(done));
+  const int port = ticket.port;
+  bulk_->FetchTicketAsync(
+      port, ticket.id, ticket.tensor, out, rpc_timeout_,
+      [this, method, port, done](absl::Status s) {
+        if (!s.ok()) s = WithContext(s, absl::StrCat(method, " on ", peer_, ", port ", port));
+        done(s);
+      },
+      [id = ticket.id, ask_inline = std::move(ask_inline), done](absl::Time) {
+        ask_inline(id, done);  // the ticket is still there: its bytes over gRPC
       });
 }
 
@@ -144,8 +129,8 @@ void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback 
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
         absl::Status s = Finish("GetStatus", status);
-        // RunGraph and RecvBuf may go straight to it from now on.
-        if (s.ok()) bulk_peer_->Learn(call->response.bulk_port());
+        // RunGraph, RecvTensor and RecvBuf may go straight to it from now on.
+        if (s.ok() && bulk_ != nullptr) bulk_->Learn(call->response.bulk_port());
         if (s.ok()) {
           response->devices.clear();
           for (const DeviceAttributesProto& d : call->response.device_attributes()) {
@@ -208,29 +193,20 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
                                    max_message_bytes_, " bytes for one gRPC message"));
     return;
   }
-  // The bulk port waits at most an hour for an answer; longer steps keep to
-  // gRPC, whose deadline is the step's.
-  const int port = deadline <= kBulkMaxWait ? BulkPort() : 0;
-  if (port == 0) {
-    return RunGraphCall(std::move(wire), deadline, response, std::move(done));
-  }
-  // On the peer's bulk port: a plain TCP round trip instead of a gRPC call.
-  const absl::Time until = absl::Now() + deadline;
+  if (bulk_ == nullptr) return RunGraphCall(std::move(wire), deadline, response, std::move(done));
+  // On the peer's bulk port when its route says so: a plain TCP round trip
+  // instead of a gRPC call.
   bulk_->CallAsync(
-      port, security_.auth_token, kBulkRunGraph, wire->SerializeAsString(), until,
-      [this, wire, until, response, port, done = std::move(done)](
-          absl::Status s, std::string answer, BulkClient::Fallback fallback) mutable {
-        if (fallback != BulkClient::Fallback::kNone) {  // it never ran: over gRPC
-          BulkNotServed(port, fallback, s);
-          return RunGraphCall(std::move(wire),
-                              std::max(absl::Milliseconds(1), until - absl::Now()), response,
-                              std::move(done));
-        }
+      kBulkRunGraph, wire->SerializeAsString(), absl::Now() + deadline,
+      [this, response, done](absl::Status s, std::string answer) {
         RunGraphResponse parsed;
         if (s.ok() && !parsed.ParseFromString(answer)) {
           s = errors::DataLoss("the answer is not a tensorgrid.RunGraphResponse");
         }
         done(FinishRunGraph(s, &parsed, response));
+      },
+      [this, wire, response, done](absl::Time until) {
+        RunGraphCall(wire, std::max(absl::Milliseconds(1), until - absl::Now()), response, done);
       });
 }
 
@@ -258,38 +234,17 @@ absl::Status GrpcRemoteWorker::FinishRunGraph(absl::Status s, RunGraphResponse* 
   return absl::OkStatus();
 }
 
-int GrpcRemoteWorker::BulkPort() {
-  if (!AcceptBulk()) return 0;
-  const int port = bulk_peer_->port.load();
-  if (port != 0 || bulk_peer_->asked.exchange(true)) return port;
+void GrpcRemoteWorker::DiscoverBulkPort(std::function<void(std::optional<int> port)> learned) {
   // Not known yet (no session here asked the peer's status): ask in the
-  // background; this call goes over gRPC. The answer touches only what it
-  // holds, so it may come after this worker is gone.
+  // background. The answer touches only what it holds, so it may come after
+  // this worker is gone.
   auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
   stub_->async()->GetStatus(&call->context, &call->request, &call->response,
-                            [call, peer = bulk_peer_](grpc::Status status) mutable {
-                              if (status.ok()) {
-                                peer->Learn(call->response.bulk_port());
-                              } else {
-                                peer->asked.store(false);  // ask again next time
-                              }
+                            [call, learned = std::move(learned)](grpc::Status status) mutable {
+                              learned(status.ok() ? std::optional<int>(call->response.bulk_port())
+                                                  : std::nullopt);
                               call.reset();
                             });
-  return 0;
-}
-
-void GrpcRemoteWorker::BulkNotServed(int port, BulkClient::Fallback fallback,
-                                     const absl::Status& why) {
-  if (fallback == BulkClient::Fallback::kPortUnreachable) {
-    MarkBulkUnreachable(why);
-  } else if (fallback == BulkClient::Fallback::kPortRefused ||
-             absl::IsFailedPrecondition(why)) {
-    // Nothing listens there, or another task does: the peer may have
-    // restarted on another port, which its next GetStatus or ticket names.
-    bulk_peer_->refused.store(port);
-    int known = port;
-    if (bulk_peer_->port.compare_exchange_strong(known, 0)) bulk_peer_->asked.store(false);
-  }
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
@@ -315,32 +270,23 @@ void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& container
 
 void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                        Tensor* tensor, StatusCallback done) {
-  // Straight to the peer's bulk port once we know it: a TCP round trip
-  // instead of a gRPC call, and the bytes of a large tensor with no ticket.
-  // (The port waits at most kBulkMaxWait; longer waits keep to gRPC.)
-  const int port = step_rpc_timeout_ <= kBulkMaxWait ? BulkPort() : 0;
-  if (port == 0 || tensor == nullptr || port == bulk_peer_->no_recv_tensor.load()) {
+  if (bulk_ == nullptr) {
     return RecvTensorCall(step_id, rendezvous_key, "", step_rpc_timeout_, tensor, std::move(done));
   }
-  const absl::Time until = absl::Now() + step_rpc_timeout_;
+  // Straight to the peer's bulk port when its route says so: a TCP round
+  // trip instead of a gRPC call, and the bytes of a large tensor with no
+  // ticket.
   bulk_->RecvTensorAsync(
-      port, security_.auth_token, step_id, rendezvous_key, until, tensor,
-      [this, step_id, rendezvous_key, tensor, port, until, done = std::move(done)](
-          absl::Status s, BulkClient::Fallback fallback) mutable {
-        if (fallback == BulkClient::Fallback::kNone) {
-          if (!s.ok()) {
-            s = WithContext(s, absl::StrCat("RecvTensor of '", rendezvous_key, "' on ", peer_));
-          }
-          return done(s);
+      step_id, rendezvous_key, absl::Now() + step_rpc_timeout_, tensor,
+      [this, rendezvous_key, done](absl::Status s) {
+        if (!s.ok()) {
+          s = WithContext(s, absl::StrCat("RecvTensor of '", rendezvous_key, "' on ", peer_));
         }
-        if (absl::IsUnimplemented(s) || absl::IsUnavailable(s)) {
-          bulk_peer_->no_recv_tensor.store(port);  // refused, or hung up on, unread
-        }
-        BulkNotServed(port, fallback, s);
-        // The request never ran there: gRPC gets what is left of its time.
+        done(s);
+      },
+      [this, step_id, rendezvous_key, tensor, done](absl::Time until) {
         RecvTensorCall(step_id, rendezvous_key, "",
-                       std::max(absl::Milliseconds(1), until - absl::Now()), tensor,
-                       std::move(done));
+                       std::max(absl::Milliseconds(1), until - absl::Now()), tensor, done);
       });
 }
 
@@ -428,25 +374,16 @@ void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request
 
 void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                                     StatusCallback done) {
-  const int port = BulkPort();
-  // Chunks go straight to the peer's bulk port once we know it (from
-  // GetStatus or a ticket): a plain TCP round trip, no gRPC call, no ticket.
-  // Only plain dtypes travel there (collectives reduce numbers).
-  if (port == 0 || tensor == nullptr ||
-      (tensor->IsInitialized() && DataTypeIsObject(tensor->dtype()))) {
-    return RecvBufCall(key, deadline, "", tensor, std::move(done));
-  }
+  if (bulk_ == nullptr) return RecvBufCall(key, deadline, "", tensor, std::move(done));
+  // Chunks go straight to the peer's bulk port when its route says so: a
+  // plain TCP round trip, no gRPC call, no ticket.
   bulk_->RecvBufAsync(
-      port, security_.auth_token, key, deadline, tensor, tensor,
-      [this, key, deadline, tensor, port, done = std::move(done)](
-          absl::Status s, BulkClient::Fallback fallback) mutable {
-        if (fallback == BulkClient::Fallback::kNone) {
-          if (!s.ok()) s = WithContext(s, absl::StrCat("RecvBuf of '", key, "' on ", peer_));
-          return done(s);
-        }
-        BulkNotServed(port, fallback, s);
-        RecvBufCall(key, deadline, "", tensor, std::move(done));
-      });
+      key, deadline, tensor,
+      [this, key, done](absl::Status s) {
+        if (!s.ok()) s = WithContext(s, absl::StrCat("RecvBuf of '", key, "' on ", peer_));
+        done(s);
+      },
+      [this, key, tensor, done](absl::Time until) { RecvBufCall(key, until, "", tensor, done); });
 }
 
 void GrpcRemoteWorker::RecvBufCall(const std::string& key, absl::Time deadline, std::string ticket,

@@ -7,10 +7,10 @@
 //
 // The *Async methods return at once: the RPC goes out on gRPC's callback API
 // and `done` runs on a gRPC thread when it completes,
-// so `done` must not block for long. RunGraph and RecvBuf go to the peer's
-// bulk port instead once its GetStatus has named it (bulk_transfer.h); their
-// `done` then runs on the bulk client's watcher or pool thread, under the
-// same rule. Response pointers must stay valid until
+// so `done` must not block for long. RunGraph, RecvTensor and RecvBuf go to
+// the peer's bulk port instead when its BulkRoute says so
+// (distributed/transport/bulk_route.h); their `done` then runs on the bulk
+// client's watcher or pool thread, under the same rule. Response pointers must stay valid until
 // `done` runs, and the worker must outlive its calls. Every RPC has a
 // deadline (Options::rpc_timeout); statuses come back with the peer's code
 // and message, prefixed with the method and address; an unreachable peer is
@@ -29,9 +29,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/runtime/worker_interface.h"
-#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
+#include "distributed/transport/bulk_route.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/worker.grpc.pb.h"
@@ -59,10 +59,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
     // bulk ticket or straight from the bulk port (below) are not messages
     // and have no such limit (beyond 2 GiB for a tensor of strings).
     size_t max_message_bytes = kMaxGrpcMessageBytes;
-    // Use the peer's bulk port (bulk_transfer.h): RecvTensor and RecvBuf
-    // accept a ticket for a large tensor's bytes and fetch them there, and
-    // RunGraph, RecvTensor and RecvBuf go there directly once GetStatus (or
-    // a ticket) has named it.
+    // Use the peer's bulk port (distributed/transport/): RecvTensor and
+    // RecvBuf accept a ticket for a large tensor's bytes and fetch them
+    // there, and RunGraph, RecvTensor and RecvBuf go there directly once
+    // GetStatus (or a ticket) has named it.
     // Never with TLS. A port that cannot be reached is reported once on
     // stderr; everything then goes over gRPC.
     bool bulk_transfer = true;
@@ -110,15 +110,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // `status` of a finished call, prefixed with `method` and the address.
   absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
   // Asks for tickets unless disabled or the bulk port proved unreachable.
-  bool AcceptBulk() const { return bulk_ != nullptr && !bulk_unreachable_.load(); }
-  // Stops using the peer's bulk port, saying `why` once on stderr.
-  void MarkBulkUnreachable(const absl::Status& why);
-  // The peer's bulk port for RunGraph, RecvTensor and RecvBuf, or 0: none,
-  // not allowed, or not known yet (then asked for once in the background).
-  int BulkPort();
-  // After a request on bulk port `port` was not served: stops using the
-  // port (unreachable) or forgets it (refused) as `fallback` says.
-  void BulkNotServed(int port, BulkClient::Fallback fallback, const absl::Status& why);
+  bool AcceptBulk() const { return bulk_ != nullptr && bulk_->AcceptsTickets(); }
+  // Asks the peer's GetStatus for its bulk port, for the route; `learned`
+  // touches only what it holds, so it may run after this worker is gone.
+  void DiscoverBulkPort(std::function<void(std::optional<int> port)> learned);
   // RunGraph over gRPC.
   void RunGraphCall(std::shared_ptr<RunGraphRequest> wire, absl::Duration deadline,
                     RunGraphResult* response, StatusCallback done);
@@ -128,8 +123,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // Completes a RecvTensor/RecvBuf call (`call` owns `response`; it is
   // released before `done` runs): the tensor inline (decoded into `into`'s
   // buffer when it fits; see DecodeRecvTensorResponse), or the ticket's
-  // bytes fetched from the bulk port into the tensor the answer describes. When the port cannot be reached, `ask_inline(id, done)` asks
-  // for the ticket's bytes over gRPC instead.
+  // bytes fetched from the bulk port into the tensor the answer describes.
+  // When the port cannot be reached, `ask_inline(id, done)` asks for the
+  // ticket's bytes over gRPC instead.
   void ReceiveTensor(const std::string& method, const grpc::Status& status,
                      std::shared_ptr<void> call, const grpc::ByteBuffer& response,
                      const Tensor* into, Tensor* out,
@@ -154,30 +150,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.
   grpc::TemplatedGenericStub<RecvTensorRequest, grpc::ByteBuffer> raw_stub_;
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
-  // What we know of the peer's bulk port; shared with a GetStatus call in
-  // flight (BulkPort), whose answer may come after this worker is gone.
-  struct BulkPeer {
-    std::atomic<int> port{0};     // from its last GetStatus answer or ticket; 0: unknown
-    std::atomic<int> refused{0};  // the port whose connection was last refused
-    std::atomic<bool> asked{false};  // by BulkPort, since the port was last forgotten
-    // A port that did not serve a direct RecvTensor (an older server hangs
-    // up on it; one without the handler says Unimplemented): RecvTensor
-    // goes over gRPC while the peer keeps that port.
-    std::atomic<int> no_recv_tensor{0};
-    // Takes the port a GetStatus answer names (0: none, now), unless it is
-    // the refused one (nothing listens there: not a restart, a firewall).
-    void Learn(int learned) {
-      if (learned != 0 && learned == refused.load()) return;
-      port.store(learned);
-      if (learned != 0) refused.store(0);  // a new port: the old refusal is moot
-    }
-  };
-  const std::shared_ptr<BulkPeer> bulk_peer_ = std::make_shared<BulkPeer>();
-  // Declared after bulk_peer_, so destroyed first: callbacks it ends while
-  // it closes may still reach bulk_peer_ (they end Cancelled, sending
-  // nothing elsewhere).
-  const std::unique_ptr<BulkClient> bulk_;  // null: never accept tickets
-  std::atomic<bool> bulk_unreachable_{false};
+  // The way to the peer's bulk port; null: never used.
+  const std::unique_ptr<BulkRoute> bulk_;
 };
 
 }  // namespace tensorgrid

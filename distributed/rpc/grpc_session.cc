@@ -53,7 +53,11 @@ GrpcSession::GrpcSession(std::string address, const ConfigProto& config, RpcSecu
       rpc_timeout_(config.operation_timeout_in_ms() > 0
                        ? absl::Milliseconds(config.operation_timeout_in_ms())
                        : kDefaultRpcTimeout),
-      security_(std::move(security)) {
+      security_(std::move(security)),
+      bulk_(security_.tls() ? nullptr
+                            : std::make_unique<BulkRoute>(BulkRoute::Options{
+                                  bulk::HostOf(address_), "", security_.auth_token,
+                                  absl::StrCat("master ", address_), nullptr})) {
   // Fetches may be large; the server caps what it receives.
   stub_ = MasterService::NewStub(NewChannel(address_, security_, /*max_receive_bytes=*/-1));
 }
@@ -120,11 +124,7 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   Prepare(&context, rpc_timeout_ + kStepGrace);
   TG_RETURN_IF_ERROR(Finish("CreateSession", stub_->CreateSession(&context, request, &response)));
   handle_ = response.session_handle();
-  // The bytes would travel unencrypted: with TLS, steps keep to gRPC.
-  if (response.bulk_port() > 0 && !security_.tls()) {
-    bulk_ = std::make_unique<BulkClient>(HostOf(address_));
-    bulk_port_.store(response.bulk_port());
-  }
+  if (bulk_ != nullptr) bulk_->Learn(response.bulk_port());
   return absl::OkStatus();
 }
 
@@ -150,41 +150,12 @@ absl::Status GrpcSession::CallStep(
 bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message& request,
                              google::protobuf::Message* response, absl::Time deadline,
                              absl::Status* status) {
-  const int port = bulk_port_.load();
-  // The port waits at most kBulkMaxWait for an answer; longer steps keep to gRPC.
-  if (port == 0 || deadline - absl::Now() > kBulkMaxWait) return false;
-  struct Result {
-    absl::Notification done;
-    absl::Status status;
-    std::string answer;
-    BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
-  };
-  auto result = std::make_shared<Result>();
-  bulk_->Call(port, security_.auth_token, method, request.SerializeAsString(), deadline,
-              [result](absl::Status s, std::string answer, BulkClient::Fallback fallback) {
-                result->status = std::move(s);
-                result->answer = std::move(answer);
-                result->fallback = fallback;
-                result->done.Notify();
-              });
-  // Bounded: the client ends every call by its deadline.
-  result->done.WaitForNotification();
-  if (result->fallback != BulkClient::Fallback::kNone) {
-    // Not served there. A port that cannot be reached, or where nothing
-    // listens, is given up for the session; a busy or stopping one, or a
-    // request too large for it, costs only this step's detour.
-    const bool gone = result->fallback == BulkClient::Fallback::kPortUnreachable ||
-                      result->fallback == BulkClient::Fallback::kPortRefused;
-    int known = port;
-    if (gone && bulk_port_.compare_exchange_strong(known, 0) &&
-        result->fallback == BulkClient::Fallback::kPortUnreachable) {
-      std::fprintf(stderr, "tensorgrid: master %s: %s; its steps go over gRPC\n", address_.c_str(),
-                   std::string(result->status.message()).c_str());
-    }
+  std::string answer;
+  if (bulk_ == nullptr ||
+      !bulk_->Call(method, request.SerializeAsString(), deadline, status, &answer)) {
     return false;
   }
-  *status = result->status;
-  if (status->ok() && !response->ParseFromString(result->answer)) {
+  if (status->ok() && !response->ParseFromString(answer)) {
     *status = errors::DataLoss(method, " on the bulk port: the answer is not a ",
                                response->GetDescriptor()->full_name());
   }

@@ -30,7 +30,9 @@
 // steps) goes over gRPC instead, with what is left of its time; after an
 // unreachable or refused port, so do all later ones of the session. A step
 // that ran there is never sent twice. A master that freezes mid-step is
-// reported Unavailable within about 40 s (bulk_transfer.h: the beats).
+// reported Unavailable within about 40 s (the bulk port's beats). The
+// choice between the port and gRPC is the session's BulkRoute
+// (distributed/transport/bulk_route.h).
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 
@@ -45,8 +47,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/public/session.h"
-#include "distributed/rpc/bulk_transfer.h"
 #include "distributed/rpc/grpc_util.h"
+#include "distributed/transport/bulk_route.h"
 #include "proto/master.grpc.pb.h"
 
 namespace tensorgrid {
@@ -101,10 +103,9 @@ class GrpcSession final : public Session {
   const absl::Duration rpc_timeout_;
   const RpcSecurity security_;
   std::unique_ptr<MasterService::Stub> stub_;
-  // The master's bulk port, 0 when it has none or it proved unreachable;
-  // the client for it, made by Create before the port is set.
-  std::unique_ptr<BulkClient> bulk_;
-  std::atomic<int> bulk_port_{0};
+  // The way to the master's bulk port, which CreateSession names; null
+  // with TLS (the bytes would travel unencrypted).
+  const std::unique_ptr<BulkRoute> bulk_;
 
   mutable absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);  // empty before Create

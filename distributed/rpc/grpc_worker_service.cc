@@ -15,7 +15,7 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
-#include "distributed/rpc/bulk_transfer.h"
+#include "distributed/transport/bulk_server.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "distributed/rpc/tensor_coding.h"
@@ -83,7 +83,7 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
 
   // `key` names the tensor in the response; `what` the call in errors
   // ("RecvTensor of 'k' for step 3"). With `bulk`, a large tensor is
-  // answered with a ticket for its bytes (bulk_transfer.h).
+  // answered with a ticket for its bytes (distributed/transport/bulk_server.h).
   TensorReactor(std::string key, std::string what, BulkServer* bulk, grpc::ByteBuffer* response)
       : key_(std::move(key)), what_(std::move(what)), bulk_(bulk), response_(response),
         latch_(std::make_shared<Latch>(this)) {}

@@ -58,7 +58,7 @@ class GrpcWorkerService final
   // `auth_token`, every call must carry it (RpcSecurity in grpc_util.h) or
   // is Unauthenticated before any work. With `bulk` (not owned, outlives the
   // service), a RecvTensor or RecvBuf that accepts it gets a large tensor as
-  // a ticket for its bytes on the bulk port (bulk_transfer.h), and a request
+  // a ticket for its bytes on the bulk port (distributed/transport/bulk_server.h), and a request
   // naming a ticket gets that ticket's bytes inline.
   // The service also serves RecvBuf and RunGraph (kBulkRunGraph) on
   // `bulk`'s port, and GetStatus names that port to clients. The port

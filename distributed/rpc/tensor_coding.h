@@ -67,7 +67,7 @@ absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire,
                                                 const Tensor* into = nullptr,
                                                 BulkResponse* ticket = nullptr);
 
-// Bulk transfer (bulk_transfer.h): an answer that names a ticket instead of
+// Bulk transfer (distributed/transport/bulk_server.h): an answer that names a ticket instead of
 // holding the content. RecvTensorResponse{tensor: {dtype, tensor_shape},
 // bulk: {id, port, bytes}}.
 absl::Status EncodeBulkResponse(const Tensor& tensor, const std::string& id, int port,

@@ -1,0 +1,126 @@
+#include "distributed/transport/socket.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+#include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
+
+namespace tensorgrid {
+namespace bulk {
+namespace {
+
+bool IsOpen(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+// A listener on the loopback and a client connected to it.
+struct Connected {
+  Listener listener;
+  UniqueFd client;
+};
+Connected ConnectOnLoopback() {
+  Connected c;
+  absl::StatusOr<Listener> listener = Listen("127.0.0.1");
+  EXPECT_OK(listener.status());
+  if (!listener.ok()) return c;
+  c.listener = *std::move(listener);
+  ConnectFailure failure;
+  absl::StatusOr<UniqueFd> client =
+      Connect("127.0.0.1", c.listener.port, absl::Now() + absl::Seconds(10), &failure);
+  EXPECT_OK(client.status());
+  if (client.ok()) c.client = *std::move(client);
+  return c;
+}
+
+TEST(SocketTest, HostOf) {
+  EXPECT_EQ(HostOf("localhost:2222"), "localhost");
+  EXPECT_EQ(HostOf("[::1]:2222"), "::1");
+  EXPECT_EQ(HostOf("10.0.0.1:80"), "10.0.0.1");
+}
+
+TEST(SocketTest, UniqueFdClosesWhatItOwnsOnce) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  {
+    UniqueFd read_end(pipe_fds[0]);
+    UniqueFd moved = std::move(read_end);
+    EXPECT_FALSE(read_end.valid());
+    EXPECT_EQ(moved.get(), pipe_fds[0]);
+    EXPECT_TRUE(IsOpen(pipe_fds[0]));
+  }
+  EXPECT_FALSE(IsOpen(pipe_fds[0]));
+  UniqueFd write_end(pipe_fds[1]);
+  const int released = write_end.release();
+  EXPECT_FALSE(write_end.valid());
+  EXPECT_TRUE(IsOpen(released));
+  write_end.reset(released);
+  write_end.reset();
+  EXPECT_FALSE(IsOpen(released));
+}
+
+TEST(SocketTest, ConnectsToAListenerAndBytesCrossWhole) {
+  Connected c = ConnectOnLoopback();
+  ASSERT_TRUE(c.client.valid());
+  ASSERT_GT(c.listener.port, 0);
+  UniqueFd server(accept(c.listener.fd.get(), nullptr, nullptr));
+  ASSERT_TRUE(server.valid());
+  const std::string sent(1 << 20, 'x');
+  std::thread writer([&] { EXPECT_TRUE(WriteFull(c.client.get(), sent)); });
+  std::string got(sent.size(), '\0');
+  EXPECT_EQ(ReadFull(server.get(), got.data(), got.size(), absl::Now() + absl::Seconds(10)),
+            got.size());
+  writer.join();
+  EXPECT_EQ(got, sent);
+}
+
+TEST(SocketTest, AReadPastItsDeadlineSaysSo) {
+  Connected c = ConnectOnLoopback();
+  ASSERT_TRUE(c.client.valid());
+  char byte;
+  EXPECT_EQ(ReadFull(c.client.get(), &byte, 1, absl::Now() + absl::Milliseconds(20)), 0u);
+  EXPECT_STATUS(IoFailure("reading the answer"), kDeadlineExceeded,
+                "reading the answer: the deadline passed");
+}
+
+TEST(SocketTest, APeerThatHangsUpIsSeenAndItsEndReadsAsClosed) {
+  Connected c = ConnectOnLoopback();
+  ASSERT_TRUE(c.client.valid());
+  UniqueFd server(accept(c.listener.fd.get(), nullptr, nullptr));
+  EXPECT_FALSE(PeerHungUp(server.get()));
+  c.client.reset();
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (!PeerHungUp(server.get()) && absl::Now() < until) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_TRUE(PeerHungUp(server.get()));
+  char byte;
+  EXPECT_EQ(ReadFull(server.get(), &byte, 1), 0u);
+  EXPECT_STATUS(IoFailure("waiting"), kUnavailable, "the connection was closed");
+}
+
+TEST(SocketTest, NothingListeningIsRefused) {
+  absl::StatusOr<Listener> listener = Listen("127.0.0.1");
+  ASSERT_OK(listener.status());
+  const int port = listener->port;
+  listener->fd.reset();  // the port is free again
+  ConnectFailure failure = ConnectFailure::kDeadline;
+  absl::StatusOr<UniqueFd> client =
+      Connect("127.0.0.1", port, absl::Now() + absl::Seconds(10), &failure);
+  EXPECT_STATUS(client.status(), kUnavailable, "cannot connect to the bulk port 127.0.0.1:");
+  EXPECT_EQ(failure, ConnectFailure::kRefused);
+}
+
+TEST(SocketTest, AnUnresolvableHostIsUnreachable) {
+  ConnectFailure failure = ConnectFailure::kDeadline;
+  absl::StatusOr<UniqueFd> client =
+      Connect("no-such-host.invalid", 1, absl::Now() + absl::Seconds(10), &failure);
+  EXPECT_STATUS(client.status(), kUnavailable, "cannot resolve the bulk port's host");
+  EXPECT_EQ(failure, ConnectFailure::kUnreachable);
+  EXPECT_STATUS(Listen("no-such-host.invalid").status(), kUnavailable,
+                "bulk port: cannot resolve 'no-such-host.invalid'");
+}
+
+}  // namespace
+}  // namespace bulk
+}  // namespace tensorgrid

@@ -1,0 +1,166 @@
+// BulkServer's handler of direct tensor requests: RecvBuf (a collective
+// chunk by key) and RecvTensor (a step's tensor by rendezvous key). Waits
+// for the tensor and answers it: its bytes on the connection, in place for a
+// client on this machine that may copy it itself (in_place.h), or a
+// TensorProto for a tensor of strings.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/framework/tensor_codec.h"
+#include "core/framework/types.h"
+#include "core/platform/status.h"
+#include "distributed/transport/in_place.h"
+#include "distributed/transport/server_state.h"
+#include "distributed/transport/socket.h"
+
+namespace tensorgrid {
+namespace {
+
+// How long a server holds a chunk for a client copying it in place.
+constexpr absl::Duration kInPlaceVerdictTimeout = absl::Seconds(60);
+
+// A tensor of strings (or another dtype that is not plain bytes) as a
+// TensorProto answer; ResourceExhausted over the answer limit.
+absl::StatusOr<std::string> ProtoAnswer(const Tensor& tensor, absl::string_view what) {
+  TensorProto proto;
+  TensorToProto(tensor, &proto);
+  const size_t bytes = proto.ByteSizeLong();
+  std::string answer = bulk::EncodeLengthAnswer(bulk::AnswerKind::kProto, bytes);
+  if (bytes > bulk::kMaxAnswerBytes || !proto.AppendToString(&answer)) {
+    return errors::ResourceExhausted(what, ": ", DataTypeString(tensor.dtype()), " ",
+                                     tensor.shape().DebugString(), " makes an answer of ", bytes,
+                                     " bytes, over the limit of ", bulk::kMaxAnswerBytes);
+  }
+  return answer;
+}
+
+}  // namespace
+
+bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous) {
+  const absl::Time header_deadline = absl::Now() + bulk::kHeaderTimeout;
+  char fixed_bytes[32];
+  const size_t fixed_size = bulk::TensorRequestFixed::Bytes(rendezvous);
+  if (bulk::ReadFull(fd, fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
+  const bulk::TensorRequestFixed fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, rendezvous);
+  const char* const kind = rendezvous ? "RecvTensor" : "RecvBuf";
+  std::string addressee, key;
+  if (!ReadNames(fd, fixed.token_bytes, fixed.addressee_bytes, fixed.key_bytes,
+                 bulk::kMaxKeyBytes, header_deadline, kind, &addressee, &key)) {
+    return false;
+  }
+  RecvBufFn recv_buf_fn;
+  RecvTensorFn recv_tensor_fn;
+  // Before looking at `stopped`: either Stop began (refused below, unread)
+  // or Stop will leave this connection open for the answer.
+  Answering answering(this, fd);
+  bool stopping;
+  {
+    absl::MutexLock lock(&mu);
+    if (rendezvous) {
+      recv_tensor_fn = recv_tensor;
+    } else {
+      recv_buf_fn = recv_buf;
+    }
+    stopping = stopped;
+  }
+  absl::Status refused = CheckAddressee(addressee, kind);
+  if (refused.ok() && !recv_buf_fn && !recv_tensor_fn) {
+    refused = errors::Unimplemented("this bulk port serves no ", kind);
+  }
+  if (refused.ok() && stopping) refused = errors::Unavailable("the bulk port is stopping");
+  if (!refused.ok()) {
+    bulk::Refuse(fd, refused);
+    return false;
+  }
+  auto pending = std::make_shared<Pending>();
+  const absl::Duration wait = bulk::GrantedWait(fixed.wait_ms);
+  // A rendezvous has no deadline of its own: the wait's end is the answer,
+  // a little before the client's (as gRPC's RecvTensor answers), so that
+  // ours, which names the key and step, arrives first.
+  const absl::Time deadline =
+      absl::Now() + wait -
+      (rendezvous ? std::min(absl::Milliseconds(100), wait / 10) : absl::ZeroDuration());
+  auto settle = [pending](absl::Status s) { pending->Settle(std::move(s)); };
+  if (rendezvous) {
+    recv_tensor_fn(fixed.step_id, key, deadline, &pending->tensor, std::move(settle));
+  } else {
+    recv_buf_fn(key, deadline, &pending->tensor, std::move(settle));
+  }
+  const std::string what = rendezvous
+                               ? absl::StrCat("RecvTensor of '", key, "' for step ", fixed.step_id)
+                               : absl::StrCat("RecvBuf of '", key, "'");
+  absl::Status status = Await(*pending, fd, deadline, wait, what,
+                              rendezvous ? absl::ZeroDuration() : bulk::kHandlerGrace);
+  Tensor tensor;
+  if (status.ok()) tensor = pending->tensor;
+  if (status.ok() && rendezvous && tensor.IsInitialized() && DataTypeIsObject(tensor.dtype())) {
+    // Strings and the like are not bytes: they cross as a TensorProto.
+    absl::StatusOr<std::string> answer = ProtoAnswer(tensor, what);
+    if (answer.ok()) {
+      absl::MutexLock lock(&mu);
+      ++fetches;
+    }
+    answering.Writing();
+    return bulk::WriteFull(fd, answer.ok() ? *answer : bulk::EncodeError(answer.status()));
+  }
+  if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
+                      tensor.dims() > static_cast<int>(bulk::kMaxRank))) {
+    status = errors::Internal(what, ": the answer is not a plain tensor");
+  }
+  if (!status.ok()) {
+    answering.Writing();
+    return bulk::WriteFull(fd, bulk::EncodeError(status));
+  }
+  // A nonce of this answer's own proves to the client that the process it
+  // reads is this one (process ids are per namespace; a process forked from
+  // this one earlier does not have it).
+  const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()),
+                                tensor.TotalBytes());
+  const std::string nonce = fixed.may_read_in_place ? bulk::RandomBytes(bulk::kNonceBytes) : "";
+  const bool in_place = nonce.size() == bulk::kNonceBytes && bytes.size() >= bulk::kInPlaceMinBytes;
+  std::string header(1, static_cast<char>(in_place ? bulk::AnswerKind::kInPlace
+                                                   : bulk::AnswerKind::kTensor));
+  bulk::TensorHeader shape;
+  shape.dtype = static_cast<uint32_t>(tensor.dtype());
+  shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());
+  shape.length = bytes.size();
+  shape.AppendTo(&header);
+  if (in_place) {
+    bulk::InPlaceLocation where;
+    where.pid = static_cast<uint64_t>(pid);
+    where.address = reinterpret_cast<uintptr_t>(bytes.data());
+    where.nonce_address = reinterpret_cast<uintptr_t>(nonce.data());
+    where.nonce = nonce;
+    where.AppendTo(&header);
+  }
+  {
+    absl::MutexLock lock(&mu);  // counted before the client can see the bytes
+    ++fetches;
+  }
+  answering.Writing();
+  if (!in_place) {
+    iovec iov[2] = {{header.data(), header.size()},
+                    {const_cast<char*>(bytes.data()), bytes.size()}};
+    return bulk::WriteFull(fd, iov, bytes.empty() ? 1 : 2);
+  }
+  // `tensor` holds the chunk until the client says it has copied it.
+  char verdict = 0;
+  if (!bulk::WriteFull(fd, header) ||
+      bulk::ReadFull(fd, &verdict, 1, absl::Now() + kInPlaceVerdictTimeout) != 1) {
+    return false;
+  }
+  if (verdict == bulk::kCopiedVerdict) {
+    {
+      absl::MutexLock lock(&mu);  // counted before the client can go on
+      ++in_place_reads;
+    }
+    // Still holding the chunk: the client's copy was whole.
+    return bulk::WriteFull(fd, absl::string_view(&bulk::kCopyAcknowledged, 1));
+  }
+  if (verdict != bulk::kSendVerdict) return false;
+  return bulk::WriteFull(fd, bytes);  // it could not: the bytes after all
+}
+
+}  // namespace tensorgrid

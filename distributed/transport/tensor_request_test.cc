@@ -1,0 +1,275 @@
+// Direct tensor requests: RecvBuf (a collective's chunk) and RecvTensor (a
+// step's tensor), waited for by the server and sent.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "core/framework/rendezvous.h"
+#include "core/framework/tensor.h"
+#include "core/platform/status.h"
+#include "distributed/transport/bulk_client.h"
+#include "distributed/transport/bulk_server.h"
+#include "distributed/transport/test_util.h"
+#include "gtest/gtest.h"
+
+namespace tensorgrid {
+namespace bulk_test {
+namespace {
+
+TEST(BulkRecvBufTest, ChunkLandsInTheGivenBufferWhenItIsReady) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  const Tensor into(DT_FLOAT, TensorShape({1 << 18}));
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "chunk/0", Soon(), &into, &out, result.Callback());
+  absl::SleepFor(absl::Milliseconds(50));  // asked before it exists: the server waits
+  EXPECT_FALSE(result.done.HasBeenNotified());
+  const Tensor chunk = Ramp(1 << 18);
+  source.Release("chunk/0", chunk);
+  ASSERT_TRUE(result.Wait());
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_TRUE(out.SharesBufferWith(into));
+  EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0);
+  EXPECT_EQ(server->fetches(), 1);
+}
+
+TEST(BulkRecvBufTest, TheWorkersErrorCrossesWithItsCodeAndMessage) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  source.Release("k", errors::Aborted("step 7 was cancelled"));
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  const auto result = Ask(client, server->port(), "k", &out, nullptr);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kAborted) << result->status;
+  EXPECT_EQ(result->status.message(), "step 7 was cancelled");
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkRecvBufTest, TokenIsRequiredWhenTheServerHasOne) {
+  BulkServer::Options options;
+  options.token = "secret";
+  auto server = StartServer(options);
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  source.Release("k", Ramp(4));
+  BulkClient client("127.0.0.1");
+  for (const std::string token : {"", "guess", "secret"}) {
+    Tensor out;
+    const auto result = Ask(client, server->port(), "k", &out, nullptr, token);
+    if (token == "secret") {
+      EXPECT_TRUE(result->status.ok()) << result->status;
+      EXPECT_EQ(out.NumElements(), 4);
+    } else {
+      EXPECT_EQ(result->status.code(), absl::StatusCode::kUnauthenticated) << result->status;
+    }
+  }
+}
+
+TEST(BulkRecvBufTest, ChunkThatNeverComesIsDeadlineExceeded) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  const auto result =
+      Ask(client, server->port(), "never", &out, nullptr, "", absl::Now() + absl::Milliseconds(200));
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kDeadlineExceeded) << result->status;
+  EXPECT_NE(result->status.message().find("never"), std::string::npos) << result->status;
+}
+
+TEST(BulkRecvBufTest, StoppingTheServerEndsAWaitingRequest) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  RecvBufResult result;
+  client.RecvBufAsync(server->port(), "", "never", Soon(), nullptr, &out, result.Callback());
+  absl::SleepFor(absl::Milliseconds(50));
+  const absl::Time start = absl::Now();
+  server->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_TRUE(result.Wait());
+  EXPECT_FALSE(result.status.ok());
+}
+
+TEST(BulkRecvBufTest, UnreachablePortFallsBack) {
+  auto server = StartServer();
+  server->StopListening();
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  const auto result = Ask(client, server->port(), "k", &out, nullptr);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnavailable) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kPortRefused);
+}
+
+TEST(BulkRecvBufTest, ManyWaitingRequestsAnsweredInAnyOrder) {
+  // More than the client's threads wait at once, and the last asked is
+  // answered first: nothing may hold a thread while it waits.
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  constexpr int kRequests = 24;
+  std::vector<Tensor> out(kRequests);
+  std::vector<std::unique_ptr<RecvBufResult>> results;
+  for (int i = 0; i < kRequests; ++i) {
+    results.push_back(std::make_unique<RecvBufResult>());
+    client.RecvBufAsync(server->port(), "", absl::StrCat("k", i), Soon(), nullptr, &out[i],
+                        results[i]->Callback());
+  }
+  for (int i = kRequests - 1; i >= 0; --i) source.Release(absl::StrCat("k", i), Ramp(1000 + i));
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(results[i]->Wait()) << i;
+    ASSERT_TRUE(results[i]->status.ok()) << i << ": " << results[i]->status;
+    EXPECT_EQ(out[i].NumElements(), 1000 + i);
+  }
+}
+
+TEST(BulkRecvBufTest, AnswerOfAnotherSizeThanTheGivenBufferIsDataLoss) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  source.Release("k", Ramp(100));
+  BulkClient client("127.0.0.1");
+  const Tensor into(DT_FLOAT, TensorShape({99}));
+  Tensor out;
+  const auto result = Ask(client, server->port(), "k", &out, &into);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kDataLoss) << result->status;
+}
+
+TEST(BulkRecvBufTest, PortWithoutRecvBufSendsTheRequestOverGrpc) {
+  auto server = StartServer();  // no ServeRecvBuf
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  const auto result = Ask(client, server->port(), "k", &out, nullptr);
+  EXPECT_EQ(result->status.code(), absl::StatusCode::kUnimplemented) << result->status;
+  EXPECT_EQ(result->fallback, BulkClient::Fallback::kOverGrpc);
+}
+
+TEST(BulkRecvBufTest, ClientDestroyedWhileRequestsWaitCancelsThem) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  std::vector<std::unique_ptr<RecvBufResult>> results;
+  std::vector<Tensor> out(4);
+  {
+    BulkClient client("127.0.0.1");
+    for (int i = 0; i < 4; ++i) {
+      results.push_back(std::make_unique<RecvBufResult>());
+      client.RecvBufAsync(server->port(), "", absl::StrCat("never", i), Soon(), nullptr, &out[i],
+                          results[i]->Callback());
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  for (auto& r : results) {
+    ASSERT_TRUE(r->done.HasBeenNotified());  // before the destructor returned
+    EXPECT_EQ(r->status.code(), absl::StatusCode::kCancelled) << r->status;
+  }
+}
+
+// RecvTensor on the port: tensors by (step, rendezvous key), of any dtype.
+TEST(BulkRecvTensorTest, TensorsOfEveryKindArriveAndErrorsCross) {
+  auto server = StartServer();
+  Tensor strings(DT_STRING, TensorShape({2}));
+  strings.data<std::string>()[0] = "one";
+  strings.data<std::string>()[1] = std::string(3 << 20, 'x');  // read on the client's pool
+  Tensor big(DT_FLOAT, TensorShape({1 << 16}));  // 256 KiB: read in place where allowed
+  for (int64_t i = 0; i < big.NumElements(); ++i) big.data<float>()[i] = i * 0.25f;
+  const std::map<std::string, Tensor> sent = {
+      {"floats", Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))},
+      {"strings", strings},
+      {"big", big},
+      {"empty", Tensor(DT_INT32, TensorShape({0, 2}))}};
+  absl::Mutex mu;
+  std::vector<int64_t> steps;
+  server->ServeRecvTensor(
+      [&](int64_t step_id, const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
+        {
+          absl::MutexLock lock(&mu);
+          steps.push_back(step_id);
+        }
+        auto it = sent.find(key);
+        if (it == sent.end()) {
+          return done(MarkDerived(errors::Aborted("step ", step_id, " is already over")));
+        }
+        *out = it->second;
+        done(absl::OkStatus());
+      });
+  BulkClient client("127.0.0.1");
+  int64_t step = 40;
+  for (const auto& [key, tensor] : sent) {
+    RecvBufResult result;
+    Tensor out;
+    client.RecvTensorAsync(server->port(), "", ++step, key, Soon(), &out, result.Callback());
+    ASSERT_TRUE(result.Wait());
+    ASSERT_TRUE(result.status.ok()) << key << ": " << result.status;
+    ASSERT_EQ(out.dtype(), tensor.dtype()) << key;
+    ASSERT_EQ(out.shape(), tensor.shape()) << key;
+    if (tensor.dtype() == DT_STRING) {
+      for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+        EXPECT_EQ(out.data<std::string>()[i], tensor.data<std::string>()[i]);
+      }
+    } else {
+      EXPECT_EQ(std::memcmp(out.raw_data(), tensor.raw_data(), tensor.TotalBytes()), 0) << key;
+    }
+  }
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(steps, (std::vector<int64_t>{41, 42, 43, 44}));
+  }
+  RecvBufResult failed;
+  Tensor out;
+  client.RecvTensorAsync(server->port(), "", 7, "gone", Soon(), &out, failed.Callback());
+  ASSERT_TRUE(failed.Wait());
+  EXPECT_TRUE(absl::IsAborted(failed.status)) << failed.status;
+  EXPECT_TRUE(IsDerivedError(failed.status)) << failed.status;
+  EXPECT_EQ(failed.fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkRecvTensorTest, UnsentTensorIsDeadlineExceededAtTheDeadlineNamingKeyAndStep) {
+  auto server = StartServer();
+  server->ServeRecvTensor([](int64_t, const std::string&, absl::Time, Tensor*, StatusCallback) {});
+  BulkClient client("127.0.0.1");
+  RecvBufResult result;
+  Tensor out;
+  client.RecvTensorAsync(server->port(), "", 9, "never", absl::Now() + absl::Milliseconds(300),
+                         &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kDeadlineExceeded) << result.status;
+  EXPECT_NE(result.status.message().find("RecvTensor of 'never' for step 9"), std::string::npos)
+      << result.status;
+}
+
+TEST(BulkRecvTensorTest, PortWithoutRecvTensorSendsTheRequestOverGrpc) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());  // RecvBuf only
+  BulkClient client("127.0.0.1");
+  RecvBufResult result;
+  Tensor out;
+  client.RecvTensorAsync(server->port(), "", 1, "k", Soon(), &out, result.Callback());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnimplemented) << result.status;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kOverGrpc);
+}
+
+}  // namespace
+}  // namespace bulk_test
+}  // namespace tensorgrid

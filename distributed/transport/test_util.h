@@ -1,0 +1,218 @@
+// What the bulk port's tests share: a fresh server, scripted handlers
+// (chunks released on cue, calls never answered or held), and callbacks
+// waited for with a bound.
+#ifndef TENSORGRID_DISTRIBUTED_TRANSPORT_TEST_UTIL_H_
+#define TENSORGRID_DISTRIBUTED_TRANSPORT_TEST_UTIL_H_
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "core/framework/tensor.h"
+#include "core/platform/status.h"
+#include "distributed/transport/bulk_client.h"
+#include "distributed/transport/bulk_server.h"
+#include "gtest/gtest.h"
+
+namespace tensorgrid {
+namespace bulk_test {
+
+inline Tensor Ramp(int64_t n) {
+  Tensor t(DT_FLOAT, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(i % 4099);
+  return t;
+}
+
+// A listening loopback socket (its port in `*port`), or -1.
+inline int ListenOnLoopback(int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(fd, 4) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// A socket connected to `port` on the loopback (-1 when it cannot be), for
+// tests that speak the wire format byte by byte.
+inline int ConnectToLoopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+inline absl::Time Soon() { return absl::Now() + absl::Seconds(30); }
+
+inline std::unique_ptr<BulkServer> StartServer(BulkServer::Options options = {}) {
+  absl::StatusOr<std::unique_ptr<BulkServer>> server = BulkServer::Start("127.0.0.1", options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return *std::move(server);
+}
+
+// Waits (bounded) for RecvBufAsync's callback.
+struct RecvBufResult {
+  absl::Notification done;
+  absl::Status status;
+  BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
+  BulkClient::FetchCallback Callback() {
+    return [this](absl::Status s, BulkClient::Fallback f) {
+      status = std::move(s);
+      fallback = f;
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(30)); }
+};
+
+// One RecvBufAsync, waited for.
+inline std::unique_ptr<RecvBufResult> Ask(BulkClient& client, int port, const std::string& key,
+                                   Tensor* out, const Tensor* into = nullptr,
+                                   const std::string& token = "", absl::Time deadline = Soon()) {
+  auto result = std::make_unique<RecvBufResult>();
+  client.RecvBufAsync(port, token, key, deadline, into, out, result->Callback());
+  EXPECT_TRUE(result->Wait());
+  return result;
+}
+
+// Chunks by key, answered when Release(key) is called (or at once if
+// released before being asked for).
+class ChunkSource {
+ public:
+  BulkServer::RecvBufFn Fn() {
+    return [this](const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
+      absl::MutexLock lock(&mu_);
+      asked_[key] = {out, std::move(done)};
+      MaybeAnswer(key);
+    };
+  }
+  void Release(const std::string& key, absl::StatusOr<Tensor> value) {
+    absl::MutexLock lock(&mu_);
+    released_[key] = std::move(value);
+    MaybeAnswer(key);
+  }
+
+ private:
+  void MaybeAnswer(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto a = asked_.find(key);
+    auto r = released_.find(key);
+    if (a == asked_.end() || r == released_.end()) return;
+    if (r->second.ok()) *a->second.first = *r->second;
+    a->second.second(r->second.status());
+    asked_.erase(a);
+  }
+  absl::Mutex mu_;
+  std::map<std::string, std::pair<Tensor*, StatusCallback>> asked_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::StatusOr<Tensor>> released_ ABSL_GUARDED_BY(mu_);
+};
+
+// Waits (bounded) for CallAsync's callback.
+struct CallResult {
+  absl::Notification done;
+  absl::Status status;
+  std::string answer;
+  BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
+  BulkClient::CallCallback Callback() {
+    return [this](absl::Status s, std::string a, BulkClient::Fallback f) {
+      status = std::move(s);
+      answer = std::move(a);
+      fallback = f;
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(30)); }
+};
+
+inline std::unique_ptr<CallResult> Call(BulkClient& client, int port, const std::string& method,
+                                 std::string request, const std::string& token = "",
+                                 absl::Time deadline = Soon()) {
+  auto result = std::make_unique<CallResult>();
+  client.CallAsync(port, token, method, std::move(request), deadline, result->Callback());
+  EXPECT_TRUE(result->Wait());
+  return result;
+}
+
+// Answers "Reverse" calls with the request reversed, at once.
+inline void ServeReverse(BulkServer& server) {
+  server.ServeCall("Reverse", [](std::string request, absl::Time, CancellationManager*,
+                                 BulkServer::CallDone done) {
+    done(absl::OkStatus(), BulkServer::Bytes(std::string(request.rbegin(), request.rend())));
+  });
+}
+
+// Serves `method` with calls that are answered only when cancelled
+// (Cancelled), as a step is; counts the calls taken and cancelled.
+struct NeverAnswered {
+  absl::Mutex mu;
+  int taken ABSL_GUARDED_BY(mu) = 0;
+  int cancelled ABSL_GUARDED_BY(mu) = 0;
+  void Serve(BulkServer& server, const std::string& method) {
+    server.ServeCall(method, [this](std::string, absl::Time, CancellationManager* cancellation,
+                                    BulkServer::CallDone done) {
+      {
+        absl::MutexLock lock(&mu);
+        ++taken;
+      }
+      CancellationManager::Token token;
+      cancellation->RegisterCallback(&token, [this, done = std::move(done)] {
+        {
+          absl::MutexLock lock(&mu);
+          ++cancelled;
+        }
+        done(errors::Cancelled("the step was cancelled"), nullptr);
+      });
+    });
+  }
+  // Waits (bounded) until `n` calls were taken, or cancelled.
+  bool WaitTaken(int n) { return WaitFor(&taken, n); }
+  bool WaitCancelled(int n) { return WaitFor(&cancelled, n); }
+  bool WaitFor(int* count, int n) {
+    absl::MutexLock lock(&mu);
+    auto enough = [count, n] { return *count >= n; };
+    return mu.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+  }
+};
+
+// Serves `method` with one call whose answer the test gives later, by
+// `kept`; the handler ignores its cancellation.
+struct HeldCall {
+  absl::Notification asked;
+  BulkServer::CallDone kept;
+  void Serve(BulkServer& server, const std::string& method) {
+    server.ServeCall(
+        method, [this](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+          kept = std::move(done);
+          asked.Notify();
+        });
+  }
+  // Calls `method` with `client` into `result`, and waits (bounded) until
+  // the handler has it.
+  void Ask(BulkClient& client, BulkServer& server, const std::string& method, CallResult* result) {
+    client.CallAsync(server.port(), "", method, "x", Soon(), result->Callback());
+    ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
+};
+
+}  // namespace bulk_test
+}  // namespace tensorgrid
+
+#endif  // TENSORGRID_DISTRIBUTED_TRANSPORT_TEST_UTIL_H_
