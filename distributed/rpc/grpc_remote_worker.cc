@@ -1,8 +1,6 @@
 #include "distributed/rpc/grpc_remote_worker.h"
 
 #include <algorithm>
-#include <climits>
-#include <cstdio>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -44,6 +42,18 @@ template <typename Request, typename Response>
 std::shared_ptr<Call<Request, Response>> NewCall(const absl::Duration timeout,
                                                  const RpcSecurity& security) {
   return std::make_shared<Call<Request, Response>>(timeout, security);
+}
+
+// The deadline `timeout` from now; none (infinite) for a non-positive
+// timeout, as SetDeadline reads one.
+absl::Time DeadlineIn(absl::Duration timeout) {
+  return timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
+}
+
+// What is left until `deadline`, at least a millisecond (a non-positive
+// timeout would mean none at all): for a request sent over gRPC.
+absl::Duration Left(absl::Time deadline) {
+  return std::max(absl::Milliseconds(1), deadline - absl::Now());
 }
 
 // Fetches arrive named by their _Retval index; each index in [0, n) once.
@@ -197,7 +207,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
   // On the peer's bulk port when its route says so: a plain TCP round trip
   // instead of a gRPC call.
   bulk_->CallAsync(
-      kBulkRunGraph, wire->SerializeAsString(), absl::Now() + deadline,
+      kBulkRunGraph, [&] { return wire->SerializeAsString(); }, DeadlineIn(deadline),
       [this, response, done](absl::Status s, std::string answer) {
         RunGraphResponse parsed;
         if (s.ok() && !parsed.ParseFromString(answer)) {
@@ -206,7 +216,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
         done(FinishRunGraph(s, &parsed, response));
       },
       [this, wire, response, done](absl::Time until) {
-        RunGraphCall(wire, std::max(absl::Milliseconds(1), until - absl::Now()), response, done);
+        RunGraphCall(wire, Left(until), response, done);
       });
 }
 
@@ -277,7 +287,7 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
   // trip instead of a gRPC call, and the bytes of a large tensor with no
   // ticket.
   bulk_->RecvTensorAsync(
-      step_id, rendezvous_key, absl::Now() + step_rpc_timeout_, tensor,
+      step_id, rendezvous_key, DeadlineIn(step_rpc_timeout_), tensor,
       [this, rendezvous_key, done](absl::Status s) {
         if (!s.ok()) {
           s = WithContext(s, absl::StrCat("RecvTensor of '", rendezvous_key, "' on ", peer_));
@@ -285,8 +295,7 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
         done(s);
       },
       [this, step_id, rendezvous_key, tensor, done](absl::Time until) {
-        RecvTensorCall(step_id, rendezvous_key, "",
-                       std::max(absl::Milliseconds(1), until - absl::Now()), tensor, done);
+        RecvTensorCall(step_id, rendezvous_key, "", Left(until), tensor, done);
       });
 }
 

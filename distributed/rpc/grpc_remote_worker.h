@@ -19,9 +19,9 @@
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_REMOTE_WORKER_H_
 
-#include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -96,9 +96,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // request's timeout plus a grace, so the leader's answer (DeadlineExceeded
   // naming who never joined) arrives before the RPC's own deadline; RecvBuf
   // pulls a collective chunk like RecvTensor, until `deadline` (plus a grace).
-  // Chunks (of plain dtypes) go straight to the peer's bulk port once its
-  // GetStatus or a ticket has named it (BulkClient::RecvBufAsync), without
-  // gRPC; the port is asked for in the background the first time.
+  // Chunks (of plain dtypes, due within kBulkMaxWait) go straight to the
+  // peer's bulk port once its GetStatus or a ticket has named it
+  // (BulkRoute::RecvBufAsync), without gRPC; the port is asked for in the
+  // background the first time.
   void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                           StatusCallback done) override;
   void CompleteInstanceAsync(const CompleteInstanceArgs& request,

@@ -1,11 +1,9 @@
 #include "distributed/rpc/grpc_session.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "core/framework/rendezvous.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
@@ -152,7 +150,8 @@ bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message
                              absl::Status* status) {
   std::string answer;
   if (bulk_ == nullptr ||
-      !bulk_->Call(method, request.SerializeAsString(), deadline, status, &answer)) {
+      !bulk_->Call(method, [&] { return request.SerializeAsString(); }, deadline, status,
+                   &answer)) {
     return false;
   }
   if (status->ok() && !response->ParseFromString(answer)) {

@@ -36,7 +36,6 @@
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_SESSION_H_
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>

@@ -103,6 +103,11 @@ AnswerRead ReadProtoAnswer(int fd, absl::Time deadline, What what, Tensor* out) 
   return read;  // the connection is at a boundary either way
 }
 
+AnswerRead UnexpectedAnswer(AnswerKind kind, What what) {
+  return Malformed(
+      errors::DataLoss(what(), ": an answer of kind ", static_cast<int>(kind), " to this request"));
+}
+
 AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What what,
                             const Tensor* into, Tensor* out, std::atomic<bool>* in_place_refused) {
   char rank_bytes[TensorHeader::kRankBytes];
@@ -110,7 +115,9 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
     return Broken(what, "reading the answer");
   }
   TensorHeader header = TensorHeader::DecodeRank(rank_bytes);
-  if (header.rank > kMaxRank) return Broken(what, "reading the answer");
+  if (header.rank > kMaxRank) {
+    return Malformed(errors::DataLoss(what(), ": an answer of rank ", header.rank));
+  }
   std::vector<char> rest(TensorHeader::RestBytes(header.rank));
   if (ReadFull(fd, rest.data(), rest.size(), deadline) != rest.size()) {
     return Broken(what, "reading the answer");
@@ -150,8 +157,10 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
     // says so: a server that gave up (its wait ran out, it is stopping) may
     // have freed what we copied.
     char ack = 0;
-    if (copied && (ReadFull(fd, &ack, 1, deadline) != 1 || ack != kCopyAcknowledged)) {
-      if (ack == 0) return Broken(what, "waiting for the server to confirm the copy");
+    if (copied && ReadFull(fd, &ack, 1, deadline) != 1) {
+      return Broken(what, "waiting for the server to confirm the copy");
+    }
+    if (copied && ack != kCopyAcknowledged) {
       return Malformed(errors::DataLoss(what(), ": the server confirmed no copy"));
     }
   }

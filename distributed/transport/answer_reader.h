@@ -28,19 +28,23 @@ struct AnswerRead {
 using What = absl::FunctionRef<std::string()>;
 
 // kError or kNotServed (`kind`): the server's status, with its code, message
-// and payloads. After a refusal (kNotServed), a wrong token or a body that
-// does not parse, the server hangs up: not reusable.
+// and payloads. After a refusal (kNotServed) or a wrong token the server
+// hangs up, and after any DataLoss (a body that does not parse, say) the
+// connection is not trusted: not reusable.
 AnswerRead ReadErrorAnswer(int fd, AnswerKind kind, absl::Time deadline, What what);
 // kBytes: a call's answer, at most kMaxAnswerBytes, into `*answer`.
 AnswerRead ReadBytesAnswer(int fd, absl::Time deadline, What what, std::string* answer);
 // kProto: a RecvTensor's tensor of strings, as a TensorProto, into `*out`.
 AnswerRead ReadProtoAnswer(int fd, absl::Time deadline, What what, Tensor* out);
+// An answer of a kind the request cannot get (`kind`): DataLoss, naming it.
+AnswerRead UnexpectedAnswer(AnswerKind kind, What what);
 // kTensor or kInPlace (`in_place`): a tensor of a plain dtype into `*out`,
 // in `into`'s buffer when it has the tensor's dtype and element count (a
 // collective's chunk), else in a fresh one (DataLoss when `into` is given
 // but does not match). An in-place answer is copied out of the server's
 // memory (in_place.h); when that is refused, `*in_place_refused` is set and
-// the bytes come on the connection.
+// the bytes come on the connection. A header that cannot be (a rank over
+// kMaxRank, an acknowledgement other than kCopyAcknowledged) is DataLoss.
 AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What what,
                             const Tensor* into, Tensor* out, std::atomic<bool>* in_place_refused);
 

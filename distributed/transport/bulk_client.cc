@@ -489,8 +489,7 @@ void BulkClient::ReadAnswer(Waiting w) {
     if (kind == bulk::AnswerKind::kNotServed && read.from_server) fallback = Fallback::kOverGrpc;
   } else if (w.call_done) {
     read = kind == bulk::AnswerKind::kBytes ? bulk::ReadBytesAnswer(fd, w.deadline, what, &answer)
-                                            : bulk::AnswerRead{bulk::IoFailure(absl::StrCat(
-                                                  what(), ": reading the answer"))};
+                                            : bulk::UnexpectedAnswer(kind, what);
   } else if (kind == bulk::AnswerKind::kProto) {
     // A RecvTensor's tensor of strings: only such a request may get one.
     read = w.may_take_proto
@@ -504,7 +503,7 @@ void BulkClient::ReadAnswer(Waiting w) {
     read = bulk::ReadTensorAnswer(fd, kind == bulk::AnswerKind::kInPlace, w.deadline, what, w.into,
                                   w.out, &in_place_refused_);
   } else {
-    read.status = bulk::IoFailure(absl::StrCat(what(), ": reading the answer"));
+    read = bulk::UnexpectedAnswer(kind, what);
   }
   if (read.reusable) {
     pool_.Release(w.port, std::move(w.fd));

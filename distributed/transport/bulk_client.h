@@ -150,7 +150,8 @@ class BulkClient {
     CallCallback call_done;
     // The client's closing_: once set, a fallback ends Cancelled instead.
     const std::atomic<bool>* closing = nullptr;
-    // A RecvBuf that asked for an in-place answer (none other may get one).
+    // A tensor request that asked for an in-place answer (none other may
+    // get one).
     bool may_read_in_place = false;
     // A RecvTensor: it may be answered with a TensorProto.
     bool may_take_proto = false;

@@ -250,6 +250,47 @@ TEST(BulkClientTest, ManyWaitingCallsAnsweredInAnyOrder) {
   }
 }
 
+// A scripted server that reads one request and answers `answer`.
+std::thread AnswerOnce(int listener, std::string answer) {
+  return std::thread([listener, answer] {
+    const int fd = accept(listener, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    char request[256];
+    EXPECT_GT(recv(fd, request, sizeof(request), 0), 0);
+    send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    char byte;
+    recv(fd, &byte, 1, 0);  // until the client hangs up
+    close(fd);
+  });
+}
+
+TEST(BulkClientTest, AnswersThatCannotBeAreDataLossNamingWhatIsWrong) {
+  int port = 0;
+  const int listener = ListenOnLoopback(&port);
+  ASSERT_GE(listener, 0);
+  BulkClient client("127.0.0.1");
+  {
+    std::thread peer = AnswerOnce(listener, "\x7f");  // no kind of answer
+    const auto result = Call(client, port, "Reverse", "ab");
+    EXPECT_EQ(result->status.code(), absl::StatusCode::kDataLoss) << result->status;
+    EXPECT_NE(result->status.message().find("an answer of kind 127"), std::string::npos)
+        << result->status;
+    EXPECT_EQ(result->fallback, BulkClient::Fallback::kNone);
+    peer.join();
+  }
+  {
+    // A tensor answer of rank 65.
+    std::thread peer = AnswerOnce(listener, std::string("\0\1\0\0\0\x41\0\0\0", 9));
+    Tensor out;
+    const auto result = Ask(client, port, "k", &out);
+    EXPECT_EQ(result->status.code(), absl::StatusCode::kDataLoss) << result->status;
+    EXPECT_NE(result->status.message().find("an answer of rank 65"), std::string::npos)
+        << result->status;
+    peer.join();
+  }
+  close(listener);
+}
+
 }  // namespace
 }  // namespace bulk_test
 }  // namespace tensorgrid

@@ -1,6 +1,5 @@
 #include "distributed/transport/bulk_route.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -8,15 +7,6 @@
 #include "core/framework/types.h"
 
 namespace tensorgrid {
-namespace {
-
-// What is left until `deadline`, at least a millisecond: for a request sent
-// over gRPC after a try on the port.
-absl::Time AtLeastAMillisecond(absl::Time deadline) {
-  return std::max(deadline, absl::Now() + absl::Milliseconds(1));
-}
-
-}  // namespace
 
 void BulkRoute::Known::Learn(int learned) {
   // Not the refused port again (nothing listens there: not a restart, a firewall).
@@ -31,8 +21,6 @@ BulkRoute::BulkRoute(Options options)
 BulkRoute::~BulkRoute() = default;
 
 void BulkRoute::Learn(int port) { known_->Learn(port); }
-
-void BulkRoute::LearnFromTicket(int port) { known_->port.store(port); }
 
 int BulkRoute::PortFor(absl::Time deadline) {
   // The port waits at most kBulkMaxWait for an answer; longer waits keep to gRPC.
@@ -69,11 +57,11 @@ void BulkRoute::NotServed(int port, BulkClient::Fallback fallback, const absl::S
   }
 }
 
-void BulkRoute::CallAsync(const std::string& method, std::string request, absl::Time deadline,
+void BulkRoute::CallAsync(const std::string& method, Request request, absl::Time deadline,
                           CallDone done, OverGrpc over_grpc) {
   const int port = PortFor(deadline);
   if (port == 0) return over_grpc(deadline);
-  client_.CallAsync(port, options_.token, method, std::move(request), deadline,
+  client_.CallAsync(port, options_.token, method, request(), deadline,
                     [this, port, deadline, done = std::move(done),
                      over_grpc = std::move(over_grpc)](absl::Status s, std::string answer,
                                                        BulkClient::Fallback fallback) {
@@ -81,11 +69,11 @@ void BulkRoute::CallAsync(const std::string& method, std::string request, absl::
                         return done(std::move(s), std::move(answer));
                       }
                       NotServed(port, fallback, s);  // it never ran: over gRPC
-                      over_grpc(AtLeastAMillisecond(deadline));
+                      over_grpc(deadline);
                     });
 }
 
-bool BulkRoute::Call(const std::string& method, std::string request, absl::Time deadline,
+bool BulkRoute::Call(const std::string& method, Request request, absl::Time deadline,
                      absl::Status* status, std::string* answer) {
   const int port = PortFor(deadline);
   if (port == 0) return false;
@@ -96,7 +84,7 @@ bool BulkRoute::Call(const std::string& method, std::string request, absl::Time 
     BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
   };
   auto result = std::make_shared<Result>();
-  client_.Call(port, options_.token, method, std::move(request), deadline,
+  client_.Call(port, options_.token, method, request(), deadline,
                [result](absl::Status s, std::string answer, BulkClient::Fallback fallback) {
                  result->status = std::move(s);
                  result->answer = std::move(answer);
@@ -127,7 +115,7 @@ void BulkRoute::RecvTensorAsync(int64_t step_id, const std::string& key, absl::T
           known_->no_recv_tensor.store(port);  // refused, or hung up on, unread
         }
         NotServed(port, fallback, s);
-        over_grpc(AtLeastAMillisecond(deadline));  // gRPC gets what is left of its time
+        over_grpc(deadline);  // gRPC gets what is left of its time
       });
 }
 
@@ -151,7 +139,7 @@ void BulkRoute::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor
 void BulkRoute::FetchTicketAsync(int port, std::string id, Tensor tensor, Tensor* out,
                                  absl::Duration timeout, StatusCallback done,
                                  OverGrpc over_grpc) {
-  LearnFromTicket(port);  // the other requests may go straight to it from now on
+  known_->port.store(port);  // the peer serves it now, refused before or not
   char* dst = static_cast<char*>(tensor.raw_data());
   const size_t bytes = tensor.TotalBytes();
   const absl::Time deadline = absl::Now() + timeout;

@@ -8,21 +8,27 @@
 //   BulkRoute route({.host = "10.0.0.2", .addressee = task, .token = token,
 //                    .peer = "task /job:ps/replica:0/task:0 (10.0.0.2:2222)",
 //                    .discover = ask_get_status});
-//   route.CallAsync("RunGraph", bytes, deadline,
+//   route.CallAsync("RunGraph", [&] { return request.SerializeAsString(); }, deadline,
 //                   [](absl::Status s, std::string answer) { /* it ran there */ },
 //                   [](absl::Time deadline) { /* send it over gRPC instead */ });
 //
-// Exactly one of the two callbacks runs, once. `over_grpc` runs when the
-// request never ran on the port: no port is known yet (one is then asked
-// for in the background), the port proved unreachable, the request does not
-// suit it (a wait past kBulkMaxWait, a tensor of strings for RecvBuf), or the
-// port did not serve it. What a request that was not served teaches:
+// Exactly one of the two callbacks runs, once. `over_grpc` runs, with the
+// request's own deadline (what is left of it is the caller's to compute),
+// when the request never ran on the port: no port is known yet (with
+// Options::discover, one is then asked for in the background), the port
+// proved unreachable, the request does not suit it (a wait past
+// kBulkMaxWait, a tensor of strings for RecvBuf), or the port did not serve
+// it. What a request that was not served teaches:
 //   - the port cannot be reached: it is not used again (one line on stderr);
 //   - nothing listens there, or another task does: the port is forgotten
 //     until the peer names a new one (Learn, a ticket): it may have
 //     restarted on another port;
-//   - the server was busy or stopping: nothing (this request's detour only).
-// A request that ran there is never sent twice. Thread-safe.
+//   - a RecvTensor refused as unknown, or hung up on unread (an older
+//     server): RecvTensors keep to gRPC while the peer keeps that port;
+//   - otherwise (the server was busy or stopping): nothing, this request's
+//     detour only.
+// A request that ran there is never sent twice. A request is serialized
+// only once the route chose the port. Thread-safe.
 #ifndef TENSORGRID_DISTRIBUTED_TRANSPORT_BULK_ROUTE_H_
 #define TENSORGRID_DISTRIBUTED_TRANSPORT_BULK_ROUTE_H_
 
@@ -33,6 +39,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "core/framework/tensor.h"
@@ -64,22 +71,23 @@ class BulkRoute {
   BulkRoute& operator=(const BulkRoute&) = delete;
 
   // The port the peer named (GetStatus, CreateSession); 0: none. A port
-  // whose connection was refused is not taken again from this source.
+  // whose connection was refused is not taken again from this source (a
+  // ticket naming it is believed: FetchTicketAsync).
   void Learn(int port);
-  // The port a ticket named: the peer serves it now.
-  void LearnFromTicket(int port);
   // Whether to accept tickets for large tensors: the port has not proved
   // unreachable.
   bool AcceptsTickets() const { return !unreachable_.load(); }
 
   using OverGrpc = std::function<void(absl::Time deadline)>;
   using CallDone = std::function<void(absl::Status status, std::string answer)>;
-  // `method` with `request`'s bytes (BulkClient::CallAsync).
-  void CallAsync(const std::string& method, std::string request, absl::Time deadline,
-                 CallDone done, OverGrpc over_grpc);
+  // The request's bytes, made only when the port takes it.
+  using Request = absl::FunctionRef<std::string()>;
+  // `method` with `request()`'s bytes (BulkClient::CallAsync).
+  void CallAsync(const std::string& method, Request request, absl::Time deadline, CallDone done,
+                 OverGrpc over_grpc);
   // CallAsync for a caller that blocks: true with `*status` and `*answer`
   // when it ran on the port, false when it is for gRPC.
-  bool Call(const std::string& method, std::string request, absl::Time deadline,
+  bool Call(const std::string& method, Request request, absl::Time deadline,
             absl::Status* status, std::string* answer);
   // A step's tensor (BulkClient::RecvTensorAsync) into `*out`.
   void RecvTensorAsync(int64_t step_id, const std::string& key, absl::Time deadline, Tensor* out,
@@ -89,12 +97,14 @@ class BulkRoute {
   void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                     StatusCallback done, OverGrpc over_grpc);
   // The bytes of ticket `id`, on `port`, into `tensor` (the tensor the gRPC
-  // answer described), then `*out = tensor`. `over_grpc` (its deadline
-  // unused): the ticket is still there, ask for its bytes over gRPC.
+  // answer described), then `*out = tensor`; from now on the other requests
+  // may go to `port` too. `over_grpc`: the ticket is still there, ask for
+  // its bytes over gRPC.
   void FetchTicketAsync(int port, std::string id, Tensor tensor, Tensor* out,
                         absl::Duration timeout, StatusCallback done, OverGrpc over_grpc);
 
-  // The port requests go to now; 0 when none (for tests and stats).
+  // The port last learned, 0 when none (for tests: requests do not go there
+  // once it proved unreachable).
   int port() const { return known_->port.load(); }
 
  private:

@@ -127,14 +127,13 @@ uint64_t WaitMs(absl::Time deadline) {
 }
 
 absl::Duration GrantedWait(uint64_t wait_ms) {
-  return std::min(kMaxWait, absl::Milliseconds(static_cast<int64_t>(
+  return std::min(kBulkMaxWait, absl::Milliseconds(static_cast<int64_t>(
                                 std::min<uint64_t>(wait_ms, INT64_MAX / 2))));
 }
 
 void TicketAnswer::EncodeTo(char* out) const {
-  std::string bytes(1, static_cast<char>(code));
-  Put(&bytes, length, 8);
-  std::memcpy(out, bytes.data(), kBytes);
+  out[0] = static_cast<char>(code);
+  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>((length >> (8 * i)) & 0xff);
 }
 
 TicketAnswer TicketAnswer::Decode(const char* bytes) {

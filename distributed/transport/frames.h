@@ -46,13 +46,23 @@
 #include "absl/time/time.h"
 
 namespace tensorgrid {
+
+// The bytes of a ticket id.
+constexpr size_t kBulkTicketBytes = 16;
+// The longest a bulk port's server waits for a call's or a chunk's answer.
+constexpr absl::Duration kBulkMaxWait = absl::Hours(1);
+// The calls tensorgrid's services serve on their bulk port, by the name of
+// their gRPC method: a serialized request in, its response out. The worker
+// service serves RunGraph (GrpcWorkerService), the master service a
+// session's steps (GrpcMasterService).
+inline constexpr char kBulkRunGraph[] = "RunGraph";
+inline constexpr char kBulkRunStep[] = "RunStep";
+inline constexpr char kBulkRunCallable[] = "RunCallable";
+
 namespace bulk {
 
 // ---- limits
 
-// The longest a bulk port's server waits for a call's or a chunk's answer.
-constexpr absl::Duration kMaxWait = absl::Hours(1);
-constexpr size_t kTicketBytes = 16;
 constexpr size_t kNonceBytes = 16;
 constexpr uint32_t kMaxTokenBytes = 4096;
 constexpr uint32_t kMaxKeyBytes = 4096;  // also the addressee's
@@ -90,7 +100,8 @@ struct TensorRequest {
 };
 // The fixed part after the magic: lengths, flags, the wait, the step id.
 struct TensorRequestFixed {
-  static size_t Bytes(bool rendezvous) { return rendezvous ? 32 : 24; }
+  static constexpr size_t kMaxBytes = 32;
+  static size_t Bytes(bool rendezvous) { return rendezvous ? kMaxBytes : 24; }
   static TensorRequestFixed Decode(const char* bytes, bool rendezvous);
   uint32_t token_bytes = 0;
   uint32_t addressee_bytes = 0;
@@ -116,7 +127,7 @@ struct CallRequestFixed {
 
 // The wait a request asks for, in whole milliseconds until `deadline`.
 uint64_t WaitMs(absl::Time deadline);
-// The wait a server grants: `wait_ms`, capped at kMaxWait.
+// The wait a server grants: `wait_ms`, capped at kBulkMaxWait.
 absl::Duration GrantedWait(uint64_t wait_ms);
 
 // ---- answers
@@ -194,28 +205,15 @@ struct InPlaceLocation {
 };
 
 // The whole size (header and body) of the answer whose first bytes are
-// `head`, when they say it; nullopt when more bytes are needed, and
-// kUnknownSize for an answer whose size only its reader learns (in place,
-// a beat, garbage).
+// `head`, when they say it; nullopt when more bytes are needed; kUnknownSize
+// for an answer whose size only its reader learns (in place, a beat) or that
+// is over kMaxAnswerBytes; 1 for garbage (its reader refuses it at once).
 constexpr uint64_t kUnknownSize = UINT64_MAX;
 std::optional<uint64_t> AnswerSize(absl::string_view head);
 // Enough bytes of any answer's head for AnswerSize.
 constexpr size_t kLongestAnswerHead = 1 + 4 + 4 + 8 * kMaxRank + 8;
 
 }  // namespace bulk
-
-// The bytes of a ticket id.
-constexpr size_t kBulkTicketBytes = bulk::kTicketBytes;
-// The longest a bulk port's server waits for a call's or a chunk's answer.
-constexpr absl::Duration kBulkMaxWait = bulk::kMaxWait;
-// The calls tensorgrid's services serve on their bulk port, by the name of
-// their gRPC method: a serialized request in, its response out. The worker
-// service serves RunGraph (GrpcWorkerService), the master service a
-// session's steps (GrpcMasterService).
-inline constexpr char kBulkRunGraph[] = "RunGraph";
-inline constexpr char kBulkRunStep[] = "RunStep";
-inline constexpr char kBulkRunCallable[] = "RunCallable";
-
 }  // namespace tensorgrid
 
 #endif  // TENSORGRID_DISTRIBUTED_TRANSPORT_FRAMES_H_

@@ -20,8 +20,8 @@ TEST(FramesTest, EveryRequestKindIsNamedByItsMagicAndGarbageByNone) {
   EXPECT_EQ(RequestKindOf("TGR3"), std::nullopt);
   EXPECT_EQ(RequestKindOf("TGC1"), std::nullopt);
   EXPECT_EQ(RequestKindOf("TG"), std::nullopt);
-  EXPECT_EQ(EncodeTicketRequest(std::string(kTicketBytes, 'i')),
-            "TGB1" + std::string(kTicketBytes, 'i'));
+  EXPECT_EQ(EncodeTicketRequest(std::string(kBulkTicketBytes, 'i')),
+            "TGB1" + std::string(kBulkTicketBytes, 'i'));
 }
 
 TEST(FramesTest, TensorRequestsDecodeAsTheyWereEncoded) {
@@ -145,7 +145,7 @@ TEST(FramesTest, TicketAnswersAndWaitsRoundTrip) {
   const TicketAnswer back = TicketAnswer::Decode(bytes);
   EXPECT_EQ(back.code, TicketAnswer::kUnknownTicket);
   EXPECT_EQ(back.length, uint64_t{1} << 20);
-  EXPECT_EQ(GrantedWait(uint64_t{1} << 62), kMaxWait);
+  EXPECT_EQ(GrantedWait(uint64_t{1} << 62), kBulkMaxWait);
   EXPECT_EQ(GrantedWait(250), absl::Milliseconds(250));
   EXPECT_EQ(WaitMs(absl::Now() - absl::Seconds(1)), 0u);
   EXPECT_EQ(RandomBytes(16).size(), 16u);

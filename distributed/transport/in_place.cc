@@ -27,9 +27,7 @@ InPlaceCopy CopyInPlace(const InPlaceLocation& where, char* dst, size_t length) 
   if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kNonceBytes)) {
     return errno == EFAULT ? InPlaceCopy::kFailed : InPlaceCopy::kRefused;  // EPERM, ESRCH, ENOSYS
   }
-  if (where.nonce.size() != kNonceBytes || std::memcmp(seen, where.nonce.data(), kNonceBytes) != 0) {
-    return InPlaceCopy::kRefused;
-  }
+  if (std::memcmp(seen, where.nonce.data(), kNonceBytes) != 0) return InPlaceCopy::kRefused;
   size_t done = 0;
   while (done < length) {
     local = {dst + done, length - done};

@@ -81,7 +81,7 @@ size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline) {
         if (left <= absl::ZeroDuration()) break;  // errno stays EAGAIN
         pollfd p{fd, POLLIN, 0};
         const int ms = static_cast<int>(
-            std::min(absl::ToInt64Milliseconds(left) + 1, absl::ToInt64Milliseconds(kMaxWait)));
+            std::min(absl::ToInt64Milliseconds(left) + 1, absl::ToInt64Milliseconds(kBulkMaxWait)));
         if (poll(&p, 1, ms) < 0 && errno != EINTR) break;
         continue;  // read what came, or find the deadline passed
       }

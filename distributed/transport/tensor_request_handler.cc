@@ -40,7 +40,7 @@ absl::StatusOr<std::string> ProtoAnswer(const Tensor& tensor, absl::string_view 
 
 bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous) {
   const absl::Time header_deadline = absl::Now() + bulk::kHeaderTimeout;
-  char fixed_bytes[32];
+  char fixed_bytes[bulk::TensorRequestFixed::kMaxBytes];
   const size_t fixed_size = bulk::TensorRequestFixed::Bytes(rendezvous);
   if (bulk::ReadFull(fd, fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
   const bulk::TensorRequestFixed fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, rendezvous);
