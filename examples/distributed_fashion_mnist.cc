@@ -40,9 +40,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
@@ -58,10 +58,10 @@
 #include "client/training/sync_replicas_optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
+#include "core/util/command_line_flags.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc_security.h"
 #include "distributed/server.h"
-#include "tools/flags.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -78,74 +78,32 @@ struct Options {
   double learning_rate = 1e-4;
 };
 
-const std::vector<tools::Flag>& Table() {
-  static const auto* table = new std::vector<tools::Flag>{
-      {"ps_hosts", "H:P,...", false, "the ps tasks (with --worker_hosts)"},
-      {"worker_hosts", "H:P,...", false, "the worker tasks; worker 0 is the chief"},
-      {"cluster", "SPEC", false, "or the cluster as \"ps=h:p,h:p;worker=h:p,h:p\"\n"
-                                 "(neither: TF_CONFIG gives the cluster and the task)"},
-      {"job_name", "ps|worker", false, "this task's job"},
-      {"task_index", "N", false, "this task's index in its job (default 0)"},
-      {"is_sync", "", false, "synchronous replicas: each global step averages one\n"
-                             "gradient from every worker (SyncReplicasOptimizer)"},
-      {"replicas_to_aggregate", "N", false,
-       "with --is_sync: gradients averaged per global step (default: the\n"
-       "number of workers; fewer leaves the rest as backup workers)"},
-      {"sync_timeout_s", "S", false,
-       "with --is_sync: the chief fails, naming the workers whose gradients\n"
-       "are missing, after waiting S seconds for a global step (default 300)"},
-      {"steps", "N", false, "train until the global step is N (default 6000)"},
-      {"batch_size", "N", false, "examples per worker step (default 32)"},
-      {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
-      {"checkpoint_dir", "DIR", false, "the chief restores from and saves here (default: none)"},
-      {"save_every", "N", false, "global steps between the chief's checkpoints (default 1000)"},
-      {"log_every", "N", false, "a worker's own steps between its progress lines (default 100)"},
-      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
-      {"seed", "N", false, "seed of the initial weights and the shuffles (default 1)"},
-  };
-  return *table;
-}
-
-absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
-  Options o;
-  auto positive = [](const tools::FlagValue& f, int64_t* out) {
-    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
-      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
-    }
-    return absl::OkStatus();
-  };
-  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
-                                              [&](const tools::FlagValue& f) {
-    if (f.name == "ps_hosts") o.ps_hosts = f.value;
-    if (f.name == "worker_hosts") o.worker_hosts = f.value;
-    if (f.name == "cluster") o.cluster = f.value;
-    if (f.name == "job_name") o.job_name = f.value;
-    if (f.name == "task_index" && !(absl::SimpleAtoi(f.value, &o.task_index) && o.task_index >= 0)) {
-      return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
-    }
-    if (f.name == "is_sync") o.is_sync = f.value == "true";
-    if (f.name == "replicas_to_aggregate") return positive(f, &o.replicas_to_aggregate);
-    if (f.name == "sync_timeout_s") return positive(f, &o.sync_timeout_s);
-    if (f.name == "steps") return positive(f, &o.steps);
-    if (f.name == "batch_size") return positive(f, &o.batch_size);
-    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
-      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
-    }
-    if (f.name == "checkpoint_dir") o.checkpoint_dir = f.value;
-    if (f.name == "save_every") return positive(f, &o.save_every);
-    if (f.name == "log_every") return positive(f, &o.log_every);
-    if (f.name == "data_dir") o.data_dir = f.value;
-    if (f.name == "seed") return positive(f, &o.seed);
-    return absl::OkStatus();
-  }));
-  if (*help) return o;
+// What Flags::Parse leaves to the program: positional arguments (none), the ranges,
+// and which cluster flags go together.
+absl::Status CheckFlags(const Options& o, int argc, char** argv) {
+  if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
+  if (o.task_index < 0) return errors::InvalidArgument("--task_index=", o.task_index, " is negative");
+  if (o.replicas_to_aggregate < 0) {
+    return errors::InvalidArgument("--replicas_to_aggregate=", o.replicas_to_aggregate,
+                                   " is negative");
+  }
+  const std::pair<const char*, double> positive[] = {
+      {"sync_timeout_s", o.sync_timeout_s}, {"steps", o.steps}, {"batch_size", o.batch_size},
+      {"learning_rate", o.learning_rate}, {"save_every", o.save_every}, {"log_every", o.log_every},
+      {"seed", o.seed}};
+  for (const auto& [flag, value] : positive) {
+    if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
+  }
   const bool hosts = !o.ps_hosts.empty() || !o.worker_hosts.empty();
   if (hosts && !o.cluster.empty()) return errors::InvalidArgument("give --cluster or --ps_hosts/--worker_hosts, not both");
   if ((hosts || !o.cluster.empty()) && o.job_name.empty()) return errors::InvalidArgument("give --job_name");
   if (!hosts && o.cluster.empty() && !o.job_name.empty()) {
     return errors::InvalidArgument("--job_name needs --ps_hosts/--worker_hosts or --cluster");
   }
-  return o;
+  if (o.job_name.empty() && std::getenv("TF_CONFIG") == nullptr) {
+    return errors::InvalidArgument("give --ps_hosts/--worker_hosts or --cluster, or set TF_CONFIG");
+  }
+  return absl::OkStatus();
 }
 
 // The cluster and this task: from the flags, or else TF_CONFIG.
@@ -377,21 +335,55 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
-  bool help = false;
-  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
-  const std::string usage = absl::StrCat(
-      "usage: distributed_fashion_mnist --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker\n"
+  Options o;
+  const std::vector<Flag> flag_list = {
+      Flag("ps_hosts", &o.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
+      Flag("worker_hosts", &o.worker_hosts, "the worker tasks, H:P,...; worker 0 is the chief"),
+      Flag("cluster", &o.cluster,
+           "or the cluster as \"ps=h:p,h:p;worker=h:p,h:p\"\n"
+           "(neither: TF_CONFIG gives the cluster and the task)"),
+      Flag("job_name", &o.job_name, "this task's job: ps or worker"),
+      Flag("task_index", &o.task_index, "this task's index in its job"),
+      Flag("is_sync", &o.is_sync,
+           "synchronous replicas: each global step averages one\n"
+           "gradient from every worker (SyncReplicasOptimizer)"),
+      Flag("replicas_to_aggregate", &o.replicas_to_aggregate,
+           "with --is_sync: gradients averaged per global step (0: the\n"
+           "number of workers; fewer leaves the rest as backup workers)"),
+      Flag("sync_timeout_s", &o.sync_timeout_s,
+           "with --is_sync: the chief fails, naming the workers whose gradients\n"
+           "are missing, after waiting this many seconds for a global step"),
+      Flag("steps", &o.steps, "train until the global step is this"),
+      Flag("batch_size", &o.batch_size, "examples per worker step"),
+      Flag("learning_rate", &o.learning_rate, "Adam's learning rate"),
+      Flag("checkpoint_dir", &o.checkpoint_dir,
+           "the chief restores from and saves here (empty: no checkpoints)"),
+      Flag("save_every", &o.save_every, "global steps between the chief's checkpoints"),
+      Flag("log_every", &o.log_every, "a worker's own steps between its progress lines"),
+      Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
+      Flag("seed", &o.seed, "seed of the initial weights and the shuffles"),
+  };
+  const std::string usage = Flags::Usage(
+      "distributed_fashion_mnist --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker\n"
       "           [--task_index=N] [--steps=N] [--checkpoint_dir=DIR] [--is_sync]\n"
-      "       TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' distributed_fashion_mnist [--steps=N]\n\n",
-      tools::FlagsHelp(Table()));
-  if (!options.ok()) return tools::ReportUsageError("distributed_fashion_mnist", options.status().message(), usage);
+      "       TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' distributed_fashion_mnist [--steps=N]",
+      flag_list);
+  bool help = false;
+  absl::Status flags = Flags::Parse(&argc, argv, flag_list, &help);
+  if (flags.ok() && !help) flags = CheckFlags(o, argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "distributed_fashion_mnist: %s\n\n%s",
+                 std::string(flags.message()).c_str(), usage.c_str());
+    return 2;
+  }
   if (help) {
     std::printf("%s", usage.c_str());
     return 0;
   }
-  if (options->job_name.empty() && std::getenv("TF_CONFIG") == nullptr) {
-    return tools::ReportUsageError("distributed_fashion_mnist",
-                                   "give --ps_hosts/--worker_hosts or --cluster, or set TF_CONFIG", usage);
+  const absl::Status s = Run(o, signals);
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+                 std::string(s.message()).c_str());
   }
-  return tools::ReportError(Run(*options, signals));
+  return s.ok() ? 0 : 1;
 }

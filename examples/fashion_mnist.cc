@@ -25,10 +25,9 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
 #include "client/data/dataset.h"
@@ -39,7 +38,7 @@
 #include "client/training/saver.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
-#include "tools/flags.h"
+#include "core/util/command_line_flags.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -52,47 +51,17 @@ struct Options {
   std::string checkpoint_dir, data_dir = kFashionMnistDir;
 };
 
-const std::vector<tools::Flag>& Table() {
-  static const auto* table = new std::vector<tools::Flag>{
-      {"steps", "N", false, "train until the global step is N (default 6000)"},
-      {"batch_size", "N", false, "examples per step (default 32)"},
-      {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
-      {"checkpoint_dir", "DIR", false,
-       "restore the latest checkpoint here if there is one; save every\n"
-       "--save_every steps and at the end (default: no checkpoints)"},
-      {"save_every", "N", false, "steps between checkpoints (default 1000)"},
-      {"log_every", "N", false, "steps between progress reports (default 100)"},
-      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
-      {"seed", "N", false, "seed of the initial weights and the shuffle (default 1)"},
-      {"threads", "N", false, "threads per kernel (default: one per core)"},
-  };
-  return *table;
-}
-
-absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
-  Options o;
-  auto positive = [](const tools::FlagValue& f, auto* out) {
-    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
-      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
-    }
-    return absl::OkStatus();
-  };
-  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
-                                              [&](const tools::FlagValue& f) {
-    if (f.name == "steps") return positive(f, &o.steps);
-    if (f.name == "batch_size") return positive(f, &o.batch_size);
-    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
-      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
-    }
-    if (f.name == "save_every") return positive(f, &o.save_every);
-    if (f.name == "log_every") return positive(f, &o.log_every);
-    if (f.name == "seed") return positive(f, &o.seed);
-    if (f.name == "threads") return positive(f, &o.threads);
-    if (f.name == "checkpoint_dir") o.checkpoint_dir = f.value;
-    if (f.name == "data_dir") o.data_dir = f.value;
-    return absl::OkStatus();
-  }));
-  return o;
+// What Flags::Parse leaves to the program: positional arguments (none), the ranges.
+absl::Status CheckFlags(const Options& o, int argc, char** argv) {
+  if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
+  if (o.threads < 0) return errors::InvalidArgument("--threads=", o.threads, " is negative");
+  const std::pair<const char*, double> positive[] = {
+      {"steps", o.steps}, {"batch_size", o.batch_size}, {"learning_rate", o.learning_rate},
+      {"save_every", o.save_every}, {"log_every", o.log_every}, {"seed", o.seed}};
+  for (const auto& [flag, value] : positive) {
+    if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
+  }
+  return absl::OkStatus();
 }
 
 // tf.layers.dense: x·kernel + bias, kernel Glorot-uniform, bias zeros.
@@ -286,15 +255,39 @@ absl::Status Run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  Options o;
+  const std::vector<Flag> flag_list = {
+      Flag("steps", &o.steps, "train until the global step is this"),
+      Flag("batch_size", &o.batch_size, "examples per step"),
+      Flag("learning_rate", &o.learning_rate, "Adam's learning rate"),
+      Flag("checkpoint_dir", &o.checkpoint_dir,
+           "restore the latest checkpoint here if there is one; save every\n"
+           "--save_every steps and at the end (empty: no checkpoints)"),
+      Flag("save_every", &o.save_every, "steps between checkpoints"),
+      Flag("log_every", &o.log_every, "steps between progress reports"),
+      Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
+      Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),
+      Flag("threads", &o.threads, "threads per kernel (0: one per core)"),
+  };
+  const std::string usage = Flags::Usage(
+      "fashion_mnist [--steps=N] [--batch_size=N] [--learning_rate=X] [--checkpoint_dir=DIR]",
+      flag_list);
   bool help = false;
-  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
-  const std::string usage = absl::StrCat(
-      "usage: fashion_mnist [--steps=N] [--batch_size=N] [--learning_rate=X] [--checkpoint_dir=DIR]\n\n",
-      tools::FlagsHelp(Table()));
-  if (!options.ok()) return tools::ReportUsageError("fashion_mnist", options.status().message(), usage);
+  absl::Status flags = Flags::Parse(&argc, argv, flag_list, &help);
+  if (flags.ok() && !help) flags = CheckFlags(o, argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "fashion_mnist: %s\n\n%s", std::string(flags.message()).c_str(),
+                 usage.c_str());
+    return 2;
+  }
   if (help) {
     std::printf("%s", usage.c_str());
     return 0;
   }
-  return tools::ReportError(Run(*options));
+  const absl::Status s = Run(o);
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+                 std::string(s.message()).c_str());
+  }
+  return s.ok() ? 0 : 1;
 }

@@ -25,9 +25,9 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
@@ -39,8 +39,8 @@
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
+#include "core/util/command_line_flags.h"
 #include "distributed/cluster_spec.h"
-#include "tools/flags.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -52,48 +52,16 @@ struct Options {
   double learning_rate = 1e-4;
 };
 
-const std::vector<tools::Flag>& Table() {
-  static const auto* table = new std::vector<tools::Flag>{
-      {"cluster", "SPEC", false, "the cluster, \"ps=h:p,h:p;worker=h:p,h:p\"\n"
-                                 "(default: --ps_hosts/--worker_hosts, else TF_CONFIG)"},
-      {"ps_hosts", "H:P,...", false, "the ps tasks (with --worker_hosts)"},
-      {"worker_hosts", "H:P,...", false, "the worker tasks: one tower each"},
-      {"target", "grpc://H:P", false, "the session's master (default: worker 0)"},
-      {"steps", "N", false, "train until the global step is N (default 6000)"},
-      {"batch_size", "N", false, "examples per tower and step (default 32)"},
-      {"learning_rate", "X", false, "Adam's learning rate (default 1e-4)"},
-      {"log_every", "N", false, "steps between progress lines (default 100)"},
-      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
-      {"seed", "N", false, "seed of the initial weights and the shuffle (default 1)"},
-  };
-  return *table;
-}
-
-absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
-  Options o;
-  auto positive = [](const tools::FlagValue& f, int64_t* out) {
-    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
-      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
-    }
-    return absl::OkStatus();
-  };
-  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
-                                              [&](const tools::FlagValue& f) {
-    if (f.name == "cluster") o.cluster = f.value;
-    if (f.name == "ps_hosts") o.ps_hosts = f.value;
-    if (f.name == "worker_hosts") o.worker_hosts = f.value;
-    if (f.name == "target") o.target = f.value;
-    if (f.name == "steps") return positive(f, &o.steps);
-    if (f.name == "batch_size") return positive(f, &o.batch_size);
-    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
-      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
-    }
-    if (f.name == "log_every") return positive(f, &o.log_every);
-    if (f.name == "data_dir") o.data_dir = f.value;
-    if (f.name == "seed") return positive(f, &o.seed);
-    return absl::OkStatus();
-  }));
-  return o;
+// What Flags::Parse leaves to the program: positional arguments (none), the ranges.
+absl::Status CheckFlags(const Options& o, int argc, char** argv) {
+  if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
+  const std::pair<const char*, double> positive[] = {
+      {"steps", o.steps}, {"batch_size", o.batch_size}, {"learning_rate", o.learning_rate},
+      {"log_every", o.log_every}, {"seed", o.seed}};
+  for (const auto& [flag, value] : positive) {
+    if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ClusterSpec> ResolveCluster(const Options& o) {
@@ -261,17 +229,42 @@ absl::Status Run(const Options& o) {
 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen, also into a pipe
-  bool help = false;
-  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
-  const std::string usage = absl::StrCat(
-      "usage: in_graph_replication [--cluster=SPEC | --ps_hosts=H:P,... --worker_hosts=H:P,...]\n"
+  Options o;
+  const std::vector<Flag> flag_list = {
+      Flag("cluster", &o.cluster,
+           "the cluster, \"ps=h:p,h:p;worker=h:p,h:p\"\n"
+           "(empty: --ps_hosts/--worker_hosts, else TF_CONFIG)"),
+      Flag("ps_hosts", &o.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
+      Flag("worker_hosts", &o.worker_hosts, "the worker tasks, H:P,...: one tower each"),
+      Flag("target", &o.target, "the session's master, grpc://H:P (empty: worker 0)"),
+      Flag("steps", &o.steps, "train until the global step is this"),
+      Flag("batch_size", &o.batch_size, "examples per tower and step"),
+      Flag("learning_rate", &o.learning_rate, "Adam's learning rate"),
+      Flag("log_every", &o.log_every, "steps between progress lines"),
+      Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
+      Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),
+  };
+  const std::string usage = Flags::Usage(
+      "in_graph_replication [--cluster=SPEC | --ps_hosts=H:P,... --worker_hosts=H:P,...]\n"
       "           [--target=grpc://H:P] [--steps=N] [--batch_size=N] [--learning_rate=X]\n"
-      "       (without a cluster flag, TF_CONFIG's cluster: run it under tg_launch)\n\n",
-      tools::FlagsHelp(Table()));
-  if (!options.ok()) return tools::ReportUsageError("in_graph_replication", options.status().message(), usage);
+      "       (without a cluster flag, TF_CONFIG's cluster: run it under tg_launch)",
+      flag_list);
+  bool help = false;
+  absl::Status flags = Flags::Parse(&argc, argv, flag_list, &help);
+  if (flags.ok() && !help) flags = CheckFlags(o, argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "in_graph_replication: %s\n\n%s", std::string(flags.message()).c_str(),
+                 usage.c_str());
+    return 2;
+  }
   if (help) {
     std::printf("%s", usage.c_str());
     return 0;
   }
-  return tools::ReportError(Run(*options));
+  const absl::Status s = Run(o);
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+                 std::string(s.message()).c_str());
+  }
+  return s.ok() ? 0 : 1;
 }

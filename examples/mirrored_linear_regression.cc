@@ -19,11 +19,11 @@
 //
 // Prints one progress line per epoch (Fit), then the predictions for the
 // guide's evaluation features [[4, 4.5], [5, 5.5], [6, 6.5]].
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "client/data/dataset.h"
 #include "client/distribute/strategy.h"
 #include "client/ops/standard_ops.h"
@@ -31,6 +31,7 @@
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
+#include "core/util/command_line_flags.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -102,13 +103,17 @@ absl::Status Main(int epochs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int epochs = 100;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--epochs=", 0) != 0 || !absl::SimpleAtoi(arg.substr(9), &epochs) || epochs < 1) {
-      std::fprintf(stderr, "usage: mirrored_linear_regression [--epochs=N]  (got '%s')\n", argv[i]);
-      return 2;
-    }
+  int32_t epochs = 100;
+  const std::vector<Flag> flag_list = {Flag("epochs", &epochs, "passes over the data, at least 1")};
+  const std::string usage = Flags::Usage("mirrored_linear_regression [--epochs=N]", flag_list);
+  if (!Flags::Parse(&argc, argv, flag_list)) {  // a bad flag (it says which), or --help
+    std::fprintf(stderr, "%s", usage.c_str());
+    return 2;
+  }
+  if (argc > 1 || epochs < 1) {
+    std::fprintf(stderr, "mirrored_linear_regression: %s\n%s",
+                 argc > 1 ? "takes no arguments" : "--epochs must be at least 1", usage.c_str());
+    return 2;
   }
   absl::Status s = Main(epochs);
   if (!s.ok()) {

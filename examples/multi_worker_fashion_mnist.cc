@@ -30,11 +30,10 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/data/dataset.h"
 #include "client/data/fashion_mnist.h"
@@ -44,7 +43,7 @@
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
-#include "tools/flags.h"
+#include "core/util/command_line_flags.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -59,54 +58,20 @@ struct Options {
   std::string data_dir = kFashionMnistDir;
 };
 
-const std::vector<tools::Flag>& Table() {
-  static const auto* table = new std::vector<tools::Flag>{
-      {"workers", "H:P,...", false,
-       "the worker tasks, when TF_CONFIG is not set (default\n"
-       "localhost:20000,localhost:20001)"},
-      {"task_index", "N", false, "this worker's index in --workers (instead of TF_CONFIG)"},
-      {"cluster", "SPEC", false, "or the cluster as \"chief=h:p;worker=h:p,h:p\" (tg_launch's syntax)"},
-      {"job_name", "chief|worker", false, "with --cluster: this task's job (default worker)"},
-      {"batch_size", "N", false, "examples per replica and step (default 64)"},
-      {"local_devices", "N", false, "replicas (CPU devices) on each worker (default 1)"},
-      {"epochs", "N", false, "passes over the 60,000 training images (default 2)"},
-      {"learning_rate", "X", false, "Adam's learning rate (default 1e-3)"},
-      {"collective_timeout_s", "S", false,
-       "how long a worker waits for the others at a collective (default 60)"},
-      {"data_dir", "DIR", false, "the Fashion-MNIST files (default /usr/share/datasets/fashion-mnist)"},
-      {"seed", "N", false, "seed of the initial weights and the shuffle (default 1)"},
-  };
-  return *table;
-}
-
-absl::StatusOr<Options> ParseFlags(int argc, char** argv, bool* help) {
-  Options o;
-  auto positive = [](const tools::FlagValue& f, int64_t* out) {
-    if (!absl::SimpleAtoi(f.value, out) || *out <= 0) {
-      return errors::InvalidArgument("--", f.name, "='", f.value, "' is not a positive number");
-    }
-    return absl::OkStatus();
-  };
-  TG_ASSIGN_OR_RETURN(*help, tools::ParseArgs(Table(), std::vector<std::string>(argv + 1, argv + argc),
-                                              [&](const tools::FlagValue& f) {
-    if (f.name == "workers") o.workers = f.value;
-    if (f.name == "cluster") o.cluster = f.value;
-    if (f.name == "job_name") o.job_name = f.value;
-    if (f.name == "task_index" && !(absl::SimpleAtoi(f.value, &o.task_index) && o.task_index >= 0)) {
-      return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
-    }
-    if (f.name == "batch_size") return positive(f, &o.batch_size);
-    if (f.name == "local_devices") return positive(f, &o.local_devices);
-    if (f.name == "epochs") return positive(f, &o.epochs);
-    if (f.name == "seed") return positive(f, &o.seed);
-    if (f.name == "collective_timeout_s") return positive(f, &o.collective_timeout_s);
-    if (f.name == "learning_rate" && !(absl::SimpleAtod(f.value, &o.learning_rate) && o.learning_rate > 0)) {
-      return errors::InvalidArgument("--learning_rate='", f.value, "' is not a positive number");
-    }
-    if (f.name == "data_dir") o.data_dir = f.value;
-    return absl::OkStatus();
-  }));
-  return o;
+// What Flags::Parse leaves to the program: positional arguments (none), the ranges.
+absl::Status CheckFlags(const Options& o, int argc, char** argv) {
+  if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
+  if (o.task_index < -1) {
+    return errors::InvalidArgument("--task_index=", o.task_index, " is not an index or -1");
+  }
+  const std::pair<const char*, double> positive[] = {
+      {"batch_size", o.batch_size}, {"local_devices", o.local_devices}, {"epochs", o.epochs},
+      {"learning_rate", o.learning_rate}, {"collective_timeout_s", o.collective_timeout_s},
+      {"seed", o.seed}};
+  for (const auto& [flag, value] : positive) {
+    if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
+  }
+  return absl::OkStatus();
 }
 
 // The cluster: TF_CONFIG, unless --task_index is given (then --workers).
@@ -235,21 +200,36 @@ absl::Status Main(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  Options o;
+  const std::vector<Flag> flag_list = {
+      Flag("workers", &o.workers, "the worker tasks, H:P,..., when TF_CONFIG is not set"),
+      Flag("task_index", &o.task_index, "this worker's index in --workers (-1: use TF_CONFIG)"),
+      Flag("cluster", &o.cluster,
+           "or the cluster as \"chief=h:p;worker=h:p,h:p\" (tg_launch's syntax)"),
+      Flag("job_name", &o.job_name, "with --cluster: this task's job, chief or worker"),
+      Flag("batch_size", &o.batch_size, "examples per replica and step"),
+      Flag("local_devices", &o.local_devices, "replicas (CPU devices) on each worker"),
+      Flag("epochs", &o.epochs, "passes over the 60,000 training images"),
+      Flag("learning_rate", &o.learning_rate, "Adam's learning rate"),
+      Flag("collective_timeout_s", &o.collective_timeout_s,
+           "how long a worker waits for the others at a collective"),
+      Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
+      Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),
+  };
+  const std::string usage = Flags::Usage("multi_worker_fashion_mnist [flags]", flag_list);
   bool help = false;
-  absl::StatusOr<Options> options = ParseFlags(argc, argv, &help);
-  if (help) {
-    std::printf("usage: multi_worker_fashion_mnist [flags]\n%s", tools::FlagsHelp(Table()).c_str());
-    return 0;
-  }
-  if (!options.ok()) {
-    std::fprintf(stderr, "multi_worker_fashion_mnist: %s\nusage: multi_worker_fashion_mnist [flags]\n%s",
-                 options.status().ToString().c_str(), tools::FlagsHelp(Table()).c_str());
+  absl::Status flags = Flags::Parse(&argc, argv, flag_list, &help);
+  if (flags.ok() && !help) flags = CheckFlags(o, argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "multi_worker_fashion_mnist: %s\n%s", flags.ToString().c_str(),
+                 usage.c_str());
     return 2;
   }
-  absl::Status s = Main(*options);
-  if (!s.ok()) {
-    std::fprintf(stderr, "multi_worker_fashion_mnist: %s\n", s.ToString().c_str());
-    return 1;
+  if (help) {
+    std::printf("%s", usage.c_str());
+    return 0;
   }
-  return 0;
+  const absl::Status s = Main(o);
+  if (!s.ok()) std::fprintf(stderr, "multi_worker_fashion_mnist: %s\n", s.ToString().c_str());
+  return s.ok() ? 0 : 1;
 }
