@@ -19,6 +19,7 @@
 // from its global step, over the batches an uninterrupted run would see.
 // Prints "step S/N, loss L, E examples/s" every --log_every steps (a progress
 // bar on a terminal), and "test_accuracy=0.xxxx" as its last line.
+// The classifier, its batches and the accuracy: examples/fashion_mnist_model.h.
 #include <unistd.h>
 
 #include <cstdint>
@@ -32,13 +33,13 @@
 #include "client/client_session.h"
 #include "client/data/dataset.h"
 #include "client/data/fashion_mnist.h"
-#include "client/ops/standard_ops.h"
 #include "client/training/global_step.h"
 #include "client/training/optimizer.h"
 #include "client/training/saver.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
+#include "examples/fashion_mnist_model.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -64,36 +65,18 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   return absl::OkStatus();
 }
 
-// tf.layers.dense: x·kernel + bias, kernel Glorot-uniform, bias zeros.
-Output Dense(const Scope& scope, const std::string& name, Output x, int64_t in, int64_t out,
-             bool relu, int64_t seed) {
-  Scope layer = scope.NewSubScope(name);
-  training::Variable kernel(layer, "kernel", {in, out}, DT_FLOAT, training::GlorotUniform(seed));
-  training::Variable bias(layer, "bias", {out}, DT_FLOAT, training::Zeros());
-  Output y = ops::BiasAdd(layer, ops::MatMul(layer, x, kernel), bias);
-  return relu ? Output(ops::Relu(layer, y)) : y;
-}
-
 struct Model {
-  Output images, labels, loss, correct;  // correct: how many of the batch ArgMax gets right
+  fashion_mnist::Classifier net;  // images, labels -> loss, correct
   Operation train, init;
   training::Variable global_step;
 };
 
 absl::StatusOr<Model> BuildModel(const Scope& root, const Options& o) {
   Model m;
-  m.images = ops::Placeholder(root.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
-  m.labels = ops::Placeholder(root.WithOpName("labels"), DT_INT64, ops::Placeholder::Shape({-1}));
-  Output net = Dense(root, "dense", m.images, 784, 500, true, o.seed);
-  net = Dense(root, "dense_1", net, 500, 500, true, o.seed + 1);
-  Output logits = Dense(root, "dense_2", net, 500, 10, false, o.seed + 2);
-  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(root, logits, m.labels);
-  m.loss = ops::Mean(root.WithOpName("loss"), xent.loss, {0});
-  auto hits = ops::Equal(root, ops::ArgMax(root, logits, 1), m.labels);
-  m.correct = ops::Sum(root.WithOpName("correct"), ops::Cast(root, hits, DT_FLOAT), {0});
+  m.net = fashion_mnist::BuildClassifier(root, o.seed);
   m.global_step = training::GetOrCreateGlobalStep(root);
   training::AdamOptimizer adam(o.learning_rate);
-  TG_ASSIGN_OR_RETURN(m.train, adam.Minimize(root, m.loss, {}, m.global_step));
+  TG_ASSIGN_OR_RETURN(m.train, adam.Minimize(root, m.net.loss, {}, m.global_step));
   m.init = training::GlobalVariablesInitializer(root);  // after Minimize: Adam's slots too
   TG_RETURN_IF_ERROR(root.status());
   return m;
@@ -153,12 +136,7 @@ void Report(bool tty, int64_t step, int64_t last, double loss, double examples_p
 absl::StatusOr<std::unique_ptr<DatasetIterator>> Batches(const MnistData& train, const Options& o,
                                                          int64_t skip) {
   TG_ASSIGN_OR_RETURN(std::unique_ptr<DatasetIterator> it,
-                      Dataset::FromTensorSlices({train.images, train.labels})
-                          .Shuffle(train.labels.dim_size(0), o.seed)
-                          .Batch(o.batch_size, /*drop_remainder=*/true)
-                          .Repeat()
-                          .Prefetch(4)
-                          .MakeIterator());
+                      fashion_mnist::TrainingBatches(train, o.batch_size, o.seed));
   std::vector<Tensor> batch;
   bool end = false;
   for (int64_t i = 0; i < skip; ++i) TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
@@ -174,9 +152,9 @@ absl::Status Train(ClientSession& session, training::Saver& saver, const Model& 
   }
   TG_ASSIGN_OR_RETURN(std::unique_ptr<DatasetIterator> it, Batches(train, o, step));
   CallableOptions call;  // the fast path: feeds, fetches and target fixed once
-  call.add_feed(m.images.name());
-  call.add_feed(m.labels.name());
-  call.add_fetch(m.loss.name());
+  call.add_feed(m.net.images.name());
+  call.add_feed(m.net.labels.name());
+  call.add_fetch(m.net.loss.name());
   call.add_target(m.train.name());
   TG_ASSIGN_OR_RETURN(ClientSession::CallableHandle train_step, session.MakeCallable(call));
 
@@ -215,27 +193,6 @@ absl::Status Train(ClientSession& session, training::Saver& saver, const Model& 
   return session.ReleaseCallable(train_step);
 }
 
-absl::StatusOr<double> Evaluate(ClientSession& session, const Model& m, const MnistData& test) {
-  CallableOptions call;
-  call.add_feed(m.images.name());
-  call.add_feed(m.labels.name());
-  call.add_fetch(m.correct.name());
-  TG_ASSIGN_OR_RETURN(ClientSession::CallableHandle eval, session.MakeCallable(call));
-  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels})
-                                   .Batch(1000)
-                                   .MakeIterator());
-  std::vector<Tensor> batch, out;
-  double correct = 0;
-  for (bool end = false;;) {
-    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
-    if (end) break;
-    TG_RETURN_IF_ERROR(session.RunCallable(eval, batch, &out, nullptr));
-    correct += out[0].scalar<float>();
-  }
-  TG_RETURN_IF_ERROR(session.ReleaseCallable(eval));
-  return correct / test.labels.dim_size(0);
-}
-
 absl::Status Run(const Options& o) {
   TG_ASSIGN_OR_RETURN(MnistData train, Load(o, MnistSplit::kTrain));
   TG_ASSIGN_OR_RETURN(MnistData test, Load(o, MnistSplit::kTest));
@@ -247,7 +204,7 @@ absl::Status Run(const Options& o) {
   ClientSession session(root, session_options);
   TG_ASSIGN_OR_RETURN(int64_t step, RestoreOrInitialize(session, saver, m, o));
   TG_RETURN_IF_ERROR(Train(session, saver, m, o, train, step));
-  TG_ASSIGN_OR_RETURN(double accuracy, Evaluate(session, m, test));
+  TG_ASSIGN_OR_RETURN(double accuracy, fashion_mnist::TestAccuracy(session, m.net, test));
   std::printf("test_accuracy=%.4f\n", accuracy);
   return absl::OkStatus();
 }
