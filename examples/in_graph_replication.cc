@@ -2,7 +2,8 @@
 // (a tower) on every worker task; the variables live on the ps tasks, where
 // the towers' gradients are averaged and one Adam op applies them. The model
 // and data are examples/fashion_mnist's (784-500-500-10, Adam 1e-4, batch 32
-// per tower); the cluster is plain tg_server tasks.
+// per tower; examples/fashion_mnist_model.h); the cluster is plain tg_server
+// tasks.
 //
 //            /job:ps/task:0, /job:ps/task:1 (variables round-robin)
 //   +----------------------------------------------------------------+
@@ -31,7 +32,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
-#include "client/data/dataset.h"
 #include "client/data/fashion_mnist.h"
 #include "client/ops/standard_ops.h"
 #include "client/training/device_setter.h"
@@ -41,6 +41,7 @@
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
 #include "distributed/cluster_spec.h"
+#include "examples/fashion_mnist_model.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -81,40 +82,11 @@ absl::StatusOr<ClusterSpec> ResolveCluster(const Options& o) {
   return cluster;
 }
 
-// The model's variables, built once on the ps tasks and shared by every tower.
-struct Layer {
-  training::Variable kernel, bias;
-};
-
-Layer MakeLayer(const Scope& scope, const std::string& name, int64_t in, int64_t out, int64_t seed) {
-  Scope layer = scope.NewSubScope(name);
-  return {training::Variable(layer, "kernel", {in, out}, DT_FLOAT, training::GlorotUniform(seed)),
-          training::Variable(layer, "bias", {out}, DT_FLOAT, training::Zeros())};
-}
-
+// One copy of the forward and backward pass, on a worker's device.
 struct Tower {
-  Output images, labels, loss, correct;
+  fashion_mnist::Classifier net;  // images, labels -> loss, correct
   std::vector<training::GradAndVar> grads;
 };
-
-// One copy of the forward and backward pass, built through `scope` (a worker's device).
-absl::StatusOr<Tower> BuildTower(const Scope& scope, const std::vector<Layer>& layers,
-                                 training::Optimizer& optimizer) {
-  Tower t;
-  t.images = ops::Placeholder(scope.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
-  t.labels = ops::Placeholder(scope.WithOpName("labels"), DT_INT64, ops::Placeholder::Shape({-1}));
-  Output net = t.images;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    net = ops::BiasAdd(scope, ops::MatMul(scope, net, layers[i].kernel), layers[i].bias);
-    if (i + 1 < layers.size()) net = ops::Relu(scope, net);
-  }
-  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, net, t.labels);
-  t.loss = ops::Mean(scope.WithOpName("loss"), xent.loss, {0});
-  auto hits = ops::Equal(scope, ops::ArgMax(scope, net, 1), t.labels);
-  t.correct = ops::Sum(scope.WithOpName("correct"), ops::Cast(scope, hits, DT_FLOAT), {0});
-  TG_ASSIGN_OR_RETURN(t.grads, optimizer.ComputeGradients(scope, t.loss));
-  return t;
-}
 
 struct Model {
   std::vector<Tower> towers;
@@ -126,14 +98,16 @@ absl::StatusOr<Model> BuildModel(const Scope& root, const ClusterSpec& cluster, 
   setter.ps_tasks = cluster.num_tasks("ps");
   Scope on_ps = root.WithDeviceFunction(ReplicaDeviceSetter(setter));
   training::Variable global_step = training::GetOrCreateGlobalStep(on_ps);
-  const std::vector<Layer> layers = {MakeLayer(on_ps, "dense", 784, 500, o.seed),
-                                     MakeLayer(on_ps, "dense_1", 500, 500, o.seed + 1),
-                                     MakeLayer(on_ps, "dense_2", 500, 10, o.seed + 2)};
+  // The model's variables, built once on the ps tasks and shared by every tower.
+  const std::vector<fashion_mnist::Dense> layers =
+      fashion_mnist::MakeClassifierLayers(on_ps, o.seed);
   training::AdamOptimizer adam(o.learning_rate);
   Model m;
   for (int k = 0; k < cluster.num_tasks("worker"); ++k) {
     Scope tower = root.WithDevice(TaskName("worker", k)).NewSubScope(absl::StrCat("tower_", k));
-    TG_ASSIGN_OR_RETURN(Tower t, BuildTower(tower, layers, adam));
+    Tower t;
+    t.net = fashion_mnist::BuildClassifier(tower, layers);
+    TG_ASSIGN_OR_RETURN(t.grads, adam.ComputeGradients(tower, t.net.loss));
     m.towers.push_back(std::move(t));
   }
   // Each variable's gradients averaged where the variable lives.
@@ -155,18 +129,13 @@ absl::StatusOr<Model> BuildModel(const Scope& root, const ClusterSpec& cluster, 
 absl::Status Train(ClientSession& session, const Model& m, const Options& o, const MnistData& train) {
   CallableOptions call;  // every tower's batch in, every tower's loss out, one train op
   for (const Tower& t : m.towers) {
-    call.add_feed(t.images.name());
-    call.add_feed(t.labels.name());
-    call.add_fetch(t.loss.name());
+    call.add_feed(t.net.images.name());
+    call.add_feed(t.net.labels.name());
+    call.add_fetch(t.net.loss.name());
   }
   call.add_target(m.train.name());
   TG_ASSIGN_OR_RETURN(ClientSession::CallableHandle step_fn, session.MakeCallable(call));
-  TG_ASSIGN_OR_RETURN(auto batches, Dataset::FromTensorSlices({train.images, train.labels})
-                                        .Shuffle(train.labels.dim_size(0), o.seed)
-                                        .Batch(o.batch_size, /*drop_remainder=*/true)
-                                        .Repeat()
-                                        .Prefetch(4)
-                                        .MakeIterator());
+  TG_ASSIGN_OR_RETURN(auto batches, fashion_mnist::TrainingBatches(train, o.batch_size, o.seed));
   const absl::Time start = absl::Now();
   std::vector<Tensor> feeds, batch, out;
   double loss_sum = 0;
@@ -190,21 +159,6 @@ absl::Status Train(ClientSession& session, const Model& m, const Options& o, con
   return session.ReleaseCallable(step_fn);
 }
 
-// Tower 0 counts what it gets right on the 10,000 test images.
-absl::StatusOr<double> Evaluate(ClientSession& session, const Model& m, const MnistData& test) {
-  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
-  const Tower& t = m.towers[0];
-  std::vector<Tensor> batch, out;
-  double correct = 0;
-  for (bool end = false;;) {
-    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
-    if (end) break;
-    TG_RETURN_IF_ERROR(session.Run({{t.images, batch[0]}, {t.labels, batch[1]}}, {t.correct}, &out));
-    correct += out[0].scalar<float>();
-  }
-  return correct / test.labels.dim_size(0);
-}
-
 absl::Status Run(const Options& o) {
   TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ResolveCluster(o));
   TG_ASSIGN_OR_RETURN(MnistData train, LoadFashionMnist(o.data_dir, MnistSplit::kTrain));
@@ -220,7 +174,8 @@ absl::Status Run(const Options& o) {
   ClientSession session(root, options);
   TG_RETURN_IF_ERROR(session.Run({}, {}, {m.init}, nullptr));
   TG_RETURN_IF_ERROR(Train(session, m, o, train));
-  TG_ASSIGN_OR_RETURN(double accuracy, Evaluate(session, m, test));
+  // Tower 0 counts what it gets right on the 10,000 test images.
+  TG_ASSIGN_OR_RETURN(double accuracy, fashion_mnist::TestAccuracy(session, m.towers[0].net, test));
   std::printf("test_accuracy=%.4f\n", accuracy);
   return absl::OkStatus();
 }
