@@ -46,7 +46,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
-#include "client/data/dataset.h"
 #include "client/data/fashion_mnist.h"
 #include "client/ops/data_flow_ops.h"
 #include "client/ops/standard_ops.h"
@@ -62,6 +61,7 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc_security.h"
 #include "distributed/server.h"
+#include "examples/fashion_mnist_model.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -165,18 +165,8 @@ absl::Status RunPs(const TfConfig& config, Server& server, const sigset_t& signa
   return absl::OkStatus();
 }
 
-// tf.layers.dense: x·kernel + bias, kernel Glorot-uniform, bias zeros.
-Output Dense(const Scope& scope, const std::string& name, Output x, int64_t in, int64_t out,
-             bool relu, int64_t seed) {
-  Scope layer = scope.NewSubScope(name);
-  training::Variable kernel(layer, "kernel", {in, out}, DT_FLOAT, training::GlorotUniform(seed));
-  training::Variable bias(layer, "bias", {out}, DT_FLOAT, training::Zeros());
-  Output y = ops::BiasAdd(layer, ops::MatMul(layer, x, kernel), bias);
-  return relu ? Output(ops::Relu(layer, y)) : y;
-}
-
 struct Model {
-  Output images, labels, loss, correct;
+  fashion_mnist::Classifier net;  // images, labels -> loss, correct
   Operation train;
   training::Variable global_step;
   std::unique_ptr<training::AdamOptimizer> adam;
@@ -187,15 +177,7 @@ struct Model {
 absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o, int workers, int index) {
   Model m;
   m.global_step = training::GetOrCreateGlobalStep(scope);  // first, as the classic program
-  m.images = ops::Placeholder(scope.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
-  m.labels = ops::Placeholder(scope.WithOpName("labels"), DT_INT64, ops::Placeholder::Shape({-1}));
-  Output net = Dense(scope, "dense", m.images, 784, 500, true, o.seed);
-  net = Dense(scope, "dense_1", net, 500, 500, true, o.seed + 1);
-  Output logits = Dense(scope, "dense_2", net, 500, 10, false, o.seed + 2);
-  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, logits, m.labels);
-  m.loss = ops::Mean(scope.WithOpName("loss"), xent.loss, {0});
-  auto hits = ops::Equal(scope, ops::ArgMax(scope, logits, 1), m.labels);
-  m.correct = ops::Sum(scope.WithOpName("correct"), ops::Cast(scope, hits, DT_FLOAT), {0});
+  m.net = fashion_mnist::BuildClassifier(scope, o.seed);
   m.adam = std::make_unique<training::AdamOptimizer>(o.learning_rate);
   if (o.is_sync) {  // every step averages one gradient from each worker
     const int aggregate = o.replicas_to_aggregate > 0 ? static_cast<int>(o.replicas_to_aggregate)
@@ -206,25 +188,12 @@ absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o, int worke
     }
     m.sync = std::make_unique<training::SyncReplicasOptimizer>(
         m.adam.get(), aggregate, workers, training::SyncReplicasOptimizer::WorkerIndex(index));
-    TG_ASSIGN_OR_RETURN(m.train, m.sync->Minimize(scope, m.loss, {}, m.global_step));
+    TG_ASSIGN_OR_RETURN(m.train, m.sync->Minimize(scope, m.net.loss, {}, m.global_step));
   } else {
-    TG_ASSIGN_OR_RETURN(m.train, m.adam->Minimize(scope, m.loss, {}, m.global_step));
+    TG_ASSIGN_OR_RETURN(m.train, m.adam->Minimize(scope, m.net.loss, {}, m.global_step));
   }
   TG_RETURN_IF_ERROR(scope.status());
   return m;
-}
-
-absl::StatusOr<double> Evaluate(ClientSession& session, const Model& m, const MnistData& test) {
-  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
-  std::vector<Tensor> batch, out;
-  double correct = 0;
-  for (bool end = false;;) {
-    TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
-    if (end) break;
-    TG_RETURN_IF_ERROR(session.Run({{m.images, batch[0]}, {m.labels, batch[1]}}, {m.correct}, &out));
-    correct += out[0].scalar<float>();
-  }
-  return correct / test.labels.dim_size(0);
 }
 
 // A worker: trains until the global step reaches --steps, then (the chief)
@@ -265,20 +234,16 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   TG_ASSIGN_OR_RETURN(auto session, training::MonitoredTrainingSession::Create(scope, options));
 
   // Each worker its own shuffle of the whole training set, as the classic program.
-  TG_ASSIGN_OR_RETURN(auto batches, Dataset::FromTensorSlices({train.images, train.labels})
-                                        .Shuffle(train.labels.dim_size(0), o.seed + index)
-                                        .Batch(o.batch_size, /*drop_remainder=*/true)
-                                        .Repeat()
-                                        .Prefetch(4)
-                                        .MakeIterator());
+  TG_ASSIGN_OR_RETURN(auto batches,
+                      fashion_mnist::TrainingBatches(train, o.batch_size, o.seed + index));
   const absl::Time start = absl::Now();
   std::vector<Tensor> batch, out;
   int64_t step = 0;
   double loss_sum = 0;
   for (bool end = false; !session->should_stop();) {
     TG_RETURN_IF_ERROR(batches->GetNext(&batch, &end));
-    absl::Status s = session->Run({{m.images, batch[0]}, {m.labels, batch[1]}},
-                                  {m.loss, m.global_step}, {m.train}, &out);
+    absl::Status s = session->Run({{m.net.images, batch[0]}, {m.net.labels, batch[1]}},
+                                  {m.net.loss, m.global_step}, {m.train}, &out);
     if (m.sync && !chief && absl::IsOutOfRange(s)) break;  // the chief has stopped aggregating
     TG_RETURN_IF_ERROR(s);
     loss_sum += out[0].scalar<float>();
@@ -301,7 +266,7 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   double accuracy = 0;
   if (chief) {
     TG_ASSIGN_OR_RETURN(MnistData test, LoadFashionMnist(o.data_dir, MnistSplit::kTest));
-    TG_ASSIGN_OR_RETURN(accuracy, Evaluate(finish, m, test));
+    TG_ASSIGN_OR_RETURN(accuracy, fashion_mnist::TestAccuracy(finish, m.net, test));
   }
   TG_RETURN_IF_ERROR(WithContext(finish.Run({}, {}, say_done, nullptr), "telling the ps tasks"));
   if (chief) std::printf("test_accuracy=%.4f\n", accuracy);
