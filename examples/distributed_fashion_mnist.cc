@@ -19,7 +19,8 @@
 //  | shuffle of the 60,000      |         | shuffle; steps interleave  |
 //  +----------------------------+         +----------------------------+
 //  When a worker is done it enqueues a token into every done_queue_<k>;
-//  ps task k dequeues one per worker, then stops its server and exits 0.
+//  ps task k dequeues one per worker, then stops its server and exits 0
+//  (examples/between_graph_task.h).
 //
 //   examples/run_distributed_fashion_mnist.sh --steps=6000     # 2 ps + 2 workers
 //   distributed_fashion_mnist --ps_hosts=localhost:2222,localhost:2223
@@ -30,25 +31,16 @@
 // loss L" every --log_every of their own steps; the chief prints
 // "test_accuracy=0.xxxx" last. TG_AUTH_TOKEN_FILE (and the TG_TLS_* files)
 // guard every task, the done signals included, as for tg_server.
-#include <signal.h>
-
-#include <pthread.h>
-
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
 #include "client/data/fashion_mnist.h"
-#include "client/ops/data_flow_ops.h"
-#include "client/ops/standard_ops.h"
 #include "client/training/device_setter.h"
 #include "client/training/global_step.h"
 #include "client/training/hooks.h"
@@ -59,8 +51,8 @@
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
 #include "distributed/cluster_spec.h"
-#include "distributed/rpc_security.h"
 #include "distributed/server.h"
+#include "examples/between_graph_task.h"
 #include "examples/fashion_mnist_model.h"
 
 using namespace tensorgrid;  // NOLINT: an example
@@ -68,9 +60,8 @@ using namespace tensorgrid;  // NOLINT: an example
 namespace {
 
 struct Options {
-  std::string ps_hosts, worker_hosts, cluster, job_name, checkpoint_dir;
-  std::string data_dir = kFashionMnistDir;
-  int task_index = 0;
+  TaskFlags task;  // which task this is: --ps_hosts ... --task_index, or TF_CONFIG
+  std::string checkpoint_dir, data_dir = kFashionMnistDir;
   bool is_sync = false;
   int64_t replicas_to_aggregate = 0;  // 0: every worker
   int64_t sync_timeout_s = 300;
@@ -82,7 +73,9 @@ struct Options {
 // and which cluster flags go together.
 absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
-  if (o.task_index < 0) return errors::InvalidArgument("--task_index=", o.task_index, " is negative");
+  if (o.task.task_index < 0) {
+    return errors::InvalidArgument("--task_index=", o.task.task_index, " is negative");
+  }
   if (o.replicas_to_aggregate < 0) {
     return errors::InvalidArgument("--replicas_to_aggregate=", o.replicas_to_aggregate,
                                    " is negative");
@@ -94,75 +87,7 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
   }
-  const bool hosts = !o.ps_hosts.empty() || !o.worker_hosts.empty();
-  if (hosts && !o.cluster.empty()) return errors::InvalidArgument("give --cluster or --ps_hosts/--worker_hosts, not both");
-  if ((hosts || !o.cluster.empty()) && o.job_name.empty()) return errors::InvalidArgument("give --job_name");
-  if (!hosts && o.cluster.empty() && !o.job_name.empty()) {
-    return errors::InvalidArgument("--job_name needs --ps_hosts/--worker_hosts or --cluster");
-  }
-  if (o.job_name.empty() && std::getenv("TF_CONFIG") == nullptr) {
-    return errors::InvalidArgument("give --ps_hosts/--worker_hosts or --cluster, or set TF_CONFIG");
-  }
-  return absl::OkStatus();
-}
-
-// The cluster and this task: from the flags, or else TF_CONFIG.
-absl::StatusOr<TfConfig> ResolveTask(const Options& o) {
-  TfConfig config;
-  if (o.job_name.empty()) {
-    TG_ASSIGN_OR_RETURN(config, TfConfig::FromEnvironment());
-  } else {
-    TG_ASSIGN_OR_RETURN(config.cluster, o.cluster.empty()
-                                            ? ClusterSpec::FromHostsFlags(o.ps_hosts, o.worker_hosts)
-                                            : ClusterSpec::FromFlag(o.cluster));
-    config.task = {o.job_name, o.task_index};
-  }
-  if (config.cluster.num_tasks("ps") == 0 || config.cluster.num_tasks("worker") == 0) {
-    return errors::InvalidArgument("the cluster needs ps and worker tasks, got ", config.cluster.ToString());
-  }
-  if (config.task.job != "ps" && config.task.job != "worker") {
-    return errors::InvalidArgument("this task is ", config.task.name(), "; the jobs are ps and worker");
-  }
-  return config;
-}
-
-// Worker `from`'s "I am done" for ps task `ps`: one int32 in the FIFO queue
-// "done_queue_<ps>" on that task. Every worker's graph and the ps's own name
-// the same queue, so they share it.
-ops::FIFOQueue DoneQueue(const Scope& root, int ps) {
-  const std::string name = absl::StrCat("done_queue_", ps);
-  return ops::FIFOQueue(root.WithDevice(TaskName("ps", ps)).WithOpName(name), {DT_INT32},
-                        ops::FIFOQueue::Shapes({PartialTensorShape({})}).SharedName(name));
-}
-
-// A ps task: serves until every worker has said it is done. Its own session
-// (on its own server, seeing only its own devices) waits for one token per
-// worker; each wait is bounded so that SIGTERM/SIGINT still stop it.
-absl::Status RunPs(const TfConfig& config, Server& server, const sigset_t& signals) {
-  const int workers = config.cluster.num_tasks("worker");
-  Scope root = Scope::NewRootScope();
-  auto all_done = ops::QueueDequeueMany(root.WithDevice(config.task.name()),
-                                        DoneQueue(root, config.task.index), workers, {DT_INT32});
-  SessionOptions options;
-  options.target = server.target();
-  options.config.add_device_filters(config.task.name());
-  ClientSession session(root, options);
-  RunOptions wait;
-  wait.set_timeout_in_ms(5000);
-  std::vector<Tensor> out;
-  while (true) {
-    absl::Status s = session.Run(wait, {}, {all_done[0]}, {}, &out, nullptr);
-    if (s.ok()) break;
-    if (!absl::IsDeadlineExceeded(s)) return WithContext(s, "waiting for the workers' done signals");
-    const timespec now = {0, 0};
-    if (int signal = sigtimedwait(&signals, nullptr, &now); signal > 0) {
-      std::fprintf(stderr, "%s: %s before every worker was done, stopping\n",
-                   config.task.name().c_str(), strsignal(signal));
-      return absl::OkStatus();  // a graceful stop, as tg_server's
-    }
-  }
-  std::printf("%s: all %d workers are done, stopping\n", config.task.name().c_str(), workers);
-  return absl::OkStatus();
+  return o.task.Check();
 }
 
 struct Model {
@@ -208,11 +133,7 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   setter.worker_device = config.task.name();
   Scope scope = root.WithDeviceFunction(ReplicaDeviceSetter(setter));
   TG_ASSIGN_OR_RETURN(Model m, BuildModel(scope, o, config.cluster.num_tasks("worker"), index));
-  std::vector<Operation> say_done;
-  for (int k = 0; k < num_ps; ++k) {
-    auto on_ps = root.WithDevice(TaskName("ps", k));
-    say_done.push_back(ops::QueueEnqueue(on_ps, DoneQueue(root, k), {ops::Const(on_ps, index)}));
-  }
+  const std::vector<Operation> say_done = SayDone(root, num_ps, index);
 
   training::MonitoredTrainingSessionOptions options;
   options.master = server.target();
@@ -273,21 +194,13 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   return absl::OkStatus();
 }
 
-absl::Status Run(const Options& o, const sigset_t& signals) {
-  TG_ASSIGN_OR_RETURN(TfConfig config, ResolveTask(o));
-  // A ps takes SIGTERM/SIGINT in its wait (sigtimedwait): blocked in every
-  // thread, before the server starts any. A worker just ends on them.
-  if (config.task.job == "ps") pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ServerOptions server_options;
-  TG_ASSIGN_OR_RETURN(server_options.security, RpcSecurity::FromEnvironment());
-  TG_ASSIGN_OR_RETURN(auto server, Server::Create(config.cluster, config.task.job, config.task.index,
-                                                  ConfigProto(), server_options));
-  TG_RETURN_IF_ERROR(server->Start());
-  std::fprintf(stderr, "%s serving at %s\n", config.task.name().c_str(), server->address().c_str());
-  // tg_launch --task_binary waits for tg_server's ready line on stdout.
-  std::printf("tg_server ready %s %s\n", config.task.name().c_str(), server->address().c_str());
-  std::fflush(stdout);
-  absl::Status s = config.task.job == "ps" ? RunPs(config, *server, signals) : RunWorker(config, *server, o);
+absl::Status Run(const Options& o) {
+  TG_ASSIGN_OR_RETURN(TfConfig config, o.task.Resolve());
+  // A ps task serves the variables until every worker has said it is done
+  // (or until SIGTERM/SIGINT); a worker trains, through its own server.
+  if (config.task.job == "ps") return ServeUntilWorkersDone(config);
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, StartServer(config));
+  absl::Status s = RunWorker(config, *server, o);
   server->Stop();
   return s;
 }
@@ -296,19 +209,16 @@ absl::Status Run(const Options& o, const sigset_t& signals) {
 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen, also into a pipe
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
   Options o;
   const std::vector<Flag> flag_list = {
-      Flag("ps_hosts", &o.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
-      Flag("worker_hosts", &o.worker_hosts, "the worker tasks, H:P,...; worker 0 is the chief"),
-      Flag("cluster", &o.cluster,
+      Flag("ps_hosts", &o.task.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
+      Flag("worker_hosts", &o.task.worker_hosts,
+           "the worker tasks, H:P,...; worker 0 is the chief"),
+      Flag("cluster", &o.task.cluster,
            "or the cluster as \"ps=h:p,h:p;worker=h:p,h:p\"\n"
            "(neither: TF_CONFIG gives the cluster and the task)"),
-      Flag("job_name", &o.job_name, "this task's job: ps or worker"),
-      Flag("task_index", &o.task_index, "this task's index in its job"),
+      Flag("job_name", &o.task.job_name, "this task's job: ps or worker"),
+      Flag("task_index", &o.task.task_index, "this task's index in its job"),
       Flag("is_sync", &o.is_sync,
            "synchronous replicas: each global step averages one\n"
            "gradient from every worker (SyncReplicasOptimizer)"),
@@ -345,7 +255,7 @@ int main(int argc, char** argv) {
     std::printf("%s", usage.c_str());
     return 0;
   }
-  const absl::Status s = Run(o, signals);
+  const absl::Status s = Run(o);
   if (!s.ok()) {
     std::fprintf(stderr, "error: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
                  std::string(s.message()).c_str());
