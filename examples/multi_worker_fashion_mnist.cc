@@ -44,6 +44,7 @@
 #include "client/training/variables.h"
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
+#include "examples/fashion_mnist_model.h"
 
 using namespace tensorgrid;  // NOLINT: an example
 
@@ -95,24 +96,20 @@ absl::StatusOr<TfConfig> Cluster(const Options& o) {
   return config;
 }
 
-// 784-128-10: the variables, made once in the strategy's scope (mirrored
-// on every replica), and the forward pass any replica builds with them.
+// 784-128-10: two layers, their variables made once in the strategy's scope
+// (mirrored on every replica), and the forward pass any replica builds.
 struct Mlp {
-  static Mlp Make(const Scope& scope, int64_t seed) {
-    const Scope dense = scope.NewSubScope("dense"), dense_1 = scope.NewSubScope("dense_1");
-    return Mlp{
-        training::Variable(dense, "kernel", {784, 128}, DT_FLOAT, training::GlorotUniform(seed)),
-        training::Variable(dense, "bias", {128}, DT_FLOAT, training::Zeros()),
-        training::Variable(dense_1, "kernel", {128, 10}, DT_FLOAT, training::GlorotUniform(seed + 1)),
-        training::Variable(dense_1, "bias", {10}, DT_FLOAT, training::Zeros())};
-  }
+  using Dense = fashion_mnist::Dense;
+
+  Mlp(const Scope& scope, int64_t seed)
+      : dense(scope, "dense", 784, 128, Dense::Activation::kRelu, seed),
+        dense_1(scope, "dense_1", 128, 10, Dense::Activation::kNone, seed + 1) {}
 
   Output Logits(const Scope& s, Output images) const {
-    Output hidden = ops::Relu(s, ops::BiasAdd(s, ops::MatMul(s, images, kernel), bias));
-    return ops::BiasAdd(s, ops::MatMul(s, hidden, kernel_1), bias_1);
+    return dense_1.Apply(s, dense.Apply(s, images));
   }
 
-  training::Variable kernel, bias, kernel_1, bias_1;
+  Dense dense, dense_1;
 };
 
 absl::Status Main(const Options& o) {
@@ -141,7 +138,7 @@ absl::Status Main(const Options& o) {
 
   Scope root = Scope::NewRootScope();
   Scope scope = strategy->scope(root);
-  const Mlp model = Mlp::Make(scope, o.seed);
+  const Mlp model(scope, o.seed);
   training::AdamOptimizer adam(o.learning_rate);
   TG_ASSIGN_OR_RETURN(distribute::DistributedDataset data,
                       strategy->ExperimentalDistributeDataset(scope, dataset));
