@@ -1,7 +1,13 @@
 """One macro per kernel family: every .cc is the library, every *_test.cc a test."""
 
-def tg_kernel_family(name, deps = [], test_deps = []):
-    """Defines :<name> (alwayslink, so registrations are kept) and one cc_test per *_test.cc."""
+def tg_kernel_family(name, deps = [], test_deps = [], op_deps = None):
+    """Defines :<name> (alwayslink, so registrations are kept) and one cc_test per *_test.cc.
+
+    The library depends on the definitions of the ops it implements: `op_deps`,
+    by default //ops:<name>_ops.
+    """
+    if op_deps == None:
+        op_deps = ["//ops:%s_ops" % name]
     tests = native.glob(["*_test.cc"])
     native.cc_library(
         name = name,
@@ -12,7 +18,7 @@ def tg_kernel_family(name, deps = [], test_deps = []):
             "//core/platform",
             "//kernels:index_values",
             "@system//:eigen",
-        ] + deps,
+        ] + op_deps + deps,
         alwayslink = True,
         visibility = ["//visibility:public"],
     )

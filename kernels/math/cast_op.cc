@@ -22,7 +22,6 @@
 #include <type_traits>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 #pragma GCC diagnostic pop
@@ -30,14 +29,6 @@
 namespace tensorgrid {
 namespace math {
 namespace {
-
-TG_REGISTER_OP("Cast")
-    .Input("x: SrcT")
-    .Output("y: DstT")
-    .Attr("SrcT: type")
-    .Attr("DstT: type")
-    .Attr("Truncate: bool = false")
-    .SetShapeFn(shape_fns::UnchangedShape);
 
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point<T>::value || std::is_same<T, half>::value ||

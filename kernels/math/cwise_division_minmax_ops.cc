@@ -10,34 +10,12 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_binary_op.h"
 #pragma GCC diagnostic pop
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-TG_REGISTER_OP("RealDiv")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .SetShapeFn(shape_fns::BroadcastBinary);
-
-TG_REGISTER_OP("Maximum")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .SetShapeFn(shape_fns::BroadcastBinary);
-
-TG_REGISTER_OP("Minimum")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .SetShapeFn(shape_fns::BroadcastBinary);
 
 template <typename T>
 using FloatDivOp = BinaryOp<T, Eigen::internal::scalar_quotient_op<T>>;
