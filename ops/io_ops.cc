@@ -11,7 +11,13 @@ TG_REGISTER_OP("SaveV2")
     .Input("shape_and_slices: string")
     .Input("tensors: dtypes")
     .Attr("dtypes: list(type)")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+Writes `tensors` under `tensor_names` to the checkpoint `prefix`
+(docs/checkpoints.md). No outputs: run it as a target.
+
+shape_and_slices: One "" per tensor: checkpoints hold whole tensors.
+)doc");
 
 TG_REGISTER_OP("RestoreV2")
     .Input("prefix: string")
@@ -19,7 +25,14 @@ TG_REGISTER_OP("RestoreV2")
     .Input("shape_and_slices: string")
     .Output("tensors: dtypes")
     .Attr("dtypes: list(type)")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+Reads the tensors `tensor_names` from the checkpoint `prefix`, checking
+each one's dtype against `dtypes`.
+
+shape_and_slices: One "" per tensor: checkpoints hold whole tensors.
+dtypes: The tensors' types.
+)doc");
 
 }  // namespace
 }  // namespace tensorgrid

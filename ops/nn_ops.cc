@@ -50,14 +50,16 @@ TG_REGISTER_OP("Relu")
     .Input("features: T")
     .Output("activations: T")
     .Attr(kReluTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc("activations = max(features, 0)");
 
 TG_REGISTER_OP("ReluGrad")
     .Input("gradients: T")
     .Input("features: T")
     .Output("backprops: T")
     .Attr(kReluTypes)
-    .SetShapeFn(SameShapeInputs);
+    .SetShapeFn(SameShapeInputs)
+    .Doc("backprops = gradients where features > 0, else 0.");
 
 // The output has value's shape; value must be at least a matrix and bias a vector.
 absl::Status BiasAddShape(ShapeInferenceContext& c) {
@@ -82,7 +84,12 @@ TG_REGISTER_OP("BiasAdd")
     .Output("output: T")
     .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .SetShapeFn(BiasAddShape);
+    .SetShapeFn(BiasAddShape)
+    .Doc(R"doc(
+output = value + bias, `bias` (1-D) added along the channel dimension.
+
+data_format: "NHWC" (channels last) or "NCHW".
+)doc");
 
 // A vector as long as the channel dimension.
 absl::Status BiasAddGradShape(ShapeInferenceContext& c) {
@@ -109,13 +116,20 @@ TG_REGISTER_OP("BiasAddGrad")
     .Output("output: T")
     .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .SetShapeFn(BiasAddGradShape);
+    .SetShapeFn(BiasAddGradShape)
+    .Doc(R"doc(
+The gradient of BiasAdd with respect to its bias: out_backprop summed over
+every dimension but the channel one.
+
+data_format: "NHWC" (channels last) or "NCHW".
+)doc");
 
 TG_REGISTER_OP("Softmax")
     .Input("logits: T")
     .Output("softmax: T")
     .Attr("T: {half, bfloat16, float, double}")
-    .SetShapeFn(shape_fns::UnchangedShape);
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc("softmax = exp(logits) / sum(exp(logits)) along the last dimension.");
 
 // The size two partial dimensions broadcast to (-1: unknown).
 int64_t BroadcastDim(int64_t a, int64_t b) {
@@ -156,7 +170,11 @@ TG_REGISTER_OP("SoftmaxCrossEntropyWithLogits")
     .Output("loss: T")
     .Output("backprop: T")
     .Attr("T: {half, bfloat16, float, double}")
-    .SetShapeFn(DenseXentShapeFn);
+    .SetShapeFn(DenseXentShapeFn)
+    .Doc(R"doc(
+Per-example cross-entropy of softmax(features) against the distributions
+`labels` ([batch, classes] both); `backprop` is its gradient wrt `features`.
+)doc");
 
 TG_REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
     .Input("features: T")
@@ -165,7 +183,11 @@ TG_REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
     .Output("backprop: T")
     .Attr("T: {half, bfloat16, float, double}")
     .Attr("Tlabels: {int32, int64} = DT_INT64")
-    .SetShapeFn(SparseXentShapeFn);
+    .SetShapeFn(SparseXentShapeFn)
+    .Doc(R"doc(
+As SoftmaxCrossEntropyWithLogits with `labels` class indices ([batch],
+int32 or int64).
+)doc");
 
 }  // namespace
 }  // namespace tensorgrid

@@ -25,7 +25,16 @@ TG_REGISTER_OP("RandomUniform")
     .Attr("dtype: {half, bfloat16, float, double}")
     .Attr("T: {int32, int64}")
     .SetIsStateful()
-    .SetShapeFn(RandomShapeFn);
+    .SetShapeFn(RandomShapeFn)
+    .Doc(R"doc(
+Uniform in [0, 1).
+
+shape: The output's shape, a 1-D int32 or int64 tensor.
+dtype: The output's type.
+seed: With seed and seed2 both 0 every run draws fresh values; otherwise
+  the sequence is fixed by the pair.
+seed2: The second seed.
+)doc");
 
 TG_REGISTER_OP("RandomStandardNormal")
     .Input("shape: T")
@@ -35,7 +44,16 @@ TG_REGISTER_OP("RandomStandardNormal")
     .Attr("dtype: {half, bfloat16, float, double}")
     .Attr("T: {int32, int64}")
     .SetIsStateful()
-    .SetShapeFn(RandomShapeFn);
+    .SetShapeFn(RandomShapeFn)
+    .Doc(R"doc(
+Normal with mean 0 and standard deviation 1.
+
+shape: The output's shape, a 1-D int32 or int64 tensor.
+dtype: The output's type.
+seed: With seed and seed2 both 0 every run draws fresh values; otherwise
+  the sequence is fixed by the pair.
+seed2: The second seed.
+)doc");
 
 TG_REGISTER_OP("TruncatedNormal")
     .Input("shape: T")
@@ -45,7 +63,16 @@ TG_REGISTER_OP("TruncatedNormal")
     .Attr("dtype: {half, bfloat16, float, double}")
     .Attr("T: {int32, int64}")
     .SetIsStateful()
-    .SetShapeFn(RandomShapeFn);
+    .SetShapeFn(RandomShapeFn)
+    .Doc(R"doc(
+Normal with mean 0 and standard deviation 1, redrawn beyond 2 deviations.
+
+shape: The output's shape, a 1-D int32 or int64 tensor.
+dtype: The output's type.
+seed: With seed and seed2 both 0 every run draws fresh values; otherwise
+  the sequence is fixed by the pair.
+seed2: The second seed.
+)doc");
 
 }  // namespace
 }  // namespace tensorgrid

@@ -13,7 +13,11 @@ TG_REGISTER_OP("_Send")
     .Attr("send_device_incarnation: int")
     .Attr("recv_device: string")
     .Attr("client_terminated: bool = false")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+Leaves `tensor` in the step's rendezvous under a key naming both devices
+and `tensor_name`; the partitioner adds it where it cuts an edge.
+)doc");
 
 TG_REGISTER_OP("_Recv")
     .Output("tensor: tensor_type")
@@ -23,7 +27,11 @@ TG_REGISTER_OP("_Recv")
     .Attr("send_device_incarnation: int")
     .Attr("recv_device: string")
     .Attr("client_terminated: bool = false")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+Waits (asynchronously) for the tensor the matching _Send leaves in the
+step's rendezvous.
+)doc");
 
 }  // namespace
 }  // namespace tensorgrid

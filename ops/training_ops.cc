@@ -12,7 +12,15 @@ TG_REGISTER_OP("ApplyGradientDescent")
     .Output("out: Ref(T)")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
-    .SetShapeFn(shape_fns::UnchangedShape);
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc(R"doc(
+var -= alpha * delta
+
+Updates a reference variable; `out` is the updated `var`.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+)doc");
 
 TG_REGISTER_OP("ResourceApplyGradientDescent")
     .Input("var: resource")
@@ -20,7 +28,15 @@ TG_REGISTER_OP("ResourceApplyGradientDescent")
     .Input("delta: T")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+var -= alpha * delta
+
+On resource variables; no outputs: run it as a target.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+)doc");
 
 TG_REGISTER_OP("ApplyMomentum")
     .Input("var: Ref(T)")
@@ -32,7 +48,17 @@ TG_REGISTER_OP("ApplyMomentum")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
-    .SetShapeFn(shape_fns::UnchangedShape);
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc(R"doc(
+accum = accum * momentum + grad; var -= lr * accum
+(Nesterov: var -= grad * lr + accum * momentum * lr)
+
+Updates a reference variable; `out` is the updated `var`.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+use_nesterov: Nesterov momentum.
+)doc");
 
 TG_REGISTER_OP("ResourceApplyMomentum")
     .Input("var: resource")
@@ -43,7 +69,17 @@ TG_REGISTER_OP("ResourceApplyMomentum")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+accum = accum * momentum + grad; var -= lr * accum
+(Nesterov: var -= grad * lr + accum * momentum * lr)
+
+On resource variables; no outputs: run it as a target.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+use_nesterov: Nesterov momentum.
+)doc");
 
 TG_REGISTER_OP("ApplyAdagrad")
     .Input("var: Ref(T)")
@@ -54,7 +90,16 @@ TG_REGISTER_OP("ApplyAdagrad")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
     .Attr("update_slots: bool = true")
-    .SetShapeFn(shape_fns::UnchangedShape);
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc(R"doc(
+accum += grad * grad; var -= lr * grad / sqrt(accum)
+
+Updates a reference variable; `out` is the updated `var`.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+update_slots: Add grad^2 to the accumulator before the update.
+)doc");
 
 TG_REGISTER_OP("ResourceApplyAdagrad")
     .Input("var: resource")
@@ -64,7 +109,16 @@ TG_REGISTER_OP("ResourceApplyAdagrad")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
     .Attr("update_slots: bool = true")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+accum += grad * grad; var -= lr * grad / sqrt(accum)
+
+On resource variables; no outputs: run it as a target.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+update_slots: Add grad^2 to the accumulator before the update.
+)doc");
 
 TG_REGISTER_OP("ApplyAdam")
     .Input("var: Ref(T)")
@@ -81,7 +135,19 @@ TG_REGISTER_OP("ApplyAdam")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
-    .SetShapeFn(shape_fns::UnchangedShape);
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc(R"doc(
+lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
+m += (grad - m) * (1 - beta1); v += (grad^2 - v) * (1 - beta2)
+var -= lr_t * m / (sqrt(v) + epsilon)
+(Nesterov: var -= (grad * (1 - beta1) + beta1 * m) * lr_t / (sqrt(v) + epsilon))
+
+Updates a reference variable; `out` is the updated `var`.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+use_nesterov: Nesterov momentum.
+)doc");
 
 TG_REGISTER_OP("ResourceApplyAdam")
     .Input("var: resource")
@@ -97,7 +163,19 @@ TG_REGISTER_OP("ResourceApplyAdam")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
-    .SetIsStateful();
+    .SetIsStateful()
+    .Doc(R"doc(
+lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
+m += (grad - m) * (1 - beta1); v += (grad^2 - v) * (1 - beta2)
+var -= lr_t * m / (sqrt(v) + epsilon)
+(Nesterov: var -= (grad * (1 - beta1) + beta1 * m) * lr_t / (sqrt(v) + epsilon))
+
+On resource variables; no outputs: run it as a target.
+
+use_locking: Hold the variables' locks for the whole update, so concurrent
+  steps never lose an update.
+use_nesterov: Nesterov momentum.
+)doc");
 
 }  // namespace
 }  // namespace tensorgrid
