@@ -24,8 +24,8 @@ shapes: One fully defined shape per component; none allows elements of any
   shape but no QueueDequeueMany.
 capacity: The most elements the queue holds (-1: unbounded).
 
-container: The resource container the queue lives in ("" = the default).
-shared_name: The name the queue is shared under ("" = the node name).
+container: The resource container the queue lives in ("": the default container).
+shared_name: The name the queue is shared under ("": the node's name).
 )doc");
 
 TG_REGISTER_OP("QueueEnqueueV2")
@@ -118,8 +118,8 @@ resource-handle form of ConditionalAccumulator); `handle` is its resource
 handle.
 
 reduction_type: "MEAN" or "SUM": what a take returns.
-container: The resource container it lives in ("" = the default).
-shared_name: The name it is shared under ("" = the node name).
+container: The resource container it lives in ("": the default container).
+shared_name: The name it is shared under ("": the node's name).
 )doc");
 
 TG_REGISTER_OP("ResourceAccumulatorApplyGradient")
@@ -201,8 +201,8 @@ replicas' gradients count toward each step of synchronous training
 
 replicas_to_aggregate: Gradients that complete a step.
 one_per_replica: Count at most one gradient per replica and step.
-container: The resource container it lives in ("" = the default).
-shared_name: The name it is shared under ("" = the node name).
+container: The resource container it lives in ("": the default container).
+shared_name: The name it is shared under ("": the node's name).
 )doc");
 
 TG_REGISTER_OP("SyncReplicasGateAdmit")
@@ -278,8 +278,8 @@ TG_REGISTER_OP("SyncReplicasLocalStep")
 Creates (or finds) a worker's local step, the global step its last token
 carried, which reads -1 until first set; outputs its handle.
 
-container: The resource container it lives in ("" = the default).
-shared_name: The name it is shared under ("" = the node name).
+container: The resource container it lives in ("": the default container).
+shared_name: The name it is shared under ("": the node's name).
 )doc");
 
 TG_REGISTER_OP("SyncReplicasLocalStepRead")

@@ -20,8 +20,8 @@ A reference variable; `ref` is its reference output.
 shape: The variable's shape.
 dtype: The variable's type.
 
-container: The resource container the variable lives in ("" = the default).
-shared_name: The name the variable is shared under ("" = the node name).
+container: The resource container the variable lives in ("": the default container).
+shared_name: The name the variable is shared under ("": the node's name).
 )doc");
 
 TG_REGISTER_OP("Variable")
@@ -35,8 +35,8 @@ TG_REGISTER_OP("Variable")
     .Doc(R"doc(
 A reference variable: VariableV2's older name, kept for graphs that use it.
 
-container: The resource container the variable lives in ("" = the default).
-shared_name: The name the variable is shared under ("" = the node name).
+container: The resource container the variable lives in ("": the default container).
+shared_name: The name the variable is shared under ("": the node's name).
 )doc");
 
 TG_REGISTER_OP("Assign")
@@ -98,8 +98,8 @@ by its first AssignVariableOp.
 dtype: The variable's type.
 shape: The variable's shape.
 
-container: The resource container the variable lives in ("" = the default).
-shared_name: The name the variable is shared under ("" = the node name).
+container: The resource container the variable lives in ("": the default container).
+shared_name: The name the variable is shared under ("": the node's name).
 )doc");
 
 TG_REGISTER_OP("ReadVariableOp")

@@ -370,4 +370,18 @@ absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector
   return absl::OkStatus();
 }
 
+absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
+                             std::vector<std::pair<int, int>>* ranges) {
+  ranges->clear();
+  int start = 0;
+  for (const ArgDef& arg : op.outputs) {
+    std::vector<DataType> types;
+    TG_RETURN_IF_ERROR(AppendArgTypes(node, arg, &types));
+    const int end = start + static_cast<int>(types.size());
+    ranges->emplace_back(start, end);
+    start = end;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tensorgrid

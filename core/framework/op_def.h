@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -136,6 +137,11 @@ absl::Status ValidateNodeDef(const OpDef& op, NodeDef* node, bool check_inputs =
 // Input and output dtypes of a validated node (ref inputs/outputs as *_REF).
 absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector<DataType>* inputs,
                                std::vector<DataType>* outputs);
+
+// [start, end) of each of `op`'s output arguments among the outputs of the
+// validated `node` (an "N * T" or list(type) argument spans several).
+absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
+                             std::vector<std::pair<int, int>>* ranges);
 
 }  // namespace tensorgrid
 
