@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "client/ops/gen/op_info.h"
 #include "gtest/gtest.h"
+#include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
 namespace op_gen {
@@ -141,14 +142,12 @@ TEST(CcOpGenTest, KeywordsAndReservedNamesGetAnUnderscore) {
 
 TEST(CcOpGenTest, UnwritableOpsAreErrorsNamingTheOp) {
   OpDef func = Finalize(OpDefBuilder("GenFunc").Attr("f: func"));
-  absl::Status s = GenerateFamily(kFamily, {&func}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(s.message(), "op GenFunc: attr 'f' of type func")) << s;
+  EXPECT_STATUS(GenerateFamily(kFamily, {&func}).status(), kInvalidArgument,
+                "op GenFunc: attr 'f' of type func has no C++ type");
 
   OpDef clash = Finalize(OpDefBuilder("Size").Attr("size: int = 0"));
-  s = GenerateFamily(kFamily, {&clash}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(s.message(), "setter 'Size' clashes")) << s;
+  EXPECT_STATUS(GenerateFamily(kFamily, {&clash}).status(), kInvalidArgument,
+                "op Size: setter 'Size' clashes with another name of class Size");
 }
 
 TEST(CcOpGenTest, CamelCase) {

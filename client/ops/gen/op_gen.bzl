@@ -1,5 +1,19 @@
 """tg_op_wrappers: the ops:: wrapper classes of one op family, generated at build time."""
 
+# The op families (//ops:<family>) whose wrappers are generated as
+# client/ops/<family>.{h,cc}; each has a FamilyDef in api_defs.cc.
+# collective_ops (hand-written) and sendrecv_ops (internal ops) have none.
+WRAPPER_FAMILIES = [
+    "array_ops",
+    "data_flow_ops",
+    "io_ops",
+    "math_ops",
+    "nn_ops",
+    "random_ops",
+    "state_ops",
+    "training_ops",
+]
+
 def tg_op_wrappers(family):
     """Writes ops/<family>.h and ops/<family>.cc in the calling package.
 
