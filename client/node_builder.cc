@@ -182,13 +182,26 @@ Operation NodeBuilder::Finalize() {
   if (!s.ok()) return fail(s);
   std::vector<DataType> inputs, outputs;
   s = InOutTypesForNode(node_, *op, &inputs, &outputs);
+  if (s.ok()) s = OutputArgRanges(node_, *op, &output_ranges_);
   if (!s.ok()) return fail(WithContext(s, absl::StrCat("node '", node_.name(), "'")));
   // Last, so that device functions see the finished node.
   s = scope_.AssignDevice(&node_);
   if (!s.ok()) return fail(s);
   std::string name = node_.name();
   scope_.AddNode(std::move(node_));
-  return Operation(std::move(name), std::move(outputs));
+  operation_ = Operation(std::move(name), std::move(outputs));
+  return operation_;
+}
+
+std::vector<Output> NodeBuilder::OutputList(int arg) const {
+  std::vector<Output> outputs;
+  if (!operation_.valid() || arg < 0 || arg >= static_cast<int>(output_ranges_.size())) {
+    return outputs;
+  }
+  for (int i = output_ranges_[arg].first; i < output_ranges_[arg].second; ++i) {
+    outputs.emplace_back(operation_, i);
+  }
+  return outputs;
 }
 
 }  // namespace tensorgrid

@@ -58,6 +58,11 @@ class NodeBuilder {
 
   Operation Finalize();
 
+  // After a successful Finalize, the node's outputs for output argument `arg`
+  // of the op: several for an "N * T" or list(type) argument. None after a
+  // failed one.
+  std::vector<Output> OutputList(int arg) const;
+
  private:
   // The tensors given for one input argument of the op.
   struct Arg {
@@ -76,6 +81,8 @@ class NodeBuilder {
   NodeDef node_;
   std::vector<Arg> args_;
   absl::Status status_;
+  Operation operation_;                              // set by a successful Finalize
+  std::vector<std::pair<int, int>> output_ranges_;  // [start, end) per output argument
 };
 
 }  // namespace tensorgrid

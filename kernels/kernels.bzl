@@ -7,8 +7,14 @@
 # -Wuninitialized (a definite read) stays on.
 EIGEN_COPTS = ["-Wno-maybe-uninitialized"]
 
-def tg_kernel_family(name, deps = [], test_deps = []):
-    """Defines :<name> (alwayslink, so registrations are kept) and one cc_test per *_test.cc."""
+def tg_kernel_family(name, deps = [], test_deps = [], op_deps = None):
+    """Defines :<name> (alwayslink, so registrations are kept) and one cc_test per *_test.cc.
+
+    The library depends on the definitions of the ops it implements: `op_deps`,
+    by default //ops:<name>_ops.
+    """
+    if op_deps == None:
+        op_deps = ["//ops:%s_ops" % name]
     tests = native.glob(["*_test.cc"])
     native.cc_library(
         name = name,
@@ -19,7 +25,7 @@ def tg_kernel_family(name, deps = [], test_deps = []):
             "//core/platform",
             "//kernels:index_values",
             "@system//:eigen",
-        ] + deps,
+        ] + op_deps + deps,
         copts = EIGEN_COPTS,
         alwayslink = True,
         visibility = ["//visibility:public"],

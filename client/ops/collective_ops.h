@@ -16,6 +16,10 @@
 //   // Gather: the members' inputs (all of `shape`) concatenated along
 //   // dimension 0 in rank order (members sorted by device name).
 //   auto g0 = ops::CollectiveGather(s0, x0, 2, 1, 3, {2, 3});  // shape {4, 3}
+//
+// Hand-written, unlike the generated wrappers of the other ops (docs/ops.md):
+// these are free functions that return the Output and take timeout_seconds
+// positionally, the shape client/distribute/ and the collective tests use.
 #ifndef TENSORGRID_CLIENT_OPS_COLLECTIVE_OPS_H_
 #define TENSORGRID_CLIENT_OPS_COLLECTIVE_OPS_H_
 

@@ -50,9 +50,10 @@ Output Filled(const Scope& scope, const TensorShape& shape, DataType dtype, doub
 }
 
 // The random op's seed pair: TensorFlow's (graph seed, op seed) when seeded.
-ops::internal::RandomOp::Attrs Seeds(std::optional<int64_t> seed) {
+template <typename Op>
+typename Op::Attrs Seeds(std::optional<int64_t> seed) {
   if (!seed) return {};
-  return ops::internal::RandomOp::Seed(kDefaultGraphSeed).Seed2(*seed);
+  return Op::Seed(kDefaultGraphSeed).Seed2(*seed);
 }
 
 // scale * X + offset, X drawn by `Op` (RandomUniform, RandomStandardNormal or
@@ -66,7 +67,7 @@ Output ScaledRandom(const Scope& outer, const TensorShape& shape, DataType dtype
     return Output();
   }
   Scope scope = outer.NewSubScope(name);
-  Output x = Op(scope, ShapeConst(scope, shape), dtype, Seeds(seed));
+  Output x = Op(scope, ShapeConst(scope, shape), dtype, Seeds<Op>(seed));
   Output scaled = ops::Mul(scope, x, ScalarConst(scope, scale, dtype, name));
   return ops::Add(scope, scaled, ScalarConst(scope, offset, dtype, name));
 }

@@ -148,14 +148,16 @@ void SetAttr(NodeDef* n, absl::string_view a, DataType v) { Slot(n, a).set_type(
 void SetAttr(NodeDef* n, absl::string_view a, const TensorShape& v) {
   v.AsProto(Slot(n, a).mutable_shape());
 }
-void SetAttr(NodeDef* n, absl::string_view a, const PartialTensorShape& v) {
-  TensorShapeProto* p = Slot(n, a).mutable_shape();
+static void ShapeToProto(const PartialTensorShape& v, TensorShapeProto* p) {
   p->Clear();
   if (v.unknown_rank()) {
     p->set_unknown_rank(true);
     return;
   }
   for (int i = 0; i < v.dims(); ++i) p->add_dim()->set_size(v.dim_size(i));
+}
+void SetAttr(NodeDef* n, absl::string_view a, const PartialTensorShape& v) {
+  ShapeToProto(v, Slot(n, a).mutable_shape());
 }
 void SetAttr(NodeDef* n, absl::string_view a, const Tensor& v) {
   TensorToProto(v, Slot(n, a).mutable_tensor());
@@ -174,6 +176,11 @@ void SetAttr(NodeDef* n, absl::string_view a, const std::vector<std::string>& v)
   auto* l = Slot(n, a).mutable_list();
   l->Clear();
   for (const auto& s : v) l->add_s(s);
+}
+void SetAttr(NodeDef* n, absl::string_view a, const std::vector<PartialTensorShape>& v) {
+  auto* l = Slot(n, a).mutable_list();
+  l->Clear();
+  for (const PartialTensorShape& s : v) ShapeToProto(s, l->add_shape());
 }
 
 absl::Status AttrValueHasType(const AttrValue& v, absl::string_view type) {

@@ -53,6 +53,7 @@ void SetAttr(NodeDef* node, absl::string_view name, const Tensor& v);
 void SetAttr(NodeDef* node, absl::string_view name, const std::vector<int64_t>& v);
 void SetAttr(NodeDef* node, absl::string_view name, const std::vector<DataType>& v);
 void SetAttr(NodeDef* node, absl::string_view name, const std::vector<std::string>& v);
+void SetAttr(NodeDef* node, absl::string_view name, const std::vector<PartialTensorShape>& v);
 
 }  // namespace tensorgrid
 

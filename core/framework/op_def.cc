@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/framework/attr_value_util.h"
@@ -39,6 +40,10 @@ OpDefBuilder& OpDefBuilder::SetIsStateful() {
 }
 OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
   shape_fn_ = std::move(fn);
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::Doc(std::string text) {
+  doc_ = std::move(text);
   return *this;
 }
 
@@ -142,6 +147,56 @@ absl::StatusOr<ArgDef> ParseArgSpec(absl::string_view spec, const std::vector<At
   return arg;
 }
 
+// Where the description of the input, output or attr `name` goes; nullptr
+// when the op has none of that name.
+std::string* DescriptionOf(OpDef& op, absl::string_view name) {
+  for (ArgDef& a : op.inputs) {
+    if (a.name == name) return &a.description;
+  }
+  for (ArgDef& a : op.outputs) {
+    if (a.name == name) return &a.description;
+  }
+  for (AttrDef& a : op.attrs) {
+    if (a.name == name) return &a.description;
+  }
+  return nullptr;
+}
+
+// Splits `doc` into op->summary (the first paragraph), the descriptions of
+// the args and attrs it names ("name: text" plus indented continuation lines)
+// and op->description (everything else).
+void ApplyDoc(absl::string_view doc, OpDef* op) {
+  std::vector<absl::string_view> summary, description;
+  bool summary_done = false;
+  std::string* entry = nullptr;  // the arg or attr being described
+  for (absl::string_view line : absl::StrSplit(doc, '\n')) {
+    line = absl::StripTrailingAsciiWhitespace(line);
+    if (entry != nullptr && !line.empty() && absl::ascii_isspace(line[0])) {
+      absl::StrAppend(entry, " ", absl::StripLeadingAsciiWhitespace(line));
+      continue;
+    }
+    entry = nullptr;
+    if (size_t colon = line.find(": "); colon != absl::string_view::npos) {
+      entry = DescriptionOf(*op, line.substr(0, colon));
+      if (entry != nullptr) {
+        *entry = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+        summary_done = true;
+        continue;
+      }
+    }
+    if (line.empty() && description.empty()) {
+      if (!summary.empty()) summary_done = true;  // blank lines before either are skipped
+    } else if (summary_done) {
+      description.push_back(line);
+    } else {
+      summary.push_back(line);
+    }
+  }
+  while (!description.empty() && description.back().empty()) description.pop_back();
+  op->summary = absl::StrJoin(summary, "\n");
+  op->description = absl::StrJoin(description, "\n");
+}
+
 }  // namespace
 
 absl::StatusOr<OpDef> OpDefBuilder::Finalize() const {
@@ -162,6 +217,7 @@ absl::StatusOr<OpDef> OpDefBuilder::Finalize() const {
     TG_ASSIGN_OR_RETURN(ArgDef a, ParseArgSpec(spec, op.attrs));
     op.outputs.push_back(std::move(a));
   }
+  ApplyDoc(doc_, &op);
   return op;
 }
 
@@ -311,6 +367,20 @@ absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector
   outputs->clear();
   for (const ArgDef& arg : op.inputs) TG_RETURN_IF_ERROR(AppendArgTypes(node, arg, inputs));
   for (const ArgDef& arg : op.outputs) TG_RETURN_IF_ERROR(AppendArgTypes(node, arg, outputs));
+  return absl::OkStatus();
+}
+
+absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
+                             std::vector<std::pair<int, int>>* ranges) {
+  ranges->clear();
+  int start = 0;
+  for (const ArgDef& arg : op.outputs) {
+    std::vector<DataType> types;
+    TG_RETURN_IF_ERROR(AppendArgTypes(node, arg, &types));
+    const int end = start + static_cast<int>(types.size());
+    ranges->emplace_back(start, end);
+    start = end;
+  }
   return absl::OkStatus();
 }
 

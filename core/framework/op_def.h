@@ -9,7 +9,12 @@
 //       .Attr("transpose_a: bool = false")
 //       .Attr("transpose_b: bool = false")
 //       .Attr("T: {float, double, int32, int64}")
-//       .SetShapeFn(shape_fns::MatMul);
+//       .SetShapeFn(shape_fns::MatMul)
+//       .Doc(R"doc(
+// product = a x b, each optionally transposed, for matrices.
+//
+// transpose_a: Multiply by the transpose of `a`.
+// )doc");
 //
 // Argument specs: "name: float" (fixed type), "name: T" (type attr),
 // "name: N * T" (N tensors of type T), "name: Tlist" (list(type) attr),
@@ -23,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -45,6 +51,7 @@ struct ArgDef {
   std::string number_attr;     // "N" in "N * T"
   std::string type_list_attr;  // "Tlist"
   bool is_ref = false;
+  std::string description;  // from the op's Doc(), may be empty
 };
 
 struct AttrDef {
@@ -54,6 +61,7 @@ struct AttrDef {
   std::vector<DataType> allowed_types;  // empty: any
   std::vector<std::string> allowed_strings;
   std::optional<int64_t> minimum;
+  std::string description;  // from the op's Doc(), may be empty
 };
 
 struct OpDef {
@@ -63,6 +71,9 @@ struct OpDef {
   std::vector<AttrDef> attrs;
   bool is_stateful = false;
   ShapeFn shape_fn;  // may be empty (outputs of unknown shape)
+  // From Doc(): the first paragraph, and the rest but the "name: text" lines.
+  std::string summary;
+  std::string description;
 
   const AttrDef* FindAttr(absl::string_view name) const;
 };
@@ -76,6 +87,12 @@ class OpDefBuilder {
   OpDefBuilder& Attr(std::string spec);
   OpDefBuilder& SetIsStateful();
   OpDefBuilder& SetShapeFn(ShapeFn fn);
+  // Documentation, in the shape of TensorFlow's REGISTER_OP(...).Doc(): a
+  // one-paragraph summary, an optional longer description, and optional
+  // "name: text" lines (continued on indented lines) describing inputs,
+  // outputs and attrs. The client's generated wrappers (client/ops/) carry it
+  // as comments; line breaks in the summary and description are kept.
+  OpDefBuilder& Doc(std::string text);
   absl::StatusOr<OpDef> Finalize() const;
 
  private:
@@ -83,6 +100,7 @@ class OpDefBuilder {
   std::vector<std::string> inputs_, outputs_, attrs_;
   bool stateful_ = false;
   ShapeFn shape_fn_;
+  std::string doc_;
 };
 
 // All registered ops, keyed by name. Thread-safe.
@@ -119,6 +137,11 @@ absl::Status ValidateNodeDef(const OpDef& op, NodeDef* node, bool check_inputs =
 // Input and output dtypes of a validated node (ref inputs/outputs as *_REF).
 absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector<DataType>* inputs,
                                std::vector<DataType>* outputs);
+
+// [start, end) of each of `op`'s output arguments among the outputs of the
+// validated `node` (an "N * T" or list(type) argument spans several).
+absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
+                             std::vector<std::pair<int, int>>* ranges);
 
 }  // namespace tensorgrid
 

@@ -40,6 +40,30 @@ TEST(OpDefBuilderTest, ParsesArgsAndAttrs) {
   EXPECT_EQ(op.FindAttr("dims")->default_value->list().i_size(), 2);
 }
 
+TEST(OpDefBuilderTest, DocSplitsSummaryDescriptionAndArgs) {
+  OpDef op = MustFinalize(OpDefBuilder("Doc")
+                              .Input("x: float")
+                              .Output("y: float")
+                              .Attr("scale: float = 1")
+                              .Doc(R"doc(
+y = scale * x, element-wise,
+for any shape.
+
+Note: the description keeps its line breaks
+  and indentation.
+
+x: The input.
+scale: What x is multiplied by;
+  a continuation line.
+y: The output.
+)doc"));
+  EXPECT_EQ(op.summary, "y = scale * x, element-wise,\nfor any shape.");
+  EXPECT_EQ(op.description, "Note: the description keeps its line breaks\n  and indentation.");
+  EXPECT_EQ(op.inputs[0].description, "The input.");
+  EXPECT_EQ(op.outputs[0].description, "The output.");
+  EXPECT_EQ(op.FindAttr("scale")->description, "What x is multiplied by; a continuation line.");
+}
+
 TEST(OpDefBuilderTest, RejectsMalformedSpecs) {
   EXPECT_STATUS(OpDefBuilder("Bad").Input("a: Q").Finalize().status(), kInvalidArgument,
                 "unknown type or attr 'Q'");

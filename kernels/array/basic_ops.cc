@@ -1,49 +1,9 @@
 // Const, Placeholder, PlaceholderWithDefault, Identity, NoOp, and the call
 // frame ops _Arg / _Retval through which a step's feeds and fetches flow.
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
-
-TG_REGISTER_OP("Const")
-    .Output("output: dtype")
-    .Attr("value: tensor")
-    .Attr("dtype: type")
-    .SetShapeFn(shape_fns::ShapeFromAttr);
-
-TG_REGISTER_OP("Placeholder")
-    .Output("output: dtype")
-    .Attr("dtype: type")
-    .Attr("shape: shape = <unknown>")
-    .SetShapeFn(shape_fns::ShapeFromAttr);
-
-TG_REGISTER_OP("PlaceholderWithDefault")
-    .Input("input: dtype")
-    .Output("output: dtype")
-    .Attr("dtype: type")
-    .Attr("shape: shape")
-    .SetShapeFn(shape_fns::ShapeFromAttr);
-
-TG_REGISTER_OP("Identity")
-    .Input("input: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("NoOp");
-
-TG_REGISTER_OP("_Arg")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("index: int >= 0")
-    .SetIsStateful();
-
-TG_REGISTER_OP("_Retval")
-    .Input("input: T")
-    .Attr("T: type")
-    .Attr("index: int >= 0")
-    .SetIsStateful();
 
 namespace {
 

@@ -10,20 +10,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 
 namespace tensorgrid {
 namespace {
-
-absl::Status BroadcastGradientArgsShapeFn(ShapeInferenceContext& c) {
-  c.set_output(0, PartialTensorShape({-1}));
-  c.set_output(1, PartialTensorShape({-1}));
-  return absl::OkStatus();
-}
 
 template <typename T>
 class BroadcastGradientArgsOp final : public OpKernel {
@@ -78,14 +70,6 @@ class BroadcastGradientArgsOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("BroadcastGradientArgs")
-    .Input("s0: T")
-    .Input("s1: T")
-    .Output("r0: T")
-    .Output("r1: T")
-    .Attr("T: {int32, int64} = DT_INT32")
-    .SetShapeFn(BroadcastGradientArgsShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastGradientArgs").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
                    BroadcastGradientArgsOp<int32_t>);

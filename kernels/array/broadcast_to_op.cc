@@ -13,9 +13,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
@@ -24,15 +22,6 @@ namespace tensorgrid {
 namespace {
 
 using Dims = absl::InlinedVector<int64_t, 8>;
-
-// The output's rank is the length of `shape` when known.
-absl::Status BroadcastToShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& sizes = c.input(1);
-  if (sizes.dims() == 1 && sizes.dim_size(0) >= 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(sizes.dim_size(0), -1)));
-  }
-  return absl::OkStatus();
-}
 
 // Copies out[i] = in[src(i)] for outputs [first, last), where src steps by
 // `strides` (0 along repeated dimensions) over output dimensions `dims`.
@@ -126,14 +115,6 @@ class BroadcastToOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("BroadcastTo")
-    .Input("input: T")
-    .Input("shape: Tidx")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(BroadcastToShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<float>("T"), BroadcastToOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<double>("T"), BroadcastToOp);

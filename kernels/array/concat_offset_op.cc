@@ -7,20 +7,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 
 namespace tensorgrid {
 namespace {
-
-// Every offset has the shape of its input's shape vector.
-absl::Status ConcatOffsetShapeFn(ShapeInferenceContext& c) {
-  for (int i = 1; i < c.num_inputs(); ++i) c.set_output(i - 1, c.input(i));
-  return absl::OkStatus();
-}
 
 template <typename T>
 class ConcatOffsetOp final : public OpKernel {
@@ -76,14 +68,6 @@ class ConcatOffsetOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("ConcatOffset")
-    .Input("concat_dim: int32")
-    .Input("shape: N * shape_type")
-    .Output("offset: N * shape_type")
-    .Attr("N: int >= 2")
-    .Attr("shape_type: {int32, int64} = DT_INT32")
-    .SetShapeFn(ConcatOffsetShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("ConcatOffset").Device(DEVICE_CPU).TypeConstraint<int32_t>("shape_type"),
                    ConcatOffsetOp<int32_t>);

@@ -12,27 +12,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {
 namespace {
-
-// The output has the inputs' rank; which dimension grows depends on `axis`.
-absl::Status ConcatShapeFn(ShapeInferenceContext& c) {
-  for (int i = 0; i + 1 < c.num_inputs(); ++i) {
-    const PartialTensorShape& in = c.input(i);
-    if (!in.unknown_rank()) {
-      c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
-      break;
-    }
-  }
-  return absl::OkStatus();
-}
 
 // Checks that inputs [0, n) agree in all dimensions but `axis`.
 absl::Status CheckConcatShapes(const OpKernelContext& ctx, int n, int axis) {
@@ -130,15 +116,6 @@ class ConcatV2Op final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("ConcatV2")
-    .Input("values: N * T")
-    .Input("axis: Tidx")
-    .Output("output: T")
-    .Attr("N: int >= 2")
-    .Attr("T: type")
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(ConcatShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConcatV2Op);
 TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConcatV2Op);

@@ -14,25 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace {
-
-// Rank 1 + rank(C) when data[0] and indices[0] have known ranks.
-absl::Status DynamicStitchShapeFn(ShapeInferenceContext& c) {
-  const int n = c.num_inputs() / 2;
-  const PartialTensorShape& indices = c.input(0);
-  const PartialTensorShape& data = c.input(n);
-  if (indices.unknown_rank() || data.unknown_rank()) return absl::OkStatus();
-  std::vector<int64_t> dims = {-1};
-  for (int d = indices.dims(); d < data.dims(); ++d) dims.push_back(data.dim_size(d));
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
 
 class DynamicStitchOp final : public OpKernel {
  public:
@@ -115,14 +101,6 @@ class DynamicStitchOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("DynamicStitch")
-    .Input("indices: N * int32")
-    .Input("data: N * T")
-    .Output("merged: T")
-    .Attr("N: int >= 1")
-    .Attr("T: type")
-    .SetShapeFn(DynamicStitchShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<float>("T"), DynamicStitchOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<double>("T"), DynamicStitchOp);

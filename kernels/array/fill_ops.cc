@@ -6,24 +6,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {
 namespace {
-
-// Output rank is the length of `dims` when known.
-absl::Status FillShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& dims = c.input(0);
-  if (dims.dims() == 1 && dims.dim_size(0) >= 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(dims.dim_size(0), -1)));
-  }
-  return absl::OkStatus();
-}
 
 // Sets every element of `out` to `value`, in parallel for large tensors.
 template <typename T>
@@ -88,26 +77,6 @@ template <typename T>
 using OnesLikeOp = ConstantLikeOp<T, 1>;
 
 }  // namespace
-
-TG_REGISTER_OP("Fill")
-    .Input("dims: index_type")
-    .Input("value: T")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("index_type: {int32, int64} = DT_INT32")
-    .SetShapeFn(FillShapeFn);
-
-TG_REGISTER_OP("ZerosLike")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr("T: type")
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("OnesLike")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, int64, bool}")
-    .SetShapeFn(shape_fns::UnchangedShape);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<float>("T"), FillOp<float>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<double>("T"), FillOp<double>);

@@ -3,9 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -43,12 +41,6 @@ class InvertPermutationOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("InvertPermutation")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr("T: {int32, int64} = DT_INT32")
-    .SetShapeFn(shape_fns::UnchangedShape);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("InvertPermutation").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
                    InvertPermutationOp<int32_t>);

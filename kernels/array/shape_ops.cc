@@ -5,35 +5,12 @@
 #include <limits>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 
 namespace tensorgrid {
 namespace {
-
-// Output rank is the length of the `shape` vector when known; a length-1
-// shape of a fully known input is the flattened input.
-absl::Status ReshapeShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& sizes = c.input(1);
-  if (sizes.dims() != 1 || sizes.dim_size(0) < 0) return absl::OkStatus();
-  const PartialTensorShape& in = c.input(0);
-  if (sizes.dim_size(0) == 1 && in.IsFullyDefined()) {
-    int64_t n = 1;
-    for (int d = 0; d < in.dims(); ++d) n *= in.dim_size(d);
-    c.set_output(0, PartialTensorShape({n}));
-    return absl::OkStatus();
-  }
-  c.set_output(0, PartialTensorShape(std::vector<int64_t>(sizes.dim_size(0), -1)));
-  return absl::OkStatus();
-}
-
-absl::Status ShapeShapeFn(ShapeInferenceContext& c) {
-  c.set_output(0, PartialTensorShape({c.input(0).dims()}));  // -1 for unknown rank
-  return absl::OkStatus();
-}
 
 // The shape `requested` (which may hold one -1) describes for a tensor of
 // `input` shape; InvalidArgument naming both when they disagree.
@@ -121,21 +98,6 @@ class ShapeOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("Reshape")
-    .Input("tensor: T")
-    .Input("shape: Tshape")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Tshape: {int32, int64} = DT_INT32")
-    .SetShapeFn(ReshapeShapeFn);
-
-TG_REGISTER_OP("Shape")
-    .Input("input: T")
-    .Output("output: out_type")
-    .Attr("T: type")
-    .Attr("out_type: {int32, int64} = DT_INT32")
-    .SetShapeFn(ShapeShapeFn);
 
 // No "T" constraint: neither kernel touches the elements.
 TG_REGISTER_KERNEL(KernelDefBuilder("Reshape").Device(DEVICE_CPU), ReshapeOp);

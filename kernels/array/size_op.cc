@@ -4,9 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -33,13 +31,6 @@ class SizeOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("Size")
-    .Input("input: T")
-    .Output("output: out_type")
-    .Attr("T: type")
-    .Attr("out_type: {int32, int64} = DT_INT32")
-    .SetShapeFn(shape_fns::ScalarShape);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("Size").Device(DEVICE_CPU).TypeConstraint<int32_t>("out_type"),
                    SizeOp<int32_t>);

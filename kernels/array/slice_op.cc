@@ -14,9 +14,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
@@ -25,14 +23,6 @@ namespace tensorgrid {
 namespace {
 
 using Dims = absl::InlinedVector<int64_t, 8>;
-
-// The output has the input's rank; sizes that are not -1 are known only
-// from the values.
-absl::Status SliceShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& in = c.input(0);
-  if (!in.unknown_rank()) c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
-  return absl::OkStatus();
-}
 
 // Copies output rows [first, last) (rows of `row` units) from the input,
 // whose rows start `begin`'s offset in and step by `src_strides` over the
@@ -138,15 +128,6 @@ class SliceOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("Slice")
-    .Input("input: T")
-    .Input("begin: Index")
-    .Input("size: Index")
-    .Output("output: T")
-    .Attr("T: type")
-    .Attr("Index: {int32, int64}")
-    .SetShapeFn(SliceShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<float>("T"), SliceOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<double>("T"), SliceOp);

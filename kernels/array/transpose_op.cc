@@ -10,9 +10,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
@@ -21,18 +19,6 @@ namespace tensorgrid {
 namespace {
 
 using Dims = absl::InlinedVector<int64_t, 8>;
-
-// The output has the input's rank; its dimensions depend on perm's values.
-absl::Status TransposeShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& in = c.input(0);
-  if (in.unknown_rank()) return absl::OkStatus();
-  if (in.dims() <= 1) {
-    c.set_output(0, in);
-  } else {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
-  }
-  return absl::OkStatus();
-}
 
 // Checks that `perm` is a permutation of [0, rank).
 absl::Status ValidatePermutation(const std::vector<int64_t>& perm, int rank) {
@@ -166,14 +152,6 @@ class TransposeOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("Transpose")
-    .Input("x: T")
-    .Input("perm: Tperm")
-    .Output("y: T")
-    .Attr("T: type")
-    .Attr("Tperm: {int32, int64} = DT_INT32")
-    .SetShapeFn(TransposeShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<float>("T"), TransposeOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<double>("T"), TransposeOp);

@@ -19,63 +19,11 @@
 #include <utility>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/data_flow/conditional_accumulator.h"
 #include "kernels/data_flow/lookup_resource.h"
 
 namespace tensorgrid {
-
-TG_REGISTER_OP("ResourceConditionalAccumulator")
-    .Output("handle: resource")
-    .Attr("dtype: {float, double, int32, int64}")
-    .Attr("shape: shape")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .Attr("reduction_type: {'MEAN', 'SUM'} = 'MEAN'")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("ResourceAccumulatorApplyGradient")
-    .Input("handle: resource")
-    .Input("local_step: int64")
-    .Input("gradient: dtype")
-    .Attr("dtype: {float, double, int32, int64}")
-    .SetIsStateful();
-
-TG_REGISTER_OP("ResourceAccumulatorApplyTicketedGradient")
-    .Input("handle: resource")
-    .Input("local_step: int64")
-    .Input("ticket: int64")
-    .Input("gradient: dtype")
-    .Attr("dtype: {float, double, int32, int64}")
-    .SetIsStateful();
-
-TG_REGISTER_OP("ResourceAccumulatorTakeTicketedGradients")
-    .Input("handle: resource")
-    .Input("step: int64")
-    .Input("tickets: int64")
-    .Output("average: dtype")
-    .Attr("dtype: {float, double, int32, int64}")
-    .SetIsStateful();
-
-TG_REGISTER_OP("ResourceAccumulatorNumAccumulated")
-    .Input("handle: resource")
-    .Output("num_accumulated: int32")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("ResourceAccumulatorSetGlobalStep")
-    .Input("handle: resource")
-    .Input("new_global_step: int64")
-    .SetIsStateful();
-
-TG_REGISTER_OP("ResourceAccumulatorTakeGradient")
-    .Input("handle: resource")
-    .Input("num_required: int32")
-    .Output("average: dtype")
-    .Attr("dtype: {float, double, int32, int64}")
-    .SetIsStateful();
 
 namespace {
 

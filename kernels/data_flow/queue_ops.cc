@@ -14,62 +14,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/data_flow/fifo_queue.h"
 #include "kernels/data_flow/lookup_resource.h"
 
 namespace tensorgrid {
-
-TG_REGISTER_OP("FIFOQueueV2")
-    .Output("handle: resource")
-    .Attr("component_types: list(type)")
-    .Attr("shapes: list(shape) = []")
-    .Attr("capacity: int = -1")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("QueueEnqueueV2")
-    .Input("handle: resource")
-    .Input("components: Tcomponents")
-    .Attr("Tcomponents: list(type)")
-    .Attr("timeout_ms: int = -1")
-    .SetIsStateful();
-
-TG_REGISTER_OP("QueueEnqueueManyV2")
-    .Input("handle: resource")
-    .Input("components: Tcomponents")
-    .Attr("Tcomponents: list(type)")
-    .Attr("timeout_ms: int = -1")
-    .SetIsStateful();
-
-TG_REGISTER_OP("QueueDequeueV2")
-    .Input("handle: resource")
-    .Output("components: component_types")
-    .Attr("component_types: list(type)")
-    .Attr("timeout_ms: int = -1")
-    .SetIsStateful();
-
-TG_REGISTER_OP("QueueDequeueManyV2")
-    .Input("handle: resource")
-    .Input("n: int32")
-    .Output("components: component_types")
-    .Attr("component_types: list(type)")
-    .Attr("timeout_ms: int = -1")
-    .SetIsStateful();
-
-TG_REGISTER_OP("QueueCloseV2")
-    .Input("handle: resource")
-    .Attr("cancel_pending_enqueues: bool = false")
-    .SetIsStateful();
-
-TG_REGISTER_OP("QueueSizeV2")
-    .Input("handle: resource")
-    .Output("size: int32")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
 
 namespace {
 

@@ -41,85 +41,11 @@
 #include <vector>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/data_flow/lookup_resource.h"
 #include "kernels/data_flow/sync_replicas_gate.h"
 
 namespace tensorgrid {
-
-TG_REGISTER_OP("SyncReplicasGate")
-    .Output("handle: resource")
-    .Attr("replicas_to_aggregate: int >= 1")
-    .Attr("one_per_replica: bool = false")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("SyncReplicasGateAdmit")
-    .Input("handle: resource")
-    .Input("replica: int32")
-    .Input("local_step: int64")
-    .Output("step: int64")
-    .Output("ticket: int64")
-    .SetIsStateful();
-
-TG_REGISTER_OP("SyncReplicasGateCommit")
-    .Input("handle: resource")
-    .Input("ticket: int64")
-    .Output("step: int64")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("SyncReplicasGateTake")
-    .Input("handle: resource")
-    .Output("step: int64")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("SyncReplicasGateTaken")
-    .Input("handle: resource")
-    .Output("step: int64")
-    .Output("tickets: int64")
-    .SetIsStateful();
-
-TG_REGISTER_OP("SyncReplicasGateOpen")
-    .Input("handle: resource")
-    .Input("step: int64")
-    .SetIsStateful();
-
-TG_REGISTER_OP("SyncReplicasGateClose")
-    .Input("handle: resource")
-    .Input("code: int32")
-    .Input("message: string")
-    .SetIsStateful();
-
-TG_REGISTER_OP("SyncReplicasGateState")
-    .Input("handle: resource")
-    .Output("step: int64")
-    .Output("committed: int32")
-    .Output("replicas: int32")
-    .Output("uncommitted_replicas: int32")
-    .SetIsStateful();
-
-TG_REGISTER_OP("SyncReplicasLocalStep")
-    .Output("handle: resource")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("SyncReplicasLocalStepRead")
-    .Input("handle: resource")
-    .Output("step: int64")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("SyncReplicasLocalStepAssign")
-    .Input("handle: resource")
-    .Input("step: int64")
-    .SetIsStateful();
 
 namespace {
 

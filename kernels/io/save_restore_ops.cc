@@ -19,22 +19,6 @@
 
 namespace tensorgrid {
 
-TG_REGISTER_OP("SaveV2")
-    .Input("prefix: string")
-    .Input("tensor_names: string")
-    .Input("shape_and_slices: string")
-    .Input("tensors: dtypes")
-    .Attr("dtypes: list(type)")
-    .SetIsStateful();
-
-TG_REGISTER_OP("RestoreV2")
-    .Input("prefix: string")
-    .Input("tensor_names: string")
-    .Input("shape_and_slices: string")
-    .Output("tensors: dtypes")
-    .Attr("dtypes: list(type)")
-    .SetIsStateful();
-
 namespace {
 
 // The prefix and the names of a SaveV2/RestoreV2 call, checked.

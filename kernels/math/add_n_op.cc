@@ -6,31 +6,12 @@
 #include <vector>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-// Every input has one shape: the first fully known one, else input 0's.
-absl::Status AddNShape(ShapeInferenceContext& c) {
-  for (int i = 0; i < c.num_inputs(); ++i) {
-    if (c.input(i).IsFullyDefined()) {
-      c.set_output(0, c.input(i));
-      return absl::OkStatus();
-    }
-  }
-  return shape_fns::UnchangedShape(c);
-}
-
-TG_REGISTER_OP("AddN")
-    .Input("inputs: N * T")
-    .Output("sum: T")
-    .Attr("N: int >= 1")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .SetShapeFn(AddNShape);
 
 template <typename T>
 class AddNOp final : public OpKernel {

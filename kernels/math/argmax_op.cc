@@ -8,22 +8,12 @@
 #include <cmath>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-// One dimension fewer than the input; which one depends on `dimension`'s value.
-absl::Status ArgMaxShape(ShapeInferenceContext& c) {
-  const PartialTensorShape& input = c.input(0);
-  if (!input.unknown_rank() && input.dims() > 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(input.dims() - 1, -1)));
-  }
-  return absl::OkStatus();
-}
 
 // `b` beats `a`: larger, or NaN against a number.
 template <typename T>
@@ -34,15 +24,6 @@ bool Beats(T b, T a) {
     return b > a;
   }
 }
-
-TG_REGISTER_OP("ArgMax")
-    .Input("input: T")
-    .Input("dimension: Tidx")
-    .Output("output: output_type")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, bool}")
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .Attr("output_type: {int32, int64} = DT_INT64")
-    .SetShapeFn(ArgMaxShape);
 
 template <typename T, typename Tout>
 class ArgMaxOp final : public OpKernel {

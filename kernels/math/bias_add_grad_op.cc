@@ -4,40 +4,12 @@
 #define EIGEN_USE_THREADS
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-// A vector as long as the channel dimension.
-absl::Status BiasAddGradShape(ShapeInferenceContext& c) {
-  const PartialTensorShape& in = c.input(0);
-  if (in.unknown_rank()) {
-    c.set_output(0, PartialTensorShape({-1}));
-    return absl::OkStatus();
-  }
-  if (in.dims() < 2) {
-    return errors::InvalidArgument("node '", c.node().name(),
-                                   "' (BiasAddGrad): out_backprop must be at least 2-D, got ",
-                                   in.DebugString());
-  }
-  std::string data_format = "NHWC";
-  if (HasNodeAttr(c.node(), "data_format")) {
-    TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "data_format", &data_format));
-  }
-  c.set_output(0, PartialTensorShape({in.dim_size(data_format == "NCHW" ? 1 : in.dims() - 1)}));
-  return absl::OkStatus();
-}
-
-TG_REGISTER_OP("BiasAddGrad")
-    .Input("out_backprop: T")
-    .Output("output: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .SetShapeFn(BiasAddGradShape);
 
 template <typename T>
 class BiasAddGradOp final : public OpKernel {

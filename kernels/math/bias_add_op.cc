@@ -3,38 +3,12 @@
 #define EIGEN_USE_THREADS
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-// The output has value's shape; value must be at least a matrix and bias a vector.
-absl::Status BiasAddShape(ShapeInferenceContext& c) {
-  const PartialTensorShape& value = c.input(0);
-  const PartialTensorShape& bias = c.input(1);
-  if (!value.unknown_rank() && value.dims() < 2) {
-    return errors::InvalidArgument("node '", c.node().name(),
-                                   "' (BiasAdd): value must be at least 2-D, got ",
-                                   value.DebugString());
-  }
-  if (!bias.unknown_rank() && bias.dims() != 1) {
-    return errors::InvalidArgument("node '", c.node().name(), "' (BiasAdd): bias must be 1-D, got ",
-                                   bias.DebugString());
-  }
-  c.set_output(0, value);
-  return absl::OkStatus();
-}
-
-TG_REGISTER_OP("BiasAdd")
-    .Input("value: T")
-    .Input("bias: T")
-    .Output("output: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .SetShapeFn(BiasAddShape);
 
 template <typename T>
 class BiasAddOp final : public OpKernel {

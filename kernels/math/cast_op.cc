@@ -16,21 +16,12 @@
 #include <type_traits>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-TG_REGISTER_OP("Cast")
-    .Input("x: SrcT")
-    .Output("y: DstT")
-    .Attr("SrcT: type")
-    .Attr("DstT: type")
-    .Attr("Truncate: bool = false")
-    .SetShapeFn(shape_fns::UnchangedShape);
 
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point<T>::value || std::is_same<T, half>::value ||

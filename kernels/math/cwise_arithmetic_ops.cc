@@ -1,43 +1,11 @@
 // Add, AddV2, Sub and Mul: element-wise arithmetic with numpy broadcasting.
 #define EIGEN_USE_THREADS
 
-#include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_binary_op.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-constexpr char kArithmeticTypes[] =
-    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}";
-
-TG_REGISTER_OP("Add")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr(kArithmeticTypes)
-    .SetShapeFn(shape_fns::BroadcastBinary);
-
-TG_REGISTER_OP("AddV2")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr(kArithmeticTypes)
-    .SetShapeFn(shape_fns::BroadcastBinary);
-
-TG_REGISTER_OP("Sub")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr(kArithmeticTypes)
-    .SetShapeFn(shape_fns::BroadcastBinary);
-
-TG_REGISTER_OP("Mul")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr(kArithmeticTypes)
-    .SetShapeFn(shape_fns::BroadcastBinary);
 
 template <typename T>
 using AddOp = BinaryOp<T, Eigen::internal::scalar_sum_op<T>>;

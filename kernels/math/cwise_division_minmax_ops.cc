@@ -4,33 +4,11 @@
 // rather than trapping; Maximum and Minimum propagate NaN.
 #define EIGEN_USE_THREADS
 
-#include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_binary_op.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-TG_REGISTER_OP("RealDiv")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .SetShapeFn(shape_fns::BroadcastBinary);
-
-TG_REGISTER_OP("Maximum")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .SetShapeFn(shape_fns::BroadcastBinary);
-
-TG_REGISTER_OP("Minimum")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}")
-    .SetShapeFn(shape_fns::BroadcastBinary);
 
 template <typename T>
 using FloatDivOp = BinaryOp<T, Eigen::internal::scalar_quotient_op<T>>;

@@ -6,41 +6,11 @@
 // and Reciprocal (y = 1 / x), which the gradient of Log uses.
 #define EIGEN_USE_THREADS
 
-#include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_unary_op.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-constexpr char kFloatTypes[] = "T: {bfloat16, half, float, double}";
-
-TG_REGISTER_OP("SigmoidGrad")
-    .Input("y: T")
-    .Input("dy: T")
-    .Output("z: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("TanhGrad")
-    .Input("y: T")
-    .Input("dy: T")
-    .Output("z: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("SqrtGrad")
-    .Input("y: T")
-    .Input("dy: T")
-    .Output("z: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Reciprocal")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
 
 struct SigmoidGradFn {
   template <typename A, typename B>

@@ -1,63 +1,11 @@
 // Neg, Square, Sqrt, Rsqrt, Exp, Log, Tanh and Sigmoid: y = f(x) element-wise.
 #define EIGEN_USE_THREADS
 
-#include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_unary_op.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-constexpr char kSignedTypes[] = "T: {bfloat16, half, float, double, int8, int16, int32, int64}";
-constexpr char kFloatTypes[] = "T: {bfloat16, half, float, double}";
-
-TG_REGISTER_OP("Neg")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kSignedTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Square")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kSignedTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Sqrt")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Rsqrt")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Exp")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Log")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Tanh")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("Sigmoid")
-    .Input("x: T")
-    .Output("y: T")
-    .Attr(kFloatTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
 
 template <typename T>
 using NegOp = UnaryOp<T, Eigen::internal::scalar_opposite_op<T>>;

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_binary_op.h"
 
 namespace tensorgrid {
@@ -36,13 +35,6 @@ template <typename T>
 struct IsIntDivFunctor<FloorModFunctor<T>> : std::is_integral<T> {};
 
 namespace {
-
-TG_REGISTER_OP("FloorMod")
-    .Input("x: T")
-    .Input("y: T")
-    .Output("z: T")
-    .Attr("T: {int8, int16, int32, int64, uint8, uint16, bfloat16, half, float, double}")
-    .SetShapeFn(shape_fns::BroadcastBinary);
 
 template <typename T>
 using FloorModOp = BinaryOp<T, FloorModFunctor<T>>;

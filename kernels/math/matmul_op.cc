@@ -6,21 +6,11 @@
 
 #include "core/framework/eigen_views.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-TG_REGISTER_OP("MatMul")
-    .Input("a: T")
-    .Input("b: T")
-    .Output("product: T")
-    .Attr("transpose_a: bool = false")
-    .Attr("transpose_b: bool = false")
-    .Attr("T: {bfloat16, half, float, double, int32, int64}")
-    .SetShapeFn(shape_fns::MatMul);
 
 template <typename T>
 class MatMulOp final : public OpKernel {

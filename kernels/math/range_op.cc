@@ -5,26 +5,11 @@
 #include <type_traits>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace math {
 namespace {
-
-// A vector; its length is known only from the values.
-absl::Status RangeShape(ShapeInferenceContext& c) {
-  c.set_output(0, PartialTensorShape({-1}));
-  return absl::OkStatus();
-}
-
-TG_REGISTER_OP("Range")
-    .Input("start: Tidx")
-    .Input("limit: Tidx")
-    .Input("delta: Tidx")
-    .Output("output: Tidx")
-    .Attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64} = DT_INT32")
-    .SetShapeFn(RangeShape);
 
 template <typename T>
 class RangeOp final : public OpKernel {

@@ -11,7 +11,6 @@
 
 #include "core/framework/eigen_views.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/math/parallel_for.h"
 #include "kernels/math/reduction_plan.h"
@@ -19,57 +18,6 @@
 namespace tensorgrid {
 namespace math {
 namespace {
-
-constexpr char kReductionTypes[] =
-    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}";
-
-// Without the axes' values only the output's rank can be known: with
-// keep_dims, with a single (scalar) axis, or when no axes are given.
-absl::Status ReductionShape(ShapeInferenceContext& c) {
-  bool keep_dims = false;
-  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "keep_dims", &keep_dims));
-  const PartialTensorShape& input = c.input(0);
-  const PartialTensorShape& axes = c.input(1);
-  if (input.unknown_rank()) return absl::OkStatus();
-  if (axes.dims() == 1 && axes.dim_size(0) == 0) return shape_fns::UnchangedShape(c);
-  std::vector<int64_t> dims;
-  if (keep_dims) {
-    dims.assign(input.dims(), -1);
-  } else if (axes.dims() == 0 && input.dims() > 0) {
-    dims.assign(input.dims() - 1, -1);
-  } else {
-    return absl::OkStatus();
-  }
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
-
-TG_REGISTER_OP("Sum")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(kReductionTypes)
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(ReductionShape);
-
-TG_REGISTER_OP("Mean")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(kReductionTypes)
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(ReductionShape);
-
-TG_REGISTER_OP("Max")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(kReductionTypes)
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(ReductionShape);
 
 // out[o] = reduce over the r values of row o of in, as an Eigen full (a == 1)
 // or inner reduction: the fastest there is for one long vector or many short

@@ -3,7 +3,6 @@
 
 #include <type_traits>
 
-#include "core/framework/shape_inference.h"
 #include "kernels/math/cwise_unary_op.h"
 
 namespace tensorgrid {
@@ -33,53 +32,6 @@ struct functor_traits<tensorgrid::math::ReluFunctor<T>>
 namespace tensorgrid {
 namespace math {
 namespace {
-
-constexpr char kReluTypes[] =
-    "T: {bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64}";
-
-// Both inputs have one shape, which is the output's.
-absl::Status SameShapeInputs(ShapeInferenceContext& c) {
-  const PartialTensorShape& a = c.input(0);
-  const PartialTensorShape& b = c.input(1);
-  if (a.unknown_rank()) {
-    c.set_output(0, b);
-    return absl::OkStatus();
-  }
-  if (b.unknown_rank()) {
-    c.set_output(0, a);
-    return absl::OkStatus();
-  }
-  if (a.dims() != b.dims()) {
-    return errors::InvalidArgument("node '", c.node().name(), "' (", c.node().op(),
-                                   "): inputs must have the same shape, got ", a.DebugString(),
-                                   " and ", b.DebugString());
-  }
-  std::vector<int64_t> dims(a.dims());
-  for (int i = 0; i < a.dims(); ++i) {
-    const int64_t da = a.dim_size(i), db = b.dim_size(i);
-    if (da >= 0 && db >= 0 && da != db) {
-      return errors::InvalidArgument("node '", c.node().name(), "' (", c.node().op(),
-                                     "): inputs must have the same shape, got ", a.DebugString(),
-                                     " and ", b.DebugString());
-    }
-    dims[i] = da >= 0 ? da : db;
-  }
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
-}
-
-TG_REGISTER_OP("Relu")
-    .Input("features: T")
-    .Output("activations: T")
-    .Attr(kReluTypes)
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-TG_REGISTER_OP("ReluGrad")
-    .Input("gradients: T")
-    .Input("features: T")
-    .Output("backprops: T")
-    .Attr(kReluTypes)
-    .SetShapeFn(SameShapeInputs);
 
 template <typename T>
 using ReluOp = UnaryOp<T, ReluFunctor<T>>;

@@ -12,9 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
@@ -24,39 +22,6 @@ namespace {
 
 template <typename T>
 using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
-
-// The size two partial dimensions broadcast to (-1: unknown).
-int64_t BroadcastDim(int64_t a, int64_t b) {
-  if (a == 1) return b;
-  if (b == 1) return a;
-  return a >= 0 ? a : b;
-}
-
-absl::Status DenseXentShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& f = c.input(0);
-  const PartialTensorShape& l = c.input(1);
-  int64_t batch = -1, classes = -1;
-  if (f.dims() == 2 && l.dims() == 2) {
-    batch = BroadcastDim(f.dim_size(0), l.dim_size(0));
-    classes = BroadcastDim(f.dim_size(1), l.dim_size(1));
-  } else if (f.dims() == 2) {
-    batch = f.dim_size(0);
-    classes = f.dim_size(1);
-  }
-  c.set_output(0, PartialTensorShape({batch}));
-  c.set_output(1, PartialTensorShape({batch, classes}));
-  return absl::OkStatus();
-}
-
-absl::Status SparseXentShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& f = c.input(0);
-  const PartialTensorShape& l = c.input(1);
-  int64_t batch = f.dims() == 2 ? f.dim_size(0) : -1;
-  if (batch < 0 && l.dims() == 1) batch = l.dim_size(0);
-  c.set_output(0, PartialTensorShape({batch}));
-  c.set_output(1, PartialTensorShape({batch, f.dims() == 2 ? f.dim_size(1) : -1}));
-  return absl::OkStatus();
-}
 
 // `t` ([rows, cols] with each dimension equal to the target's or 1) copied
 // out to [batch, classes].
@@ -188,23 +153,6 @@ class SparseSoftmaxXentOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("SoftmaxCrossEntropyWithLogits")
-    .Input("features: T")
-    .Input("labels: T")
-    .Output("loss: T")
-    .Output("backprop: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .SetShapeFn(DenseXentShapeFn);
-
-TG_REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
-    .Input("features: T")
-    .Input("labels: Tlabels")
-    .Output("loss: T")
-    .Output("backprop: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .Attr("Tlabels: {int32, int64} = DT_INT64")
-    .SetShapeFn(SparseXentShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("SoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<float>("T"),
                    SoftmaxXentOp<float>);

@@ -5,9 +5,7 @@
 // threads; within a row Eigen's vectorized exp does the work.
 #define EIGEN_USE_THREADS
 
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
@@ -51,12 +49,6 @@ class SoftmaxOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("Softmax")
-    .Input("logits: T")
-    .Output("softmax: T")
-    .Attr("T: {half, bfloat16, float, double}")
-    .SetShapeFn(shape_fns::UnchangedShape);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_CPU).TypeConstraint<float>("T"), SoftmaxOp<float>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_CPU).TypeConstraint<double>("T"), SoftmaxOp<double>);

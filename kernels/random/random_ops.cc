@@ -16,9 +16,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "core/framework/op_def.h"
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
 #include "kernels/random/philox_random.h"
@@ -26,15 +24,6 @@
 
 namespace tensorgrid {
 namespace {
-
-// Output rank is the length of `shape` when known.
-absl::Status RandomShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& shape = c.input(0);
-  if (shape.dims() == 1 && shape.dim_size(0) >= 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(shape.dim_size(0), -1)));
-  }
-  return absl::OkStatus();
-}
 
 // One node's Philox stream, handing out disjoint ranges of it. Thread-safe.
 class GuardedPhilox {
@@ -114,36 +103,6 @@ class RandomOp final : public OpKernel {
 };
 
 }  // namespace
-
-TG_REGISTER_OP("RandomUniform")
-    .Input("shape: T")
-    .Output("output: dtype")
-    .Attr("seed: int = 0")
-    .Attr("seed2: int = 0")
-    .Attr("dtype: {half, bfloat16, float, double}")
-    .Attr("T: {int32, int64}")
-    .SetIsStateful()
-    .SetShapeFn(RandomShapeFn);
-
-TG_REGISTER_OP("RandomStandardNormal")
-    .Input("shape: T")
-    .Output("output: dtype")
-    .Attr("seed: int = 0")
-    .Attr("seed2: int = 0")
-    .Attr("dtype: {half, bfloat16, float, double}")
-    .Attr("T: {int32, int64}")
-    .SetIsStateful()
-    .SetShapeFn(RandomShapeFn);
-
-TG_REGISTER_OP("TruncatedNormal")
-    .Input("shape: T")
-    .Output("output: dtype")
-    .Attr("seed: int = 0")
-    .Attr("seed2: int = 0")
-    .Attr("dtype: {half, bfloat16, float, double}")
-    .Attr("T: {int32, int64}")
-    .SetIsStateful()
-    .SetShapeFn(RandomShapeFn);
 
 TG_REGISTER_KERNEL(KernelDefBuilder("RandomUniform").Device(DEVICE_CPU).TypeConstraint<float>("dtype"),
                    RandomOp<float, UniformDistribution<float>>);

@@ -6,26 +6,6 @@
 
 namespace tensorgrid {
 
-TG_REGISTER_OP("_Send")
-    .Input("tensor: T")
-    .Attr("T: type")
-    .Attr("tensor_name: string")
-    .Attr("send_device: string")
-    .Attr("send_device_incarnation: int")
-    .Attr("recv_device: string")
-    .Attr("client_terminated: bool = false")
-    .SetIsStateful();
-
-TG_REGISTER_OP("_Recv")
-    .Output("tensor: tensor_type")
-    .Attr("tensor_type: type")
-    .Attr("tensor_name: string")
-    .Attr("send_device: string")
-    .Attr("send_device_incarnation: int")
-    .Attr("recv_device: string")
-    .Attr("client_terminated: bool = false")
-    .SetIsStateful();
-
 namespace {
 
 absl::StatusOr<std::string> KeyFromAttrs(OpKernelConstruction& ctx) {

@@ -7,82 +7,9 @@
 // referenced by nobody else, in which case they update it in place; readers
 // get a Tensor sharing the buffer, which later writes therefore never change.
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
-
-TG_REGISTER_OP("VariableV2")
-    .Output("ref: Ref(dtype)")
-    .Attr("shape: shape")
-    .Attr("dtype: type")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ShapeFromAttr);
-
-TG_REGISTER_OP("Variable")
-    .Output("ref: Ref(dtype)")
-    .Attr("shape: shape")
-    .Attr("dtype: type")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ShapeFromAttr);
-
-TG_REGISTER_OP("Assign")
-    .Input("ref: Ref(T)")
-    .Input("value: T")
-    .Output("output_ref: Ref(T)")
-    .Attr("T: type")
-    .Attr("validate_shape: bool = true")
-    .Attr("use_locking: bool = true")
-    .SetShapeFn([](ShapeInferenceContext& c) {
-      c.set_output(0, c.input(1));
-      return absl::OkStatus();
-    });
-
-#define TG_ASSIGN_UPDATE_OP_(NAME)                   \
-  TG_REGISTER_OP(NAME)                               \
-      .Input("ref: Ref(T)")                          \
-      .Input("value: T")                             \
-      .Output("output_ref: Ref(T)")                  \
-      .Attr("T: {float, double, int32, int64}")      \
-      .Attr("use_locking: bool = false")             \
-      .SetShapeFn(shape_fns::UnchangedShape)
-TG_ASSIGN_UPDATE_OP_("AssignAdd");
-TG_ASSIGN_UPDATE_OP_("AssignSub");
-#undef TG_ASSIGN_UPDATE_OP_
-
-TG_REGISTER_OP("VarHandleOp")
-    .Output("resource: resource")
-    .Attr("container: string = ''")
-    .Attr("shared_name: string = ''")
-    .Attr("dtype: type")
-    .Attr("shape: shape")
-    .SetIsStateful()
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("ReadVariableOp")
-    .Input("resource: resource")
-    .Output("value: dtype")
-    .Attr("dtype: type");
-
-TG_REGISTER_OP("AssignVariableOp")
-    .Input("resource: resource")
-    .Input("value: dtype")
-    .Attr("dtype: type")
-    .SetIsStateful();
-
-#define TG_ASSIGN_VARIABLE_UPDATE_OP_(NAME)    \
-  TG_REGISTER_OP(NAME)                         \
-      .Input("resource: resource")             \
-      .Input("value: dtype")                   \
-      .Attr("dtype: {float, double, int32, int64}") \
-      .SetIsStateful()
-TG_ASSIGN_VARIABLE_UPDATE_OP_("AssignAddVariableOp");
-TG_ASSIGN_VARIABLE_UPDATE_OP_("AssignSubVariableOp");
-#undef TG_ASSIGN_VARIABLE_UPDATE_OP_
 
 namespace {
 
@@ -160,7 +87,6 @@ class VariableOp final : public OpKernel {
   DataType dtype_ = DT_INVALID;
   std::string container_, shared_name_;
 };
-
 
 class AssignOp final : public OpKernel {
  public:

@@ -8,31 +8,9 @@
 #include <vector>
 
 #include "core/framework/op_kernel.h"
-#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
-
-TG_REGISTER_OP("IsVariableInitialized")
-    .Input("ref: Ref(dtype)")
-    .Output("is_initialized: bool")
-    .Attr("dtype: type")
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("VarIsInitializedOp")
-    .Input("resource: resource")
-    .Output("is_initialized: bool")
-    .SetShapeFn(shape_fns::ScalarShape);
-
-TG_REGISTER_OP("_UninitializedVariableNames")
-    .Input("is_initialized: N * bool")
-    .Output("names: string")
-    .Attr("N: int >= 1")
-    .Attr("names: list(string)")
-    .SetShapeFn([](ShapeInferenceContext& c) {
-      c.set_output(0, PartialTensorShape({-1}));
-      return absl::OkStatus();
-    });
 
 namespace {
 

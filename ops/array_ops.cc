@@ -1,0 +1,327 @@
+// Array op definitions: constants, placeholders, identity and shape
+// manipulation. Kernels: kernels/array/.
+#include <cstdint>
+#include <vector>
+
+#include "core/framework/op_def.h"
+#include "core/framework/shape_inference.h"
+
+namespace tensorgrid {
+namespace {
+
+TG_REGISTER_OP("Const")
+    .Output("output: dtype")
+    .Attr("value: tensor")
+    .Attr("dtype: type")
+    .SetShapeFn(shape_fns::ShapeFromAttr)
+    .Doc(R"doc(
+A constant: the tensor `value`.
+
+value: The tensor.
+dtype: The type of `value`.
+)doc");
+
+TG_REGISTER_OP("Placeholder")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("shape: shape = <unknown>")
+    .SetShapeFn(shape_fns::ShapeFromAttr)
+    .Doc(R"doc(
+A value that must be fed when the graph runs.
+
+dtype: The type of the fed value.
+shape: The shape fed values must have (dimensions may be -1).
+)doc");
+
+TG_REGISTER_OP("PlaceholderWithDefault")
+    .Input("input: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .SetShapeFn(shape_fns::ShapeFromAttr)
+    .Doc(R"doc(
+`input` unless a value is fed in its place.
+
+shape: The shape fed values must have (dimensions may be -1).
+)doc");
+
+TG_REGISTER_OP("Identity")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc("output = input (the same buffer, no copy).");
+
+TG_REGISTER_OP("NoOp").Doc("Does nothing; a target for control dependencies.");
+
+TG_REGISTER_OP("_Arg")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("index: int >= 0")
+    .SetIsStateful()
+    .Doc(R"doc(
+A step's feed: argument `index` of the executor's call frame. The master
+turns fed tensors into these when it rewrites a graph for a step.
+)doc");
+
+TG_REGISTER_OP("_Retval")
+    .Input("input: T")
+    .Attr("T: type")
+    .Attr("index: int >= 0")
+    .SetIsStateful()
+    .Doc("A step's fetch: return value `index` of the executor's call frame.");
+
+absl::Status BroadcastGradientArgsShapeFn(ShapeInferenceContext& c) {
+  c.set_output(0, PartialTensorShape({-1}));
+  c.set_output(1, PartialTensorShape({-1}));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("BroadcastGradientArgs")
+    .Input("s0: T")
+    .Input("s1: T")
+    .Output("r0: T")
+    .Output("r1: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .SetShapeFn(BroadcastGradientArgsShapeFn)
+    .Doc(R"doc(
+For shapes s0 and s1 that broadcast together, the dimensions of the
+result along which each was repeated: [2,3,5] and [3,1] give r0 = [] and
+r1 = [0, 2]. A broadcasting op's gradient sums over them.
+
+A dimension of size 1 in both shapes is listed in both, as TensorFlow does.
+)doc");
+
+// The output's rank is the length of `shape` when known.
+absl::Status BroadcastToShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& sizes = c.input(1);
+  if (sizes.dims() == 1 && sizes.dim_size(0) >= 0) {
+    c.set_output(0, PartialTensorShape(std::vector<int64_t>(sizes.dim_size(0), -1)));
+  }
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("BroadcastTo")
+    .Input("input: T")
+    .Input("shape: Tidx")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(BroadcastToShapeFn)
+    .Doc(R"doc(
+`input` repeated along dimensions of size 1 (and new leading ones) to the
+shape `shape`, as numpy broadcasting does.
+)doc");
+
+// Every offset has the shape of its input's shape vector.
+absl::Status ConcatOffsetShapeFn(ShapeInferenceContext& c) {
+  for (int i = 1; i < c.num_inputs(); ++i) c.set_output(i - 1, c.input(i));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("ConcatOffset")
+    .Input("concat_dim: int32")
+    .Input("shape: N * shape_type")
+    .Output("offset: N * shape_type")
+    .Attr("N: int >= 2")
+    .Attr("shape_type: {int32, int64} = DT_INT32")
+    .SetShapeFn(ConcatOffsetShapeFn)
+    .Doc(R"doc(
+Where each of the tensors of shapes `shape` (N vectors) starts in their
+concatenation along `concat_dim`: offset[i] is 0 but at concat_dim.
+
+  concat_dim = 1, shape = {[2,3,5], [2,7,5]}  ->  offset = {[0,0,0], [0,3,0]}
+)doc");
+
+// The output has the inputs' rank; which dimension grows depends on `axis`.
+absl::Status ConcatShapeFn(ShapeInferenceContext& c) {
+  for (int i = 0; i + 1 < c.num_inputs(); ++i) {
+    const PartialTensorShape& in = c.input(i);
+    if (!in.unknown_rank()) {
+      c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("ConcatV2")
+    .Input("values: N * T")
+    .Input("axis: Tidx")
+    .Output("output: T")
+    .Attr("N: int >= 2")
+    .Attr("T: type")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(ConcatShapeFn)
+    .Doc(R"doc(
+`values` joined along `axis`.
+
+values: N >= 2 tensors that agree in every dimension but `axis`.
+)doc");
+
+// Rank 1 + rank(C) when data[0] and indices[0] have known ranks.
+absl::Status DynamicStitchShapeFn(ShapeInferenceContext& c) {
+  const int n = c.num_inputs() / 2;
+  const PartialTensorShape& indices = c.input(0);
+  const PartialTensorShape& data = c.input(n);
+  if (indices.unknown_rank() || data.unknown_rank()) return absl::OkStatus();
+  std::vector<int64_t> dims = {-1};
+  for (int d = indices.dims(); d < data.dims(); ++d) dims.push_back(data.dim_size(d));
+  c.set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("DynamicStitch")
+    .Input("indices: N * int32")
+    .Input("data: N * T")
+    .Output("merged: T")
+    .Attr("N: int >= 1")
+    .Attr("T: type")
+    .SetShapeFn(DynamicStitchShapeFn)
+    .Doc(R"doc(
+merged[indices[m][i], ...] = data[m][i, ...] for N (indices, data) pairs.
+
+A later (m, i) wins over an earlier one with the same index; positions no
+index names are zero.
+
+  indices = {[0, 1, 2, 3], [1, 2]}, data = {[2, 3, 5, 7], [1, 1]}
+  merged  = [2, 1, 1, 7]
+)doc");
+
+// Output rank is the length of `dims` when known.
+absl::Status FillShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& dims = c.input(0);
+  if (dims.dims() == 1 && dims.dim_size(0) >= 0) {
+    c.set_output(0, PartialTensorShape(std::vector<int64_t>(dims.dim_size(0), -1)));
+  }
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Fill")
+    .Input("dims: index_type")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("index_type: {int32, int64} = DT_INT32")
+    .SetShapeFn(FillShapeFn)
+    .Doc("A tensor of shape `dims` filled with the scalar `value`.");
+
+TG_REGISTER_OP("ZerosLike")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: type")
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc("A tensor of zeros with the shape and type of `x`.");
+
+TG_REGISTER_OP("OnesLike")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, int32, int64, bool}")
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc("A tensor of ones with the shape and type of `x`.");
+
+TG_REGISTER_OP("InvertPermutation")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .SetShapeFn(shape_fns::UnchangedShape)
+    .Doc("y[x[i]] = i for a permutation x of [0, n).");
+
+// Output rank is the length of the `shape` vector when known; a length-1
+// shape of a fully known input is the flattened input.
+absl::Status ReshapeShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& sizes = c.input(1);
+  if (sizes.dims() != 1 || sizes.dim_size(0) < 0) return absl::OkStatus();
+  const PartialTensorShape& in = c.input(0);
+  if (sizes.dim_size(0) == 1 && in.IsFullyDefined()) {
+    int64_t n = 1;
+    for (int d = 0; d < in.dims(); ++d) n *= in.dim_size(d);
+    c.set_output(0, PartialTensorShape({n}));
+    return absl::OkStatus();
+  }
+  c.set_output(0, PartialTensorShape(std::vector<int64_t>(sizes.dim_size(0), -1)));
+  return absl::OkStatus();
+}
+
+absl::Status ShapeShapeFn(ShapeInferenceContext& c) {
+  c.set_output(0, PartialTensorShape({c.input(0).dims()}));  // -1 for unknown rank
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Reshape")
+    .Input("tensor: T")
+    .Input("shape: Tshape")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tshape: {int32, int64} = DT_INT32")
+    .SetShapeFn(ReshapeShapeFn)
+    .Doc("`tensor` with the shape `shape` (one dimension may be -1).");
+
+TG_REGISTER_OP("Shape")
+    .Input("input: T")
+    .Output("output: out_type")
+    .Attr("T: type")
+    .Attr("out_type: {int32, int64} = DT_INT32")
+    .SetShapeFn(ShapeShapeFn)
+    .Doc(R"doc(
+The shape of `input` as a 1-D tensor.
+
+out_type: DT_INT32 or DT_INT64.
+)doc");
+
+TG_REGISTER_OP("Size")
+    .Input("input: T")
+    .Output("output: out_type")
+    .Attr("T: type")
+    .Attr("out_type: {int32, int64} = DT_INT32")
+    .SetShapeFn(shape_fns::ScalarShape)
+    .Doc(R"doc(
+The number of elements of `input`, as a scalar.
+
+out_type: DT_INT32 or DT_INT64.
+)doc");
+
+// The output has the input's rank; sizes that are not -1 are known only
+// from the values.
+absl::Status SliceShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& in = c.input(0);
+  if (!in.unknown_rank()) c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Slice")
+    .Input("input: T")
+    .Input("begin: Index")
+    .Input("size: Index")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Index: {int32, int64}")
+    .SetShapeFn(SliceShapeFn)
+    .Doc(R"doc(
+The block of `input` that starts at `begin` and has shape `size` (a size
+of -1 takes the rest of that dimension).
+)doc");
+
+// The output has the input's rank; its dimensions depend on perm's values.
+absl::Status TransposeShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& in = c.input(0);
+  if (in.unknown_rank()) return absl::OkStatus();
+  if (in.dims() <= 1) {
+    c.set_output(0, in);
+  } else {
+    c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
+  }
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Transpose")
+    .Input("x: T")
+    .Input("perm: Tperm")
+    .Output("y: T")
+    .Attr("T: type")
+    .Attr("Tperm: {int32, int64} = DT_INT32")
+    .SetShapeFn(TransposeShapeFn)
+    .Doc("Dimension i of `y` is dimension perm[i] of `x`.");
+
+}  // namespace
+}  // namespace tensorgrid
