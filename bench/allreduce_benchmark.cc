@@ -40,8 +40,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -54,10 +54,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/child_process.h"
-#include "core/platform/free_port.h"
 #include "client/ops/collective_ops.h"
 #include "client/ops/standard_ops.h"
 #include "client/scope.h"
+#include "core/platform/free_port.h"
 #include "core/public/session.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
@@ -124,10 +124,9 @@ std::vector<Child> StartCluster(int n) {
   CheckOk(cluster.status(), "cluster");
   std::vector<Child> children;
   for (int i = 0; i < n; ++i) {
-    children.push_back(Spawn(absl::StrCat(TaskName("worker", i), " of ", n),
-                             [&](int fd, const sigset_t& signals) {
-                               ServeTask(*cluster, i, fd, signals);
-                             }));
+    children.push_back(
+        Spawn(absl::StrCat(TaskName("worker", i), " of ", n),
+              [&](int fd, const sigset_t& signals) { ServeTask(*cluster, i, fd, signals); }));
   }
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   for (Child& child : children) AwaitReady(child, deadline);
@@ -230,8 +229,8 @@ double MedianStepSeconds(std::vector<Client>& clients, Session::CallableHandle C
 
 // One concurrent step of `check` on every client: every element of its
 // fetch must be `expected`.
-void CheckSums(std::vector<Client>& clients, Session::CallableHandle Client::*check,
-               float expected, const std::string& what) {
+void CheckSums(std::vector<Client>& clients, Session::CallableHandle Client::*check, float expected,
+               const std::string& what) {
   const int n = static_cast<int>(clients.size());
   OnEveryClient(n, [&](int rank) {
     std::vector<Tensor> out;
@@ -273,8 +272,8 @@ void MeasureCluster(std::vector<Child>& tasks, const std::vector<int64_t>& sizes
         "allreduce impl=tensorgrid n=%d bytes=%lld iterations=%d median_us=%.1f "
         "algbw_GBps=%.4f busbw_GBps=%.4f\n",
         n, static_cast<long long>(bytes), k, t * 1e6, algbw, algbw * 2 * (n - 1) / n);
-    const double per = MedianStepSeconds(clients, &Client::chain, warm_up, k, "chained all-reduces") /
-                       chained;
+    const double per =
+        MedianStepSeconds(clients, &Client::chain, warm_up, k, "chained all-reduces") / chained;
     const double chained_algbw = static_cast<double>(bytes) / per / 1e9;
     std::printf(
         "allreduce impl=tensorgrid_in_step n=%d bytes=%lld chained=%d iterations=%d "

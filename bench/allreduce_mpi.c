@@ -47,9 +47,10 @@ int main(int argc, char** argv) {
       qsort(slowest, k, sizeof(double), CompareDoubles);
       const double median = k % 2 ? slowest[k / 2] : (slowest[k / 2 - 1] + slowest[k / 2]) / 2;
       const double algbw = bytes / median / 1e9;
-      printf("allreduce impl=mpi n=%d bytes=%ld iterations=%d median_us=%.1f algbw_GBps=%.4f "
-             "busbw_GBps=%.4f\n",
-             n, bytes, k, median * 1e6, algbw, algbw * 2 * (n - 1) / n);
+      printf(
+          "allreduce impl=mpi n=%d bytes=%ld iterations=%d median_us=%.1f algbw_GBps=%.4f "
+          "busbw_GBps=%.4f\n",
+          n, bytes, k, median * 1e6, algbw, algbw * 2 * (n - 1) / n);
       fflush(stdout);
     }
     free(x);

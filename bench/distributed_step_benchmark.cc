@@ -52,16 +52,16 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "bench/child_process.h"
 #include "bench/echo.grpc.pb.h"
 #include "client/ops/standard_ops.h"
 #include "client/scope.h"
+#include "core/platform/free_port.h"
 #include "core/public/session.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
-#include "bench/child_process.h"
-#include "core/platform/free_port.h"
 
 namespace tensorgrid {
 namespace {
@@ -172,18 +172,16 @@ void StartProcesses(Processes* out) {
       ServeTask(*cluster, job, fd, signals);
     }));
   }
-  out->children.push_back(Spawn("echo server", [](int fd, const sigset_t& signals) {
-    ServeEcho("", false, fd, signals);
-  }));
+  out->children.push_back(Spawn(
+      "echo server", [](int fd, const sigset_t& signals) { ServeEcho("", false, fd, signals); }));
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   for (Child& child : out->children) AwaitReady(child, deadline);
   // The relays need the echo server's port, so they start once that is known.
   const std::string echo = out->children[2].address;
   for (const bool callback_api : {false, true}) {
-    out->children.push_back(Spawn(callback_api ? "callback relay" : "echo relay",
-                                  [&](int fd, const sigset_t& signals) {
-                                    ServeEcho(echo, callback_api, fd, signals);
-                                  }));
+    out->children.push_back(Spawn(
+        callback_api ? "callback relay" : "echo relay",
+        [&](int fd, const sigset_t& signals) { ServeEcho(echo, callback_api, fd, signals); }));
     AwaitReady(out->children.back(), deadline);
   }
   out->ps_target = "grpc://" + out->children[0].address;
@@ -271,8 +269,12 @@ void BM_NullStep_MasterOnPs(benchmark::State& state) {
 }
 
 // The work happens in other processes, so wall time is what counts.
-#define TG_RPC_BENCHMARK(fn) \
-  BENCHMARK(fn)->UseRealTime()->Unit(benchmark::kMicrosecond)->Repetitions(9)->ReportAggregatesOnly(true)
+#define TG_RPC_BENCHMARK(fn)          \
+  BENCHMARK(fn)                       \
+      ->UseRealTime()                 \
+      ->Unit(benchmark::kMicrosecond) \
+      ->Repetitions(9)                \
+      ->ReportAggregatesOnly(true)
 
 TG_RPC_BENCHMARK(BM_GrpcPingPong);
 TG_RPC_BENCHMARK(BM_GrpcRelay);

@@ -42,9 +42,9 @@ void CheckOk(const absl::Status& s) {
 }
 
 void SetNodeTime(benchmark::State& state, int nodes) {
-  state.counters["node_time"] = benchmark::Counter(
-      static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate |
-                                      benchmark::Counter::kInvert);
+  state.counters["node_time"] =
+      benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
   state.counters["nodes"] = nodes;
 }
 
@@ -165,7 +165,8 @@ void BM_Tbb_Chain(benchmark::State& state) {
 void BM_Tbb_Fan(benchmark::State& state) {
   TbbGraph tbb_graph(static_cast<int>(state.range(0)));
   tbb_graph.arena.execute([&] {
-    tbb_graph.broadcast = std::make_unique<tbb::flow::broadcast_node<continue_msg>>(*tbb_graph.graph);
+    tbb_graph.broadcast =
+        std::make_unique<tbb::flow::broadcast_node<continue_msg>>(*tbb_graph.graph);
     ContinueNode& sink = tbb_graph.Add();  // make_edge counts its 10,000 predecessors
     for (int i = 0; i < kFanWidth; ++i) {
       ContinueNode& w = tbb_graph.Add();
@@ -185,14 +186,38 @@ void BM_Tbb_Fan(benchmark::State& state) {
 }
 
 // Arg: inter-op pool threads (0: no pool) for the executor, arena threads for TBB.
-BENCHMARK(BM_Executor_Chain)->ArgName("pool")->Arg(2)->Arg(0)->UseRealTime()
-    ->Unit(benchmark::kMillisecond)->Repetitions(9)->ReportAggregatesOnly(true);
-BENCHMARK(BM_Executor_Fan)->ArgName("pool")->Arg(2)->Arg(0)->UseRealTime()
-    ->Unit(benchmark::kMillisecond)->Repetitions(9)->ReportAggregatesOnly(true);
-BENCHMARK(BM_Tbb_Chain)->ArgName("threads")->Arg(2)->Arg(1)->UseRealTime()
-    ->Unit(benchmark::kMillisecond)->Repetitions(9)->ReportAggregatesOnly(true);
-BENCHMARK(BM_Tbb_Fan)->ArgName("threads")->Arg(2)->Arg(1)->UseRealTime()
-    ->Unit(benchmark::kMillisecond)->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Executor_Chain)
+    ->ArgName("pool")
+    ->Arg(2)
+    ->Arg(0)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_Executor_Fan)
+    ->ArgName("pool")
+    ->Arg(2)
+    ->Arg(0)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_Tbb_Chain)
+    ->ArgName("threads")
+    ->Arg(2)
+    ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_Tbb_Fan)
+    ->ArgName("threads")
+    ->Arg(2)
+    ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true);
 
 }  // namespace
 }  // namespace tensorgrid

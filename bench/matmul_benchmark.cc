@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "Eigen/Dense"
-#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
+#include "core/public/session.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {
@@ -37,9 +37,9 @@ void CheckOk(const absl::Status& s) {
 }
 
 void SetFlops(benchmark::State& state) {
-  state.counters["FLOPS"] = benchmark::Counter(2.0 * kN * kN * kN,
-                                               benchmark::Counter::kIsIterationInvariantRate,
-                                               benchmark::Counter::OneK::kIs1000);
+  state.counters["FLOPS"] =
+      benchmark::Counter(2.0 * kN * kN * kN, benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::OneK::kIs1000);
 }
 
 Tensor RandomMatrix() {
@@ -123,12 +123,29 @@ void BM_EigenMatrix_MatMul(benchmark::State& state) {
 }
 
 // Arg: intra-op threads.
-BENCHMARK(BM_Session_MatMul)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()
-    ->Unit(benchmark::kMillisecond)->Repetitions(9)->ReportAggregatesOnly(true);
-BENCHMARK(BM_EigenTensor_MatMul)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()
-    ->Unit(benchmark::kMillisecond)->Repetitions(9)->ReportAggregatesOnly(true);
-BENCHMARK(BM_EigenMatrix_MatMul)->ArgName("threads")->Arg(1)->UseRealTime()
-    ->Unit(benchmark::kMillisecond)->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Session_MatMul)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_EigenTensor_MatMul)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_EigenMatrix_MatMul)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true);
 
 }  // namespace
 }  // namespace tensorgrid

@@ -65,14 +65,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "bench/bytes_service.grpc.pb.h"
+#include "bench/child_process.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/rendezvous.h"
-#include "core/platform/blocking.h"
 #include "core/framework/tensor.h"
+#include "core/platform/blocking.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/server.h"
-#include "bench/child_process.h"
 
 namespace tensorgrid {
 namespace {
@@ -282,7 +282,8 @@ void RecvTensor(benchmark::State& state, bool bulk) {
   options.bulk_transfer = bulk;
   static auto* workers = new std::map<bool, std::unique_ptr<GrpcRemoteWorker>>;
   std::unique_ptr<GrpcRemoteWorker>& worker = (*workers)[bulk];
-  if (worker == nullptr) worker = std::make_unique<GrpcRemoteWorker>(peers->worker_address, options);
+  if (worker == nullptr)
+    worker = std::make_unique<GrpcRemoteWorker>(peers->worker_address, options);
   static std::map<int64_t, std::string>* handles = new std::map<int64_t, std::string>;
   static int64_t step_id = 0;
   const std::string tensor_name = absl::StrCat("value_", bytes);

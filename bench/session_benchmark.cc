@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
+#include "core/public/session.h"
 
 namespace tensorgrid {
 namespace {
@@ -142,8 +142,12 @@ void BM_RunCallable_Chain10(benchmark::State& state) {
   RunCallableSteps(state, ChainGraph(10), true);
 }
 // Steps hand work to pool threads, so wall time is what counts.
-#define TG_STEP_BENCHMARK(fn) \
-  BENCHMARK(fn)->UseRealTime()->Unit(benchmark::kMicrosecond)->Repetitions(9)->ReportAggregatesOnly(true)
+#define TG_STEP_BENCHMARK(fn)         \
+  BENCHMARK(fn)                       \
+      ->UseRealTime()                 \
+      ->Unit(benchmark::kMicrosecond) \
+      ->Repetitions(9)                \
+      ->ReportAggregatesOnly(true)
 
 TG_STEP_BENCHMARK(BM_SessionRun_Identity1);
 TG_STEP_BENCHMARK(BM_RunCallable_Identity1);

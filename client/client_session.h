@@ -27,8 +27,8 @@
 #include "absl/synchronization/mutex.h"
 #include "client/output.h"
 #include "client/scope.h"
-#include "core/public/session.h"
 #include "core/framework/tensor.h"
+#include "core/public/session.h"
 #include "proto/config.pb.h"
 
 namespace tensorgrid {

@@ -94,8 +94,7 @@ TEST(DeviceFunctionTest, NestedFunctionsApplyInnermostFirst) {
   });
   ops::Placeholder(inner.WithOpName("p"), DT_FLOAT);
   ASSERT_TRUE(root.ok()) << root.status();
-  EXPECT_EQ(calls, (std::vector<std::string>{"inner sees ''",
-                                             "outer sees '/job:b/device:CPU:1'"}));
+  EXPECT_EQ(calls, (std::vector<std::string>{"inner sees ''", "outer sees '/job:b/device:CPU:1'"}));
   EXPECT_EQ(Node(root, "p").device(), "/job:b/task:0/device:CPU:1");
 }
 

@@ -15,8 +15,7 @@ constexpr char kLocalTask[] = "/job:localhost/replica:0/task:0";
 class LocalSession final : public Session {
  public:
   explicit LocalSession(const SessionOptions& options)
-      : worker_(kLocalTask, options.config),
-        master_(options.config, &worker_, kLocalTask) {}
+      : worker_(kLocalTask, options.config), master_(options.config, &worker_, kLocalTask) {}
 
   absl::Status Create(const GraphDef& graph) override { return master_.Create(graph); }
   absl::Status Extend(const GraphDef& graph) override { return master_.Extend(graph); }
@@ -52,10 +51,10 @@ class LocalSession final : public Session {
 // is linked.
 struct Registration {
   Registration() {
-    RegisterSessionFactory("", [](const SessionOptions& options)
-                                   -> absl::StatusOr<std::unique_ptr<Session>> {
-      return std::unique_ptr<Session>(new LocalSession(options));
-    });
+    RegisterSessionFactory(
+        "", [](const SessionOptions& options) -> absl::StatusOr<std::unique_ptr<Session>> {
+          return std::unique_ptr<Session>(new LocalSession(options));
+        });
   }
 };
 Registration registration;

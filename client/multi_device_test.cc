@@ -2,8 +2,8 @@
 // Send/Recv through the step rendezvous, seen from the Session API.
 #include <random>
 
-#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
+#include "core/public/session.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -76,7 +76,8 @@ TEST(MultiDeviceTest, CrossDeviceStepComputesAndReportsPartitions) {
   bool saw_recv = false;
   for (const auto& dev : metadata.step_stats().dev_stats()) {
     for (const auto& ns : dev.node_stats()) {
-      if (ns.timeline_label().find("_Recv 12 bytes from /job:localhost") != std::string::npos) saw_recv = true;
+      if (ns.timeline_label().find("_Recv 12 bytes from /job:localhost") != std::string::npos)
+        saw_recv = true;
     }
   }
   EXPECT_TRUE(saw_recv);
@@ -87,7 +88,7 @@ TEST(MultiDeviceTest, FailingPartitionReportsRootCauseNotItsEchoes) {
   Placeholder(&g, "a", "/device:CPU:1");
   Placeholder(&g, "b", "/device:CPU:1");
   Add(&g, "bad", "AddV2", {"a", "b"}, "/device:CPU:1");  // shapes [2] + [3] fail here
-  Add(&g, "after", "Neg", {"bad"}, "/device:CPU:0");      // waits on a _Recv from CPU:1
+  Add(&g, "after", "Neg", {"bad"}, "/device:CPU:0");     // waits on a _Recv from CPU:1
   auto session = NewLocalSession(2);
   ASSERT_OK(session->Create(g));
   std::vector<Tensor> out;
@@ -175,7 +176,8 @@ TEST(MultiDeviceTest, RandomGraphsMatchAcrossDeviceCounts) {
       NodeDef* c = Add(&one, name, "Const", {});
       SetAttr(c, "dtype", DT_FLOAT);
       std::uniform_real_distribution<float> value(-2, 2);
-      SetAttr(c, "value", Tensor::FromVector<float>({value(rng), value(rng), value(rng), value(rng)}, {4}));
+      SetAttr(c, "value",
+              Tensor::FromVector<float>({value(rng), value(rng), value(rng), value(rng)}, {4}));
       names.push_back(name);
     }
     const int n = 8 + static_cast<int>(rng() % 20);
@@ -190,7 +192,8 @@ TEST(MultiDeviceTest, RandomGraphsMatchAcrossDeviceCounts) {
       names.push_back(name);
     }
     four = one;
-    for (NodeDef& node : *four.mutable_node()) node.set_device("/device:CPU:" + std::to_string(rng() % 4));
+    for (NodeDef& node : *four.mutable_node())
+      node.set_device("/device:CPU:" + std::to_string(rng() % 4));
     std::vector<std::string> fetches(names.end() - 3, names.end());
     std::vector<Tensor> a, b;
     auto s1 = NewLocalSession(1);

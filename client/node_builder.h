@@ -81,7 +81,7 @@ class NodeBuilder {
   NodeDef node_;
   std::vector<Arg> args_;
   absl::Status status_;
-  Operation operation_;                              // set by a successful Finalize
+  Operation operation_;                             // set by a successful Finalize
   std::vector<std::pair<int, int>> output_ranges_;  // [start, end) per output argument
 };
 

@@ -93,14 +93,38 @@ namespace internal {
 // The fixed-width integer type of a size and signedness.
 template <size_t Bytes, bool Signed>
 struct IntOfSize;
-template <> struct IntOfSize<1, true> { using type = int8_t; };
-template <> struct IntOfSize<1, false> { using type = uint8_t; };
-template <> struct IntOfSize<2, true> { using type = int16_t; };
-template <> struct IntOfSize<2, false> { using type = uint16_t; };
-template <> struct IntOfSize<4, true> { using type = int32_t; };
-template <> struct IntOfSize<4, false> { using type = uint32_t; };
-template <> struct IntOfSize<8, true> { using type = int64_t; };
-template <> struct IntOfSize<8, false> { using type = uint64_t; };
+template <>
+struct IntOfSize<1, true> {
+  using type = int8_t;
+};
+template <>
+struct IntOfSize<1, false> {
+  using type = uint8_t;
+};
+template <>
+struct IntOfSize<2, true> {
+  using type = int16_t;
+};
+template <>
+struct IntOfSize<2, false> {
+  using type = uint16_t;
+};
+template <>
+struct IntOfSize<4, true> {
+  using type = int32_t;
+};
+template <>
+struct IntOfSize<4, false> {
+  using type = uint32_t;
+};
+template <>
+struct IntOfSize<8, true> {
+  using type = int64_t;
+};
+template <>
+struct IntOfSize<8, false> {
+  using type = uint64_t;
+};
 
 // The dtype a C++ literal of type T is stored as: arithmetic types map by size
 // and signedness (so `1` is int32, `int64_t{1}` and `1LL` int64, `1.f` float,

@@ -172,7 +172,8 @@ TEST(SessionTest, ConcurrentRunsFromManyThreads) {
       for (int i = 0; i < 200; ++i) {
         std::vector<Tensor> out;
         float v = static_cast<float>(t * 1000 + i);
-        absl::Status s = session->Run({{"x", Tensor::FromVector<float>({v, -v}, {2})}}, {"y"}, {}, &out);
+        absl::Status s =
+            session->Run({{"x", Tensor::FromVector<float>({v, -v}, {2})}}, {"y"}, {}, &out);
         if (!s.ok() || out[0].data<float>()[0] != v * v || out[0].data<float>()[1] != v * v) {
           failures++;
         }

@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {

@@ -22,11 +22,11 @@
 #include "client/client_session.h"
 #include "client/ops/array_ops.h"
 #include "client/ops/collective_ops.h"
+#include "core/platform/blocking.h"
+#include "core/platform/free_port.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/server.h"
-#include "core/platform/blocking.h"
-#include "core/platform/free_port.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -36,13 +36,13 @@ namespace {
 constexpr char kWorker0[] = "/job:worker/replica:0/task:0";
 constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
 
-
 // A two-task cluster; `started` says which tasks get a running Server.
 class TwoTasks {
  public:
   explicit TwoTasks(std::vector<bool> started = {true, true}, int cpus = 1) : cpus_(cpus) {
     addresses_ = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
-    auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0], ",", addresses_[1]));
+    auto cluster =
+        ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0], ",", addresses_[1]));
     EXPECT_TRUE(cluster.ok()) << cluster.status();
     if (cluster.ok()) cluster_ = *cluster;
     servers_.resize(2);
@@ -98,8 +98,7 @@ Tensor RandomVector(int64_t n, int seed) {
 }
 
 // Runs both members `steps` times, each task's session from its own thread.
-void RunBoth(TwoTasks& tasks, MemberGraph* graphs, int steps, Tensor* out,
-             absl::Status* status) {
+void RunBoth(TwoTasks& tasks, MemberGraph* graphs, int steps, Tensor* out, absl::Status* status) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i) {
     threads.emplace_back([&, i] {
@@ -122,21 +121,21 @@ TEST(CollectiveGrpcTest, TwoTasksAllReduceBitIdenticalOverGrpc) {
   ASSERT_NE(tasks.server(1), nullptr);
   // 400 KB: the ring; 4 KB: one round (WorkerCollectiveExecutor::kDefaultOneRoundBytes).
   for (const int64_t size : {100003, 1001})
-  for (const std::string final_op : {"Id", "Div"}) {
-    const Tensor x0 = RandomVector(size, 1), x1 = RandomVector(size, 2);
-    MemberGraph graphs[2] = {MemberGraph(0, x0, final_op), MemberGraph(1, x1, final_op)};
-    std::vector<Tensor> out(2);
-    absl::Status status[2];
-    RunBoth(tasks, graphs, /*steps=*/3, out.data(), status);
-    ASSERT_OK(status[0]);
-    ASSERT_OK(status[1]);
-    ASSERT_EQ(out[0].NumElements(), size);
-    EXPECT_EQ(std::memcmp(out[0].raw_data(), out[1].raw_data(), out[0].TotalBytes()), 0);
-    for (int64_t j = 0; j < size; j += 997) {
-      const float sum = x0.data<float>()[j] + x1.data<float>()[j];
-      EXPECT_FLOAT_EQ(out[0].data<float>()[j], final_op == "Id" ? sum : sum / 2) << j;
+    for (const std::string final_op : {"Id", "Div"}) {
+      const Tensor x0 = RandomVector(size, 1), x1 = RandomVector(size, 2);
+      MemberGraph graphs[2] = {MemberGraph(0, x0, final_op), MemberGraph(1, x1, final_op)};
+      std::vector<Tensor> out(2);
+      absl::Status status[2];
+      RunBoth(tasks, graphs, /*steps=*/3, out.data(), status);
+      ASSERT_OK(status[0]);
+      ASSERT_OK(status[1]);
+      ASSERT_EQ(out[0].NumElements(), size);
+      EXPECT_EQ(std::memcmp(out[0].raw_data(), out[1].raw_data(), out[0].TotalBytes()), 0);
+      for (int64_t j = 0; j < size; j += 997) {
+        const float sum = x0.data<float>()[j] + x1.data<float>()[j];
+        EXPECT_FLOAT_EQ(out[0].data<float>()[j], final_op == "Id" ? sum : sum / 2) << j;
+      }
     }
-  }
 }
 
 TEST(CollectiveGrpcTest, LargeChunksTravelByBulkTicketBitIdentical) {
@@ -276,8 +275,8 @@ TEST(CollectiveGrpcTest, RecvBufOfNoKeyIsInvalidArgumentAndAnUnknownKeyTimesOut)
                 }),
                 kInvalidArgument, "RecvBuf");
   EXPECT_STATUS(WaitForCallback([&](StatusCallback done) {
-                  remote.RecvBufAsync("9:9:0:0:0:0->1", absl::Now() + absl::Milliseconds(300),
-                                      &t, std::move(done));
+                  remote.RecvBufAsync("9:9:0:0:0:0->1", absl::Now() + absl::Milliseconds(300), &t,
+                                      std::move(done));
                 }),
                 kDeadlineExceeded, "9:9:0:0:0:0->1");
 }

@@ -51,9 +51,8 @@ absl::StatusOr<RpcSecurity> RpcSecurity::FromEnvironment() {
     const char* value = std::getenv(name);
     return std::string(value == nullptr ? "" : value);
   };
-  absl::StatusOr<RpcSecurity> out =
-      FromFiles(env("TG_AUTH_TOKEN_FILE"), env("TG_TLS_CA_FILE"), env("TG_TLS_CERT_FILE"),
-                env("TG_TLS_KEY_FILE"));
+  absl::StatusOr<RpcSecurity> out = FromFiles(env("TG_AUTH_TOKEN_FILE"), env("TG_TLS_CA_FILE"),
+                                              env("TG_TLS_CERT_FILE"), env("TG_TLS_KEY_FILE"));
   if (!out.ok()) return WithContext(out.status(), "from the TG_* environment variables");
   return out;
 }

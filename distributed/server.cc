@@ -9,10 +9,10 @@
 #include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
-#include "distributed/transport/bulk_server.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
+#include "distributed/transport/bulk_server.h"
 #include "grpcpp/grpcpp.h"
 
 namespace tensorgrid {
@@ -67,8 +67,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluste
   std::string advertised_host = bind_host;
   if (IsWildcard(bind_host)) advertised_host = own.host == "localhost" ? "127.0.0.1" : own.host;
   return std::unique_ptr<Server>(new Server(cluster, task, std::move(bind_host),
-                                            std::move(advertised_host), own.port, config,
-                                            options));
+                                            std::move(advertised_host), own.port, config, options));
 }
 
 Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_host,
@@ -134,8 +133,7 @@ absl::Status Server::Start() {
     bulk_options.max_call_bytes = options_.max_request_bytes > 0
                                       ? static_cast<size_t>(options_.max_request_bytes)
                                       : size_t{INT_MAX};
-    absl::StatusOr<std::unique_ptr<BulkServer>> bulk =
-        BulkServer::Start(bind_host_, bulk_options);
+    absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start(bind_host_, bulk_options);
     if (bulk.ok()) {
       bulk_ = *std::move(bulk);  // the services serve RecvBuf, RunGraph and steps there
     } else {
@@ -143,8 +141,7 @@ absl::Status Server::Start() {
                    task_.c_str(), std::string(bulk.status().message()).c_str());
     }
   }
-  worker_service_ =
-      NewGrpcWorkerService(worker_.get(), options_.security.auth_token, bulk_.get());
+  worker_service_ = NewGrpcWorkerService(worker_.get(), options_.security.auth_token, bulk_.get());
   if (bulk_ != nullptr) master_service_->ServeStepsOn(bulk_.get());  // same token
   grpc::ServerBuilder builder;
   int selected_port = 0;

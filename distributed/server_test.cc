@@ -22,15 +22,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "core/platform/free_port.h"
 #include "core/public/session.h"
 #include "google/protobuf/text_format.h"
-#include "core/platform/free_port.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
 namespace {
-
 
 ClusterSpecOptions AllowPortZero() {
   ClusterSpecOptions options;
@@ -138,17 +137,34 @@ TEST(ServerTest, StopFailsTheRunningStepNamingTheTask) {
   std::unique_ptr<Server> server = StartServer(*cluster, "worker", 0);
   ASSERT_NE(server, nullptr);
   GraphDef g;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
-    node {
-      name: "never"
-      op: "_Recv"
-      device: "/job:worker/replica:0/task:0/device:CPU:0"
-      attr { key: "tensor_type" value { type: DT_FLOAT } }
-      attr { key: "tensor_name" value { s: "never_sent" } }
-      attr { key: "send_device" value { s: "/job:worker/replica:0/task:0/device:CPU:0" } }
-      attr { key: "send_device_incarnation" value { i: 1 } }
-      attr { key: "recv_device" value { s: "/job:worker/replica:0/task:0/device:CPU:0" } }
-    })pb", &g));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(
+        node {
+          name: "never"
+          op: "_Recv"
+          device: "/job:worker/replica:0/task:0/device:CPU:0"
+          attr {
+            key: "tensor_type"
+            value { type: DT_FLOAT }
+          }
+          attr {
+            key: "tensor_name"
+            value { s: "never_sent" }
+          }
+          attr {
+            key: "send_device"
+            value { s: "/job:worker/replica:0/task:0/device:CPU:0" }
+          }
+          attr {
+            key: "send_device_incarnation"
+            value { i: 1 }
+          }
+          attr {
+            key: "recv_device"
+            value { s: "/job:worker/replica:0/task:0/device:CPU:0" }
+          }
+        })pb",
+      &g));
   SessionOptions options;
   options.target = server->target();
   auto session = NewSession(options);

@@ -26,20 +26,13 @@ std::string ValueJson(const Value& value) {
 
 const char* KindName(const Value& value) {
   switch (value.kind_case()) {
-    case Value::kNullValue:
-      return "null";
-    case Value::kNumberValue:
-      return "a number";
-    case Value::kStringValue:
-      return "a string";
-    case Value::kBoolValue:
-      return "a boolean";
-    case Value::kStructValue:
-      return "an object";
-    case Value::kListValue:
-      return "an array";
-    default:
-      return "empty";
+    case Value::kNullValue: return "null";
+    case Value::kNumberValue: return "a number";
+    case Value::kStringValue: return "a string";
+    case Value::kBoolValue: return "a boolean";
+    case Value::kStructValue: return "an object";
+    case Value::kListValue: return "an array";
+    default: return "empty";
   }
 }
 

@@ -80,10 +80,13 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
     return errors::InvalidArgument("--replicas_to_aggregate=", o.replicas_to_aggregate,
                                    " is negative");
   }
-  const std::pair<const char*, double> positive[] = {
-      {"sync_timeout_s", o.sync_timeout_s}, {"steps", o.steps}, {"batch_size", o.batch_size},
-      {"learning_rate", o.learning_rate}, {"save_every", o.save_every}, {"log_every", o.log_every},
-      {"seed", o.seed}};
+  const std::pair<const char*, double> positive[] = {{"sync_timeout_s", o.sync_timeout_s},
+                                                     {"steps", o.steps},
+                                                     {"batch_size", o.batch_size},
+                                                     {"learning_rate", o.learning_rate},
+                                                     {"save_every", o.save_every},
+                                                     {"log_every", o.log_every},
+                                                     {"seed", o.seed}};
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
   }
@@ -105,8 +108,8 @@ absl::StatusOr<Model> BuildModel(const Scope& scope, const Options& o, int worke
   m.net = fashion_mnist::BuildClassifier(scope, o.seed);
   m.adam = std::make_unique<training::AdamOptimizer>(o.learning_rate);
   if (o.is_sync) {  // every step averages one gradient from each worker
-    const int aggregate = o.replicas_to_aggregate > 0 ? static_cast<int>(o.replicas_to_aggregate)
-                                                      : workers;
+    const int aggregate =
+        o.replicas_to_aggregate > 0 ? static_cast<int>(o.replicas_to_aggregate) : workers;
     if (aggregate > workers) {
       return errors::InvalidArgument("--replicas_to_aggregate=", aggregate, " is more than the ",
                                      workers, " workers");
@@ -241,7 +244,8 @@ int main(int argc, char** argv) {
   const std::string usage = Flags::Usage(
       "distributed_fashion_mnist --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker\n"
       "           [--task_index=N] [--steps=N] [--checkpoint_dir=DIR] [--is_sync]\n"
-      "       TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' distributed_fashion_mnist [--steps=N]",
+      "       TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' distributed_fashion_mnist "
+      "[--steps=N]",
       flag_list);
   bool help = false;
   absl::Status flags = Flags::Parse(&argc, argv, flag_list, &help);

@@ -20,6 +20,8 @@
 // Prints "step S/N, loss L, E examples/s" every --log_every steps (a progress
 // bar on a terminal), and "test_accuracy=0.xxxx" as its last line.
 // The classifier, its batches and the accuracy: examples/fashion_mnist_model.h.
+#include "client/data/fashion_mnist.h"
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -32,7 +34,6 @@
 #include "absl/time/clock.h"
 #include "client/client_session.h"
 #include "client/data/dataset.h"
-#include "client/data/fashion_mnist.h"
 #include "client/training/global_step.h"
 #include "client/training/optimizer.h"
 #include "client/training/saver.h"
@@ -56,9 +57,12 @@ struct Options {
 absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
   if (o.threads < 0) return errors::InvalidArgument("--threads=", o.threads, " is negative");
-  const std::pair<const char*, double> positive[] = {
-      {"steps", o.steps}, {"batch_size", o.batch_size}, {"learning_rate", o.learning_rate},
-      {"save_every", o.save_every}, {"log_every", o.log_every}, {"seed", o.seed}};
+  const std::pair<const char*, double> positive[] = {{"steps", o.steps},
+                                                     {"batch_size", o.batch_size},
+                                                     {"learning_rate", o.learning_rate},
+                                                     {"save_every", o.save_every},
+                                                     {"log_every", o.log_every},
+                                                     {"seed", o.seed}};
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
   }
@@ -143,8 +147,8 @@ absl::StatusOr<std::unique_ptr<DatasetIterator>> Batches(const MnistData& train,
   return it;
 }
 
-absl::Status Train(ClientSession& session, training::Saver& saver, const Model& m,
-                   const Options& o, const MnistData& train, int64_t step) {
+absl::Status Train(ClientSession& session, training::Saver& saver, const Model& m, const Options& o,
+                   const MnistData& train, int64_t step) {
   if (step >= o.steps) {
     std::printf("global step %lld >= --steps=%lld: nothing to train\n", (long long)step,
                 (long long)o.steps);

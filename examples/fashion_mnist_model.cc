@@ -11,8 +11,8 @@ namespace {
 // The placeholders, first in the graph as in the classic program.
 Classifier Inputs(const Scope& scope) {
   Classifier net;
-  net.images = ops::Placeholder(scope.WithOpName("images"), DT_FLOAT,
-                                ops::Placeholder::Shape({-1, 784}));
+  net.images =
+      ops::Placeholder(scope.WithOpName("images"), DT_FLOAT, ops::Placeholder::Shape({-1, 784}));
   net.labels =
       ops::Placeholder(scope.WithOpName("labels"), DT_INT64, ops::Placeholder::Shape({-1}));
   return net;
@@ -78,9 +78,9 @@ absl::StatusOr<std::unique_ptr<DatasetIterator>> TrainingBatches(const MnistData
 
 absl::StatusOr<double> TestAccuracy(const ClientSession& session, const Classifier& net,
                                     const MnistData& test) {
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<DatasetIterator> it,
-                      Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000)
-                          .MakeIterator());
+  TG_ASSIGN_OR_RETURN(
+      std::unique_ptr<DatasetIterator> it,
+      Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
   std::vector<Tensor> batch, out;
   double correct = 0;
   for (bool end = false;;) {

@@ -47,8 +47,8 @@ class Dense {
  public:
   enum class Activation { kNone, kRelu };
 
-  Dense(const Scope& scope, const std::string& name, int64_t in, int64_t out,
-        Activation activation, int64_t seed);
+  Dense(const Scope& scope, const std::string& name, int64_t in, int64_t out, Activation activation,
+        int64_t seed);
 
   // y, built in the layer's own name scope ("dense/MatMul", ...).
   Output operator()(Output x) const { return Apply(scope_, x); }

@@ -56,9 +56,11 @@ struct Options {
 // What Flags::Parse leaves to the program: positional arguments (none), the ranges.
 absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
-  const std::pair<const char*, double> positive[] = {
-      {"steps", o.steps}, {"batch_size", o.batch_size}, {"learning_rate", o.learning_rate},
-      {"log_every", o.log_every}, {"seed", o.seed}};
+  const std::pair<const char*, double> positive[] = {{"steps", o.steps},
+                                                     {"batch_size", o.batch_size},
+                                                     {"learning_rate", o.learning_rate},
+                                                     {"log_every", o.log_every},
+                                                     {"seed", o.seed}};
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
   }
@@ -73,11 +75,13 @@ absl::StatusOr<ClusterSpec> ResolveCluster(const Options& o) {
     TG_ASSIGN_OR_RETURN(cluster, ClusterSpec::FromHostsFlags(o.ps_hosts, o.worker_hosts));
   } else {
     absl::StatusOr<TfConfig> config = TfConfig::FromEnvironment();
-    if (!config.ok()) return WithContext(config.status(), "no --cluster or --worker_hosts, and TF_CONFIG");
+    if (!config.ok())
+      return WithContext(config.status(), "no --cluster or --worker_hosts, and TF_CONFIG");
     cluster = config->cluster;
   }
   if (cluster.num_tasks("ps") == 0 || cluster.num_tasks("worker") == 0) {
-    return errors::InvalidArgument("the cluster needs ps and worker tasks, got ", cluster.ToString());
+    return errors::InvalidArgument("the cluster needs ps and worker tasks, got ",
+                                   cluster.ToString());
   }
   return cluster;
 }
@@ -118,7 +122,8 @@ absl::StatusOr<Model> BuildModel(const Scope& root, const ClusterSpec& cluster, 
     Scope by_var = root.ColocateWith(var.op()).NewSubScope("average");
     std::vector<Output> grads;
     for (const Tower& t : m.towers) grads.push_back(t.grads[i].first);
-    averaged.emplace_back(ops::Mul(by_var, ops::AddN(by_var, grads), ops::Const(by_var, scale)), var);
+    averaged.emplace_back(ops::Mul(by_var, ops::AddN(by_var, grads), ops::Const(by_var, scale)),
+                          var);
   }
   TG_ASSIGN_OR_RETURN(m.train, adam.ApplyGradients(root, averaged, global_step));
   m.init = training::GlobalVariablesInitializer(root);
@@ -126,7 +131,8 @@ absl::StatusOr<Model> BuildModel(const Scope& root, const ClusterSpec& cluster, 
   return m;
 }
 
-absl::Status Train(ClientSession& session, const Model& m, const Options& o, const MnistData& train) {
+absl::Status Train(ClientSession& session, const Model& m, const Options& o,
+                   const MnistData& train) {
   CallableOptions call;  // every tower's batch in, every tower's loss out, one train op
   for (const Tower& t : m.towers) {
     call.add_feed(t.net.images.name());
@@ -149,7 +155,8 @@ absl::Status Train(ClientSession& session, const Model& m, const Options& o, con
     TG_RETURN_IF_ERROR(session.RunCallable(step_fn, feeds, &out, nullptr));
     for (const Tensor& loss : out) loss_sum += loss.scalar<float>() / out.size();
     if (step % o.log_every == 0) {
-      std::printf("step %lld/%lld, loss %.4f\n", (long long)step, (long long)o.steps, loss_sum / o.log_every);
+      std::printf("step %lld/%lld, loss %.4f\n", (long long)step, (long long)o.steps,
+                  loss_sum / o.log_every);
       loss_sum = 0;
     }
   }

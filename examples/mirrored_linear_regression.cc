@@ -27,10 +27,10 @@
 #include "client/data/dataset.h"
 #include "client/distribute/strategy.h"
 #include "client/ops/standard_ops.h"
-#include "core/public/session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
+#include "core/public/session.h"
 #include "core/util/command_line_flags.h"
 
 using namespace tensorgrid;  // NOLINT: an example
@@ -38,8 +38,8 @@ using namespace tensorgrid;  // NOLINT: an example
 namespace {
 
 Tensor Matrix(const std::vector<std::vector<float>>& rows) {
-  Tensor t(DT_FLOAT, TensorShape({static_cast<int64_t>(rows.size()),
-                                  static_cast<int64_t>(rows[0].size())}));
+  Tensor t(DT_FLOAT,
+           TensorShape({static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows[0].size())}));
   float* p = t.data<float>();
   for (const auto& row : rows) {
     for (float v : row) *p++ = v;
@@ -73,7 +73,8 @@ absl::Status Main(int epochs) {
     TG_RETURN_IF_ERROR(ctx.Minimize(&adagrad, loss));
     return std::vector<Output>{loss};
   };
-  TG_ASSIGN_OR_RETURN(distribute::DistributedStep step, strategy.Run(scope, step_fn, data.inputs()));
+  TG_ASSIGN_OR_RETURN(distribute::DistributedStep step,
+                      strategy.Run(scope, step_fn, data.inputs()));
   Output loss = strategy.Reduce(scope, distribute::ReduceOp::kMean, step.outputs[0]);
 
   // Evaluation reads the primary copies (outside a replica, a mirrored variable is its primary).

@@ -19,7 +19,8 @@
 //   TF_CONFIG='{"cluster": {"worker": ["localhost:20000", "localhost:20001"]},
 //               "task": {"type": "worker", "index": 1}}' multi_worker_fashion_mnist
 //   # or without TF_CONFIG: multi_worker_fashion_mnist --task_index=0 (and 1)
-//   # or one command: tg_launch --workers=2 --task_binary=bazel-bin/examples/multi_worker_fashion_mnist
+//   # or one command: tg_launch --workers=2
+//   --task_binary=bazel-bin/examples/multi_worker_fashion_mnist
 //
 // The first worker started waits for the other at its first collective, at
 // most --collective_timeout_s, then fails naming the worker that never came.
@@ -39,10 +40,10 @@
 #include "client/data/fashion_mnist.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
 #include "client/ops/standard_ops.h"
-#include "core/public/session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
+#include "core/public/session.h"
 #include "core/util/command_line_flags.h"
 #include "examples/fashion_mnist_model.h"
 
@@ -53,7 +54,7 @@ namespace {
 struct Options {
   std::string workers = "localhost:20000,localhost:20001";
   std::string cluster, job_name = "worker";  // tg_launch --task_binary passes these
-  int task_index = -1;  // -1: TF_CONFIG
+  int task_index = -1;                       // -1: TF_CONFIG
   int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60, local_devices = 1;
   double learning_rate = 1e-3;
   std::string data_dir = kFashionMnistDir;
@@ -66,8 +67,11 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
     return errors::InvalidArgument("--task_index=", o.task_index, " is not an index or -1");
   }
   const std::pair<const char*, double> positive[] = {
-      {"batch_size", o.batch_size}, {"local_devices", o.local_devices}, {"epochs", o.epochs},
-      {"learning_rate", o.learning_rate}, {"collective_timeout_s", o.collective_timeout_s},
+      {"batch_size", o.batch_size},
+      {"local_devices", o.local_devices},
+      {"epochs", o.epochs},
+      {"learning_rate", o.learning_rate},
+      {"collective_timeout_s", o.collective_timeout_s},
       {"seed", o.seed}};
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
@@ -150,7 +154,8 @@ absl::Status Main(const Options& o) {
     TG_RETURN_IF_ERROR(ctx.Minimize(&adam, loss));
     return std::vector<Output>{loss};
   };
-  TG_ASSIGN_OR_RETURN(distribute::DistributedStep step, strategy->Run(scope, step_fn, data.inputs()));
+  TG_ASSIGN_OR_RETURN(distribute::DistributedStep step,
+                      strategy->Run(scope, step_fn, data.inputs()));
   Output loss = strategy->Reduce(scope, distribute::ReduceOp::kMean, step.outputs[0]);
   // Evaluation, outside any replica: the primary copies, on this worker only.
   auto images = ops::Placeholder(root.WithOpName("eval_images"), DT_FLOAT);
@@ -180,7 +185,8 @@ absl::Status Main(const Options& o) {
               history.steps * global_batch / seconds);
 
   // Every worker holds the same variables; each evaluates its own copy.
-  TG_ASSIGN_OR_RETURN(auto it, Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
+  TG_ASSIGN_OR_RETURN(
+      auto it, Dataset::FromTensorSlices({test.images, test.labels}).Batch(1000).MakeIterator());
   std::vector<Tensor> batch, out;
   double right = 0;
   for (bool end = false;;) {

@@ -34,7 +34,8 @@ absl::Status OpsTestBase::MakeOp(const NodeDefBuilder& builder) {
     *node_def_.mutable_input() = probe.input();
   }
   TG_RETURN_IF_ERROR(ValidateNodeDef(*op, &node_def_));
-  TG_ASSIGN_OR_RETURN(kernel_, KernelRegistry::Global()->CreateKernel(device_.get(), node_def_, *op));
+  TG_ASSIGN_OR_RETURN(kernel_,
+                      KernelRegistry::Global()->CreateKernel(device_.get(), node_def_, *op));
   return absl::OkStatus();
 }
 
@@ -45,7 +46,8 @@ absl::Status OpsTestBase::RunOp() {
     TensorValue& v = inputs_[i];
     if (v.ref != nullptr && !IsRefType(kernel_->input_type(i))) {
       absl::MutexLock lock(&v.ref->mu);
-      if (!v.ref->initialized) return errors::FailedPrecondition("uninitialized variable input ", i);
+      if (!v.ref->initialized)
+        return errors::FailedPrecondition("uninitialized variable input ", i);
       v.tensor = v.ref->tensor;
       v.ref = nullptr;
     }

@@ -60,7 +60,7 @@ void ExpectTensorEqual(const Tensor& t, std::vector<T> values, const TensorShape
 }
 template <typename T>
 void ExpectTensorNear(const Tensor& t, std::vector<T> values, const TensorShape& shape,
-                             double tolerance = 1e-5) {
+                      double tolerance = 1e-5) {
   ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value) << t.DebugString();
   ASSERT_EQ(t.shape(), shape) << t.DebugString();
   for (size_t i = 0; i < values.size(); ++i) {
@@ -77,7 +77,9 @@ class OpsTestBase : public ::testing::Test {
   // added automatically if the builder named none) and creates the kernel.
   absl::Status MakeOp(const NodeDefBuilder& builder);
   void AddInput(Tensor t) { inputs_.push_back(TensorValue{std::move(t), nullptr}); }
-  void AddRefInput(std::shared_ptr<Var> var) { inputs_.push_back(TensorValue{Tensor(), std::move(var)}); }
+  void AddRefInput(std::shared_ptr<Var> var) {
+    inputs_.push_back(TensorValue{Tensor(), std::move(var)});
+  }
   absl::Status RunOp();
   const Tensor& GetOutput(int i) const { return outputs_[i].tensor; }
   const std::shared_ptr<Var>& GetOutputRef(int i) const { return outputs_[i].ref; }

@@ -19,8 +19,8 @@ TEST(ServiceProtosTest, StubReachesServerOnLoopback) {
   ASSERT_NE(server, nullptr);
   ASSERT_GT(port, 0);
 
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                     grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
   auto stub = WorkerService::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));

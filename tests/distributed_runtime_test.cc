@@ -31,13 +31,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "core/platform/free_port.h"
+#include "core/platform/status_testutil.h"
 #include "core/public/session.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/generic/generic_stub.h"
-#include "core/platform/free_port.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "core/platform/status_testutil.h"
 
 extern char** environ;
 
@@ -48,7 +48,6 @@ constexpr char kPs[] = "/job:ps/replica:0/task:0";
 constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
 
 std::string Runfile(const std::string& path) { return path; }  // tests run in the runfiles root
-
 
 std::string TempFile(const std::string& name, const std::string& text) {
   const char* dir = std::getenv("TEST_TMPDIR");
@@ -316,11 +315,19 @@ TEST(DistributedRuntimeTest, TokenIsRequiredAndTasksUseItAmongThemselves) {
 absl::Status RunLargeTransfer(Session& session) {
   const int64_t n = int64_t{2} << 20;
   GraphDef g;
-  if (!google::protobuf::TextFormat::ParseFromString(absl::StrCat(R"pb(
-    node { name: "large/dims" op: "Const" device: "/job:ps/task:0"
-      attr { key: "dtype" value { type: DT_INT32 } }
-      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } }
-                                           int_val: )pb", n, R"pb( } } } }
+  if (!google::protobuf::TextFormat::ParseFromString(
+          absl::StrCat(R"pb(
+                         node { name: "large/dims" op: "Const" device: "/job:ps/task:0"
+                                attr {
+                                  key: "dtype"
+                                  value { type: DT_INT32 }
+                                }
+                                attr { key: "value"
+                                       value { tensor { dtype: DT_INT32
+                                                        tensor_shape { dim { size: 1 } }
+                                                        int_val:)pb",
+                       n, R"pb(}
+                               } } }
     node { name: "large/one_and_a_half" op: "Const" device: "/job:ps/task:0"
       attr { key: "dtype" value { type: DT_FLOAT } }
       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1.5 } } } }
@@ -331,7 +338,8 @@ absl::Status RunLargeTransfer(Session& session) {
       attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
     node { name: "large/sum" op: "Sum" input: "large/x" input: "large/axis" device: "/job:worker/task:1"
       attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"), &g)) {
+  )pb"),
+          &g)) {
     return errors::Internal("the large-transfer graph does not parse");
   }
   TG_RETURN_IF_ERROR(session.Extend(g));
@@ -381,7 +389,8 @@ TEST(DistributedRuntimeTest, MutualTlsBetweenTasksAndWithTheClient) {
 TEST(DistributedRuntimeTest, GarbageRequestsAreInvalidArgumentAndTheTaskKeepsServing) {
   SeedCluster cluster;
   ASSERT_TRUE(cluster.Start());
-  grpc::GenericStub stub(grpc::CreateChannel(cluster.address(1), grpc::InsecureChannelCredentials()));
+  grpc::GenericStub stub(
+      grpc::CreateChannel(cluster.address(1), grpc::InsecureChannelCredentials()));
   const std::string garbage("\xff\xff\xff\xff\x0f\x12garbage\x00\x01", 17);
   std::vector<std::string> methods;
   for (const char* m : {"CreateSession", "ExtendSession", "RunStep", "MakeCallable", "RunCallable",
@@ -401,16 +410,15 @@ TEST(DistributedRuntimeTest, GarbageRequestsAreInvalidArgumentAndTheTaskKeepsSer
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     grpc::Status status;
     absl::Notification done;
-    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
-                   [&](grpc::Status s) {
-                     status = std::move(s);
-                     done.Notify();
-                   });
+    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
+      status = std::move(s);
+      done.Notify();
+    });
     ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60))) << method;
     // gRPC's codes are absl's (both google.rpc.Code).
-    EXPECT_STATUS(absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                               status.error_message()),
-                  kInvalidArgument, absl::StrCat("request to ", method, " is not a valid message"));
+    EXPECT_STATUS(
+        absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
+        kInvalidArgument, absl::StrCat("request to ", method, " is not a valid message"));
   }
   std::unique_ptr<Session> session = cluster.Connect();
   ASSERT_NE(session, nullptr);
@@ -434,8 +442,8 @@ TEST(DistributedRuntimeTest, EightClientsTwoHundredStepsEach) {
   for (int c = 0; c < 8; ++c) {
     clients.emplace_back([&] {
       std::unique_ptr<Session> session = cluster.Connect();
-      absl::Status s = session == nullptr ? errors::Internal("no session")
-                                          : session->Create(SeedGraph());
+      absl::Status s =
+          session == nullptr ? errors::Internal("no session") : session->Create(SeedGraph());
       for (int step = 0; s.ok() && step < 200; ++step) s = RunSeed(*session, false);
       if (!s.ok()) {
         failures.fetch_add(1);

@@ -35,8 +35,8 @@ std::string Synopsis(const Flag& flag) {
 
 }  // namespace
 
-absl::StatusOr<bool> ParseArgs(const std::vector<Flag>& flags,
-                               const std::vector<std::string>& args, const FlagHandler& handle) {
+absl::StatusOr<bool> ParseArgs(const std::vector<Flag>& flags, const std::vector<std::string>& args,
+                               const FlagHandler& handle) {
   bool help = false;
   std::set<std::string> seen;
   for (size_t i = 0; i < args.size(); ++i) {

@@ -67,8 +67,8 @@ using FlagHandler = std::function<absl::Status(const FlagValue&)>;
 // InvalidArgument for a positional argument, an unknown flag, a value flag
 // with no value, a bool flag with a value other than true/false/1/0, and a
 // non-repeatable flag given twice.
-absl::StatusOr<bool> ParseArgs(const std::vector<Flag>& flags,
-                               const std::vector<std::string>& args, const FlagHandler& handle);
+absl::StatusOr<bool> ParseArgs(const std::vector<Flag>& flags, const std::vector<std::string>& args,
+                               const FlagHandler& handle);
 
 // For list flags: appends the comma-separated items of `flag.value` to `out`,
 // trimmed. InvalidArgument for an empty item ("--fetch='a,,b' has an empty

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace tools {

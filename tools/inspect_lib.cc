@@ -41,8 +41,7 @@ const std::vector<tools::Flag>& FlagTable() {
        "\"ps=host:port;worker=host:port,host:port\": jobs by\n"
        "';', tasks by ','; task i of job J is\n"
        "/job:J/replica:0/task:i"},
-      {"devices_per_task", "LIST", true,
-       "devices of every task (default CPU:1), e.g. CPU:2,GPU:1"},
+      {"devices_per_task", "LIST", true, "devices of every task (default CPU:1), e.g. CPU:2,GPU:1"},
       {"devices", "NAME,...", true,
        "an explicit device list of full names instead\n"
        "(default: /job:localhost/replica:0/task:0/device:CPU:0)"},
@@ -50,8 +49,7 @@ const std::vector<tools::Flag>& FlagTable() {
        "where unconstrained nodes go (default: the first\n"
        "worker task if there is a worker job, else the\n"
        "first task)"},
-      {"allow_soft_placement", "", true,
-       "drop an unsatisfiable device type/id instead of failing"},
+      {"allow_soft_placement", "", true, "drop an unsatisfiable device type/id instead of failing"},
       {"json", "", true,
        "one JSON object {\"placement\":[...],\"partitions\":[...],\n"
        "\"transfers\":[...]} instead of the tables"},
@@ -284,7 +282,8 @@ node went and why, then one row per device: nodes, Sends, Recvs and the bytes
 they move per step ("?" when a shape is not known statically), then every
 transfer.
 
-)" + tools::FlagsHelp(FlagTable()) + R"(
+)" + tools::FlagsHelp(FlagTable()) +
+         R"(
 Exit status: 0 on success, 1 when the graph cannot be loaded or placed
 ("error: CODE: message" on stderr), 2 for bad flags.
 )";

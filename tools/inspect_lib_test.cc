@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_split.h"
 #include "core/framework/attr_value_util.h"
+#include "core/platform/status_testutil.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "core/platform/status_testutil.h"
 #include "tools/inspect_format.h"
 #include "tools/tg_run_lib.h"
 

@@ -131,16 +131,17 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& argv) {
     }
   }
   TG_ASSIGN_OR_RETURN(options.help, tools::ParseArgs(Table(), args, [&](const tools::FlagValue& f) {
-    if (f.name == "ps") return ParseCount(f, 0, &options.ps);
-    if (f.name == "workers") return ParseCount(f, 1, &options.workers);
-    if (f.name == "startup_timeout") return ParseCount(f, 1, &options.startup_timeout_s);
-    if (f.name == "chief") options.chief = f.value == "true";
-    if (f.name == "cluster") options.cluster = f.value;
-    if (f.name == "tf_config_file") options.tf_config_file = f.value;
-    if (f.name == "server_binary") options.server_binary = f.value;
-    if (f.name == "task_binary") options.task_binary = f.value;
-    return absl::OkStatus();
-  }));
+                        if (f.name == "ps") return ParseCount(f, 0, &options.ps);
+                        if (f.name == "workers") return ParseCount(f, 1, &options.workers);
+                        if (f.name == "startup_timeout")
+                          return ParseCount(f, 1, &options.startup_timeout_s);
+                        if (f.name == "chief") options.chief = f.value == "true";
+                        if (f.name == "cluster") options.cluster = f.value;
+                        if (f.name == "tf_config_file") options.tf_config_file = f.value;
+                        if (f.name == "server_binary") options.server_binary = f.value;
+                        if (f.name == "task_binary") options.task_binary = f.value;
+                        return absl::OkStatus();
+                      }));
   if (options.help) return options;
   const bool counts = options.ps > 0 || options.workers > 0 || options.chief;
   const int sources = (counts ? 1 : 0) + (options.cluster.empty() ? 0 : 1) +
@@ -177,7 +178,9 @@ void WriteAll(int fd, const std::string& text) {
   }
 }
 
-void Say(const std::string& line) { WriteAll(STDERR_FILENO, absl::StrCat("tg_launch: ", line, "\n")); }
+void Say(const std::string& line) {
+  WriteAll(STDERR_FILENO, absl::StrCat("tg_launch: ", line, "\n"));
+}
 
 // The cluster in a TF_CONFIG-style JSON file, {"cluster": {...}}. The file
 // is parsed here only to take its "task" out: TfConfig::ParseTfConfig (the
@@ -285,8 +288,8 @@ std::string DefaultServerBinary() {
 // "exited with status 1", "was killed by signal 9 (Killed)".
 std::string DescribeStatus(int status) {
   if (WIFSIGNALED(status)) {
-    return absl::StrCat("was killed by signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)),
-                        ")");
+    return absl::StrCat("was killed by signal ", WTERMSIG(status), " (",
+                        strsignal(WTERMSIG(status)), ")");
   }
   return absl::StrCat("exited with status ", WEXITSTATUS(status));
 }
@@ -521,9 +524,9 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
   for (const auto& [job, addresses] : cluster.job_map()) {
     for (size_t i = 0; i < addresses.size(); ++i) {
       const bool tasks = !options.task_binary.empty();
-      std::vector<std::string> argv = {
-          tasks ? options.task_binary : options.server_binary, "--cluster=" + cluster.ToString(),
-          "--job_name=" + job, absl::StrCat("--task_index=", i)};
+      std::vector<std::string> argv = {tasks ? options.task_binary : options.server_binary,
+                                       "--cluster=" + cluster.ToString(), "--job_name=" + job,
+                                       absl::StrCat("--task_index=", i)};
       if (tasks) argv.insert(argv.end(), options.command.begin(), options.command.end());
       absl::StatusOr<Child*> child =
           supervisor.Spawn(TaskName(job, i), absl::StrCat("[", job, ":", i, "] "), argv, env);
@@ -543,8 +546,8 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
     // failed: Supervise reports it once every task serves.
     std::vector<Child*> done_early;
     for (Child* child : supervisor.TakeExited()) {
-      if (!options.task_binary.empty() && !child->address.empty() &&
-          WIFEXITED(child->status) && WEXITSTATUS(child->status) == 0) {
+      if (!options.task_binary.empty() && !child->address.empty() && WIFEXITED(child->status) &&
+          WEXITSTATUS(child->status) == 0) {
         done_early.push_back(child);
         continue;
       }
@@ -619,15 +622,16 @@ int Supervise(Supervisor& supervisor, const ClusterSpec& cluster, const Options&
 
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<Options> options = ParseFlags(args);
-  if (!options.ok()) return tools::ReportUsageError("tg_launch", options.status().message(), Usage());
+  if (!options.ok())
+    return tools::ReportUsageError("tg_launch", options.status().message(), Usage());
   if (options->help) {
     std::cout << Usage();
     return 0;
   }
   if (!options->task_binary.empty()) {
     if (access(options->task_binary.c_str(), X_OK) != 0) {
-      return tools::ReportError(errors::NotFound("--task_binary: no program at ",
-                                                 options->task_binary));
+      return tools::ReportError(
+          errors::NotFound("--task_binary: no program at ", options->task_binary));
     }
   } else if (options->server_binary.empty()) {
     options->server_binary = DefaultServerBinary();

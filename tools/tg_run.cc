@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/public/session.h"
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
+#include "core/public/session.h"
 #include "tools/flags.h"
 #include "tools/tg_run_lib.h"
 

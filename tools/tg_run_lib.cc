@@ -72,8 +72,8 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
     if (!flag.value.empty()) return tools::AppendCommaList(flag, &options->fetches);
   } else if (flag.name == "max_values") {
     if (!absl::SimpleAtoi(flag.value, &options->max_values) || options->max_values < 0) {
-      return errors::InvalidArgument("--max_values wants a non-negative integer, got '",
-                                     flag.value, "'");
+      return errors::InvalidArgument("--max_values wants a non-negative integer, got '", flag.value,
+                                     "'");
     }
   }
   return absl::OkStatus();
@@ -395,7 +395,8 @@ Loads a GraphDef, runs the --run targets (each in its own step, in order), then
 one step that feeds the --feed tensors and prints each --fetch tensor:
   NAME DTYPE [SHAPE] VALUES          e.g.  y float [2,2] [[1,2],[3,4]]
 
-)" + tools::FlagsHelp(FlagTable()) + R"(
+)" + tools::FlagsHelp(FlagTable()) +
+         R"(
 Exit status: 0 on success, 1 when loading or running the graph fails
 ("error: CODE: message" on stderr), 2 for bad flags or feed values.
 )";
@@ -435,29 +436,14 @@ absl::StatusOr<Tensor> ParseTensorValues(absl::string_view text, DataType dtype)
   absl::Status status =
       errors::InvalidArgument("dtype ", DataTypeString(dtype), " cannot be fed from text");
   switch (dtype) {
-    case DT_FLOAT:
-      status = FillTensor<float>(tokens, &tensor);
-      break;
-    case DT_DOUBLE:
-      status = FillTensor<double>(tokens, &tensor);
-      break;
-    case DT_INT32:
-      status = FillTensor<int32_t>(tokens, &tensor);
-      break;
-    case DT_INT64:
-      status = FillTensor<int64_t>(tokens, &tensor);
-      break;
-    case DT_UINT8:
-      status = FillTensor<uint8_t>(tokens, &tensor);
-      break;
-    case DT_BOOL:
-      status = FillTensor<bool>(tokens, &tensor);
-      break;
-    case DT_STRING:
-      status = FillTensor<std::string>(tokens, &tensor);
-      break;
-    default:
-      break;
+    case DT_FLOAT: status = FillTensor<float>(tokens, &tensor); break;
+    case DT_DOUBLE: status = FillTensor<double>(tokens, &tensor); break;
+    case DT_INT32: status = FillTensor<int32_t>(tokens, &tensor); break;
+    case DT_INT64: status = FillTensor<int64_t>(tokens, &tensor); break;
+    case DT_UINT8: status = FillTensor<uint8_t>(tokens, &tensor); break;
+    case DT_BOOL: status = FillTensor<bool>(tokens, &tensor); break;
+    case DT_STRING: status = FillTensor<std::string>(tokens, &tensor); break;
+    default: break;
   }
   TG_RETURN_IF_ERROR(status);
   return tensor;
@@ -488,12 +474,9 @@ std::string FormatValues(const Tensor& tensor, int64_t max_values) {
   std::string out;
   if (tensor.raw_data() == nullptr && tensor.NumElements() > 0) return "<no data>";
   switch (tensor.dtype()) {
-    case DT_STRING:
-      return NestedWriter<std::string>(tensor, max_values).Write();
-    case DT_RESOURCE:
-      return NestedWriter<ResourceHandle>(tensor, max_values).Write();
-    default:
-      break;
+    case DT_STRING: return NestedWriter<std::string>(tensor, max_values).Write();
+    case DT_RESOURCE: return NestedWriter<ResourceHandle>(tensor, max_values).Write();
+    default: break;
   }
   TG_SWITCH_POD_TYPES(tensor.dtype(), out = "<unprintable>",
                       { out = NestedWriter<T>(tensor, max_values).Write(); })

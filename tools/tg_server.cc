@@ -86,26 +86,28 @@ std::string Usage() {
 
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
   Options options;
-  TG_ASSIGN_OR_RETURN(options.help, tools::ParseArgs(Table(), args, [&](const tools::FlagValue& f) {
-    if (f.name == "cluster") options.cluster = f.value;
-    if (f.name == "job_name") options.job_name = f.value;
-    if (f.name == "bind") options.bind_host = f.value;
-    if (f.name == "auth_token_file") options.auth_token_file = f.value;
-    if (f.name == "tls_ca_file") options.tls_ca_file = f.value;
-    if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
-    if (f.name == "tls_key_file") options.tls_key_file = f.value;
-    if (f.name == "bulk_transfer") options.bulk_transfer = f.value;
-    if (f.name == "max_request_bytes" &&
-        (!absl::SimpleAtoi(f.value, &options.max_request_bytes) || options.max_request_bytes <= 0)) {
-      return errors::InvalidArgument("--max_request_bytes='", f.value,
-                                     "' is not a positive number of bytes below 2 GiB");
-    }
-    if (f.name == "task_index" &&
-        (!absl::SimpleAtoi(f.value, &options.task_index) || options.task_index < 0)) {
-      return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
-    }
-    return absl::OkStatus();
-  }));
+  TG_ASSIGN_OR_RETURN(
+      options.help, tools::ParseArgs(Table(), args, [&](const tools::FlagValue& f) {
+        if (f.name == "cluster") options.cluster = f.value;
+        if (f.name == "job_name") options.job_name = f.value;
+        if (f.name == "bind") options.bind_host = f.value;
+        if (f.name == "auth_token_file") options.auth_token_file = f.value;
+        if (f.name == "tls_ca_file") options.tls_ca_file = f.value;
+        if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
+        if (f.name == "tls_key_file") options.tls_key_file = f.value;
+        if (f.name == "bulk_transfer") options.bulk_transfer = f.value;
+        if (f.name == "max_request_bytes" &&
+            (!absl::SimpleAtoi(f.value, &options.max_request_bytes) ||
+             options.max_request_bytes <= 0)) {
+          return errors::InvalidArgument("--max_request_bytes='", f.value,
+                                         "' is not a positive number of bytes below 2 GiB");
+        }
+        if (f.name == "task_index" &&
+            (!absl::SimpleAtoi(f.value, &options.task_index) || options.task_index < 0)) {
+          return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
+        }
+        return absl::OkStatus();
+      }));
   if (options.help) return options;
   if (options.cluster.empty()) {
     if (!options.job_name.empty() || options.task_index >= 0) {
@@ -178,7 +180,8 @@ int Main(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   absl::StatusOr<Options> options = ParseFlags(args);
-  if (!options.ok()) return tools::ReportUsageError("tg_server", options.status().message(), Usage());
+  if (!options.ok())
+    return tools::ReportUsageError("tg_server", options.status().message(), Usage());
   if (options->help) {
     std::cout << Usage();
     return 0;

@@ -5,9 +5,9 @@
 #include "client/data/dataset.h"
 #include "client/ops/standard_ops.h"
 #include "client/scope.h"
+#include "core/platform/status_testutil.h"
 #include "core/public/session.h"
 #include "gtest/gtest.h"
-#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

@@ -7,8 +7,8 @@
 #include <set>
 #include <thread>
 
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "client/data/dataset.h"
 #include "client/data/fashion_mnist.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {
@@ -50,9 +50,7 @@ TEST_F(FashionMnistRealDataTest, TrainSplitHas60000Images) {
   ExpectSplit(MnistSplit::kTrain, 60000);
 }
 
-TEST_F(FashionMnistRealDataTest, TestSplitHas10000Images) {
-  ExpectSplit(MnistSplit::kTest, 10000);
-}
+TEST_F(FashionMnistRealDataTest, TestSplitHas10000Images) { ExpectSplit(MnistSplit::kTest, 10000); }
 
 TEST_F(FashionMnistRealDataTest, ShardedShuffledBatchesCoverTheTestSplit) {
   auto data = LoadFashionMnist(kFashionMnistDir, MnistSplit::kTest);

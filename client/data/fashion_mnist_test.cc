@@ -7,8 +7,8 @@
 #include <string>
 
 #include "client/data/idx.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {

@@ -49,7 +49,8 @@ TEST(MultiWorkerMirroredStrategyTest, TwoWorkersStayIdenticalAndMatchOneReplica)
     });
   }
   for (std::thread& t : workers) t.join();
-  for (int i = 0; i < 2; ++i) ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
+  for (int i = 0; i < 2; ++i)
+    ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
   // Both workers hold bit-identical variables after every step, equal to one replica's.
   ASSERT_EQ(trained[0]->per_step.size(), 8u);
   EXPECT_EQ(trained[0]->per_step, trained[1]->per_step);
@@ -92,8 +93,7 @@ TEST(ParameterServerStrategyTest, TwoWorkersMatchOneReplica) {
 
   ClusterSpec::JobMap jobs;
   jobs["ps"] = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
-  jobs["worker"] = {absl::StrCat("127.0.0.1:", FreePort()),
-                    absl::StrCat("127.0.0.1:", FreePort())};
+  jobs["worker"] = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
   absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromMap(jobs);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   std::vector<std::unique_ptr<Server>> servers;

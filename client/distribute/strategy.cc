@@ -51,7 +51,8 @@ std::vector<std::string> DefaultCpus(std::vector<std::string> devices) {
 // `x` / n in x's dtype.
 Output DivideBy(const Scope& scope, const Output& x, int n) {
   if (n == 1) return x;
-  return ops::RealDiv(scope, x, ops::Cast(scope, ops::Const(scope, static_cast<float>(n)), x.type()));
+  return ops::RealDiv(scope, x,
+                      ops::Cast(scope, ops::Const(scope, static_cast<float>(n)), x.type()));
 }
 
 }  // namespace
@@ -70,7 +71,8 @@ class Strategy::Creator final : public training::VariableCreator {
     }
     if (strategy_->in_run_) {
       scope.UpdateStatus(errors::InvalidArgument(
-          "variable '", name, "' is made inside a step function: make the model's variables in "
+          "variable '", name,
+          "' is made inside a step function: make the model's variables in "
           "the strategy's scope before Run, so that every replica shares them (and train with "
           "ReplicaContext::Minimize, not Optimizer::Minimize, whose slots are variables too)"));
       return Variable();
@@ -95,7 +97,8 @@ absl::Status ReplicaContext::Minimize(training::Optimizer* optimizer, const Outp
                                       const std::vector<Variable>& var_list,
                                       const std::optional<Variable>& global_step) {
   if (optimizer == nullptr) return errors::InvalidArgument("Minimize: optimizer is null");
-  const std::vector<Variable>& vars = var_list.empty() ? strategy_->trainable_variables() : var_list;
+  const std::vector<Variable>& vars =
+      var_list.empty() ? strategy_->trainable_variables() : var_list;
   if (vars.empty()) {
     return errors::InvalidArgument(
         "Minimize: no trainable variable was made in the strategy's scope, and no var_list given");
@@ -106,7 +109,8 @@ absl::Status ReplicaContext::Minimize(training::Optimizer* optimizer, const Outp
       for (const Variable& made : strategy_->trainable_variables()) {
         if (!made.components().empty() && made.components()[0].name() == v.name()) {
           return errors::InvalidArgument(
-              "Minimize: variable '", v.name(), "' is only the primary copy of a mirrored "
+              "Minimize: variable '", v.name(),
+              "' is only the primary copy of a mirrored "
               "variable (as TrainableVariables() returns it): pass the Variable made in the "
               "strategy's scope, or no var_list");
         }
@@ -143,10 +147,9 @@ Output ReplicaContext::AllReduce(ReduceOp op, const Output& value) {
         st.first_replica_id(), ": every replica must make the same AllReduce calls"));
     return Output();
   }
-  return ops::CollectiveReduce(scope_, value, st.num_replicas_in_sync(), st.group_key(),
-                               st.all_reduce_keys_[call], "Add",
-                               op == ReduceOp::kMean ? "Div" : "Id",
-                               st.collective_timeout_seconds());
+  return ops::CollectiveReduce(
+      scope_, value, st.num_replicas_in_sync(), st.group_key(), st.all_reduce_keys_[call], "Add",
+      op == ReduceOp::kMean ? "Div" : "Id", st.collective_timeout_seconds());
 }
 
 // ---------------------------------------------------------------------------
@@ -198,13 +201,13 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (static_cast<int>(inputs[k].values.size()) != n) {
       return errors::InvalidArgument("Run: input ", k, " has ", inputs[k].values.size(),
-                                     " per-replica values; this program builds ", n,
-                                     " replica(s)");
+                                     " per-replica values; this program builds ", n, " replica(s)");
     }
   }
   TG_RETURN_IF_ERROR(scope.status());
   if (in_run_) {
-    return errors::FailedPrecondition("Run called from inside a step function of the same strategy");
+    return errors::FailedPrecondition(
+        "Run called from inside a step function of the same strategy");
   }
   pending_.clear();
   calls_.assign(n, 0);
@@ -217,18 +220,17 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
     ~Leave() { *flag = false; }
   } leave{&in_run_};
   for (int r = 0; r < n; ++r) {
-    Scope rs = (r == 0 ? scope : scope.NewSubScope(absl::StrCat("replica_", r)))
-                   .WithDevice(devices_[r]);
+    Scope rs =
+        (r == 0 ? scope : scope.NewSubScope(absl::StrCat("replica_", r))).WithDevice(devices_[r]);
     std::vector<Output> mine;
     for (const PerReplica& in : inputs) mine.push_back(in.values[r]);
     training::internal::ReplicaGuard guard(r);
     ReplicaContext ctx(this, r, first_replica_ + r, rs, std::move(mine));
     absl::StatusOr<std::vector<Output>> outs = step_fn(ctx);
     if (!outs.ok()) {
-      return absl::Status(outs.status().code(), absl::StrCat("step function of replica ",
-                                                             first_replica_ + r, " (",
-                                                             devices_[r], "): ",
-                                                             outs.status().message()));
+      return absl::Status(outs.status().code(),
+                          absl::StrCat("step function of replica ", first_replica_ + r, " (",
+                                       devices_[r], "): ", outs.status().message()));
     }
     if (r == 0) step.outputs.resize(outs->size());
     if (outs->size() != step.outputs.size()) {
@@ -240,9 +242,9 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
   }
   for (int r = 1; r < n; ++r) {
     if (all_reduce_calls_[r] != all_reduce_calls_[0]) {
-      return errors::InvalidArgument("replica ", first_replica_ + r, " made ",
-                                     all_reduce_calls_[r], " AllReduce call(s), replica ",
-                                     first_replica_, " ", all_reduce_calls_[0],
+      return errors::InvalidArgument("replica ", first_replica_ + r, " made ", all_reduce_calls_[r],
+                                     " AllReduce call(s), replica ", first_replica_, " ",
+                                     all_reduce_calls_[0],
                                      ": every replica must make the same AllReduce calls");
     }
     if (calls_[r] != calls_[0]) {
@@ -260,7 +262,8 @@ absl::StatusOr<DistributedStep> Strategy::Run(const Scope& scope, const StepFn& 
   }
   pending_.clear();
   if (!updates.empty()) {
-    step.train_op = ops::NoOp(plain.NewSubScope("train").WithControlDependencies(updates)).operation;
+    step.train_op =
+        ops::NoOp(plain.NewSubScope("train").WithControlDependencies(updates)).operation;
   }
   TG_RETURN_IF_ERROR(scope.status());
   return step;
@@ -438,8 +441,8 @@ absl::StatusOr<Operation> OneDeviceStrategy::Apply(const Scope& scope,
 
 CentralStorageStrategy::CentralStorageStrategy(std::vector<std::string> compute_devices,
                                                std::string parameter_device)
-    : Strategy(DefaultCpus(compute_devices),
-               static_cast<int>(DefaultCpus(compute_devices).size()), 0),
+    : Strategy(DefaultCpus(compute_devices), static_cast<int>(DefaultCpus(compute_devices).size()),
+               0),
       parameter_device_(std::move(parameter_device)) {}
 
 ConfigProto CentralStorageStrategy::session_config() const {
@@ -468,8 +471,7 @@ MirroredStrategy::MirroredStrategy(std::vector<std::string> devices)
 
 MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, const Options& options)
     : MirroredStrategy(DefaultCpus(devices), static_cast<int>(DefaultCpus(devices).size()), 0,
-                       options) {
-}
+                       options) {}
 
 MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, int num_replicas_in_sync,
                                    int first_replica, const Options& options)
@@ -520,8 +522,8 @@ Variable MirroredStrategy::CreateVariable(const Scope& scope, const std::string&
                                dtype, init, o);
     if (!v.valid()) return Variable();
     if (r == 0) {
-      primary_name = scope.name_scope().empty() ? v.name()
-                                                : v.name().substr(scope.name_scope().size() + 1);
+      primary_name =
+          scope.name_scope().empty() ? v.name() : v.name().substr(scope.name_scope().size() + 1);
     }
     components.push_back(v);
     inits.push_back(v.initializer());
@@ -570,9 +572,9 @@ std::vector<std::vector<Output>> MirroredStrategy::AllReduce(
       std::vector<Output> flat;
       for (size_t k : pack) flat.push_back(ops::Reshape(s, tensors[r][k], {-1}).output);
       Output packed = ops::Concat(s, flat, 0).output;
-      Output reduced = ops::CollectiveReduce(s, packed, num_replicas_in_sync(), group_key(),
-                                             instance, "Add", final_op,
-                                             collective_timeout_seconds());
+      Output reduced =
+          ops::CollectiveReduce(s, packed, num_replicas_in_sync(), group_key(), instance, "Add",
+                                final_op, collective_timeout_seconds());
       int64_t offset = 0;
       for (size_t k : pack) {
         const int64_t size = shapes[k].num_elements();
@@ -664,8 +666,7 @@ absl::StatusOr<FitHistory> Fit(Session* session, const DistributedDataset& data,
       const Tensor& l = out[0];
       if (l.NumElements() != 1 || (l.dtype() != DT_FLOAT && l.dtype() != DT_DOUBLE)) {
         return errors::InvalidArgument("Fit: loss ", loss.name(),
-                                       " must be a float or double scalar, got ",
-                                       l.DebugString());
+                                       " must be a float or double scalar, got ", l.DebugString());
       }
       sum += l.dtype() == DT_FLOAT ? l.scalar<float>() : l.scalar<double>();
       ++steps;

@@ -12,9 +12,9 @@
 //   TG_ASSIGN_OR_RETURN(auto step, strategy.Run(scope, [&](distribute::ReplicaContext& ctx)
 //                                      -> absl::StatusOr<std::vector<Output>> {
 //     Output pred = ops::MatMul(ctx.scope(), ctx.inputs()[0], w);   // this replica's copy of w
-//     Output loss = ops::Mean(ctx.scope(), ops::Square(ctx.scope(), ops::Sub(ctx.scope(), pred, ctx.inputs()[1])), {0, 1});
-//     TG_RETURN_IF_ERROR(ctx.Minimize(&adagrad, loss));
-//     return std::vector<Output>{loss};
+//     Output loss = ops::Mean(ctx.scope(), ops::Square(ctx.scope(), ops::Sub(ctx.scope(), pred,
+//     ctx.inputs()[1])), {0, 1}); TG_RETURN_IF_ERROR(ctx.Minimize(&adagrad, loss)); return
+//     std::vector<Output>{loss};
 //   }, data.inputs()));
 //   Output loss = strategy.Reduce(scope, distribute::ReduceOp::kMean, step.outputs[0]);
 //   Operation init = training::GlobalVariablesInitializer(root);
@@ -71,9 +71,9 @@
 #include "client/data/dataset.h"
 #include "client/output.h"
 #include "client/scope.h"
-#include "core/public/session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
+#include "core/public/session.h"
 #include "proto/config.pb.h"
 
 namespace tensorgrid {

@@ -4,11 +4,11 @@
 
 #include "client/distribute/strategy_testutil.h"
 #include "client/ops/standard_ops.h"
-#include "core/public/session.h"
 #include "client/training/global_step.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
+#include "core/public/session.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -98,8 +98,7 @@ TEST(StrategyTest, UnevenGlobalBatchIsAnError) {
       mirrored.ExperimentalDistributeDataset(mirrored.scope(root), Data(3));
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(d.status().message().find("does not split evenly across 2 replicas"),
-            std::string::npos)
+  EXPECT_NE(d.status().message().find("does not split evenly across 2 replicas"), std::string::npos)
       << d.status();
   // 8 rows in batches of 6 over 2 replicas: 3 + 3, then 1 + 1.
   absl::StatusOr<DistributedDataset> ok =
@@ -117,7 +116,8 @@ TEST(StrategyTest, UnevenGlobalBatchIsAnError) {
   // Over 3 replicas the first batch (6 rows) splits, the last (2 rows) does not.
   MirroredStrategy three({"/device:CPU:0", "/device:CPU:1", "/device:CPU:2"});
   Scope root3 = Scope::NewRootScope();
-  absl::StatusOr<DistributedDataset> d3 = three.ExperimentalDistributeDataset(three.scope(root3), Data(6));
+  absl::StatusOr<DistributedDataset> d3 =
+      three.ExperimentalDistributeDataset(three.scope(root3), Data(6));
   ASSERT_TRUE(d3.ok()) << d3.status();
   auto it3 = d3->MakeIterator();
   ASSERT_TRUE(it3.ok());
@@ -141,8 +141,9 @@ TEST(StrategyTest, PrimaryOnlyVariablesAreAnError) {
         return std::vector<Output>{loss};
       });
   ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.status().message().find("variable 'w' is only the primary copy of a mirrored variable"),
-            std::string::npos)
+  EXPECT_NE(
+      run.status().message().find("variable 'w' is only the primary copy of a mirrored variable"),
+      std::string::npos)
       << run.status();
 }
 
@@ -179,9 +180,10 @@ TEST(StrategyTest, NestedRunAndDestroyedStrategyAreErrors) {
     absl::StatusOr<DistributedStep> run =
         mirrored.Run(scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
           TG_RETURN_IF_ERROR(mirrored
-                                 .Run(scope, [](ReplicaContext&) -> absl::StatusOr<std::vector<Output>> {
-                                   return std::vector<Output>{};
-                                 })
+                                 .Run(scope,
+                                      [](ReplicaContext&) -> absl::StatusOr<std::vector<Output>> {
+                                        return std::vector<Output>{};
+                                      })
                                  .status());
           return std::vector<Output>{};
         });
@@ -254,7 +256,8 @@ TEST(StrategyTest, AllReduceInsideTheStepFunction) {
     Scope root = Scope::NewRootScope();
     absl::StatusOr<DistributedStep> run = strategy->Run(
         strategy->scope(root), [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
-          Output mine = ops::Const(ctx.scope(), static_cast<float>(ctx.replica_id_in_sync_group() + 1));
+          Output mine =
+              ops::Const(ctx.scope(), static_cast<float>(ctx.replica_id_in_sync_group() + 1));
           return std::vector<Output>{ctx.AllReduce(ReduceOp::kSum, mine),
                                      ctx.AllReduce(ReduceOp::kMean, mine)};
         });

@@ -10,11 +10,11 @@
 
 #include "client/distribute/strategy.h"
 #include "client/ops/standard_ops.h"
-#include "core/public/session.h"
 #include "client/training/global_step.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
+#include "core/public/session.h"
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
@@ -70,7 +70,8 @@ inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam =
   } else {
     opt = std::make_unique<training::AdagradOptimizer>(0.05);
   }
-  TG_ASSIGN_OR_RETURN(DistributedDataset data, strategy.ExperimentalDistributeDataset(scope, Data(4)));
+  TG_ASSIGN_OR_RETURN(DistributedDataset data,
+                      strategy.ExperimentalDistributeDataset(scope, Data(4)));
   TG_ASSIGN_OR_RETURN(
       DistributedStep run,
       strategy.Run(

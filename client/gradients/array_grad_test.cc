@@ -9,8 +9,7 @@ class ArrayGradTest : public GradientTest {};
 
 TEST_F(ArrayGradTest, Identity) {
   auto x = Placeholder(DT_DOUBLE);
-  CheckGradient({x}, {Random(DT_DOUBLE, {2, 3})},
-                {ops::Square(root_, ops::Identity(root_, x))});
+  CheckGradient({x}, {Random(DT_DOUBLE, {2, 3})}, {ops::Square(root_, ops::Identity(root_, x))});
 }
 
 TEST_F(ArrayGradTest, PlaceholderWithDefault) {
@@ -47,8 +46,8 @@ TEST_F(ArrayGradTest, ConcatAlongAxisZero) {
   auto b = Placeholder(DT_DOUBLE);
   auto c = Placeholder(DT_DOUBLE);
   auto joined = ops::Concat(root_, {a, b, c}, 0);
-  auto weights = ops::Const(root_, {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0},
-                            {6, 2});
+  auto weights =
+      ops::Const(root_, {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0}, {6, 2});
   CheckGradient({a, b, c},
                 {Random(DT_DOUBLE, {1, 2}), Random(DT_DOUBLE, {3, 2}), Random(DT_DOUBLE, {2, 2})},
                 {ops::Mul(root_, ops::Square(root_, joined), weights)});
@@ -61,8 +60,7 @@ TEST_F(ArrayGradTest, ConcatAlongAxisOneAndMinusOne) {
   const std::vector<Tensor> values = {Random(DT_DOUBLE, {2, 2}), Random(DT_DOUBLE, {2, 3})};
   CheckGradient({a, b}, values, {ops::Mul(root_, ops::Concat(root_, {a, b}, 1), weights)});
   CheckGradient({a, b}, values, {ops::Mul(root_, ops::Concat(root_, {a, b}, -1), weights)});
-  CheckGradient({a, b}, values,
-                {ops::Mul(root_, ops::Concat(root_, {a, b}, int64_t{1}), weights)});
+  CheckGradient({a, b}, values, {ops::Mul(root_, ops::Concat(root_, {a, b}, int64_t{1}), weights)});
 }
 
 TEST_F(ArrayGradTest, ConcatOfOneTensorWithItself) {

@@ -43,8 +43,7 @@ class JacobianBuilder {
   JacobianBuilder(const Scope& scope, const std::vector<Output>& xs,
                   const std::vector<Tensor>& x_values, const std::vector<Output>& ys,
                   const GradientCheckerOptions& options)
-      : scope_(scope), xs_(xs), x_values_(x_values), ys_(ys), options_(options),
-        session_(scope) {}
+      : scope_(scope), xs_(xs), x_values_(x_values), ys_(ys), options_(options), session_(scope) {}
 
   absl::StatusOr<Jacobians> Run() {
     TG_RETURN_IF_ERROR(Validate());
@@ -63,8 +62,8 @@ class JacobianBuilder {
  private:
   absl::Status Validate() const {
     if (xs_.size() != x_values_.size()) {
-      return errors::InvalidArgument("gradient checker: ", xs_.size(), " xs but ",
-                                     x_values_.size(), " x_values");
+      return errors::InvalidArgument("gradient checker: ", xs_.size(), " xs but ", x_values_.size(),
+                                     " x_values");
     }
     for (size_t i = 0; i < xs_.size(); ++i) {
       TG_RETURN_IF_ERROR(CheckFloating("x", xs_[i]));
@@ -103,7 +102,8 @@ class JacobianBuilder {
   absl::Status Symbolic(const std::vector<Tensor>& y_values) {
     const Scope checker = scope_.NewSubScope("gradient_checker");
     std::vector<Output> grad_ys, grads;
-    for (const Output& y : ys_) grad_ys.push_back(ops::Placeholder(checker, RemoveRefType(y.type())));
+    for (const Output& y : ys_)
+      grad_ys.push_back(ops::Placeholder(checker, RemoveRefType(y.type())));
     TG_RETURN_IF_ERROR(AddSymbolicGradients(scope_, ys_, xs_, grad_ys, &grads));
     for (size_t k = 0; k < ys_.size(); ++k) {
       for (int64_t j = 0; j < y_values[k].NumElements(); ++j) {
@@ -117,10 +117,9 @@ class JacobianBuilder {
         TG_RETURN_IF_ERROR(session_.Run(feeds, grads, &out));
         for (size_t i = 0; i < xs_.size(); ++i) {
           if (out[i].shape() != x_values_[i].shape()) {
-            return errors::InvalidArgument(
-                "gradient checker: the gradient for x '", xs_[i].name(), "' has shape ",
-                out[i].shape().DebugString(), " but x has shape ",
-                x_values_[i].shape().DebugString());
+            return errors::InvalidArgument("gradient checker: the gradient for x '", xs_[i].name(),
+                                           "' has shape ", out[i].shape().DebugString(),
+                                           " but x has shape ", x_values_[i].shape().DebugString());
           }
           for (int64_t r = 0; r < out[i].NumElements(); ++r) {
             At(jacobians_.symbolic, x_offsets_[i] + r, y_offsets_[k] + j) = Get(out[i], r);

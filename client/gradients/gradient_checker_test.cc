@@ -23,7 +23,8 @@ class ScaleOp final : public OpKernel {
     const Tensor& x = ctx.input(0);
     Tensor* y;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, x.shape(), &y));
-    for (int64_t i = 0; i < x.NumElements(); ++i) y->data<double>()[i] = scale_ * x.data<double>()[i];
+    for (int64_t i = 0; i < x.NumElements(); ++i)
+      y->data<double>()[i] = scale_ * x.data<double>()[i];
     return absl::OkStatus();
   }
 
@@ -33,15 +34,15 @@ class ScaleOp final : public OpKernel {
 TG_REGISTER_KERNEL(KernelDefBuilder("GradientCheckerTestDouble").Device(DEVICE_CPU), ScaleOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("GradientCheckerTestCopy").Device(DEVICE_CPU), ScaleOp);
 
-absl::Status WrongValueGrad(const Scope& scope, const ForwardOp& op,
-                            const std::vector<Output>& dy, std::vector<Output>* dx) {
+absl::Status WrongValueGrad(const Scope& scope, const ForwardOp& op, const std::vector<Output>& dy,
+                            std::vector<Output>* dx) {
   dx->push_back(dy[0]);
   return absl::OkStatus();
 }
 TG_REGISTER_GRADIENT("GradientCheckerTestDouble", WrongValueGrad);
 
-absl::Status WrongShapeGrad(const Scope& scope, const ForwardOp& op,
-                            const std::vector<Output>& dy, std::vector<Output>* dx) {
+absl::Status WrongShapeGrad(const Scope& scope, const ForwardOp& op, const std::vector<Output>& dy,
+                            std::vector<Output>* dx) {
   dx->push_back(ops::Sum(scope, dy[0], 0));
   return absl::OkStatus();
 }
@@ -89,16 +90,16 @@ TEST_F(GradientCheckerTest, SeveralXsAndYsMakeOneJacobian) {
 
 TEST_F(GradientCheckerTest, ErrorIsSmallForACorrectGradient) {
   auto x = Placeholder(DT_DOUBLE);
-  absl::StatusOr<double> error = ComputeGradientError(
-      root_, {x}, {Random(DT_DOUBLE, {4})}, {ops::Tanh(root_, x)});
+  absl::StatusOr<double> error =
+      ComputeGradientError(root_, {x}, {Random(DT_DOUBLE, {4})}, {ops::Tanh(root_, x)});
   ASSERT_OK(error.status());
   EXPECT_LT(*error, 1e-5);
 }
 
 TEST_F(GradientCheckerTest, CatchesAGradientWrongInValue) {
   auto x = Placeholder(DT_DOUBLE);
-  absl::StatusOr<double> error = ComputeGradientError(
-      root_, {x}, {Random(DT_DOUBLE, {3})}, {Test("GradientCheckerTestDouble", x)});
+  absl::StatusOr<double> error = ComputeGradientError(root_, {x}, {Random(DT_DOUBLE, {3})},
+                                                      {Test("GradientCheckerTestDouble", x)});
   ASSERT_OK(error.status());
   EXPECT_NEAR(*error, 1, 1e-6);  // 1 where 2 is right
 }
@@ -116,12 +117,12 @@ TEST_F(GradientCheckerTest, BadArguments) {
   auto n = ops::Placeholder(root_.WithOpName("n"), DT_INT32);
   EXPECT_STATUS(ComputeGradientError(root_, {x}, {}, {x}).status(), kInvalidArgument,
                 "1 xs but 0 x_values");
-  EXPECT_STATUS(ComputeGradientError(root_, {n}, {Tensor::FromVector<int32_t>({1}, {1})}, {x})
-                    .status(),
-                kInvalidArgument, "x 'n:0' has dtype int32; only float and double are checked");
-  EXPECT_STATUS(ComputeGradientError(root_, {x}, {Tensor::FromVector<float>({1}, {1})}, {x})
-                    .status(),
-                kInvalidArgument, "x_values[0] is float but x");
+  EXPECT_STATUS(
+      ComputeGradientError(root_, {n}, {Tensor::FromVector<int32_t>({1}, {1})}, {x}).status(),
+      kInvalidArgument, "x 'n:0' has dtype int32; only float and double are checked");
+  EXPECT_STATUS(
+      ComputeGradientError(root_, {x}, {Tensor::FromVector<float>({1}, {1})}, {x}).status(),
+      kInvalidArgument, "x_values[0] is float but x");
 }
 
 }  // namespace

@@ -40,10 +40,8 @@ bool CarriesGradient(DataType dtype) {
     case DT_BFLOAT16:
     case DT_COMPLEX64:
     case DT_COMPLEX128:
-    case DT_RESOURCE:
-      return true;
-    default:
-      return false;
+    case DT_RESOURCE: return true;
+    default: return false;
   }
 }
 
@@ -191,8 +189,8 @@ class SymbolicGradientBuilder {
   GraphIndex graph_;
   std::vector<TensorRef> ys_, xs_;
 
-  absl::flat_hash_set<TensorRef> reached_;  // differentiable descendants of the xs
-  std::vector<bool> on_path_;               // reads a reached tensor and some y depends on it
+  absl::flat_hash_set<TensorRef> reached_;        // differentiable descendants of the xs
+  std::vector<bool> on_path_;                     // reads a reached tensor and some y depends on it
   absl::flat_hash_map<TensorRef, int> expected_;  // gradients still to arrive per tensor
   std::vector<int> node_pending_;                 // the same, summed over a node's outputs
 
@@ -209,8 +207,8 @@ absl::Status SymbolicGradientBuilder::Resolve(const Output& output, const char* 
   if (!output.valid() || t->node < 0 ||
       t->index >= static_cast<int>(graph_.node(t->node).output_types.size())) {
     const std::string name = output.node_name().empty() ? "(none)"
-                             : output.index() == 0   ? output.node_name()
-                                                     : output.name();
+                             : output.index() == 0      ? output.node_name()
+                                                        : output.name();
     return errors::InvalidArgument("AddSymbolicGradients: ", what, " '", name,
                                    "' is not an output of a node in this scope's graph");
   }
@@ -219,8 +217,8 @@ absl::Status SymbolicGradientBuilder::Resolve(const Output& output, const char* 
 
 absl::Status SymbolicGradientBuilder::ResolveEndpoints() {
   if (grad_ys_ != nullptr && grad_ys_->size() != y_outputs_.size()) {
-    return errors::InvalidArgument("AddSymbolicGradients: got ", grad_ys_->size(),
-                                   " grad_ys for ", y_outputs_.size(), " ys");
+    return errors::InvalidArgument("AddSymbolicGradients: got ", grad_ys_->size(), " grad_ys for ",
+                                   y_outputs_.size(), " ys");
   }
   ys_.resize(y_outputs_.size());
   for (size_t i = 0; i < y_outputs_.size(); ++i) {
@@ -360,8 +358,7 @@ absl::Status SymbolicGradientBuilder::CheckXsReachable() const {
                                      " through differentiable tensors: ", why);
     }
     return errors::InvalidArgument("AddSymbolicGradients: x '", graph_.Name(x),
-                                   "' is not reachable from ", YsString(),
-                                   ": no y depends on it");
+                                   "' is not reachable from ", YsString(), ": no y depends on it");
   }
   return absl::OkStatus();
 }
@@ -389,8 +386,8 @@ absl::Status SymbolicGradientBuilder::CheckGradientsRegistered() const {
   for (int id = 0; id < graph_.num_nodes(); ++id) {
     if (on_path_[id] && GradOpRegistry::Global()->Lookup(graph_.op(id)) == nullptr) {
       return errors::InvalidArgument("AddSymbolicGradients: no gradient registered for op '",
-                                     graph_.op(id), "' (node '", graph_.name(id),
-                                     "') on the path ", PathThrough(id));
+                                     graph_.op(id), "' (node '", graph_.name(id), "') on the path ",
+                                     PathThrough(id));
     }
   }
   return absl::OkStatus();
@@ -405,8 +402,8 @@ absl::Status SymbolicGradientBuilder::Backprop(std::vector<Output>* grad_outputs
   grad_scope_ = scope_.NewSubScope("gradients");
   for (size_t i = 0; i < ys_.size(); ++i) {
     if (!reached_.contains(ys_[i])) continue;
-    Contribute(ys_[i], grad_ys_ != nullptr ? (*grad_ys_)[i]
-                                           : ops::OnesLike(*grad_scope_, y_outputs_[i]).y);
+    Contribute(ys_[i],
+               grad_ys_ != nullptr ? (*grad_ys_)[i] : ops::OnesLike(*grad_scope_, y_outputs_[i]).y);
   }
   TG_RETURN_IF_ERROR(scope_.status());
   while (!ready_.empty()) {
@@ -445,12 +442,12 @@ absl::Status SymbolicGradientBuilder::BackpropThrough(int id) {
   }
   const ForwardOp op(*node.def, std::move(inputs), graph_.ToOperation(id));
   std::vector<Output> grad_inputs;
-  absl::Status s = GradOpRegistry::Global()->Lookup(node.def->op())(scope, op, grad_outputs,
-                                                                   &grad_inputs);
+  absl::Status s =
+      GradOpRegistry::Global()->Lookup(node.def->op())(scope, op, grad_outputs, &grad_inputs);
   if (s.ok()) s = scope_.status();
   if (!s.ok()) {
-    return WithContext(s, absl::StrCat("building the gradient of node '", graph_.name(id),
-                                       "' (", node.def->op(), ")"));
+    return WithContext(s, absl::StrCat("building the gradient of node '", graph_.name(id), "' (",
+                                       node.def->op(), ")"));
   }
   if (grad_inputs.size() != node.inputs.size()) {
     return errors::Internal("the gradient function of op '", node.def->op(), "' returned ",
@@ -471,9 +468,9 @@ absl::Status SymbolicGradientBuilder::CheckGradInput(int id, int slot, const Out
   const std::string& op = graph_.op(id);
   if (!grad.valid()) {
     return errors::InvalidArgument("AddSymbolicGradients: the gradient of op '", op,
-                                   "' gives no gradient for input ", slot, " ('",
-                                   graph_.Name(t), "') of node '", graph_.name(id),
-                                   "', which is on the path ", PathThrough(id));
+                                   "' gives no gradient for input ", slot, " ('", graph_.Name(t),
+                                   "') of node '", graph_.name(id), "', which is on the path ",
+                                   PathThrough(id));
   }
   const DataType want = RemoveRefType(graph_.type(t));
   if (want != DT_RESOURCE && grad.type() != want) {
@@ -488,8 +485,7 @@ absl::Status SymbolicGradientBuilder::CheckGradInput(int id, int slot, const Out
 }  // namespace
 
 absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& ys,
-                                  const std::vector<Output>& xs,
-                                  const std::vector<Output>& grad_ys,
+                                  const std::vector<Output>& xs, const std::vector<Output>& grad_ys,
                                   std::vector<Output>* grad_outputs) {
   return SymbolicGradientBuilder(scope, ys, xs, &grad_ys).Run(grad_outputs);
 }

@@ -51,14 +51,12 @@ namespace tensorgrid {
 // grad_outputs[i] is the gradient of the ys (weighted by grad_ys) with
 // respect to xs[i], with xs[i]'s shape and (value) dtype.
 absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& ys,
-                                  const std::vector<Output>& xs,
-                                  const std::vector<Output>& grad_ys,
+                                  const std::vector<Output>& xs, const std::vector<Output>& grad_ys,
                                   std::vector<Output>* grad_outputs);
 
 // As above with grad_ys of ones (OnesLike each y).
 absl::Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& ys,
-                                  const std::vector<Output>& xs,
-                                  std::vector<Output>* grad_outputs);
+                                  const std::vector<Output>& xs, std::vector<Output>* grad_outputs);
 
 }  // namespace tensorgrid
 

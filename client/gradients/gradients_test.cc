@@ -15,8 +15,8 @@ namespace {
 TG_REGISTER_OP("GradientsTestOpaque").Input("x: float").Output("y: float");
 TG_REGISTER_OP("GradientsTestForgetful").Input("x: float").Output("y: float");
 
-absl::Status ForgetfulGrad(const Scope& scope, const ForwardOp& op,
-                           const std::vector<Output>& dy, std::vector<Output>* dx) {
+absl::Status ForgetfulGrad(const Scope& scope, const ForwardOp& op, const std::vector<Output>& dy,
+                           std::vector<Output>* dx) {
   dx->push_back(NoGradient());
   return absl::OkStatus();
 }
@@ -163,7 +163,8 @@ TEST_F(GradientsTest, OpWithoutAGradientOnThePathIsAnError) {
 
 TEST_F(GradientsTest, GradientFunctionThatDropsAnInputIsAnError) {
   auto w = ops::Placeholder(root_.WithOpName("w"), DT_FLOAT);
-  auto f = Output(NodeBuilder(root_.WithOpName("f"), "GradientsTestForgetful").Input(w).Finalize(), 0);
+  auto f =
+      Output(NodeBuilder(root_.WithOpName("f"), "GradientsTestForgetful").Input(w).Finalize(), 0);
   auto loss = ops::Square(root_.WithOpName("loss"), f);
   std::vector<Output> grads;
   EXPECT_STATUS(AddSymbolicGradients(root_, {loss}, {w}, &grads), kInvalidArgument,

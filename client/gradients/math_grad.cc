@@ -84,8 +84,8 @@ TG_REGISTER_GRADIENT("Mul", MulGrad);
 absl::Status RealDivGrad(const Scope& scope, const ForwardOp& op, const Grads& dz, Grads* dxy) {
   const Output& x = op.input(0);
   const Output& y = op.input(1);
-  auto gy = ops::Mul(scope, dz[0],
-                     ops::RealDiv(scope, ops::RealDiv(scope, ops::Neg(scope, x), y), y));
+  auto gy =
+      ops::Mul(scope, dz[0], ops::RealDiv(scope, ops::RealDiv(scope, ops::Neg(scope, x), y), y));
   AppendBinaryGrads(scope, x, y, ops::RealDiv(scope, dz[0], y), gy, dxy);
   return absl::OkStatus();
 }
@@ -148,8 +148,7 @@ TG_REGISTER_GRADIENT("Sum", SumGrad);
 absl::Status MeanGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
   const DataType t = ValueType(op.input(0));
   auto input_size = ops::Cast(scope, ops::Size(scope, op.input(0)), t);
-  auto output_size =
-      ops::Cast(scope, ops::Maximum(scope, ops::Size(scope, op.output(0)), 1), t);
+  auto output_size = ops::Cast(scope, ops::Maximum(scope, ops::Size(scope, op.output(0)), 1), t);
   auto group = ops::RealDiv(scope, input_size, output_size);
   dx->push_back(ops::RealDiv(scope, SumGradient(scope, op, dy[0]), group));
   dx->push_back(NoGradient());

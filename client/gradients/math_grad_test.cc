@@ -22,7 +22,8 @@ class MathGradTest : public GradientTest {
     SCOPED_TRACE(x_shape.DebugString() + " with " + y_shape.DebugString());
     auto x = Placeholder(DT_DOUBLE);
     auto y = Placeholder(DT_DOUBLE);
-    CheckGradient({x, y}, {Random(DT_DOUBLE, x_shape), Random(DT_DOUBLE, y_shape, -2, 2, y_min_abs)},
+    CheckGradient({x, y},
+                  {Random(DT_DOUBLE, x_shape), Random(DT_DOUBLE, y_shape, -2, 2, y_min_abs)},
                   {f(root_, x, y)});
   }
   void CheckBinaryShapes(const Binary& f, double y_min_abs = 0) {
@@ -69,7 +70,8 @@ TEST_F(MathGradTest, FloatTanhAndSquare) {
 }
 
 TEST_F(MathGradTest, AddWithBroadcasting) {
-  CheckBinaryShapes([](const Scope& s, const Output& x, const Output& y) { return ops::Add(s, x, y); });
+  CheckBinaryShapes(
+      [](const Scope& s, const Output& x, const Output& y) { return ops::Add(s, x, y); });
 }
 
 TEST_F(MathGradTest, AddV2WithBroadcasting) {
@@ -78,11 +80,13 @@ TEST_F(MathGradTest, AddV2WithBroadcasting) {
 }
 
 TEST_F(MathGradTest, SubWithBroadcasting) {
-  CheckBinaryShapes([](const Scope& s, const Output& x, const Output& y) { return ops::Sub(s, x, y); });
+  CheckBinaryShapes(
+      [](const Scope& s, const Output& x, const Output& y) { return ops::Sub(s, x, y); });
 }
 
 TEST_F(MathGradTest, MulWithBroadcasting) {
-  CheckBinaryShapes([](const Scope& s, const Output& x, const Output& y) { return ops::Mul(s, x, y); });
+  CheckBinaryShapes(
+      [](const Scope& s, const Output& x, const Output& y) { return ops::Mul(s, x, y); });
 }
 
 TEST_F(MathGradTest, RealDivWithBroadcasting) {

@@ -42,10 +42,9 @@ TG_REGISTER_GRADIENT("Softmax", SoftmaxGrad);
 
 // log(softmax(logits)) along axis 1, shifted by the row maximum for stability.
 Output LogSoftmax(const Scope& scope, const Output& logits) {
-  auto shifted =
-      ops::Sub(scope, logits, ops::Max(scope, logits, 1, ops::Max::KeepDims(true)));
-  auto log_sum = ops::Log(scope, ops::Sum(scope, ops::Exp(scope, shifted), 1,
-                                          ops::Sum::KeepDims(true)));
+  auto shifted = ops::Sub(scope, logits, ops::Max(scope, logits, 1, ops::Max::KeepDims(true)));
+  auto log_sum =
+      ops::Log(scope, ops::Sum(scope, ops::Exp(scope, shifted), 1, ops::Sum::KeepDims(true)));
   return ops::Sub(scope, shifted, log_sum);
 }
 

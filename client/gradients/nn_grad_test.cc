@@ -32,9 +32,9 @@ TEST_F(NNGradTest, BiasAddNHWCAndNCHW) {
   auto bias = Placeholder(DT_DOUBLE);
   CheckGradient({value, bias}, {Random(DT_DOUBLE, {2, 3, 4}), Random(DT_DOUBLE, {4})},
                 {ops::Square(root_, ops::BiasAdd(root_, value, bias))});
-  CheckGradient({value, bias}, {Random(DT_DOUBLE, {2, 3, 2, 2}), Random(DT_DOUBLE, {3})},
-                {ops::Square(root_, ops::BiasAdd(root_, value, bias,
-                                                 ops::BiasAdd::DataFormat("NCHW")))});
+  CheckGradient(
+      {value, bias}, {Random(DT_DOUBLE, {2, 3, 2, 2}), Random(DT_DOUBLE, {3})},
+      {ops::Square(root_, ops::BiasAdd(root_, value, bias, ops::BiasAdd::DataFormat("NCHW")))});
 }
 
 TEST_F(NNGradTest, Softmax) {
@@ -47,16 +47,15 @@ TEST_F(NNGradTest, SoftmaxCrossEntropyWithLogitsLossWrtFeaturesAndLabels) {
   auto features = Placeholder(DT_DOUBLE);
   auto labels = Placeholder(DT_DOUBLE);
   auto xent = ops::SoftmaxCrossEntropyWithLogits(root_, features, labels);
-  CheckGradient({features, labels},
-                {Random(DT_DOUBLE, {3, 4}, -2, 2), RandomDistributions(3, 4)}, {xent.loss});
+  CheckGradient({features, labels}, {Random(DT_DOUBLE, {3, 4}, -2, 2), RandomDistributions(3, 4)},
+                {xent.loss});
 }
 
 TEST_F(NNGradTest, SoftmaxCrossEntropyWithLogitsThroughBothOutputs) {
   auto features = Placeholder(DT_DOUBLE);
   auto labels = Placeholder(DT_DOUBLE);
   auto xent = ops::SoftmaxCrossEntropyWithLogits(root_, features, labels);
-  CheckGradient({features, labels},
-                {Random(DT_DOUBLE, {2, 3}, -2, 2), RandomDistributions(2, 3)},
+  CheckGradient({features, labels}, {Random(DT_DOUBLE, {2, 3}, -2, 2), RandomDistributions(2, 3)},
                 {xent.loss, xent.backprop});
   CheckGradient({features}, {Random(DT_DOUBLE, {2, 3}, -2, 2)},
                 {ops::Square(root_, ops::SoftmaxCrossEntropyWithLogits(
@@ -69,8 +68,8 @@ TEST_F(NNGradTest, SoftmaxCrossEntropyWithLogitsBroadcastsOneRow) {
   auto features = Placeholder(DT_DOUBLE);
   auto labels = Placeholder(DT_DOUBLE);
   auto xent = ops::SoftmaxCrossEntropyWithLogits(root_, features, labels);
-  CheckGradient({features, labels},
-                {Random(DT_DOUBLE, {1, 3}, -2, 2), RandomDistributions(4, 3)}, {xent.loss});
+  CheckGradient({features, labels}, {Random(DT_DOUBLE, {1, 3}, -2, 2), RandomDistributions(4, 3)},
+                {xent.loss});
 }
 
 TEST_F(NNGradTest, SparseSoftmaxCrossEntropyWithLogits) {
@@ -85,8 +84,8 @@ TEST_F(NNGradTest, SparseSoftmaxCrossEntropyWithLogits) {
 }
 
 TEST_F(NNGradTest, TwoLayerClassifierEndToEnd) {
-  auto x = ops::Const(root_, {{0.5, -1.0, 2.0}, {1.5, 0.3, -0.7}, {-0.2, 0.8, 0.1},
-                              {1.0, 1.0, -1.0}});
+  auto x =
+      ops::Const(root_, {{0.5, -1.0, 2.0}, {1.5, 0.3, -0.7}, {-0.2, 0.8, 0.1}, {1.0, 1.0, -1.0}});
   auto w1 = Placeholder(DT_DOUBLE);
   auto b1 = Placeholder(DT_DOUBLE);
   auto w2 = Placeholder(DT_DOUBLE);

@@ -51,7 +51,8 @@ TEST_F(StateGradTest, ReadValueMatchesFiniteDifferences) {
   auto v = ops::VarHandleOp(root_.WithOpName("v"), DT_DOUBLE, PartialTensorShape({2, 2}));
   auto read = ops::ReadVariableOp(root_, v, DT_DOUBLE);
   auto x = ops::Const(root_, {{1.0, -2.0}, {0.5, 3.0}});
-  CheckGradient({read}, {Random(DT_DOUBLE, {2, 2})}, {ops::Tanh(root_, ops::MatMul(root_, x, read))});
+  CheckGradient({read}, {Random(DT_DOUBLE, {2, 2})},
+                {ops::Tanh(root_, ops::MatMul(root_, x, read))});
 }
 
 TEST_F(StateGradTest, ReferenceVariable) {

@@ -18,8 +18,8 @@ NodeBuilder& GroupAttrs(NodeBuilder& b, int group_size, int group_key, int insta
 }  // namespace
 
 Output CollectiveReduce(const Scope& scope, Input input, int group_size, int group_key,
-                        int instance_key, const std::string& merge_op,
-                        const std::string& final_op, float timeout_seconds) {
+                        int instance_key, const std::string& merge_op, const std::string& final_op,
+                        float timeout_seconds) {
   NodeBuilder b(scope, "CollectiveReduce");
   b.Input(input)
       .Attr("merge_op", merge_op)

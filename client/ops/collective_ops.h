@@ -37,17 +37,15 @@ namespace ops {
 // (same dtype and shape on every member), then final_op "Id" or "Div" (divide
 // by group_size). Every member gets the bit-identical result.
 Output CollectiveReduce(const Scope& scope, Input input, int group_size, int group_key,
-                        int instance_key, const std::string& merge_op,
-                        const std::string& final_op, float timeout_seconds = 0);
+                        int instance_key, const std::string& merge_op, const std::string& final_op,
+                        float timeout_seconds = 0);
 
 // Broadcast from the one member running CollectiveBcastSend (its output is
 // its input) to the members running CollectiveBcastRecv.
 Output CollectiveBcastSend(const Scope& scope, Input input, int group_size, int group_key,
-                           int instance_key, const TensorShape& shape,
-                           float timeout_seconds = 0);
+                           int instance_key, const TensorShape& shape, float timeout_seconds = 0);
 Output CollectiveBcastRecv(const Scope& scope, DataType T, int group_size, int group_key,
-                           int instance_key, const TensorShape& shape,
-                           float timeout_seconds = 0);
+                           int instance_key, const TensorShape& shape, float timeout_seconds = 0);
 
 // Every member's input (of `shape`, rank >= 1) concatenated along dimension 0
 // in rank order.

@@ -100,7 +100,7 @@ TEST_F(DeviceSetterTest, GreedyPutsTheBigVariableAloneUntilBalanced) {
   ReplicaDeviceSetterOptions options = TwoPsTasks();
   options.ps_strategy = GreedyLoadBalancingStrategy(2);
   Scope s = WithSetter(options);
-  Var(s, "big", {1000});  // 4000 bytes
+  Var(s, "big", {1000});                                                    // 4000 bytes
   for (int i = 0; i < 11; ++i) Var(s, "small" + std::to_string(i), {100});  // 400 each
   ASSERT_TRUE(root_.ok()) << root_.status();
   EXPECT_EQ(DeviceOf("big"), "/job:ps/task:0");

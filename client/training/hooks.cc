@@ -127,7 +127,8 @@ CheckpointSaverHook::CheckpointSaverHook(CheckpointSaverHookOptions options)
     : options_(std::move(options)), timer_(options_.save_steps, options_.save_secs) {}
 
 absl::Status CheckpointSaverHook::Begin(const Scope& scope) {
-  TG_RETURN_IF_ERROR(CheckExactlyOne("CheckpointSaverHook", options_.save_steps, options_.save_secs));
+  TG_RETURN_IF_ERROR(
+      CheckExactlyOne("CheckpointSaverHook", options_.save_steps, options_.save_secs));
   if (options_.checkpoint_dir.empty()) {
     return errors::InvalidArgument("CheckpointSaverHook: the checkpoint directory is empty");
   }
@@ -139,7 +140,8 @@ absl::Status CheckpointSaverHook::Begin(const Scope& scope) {
 }
 
 absl::Status CheckpointSaverHook::Save(ClientSession& session, int64_t step) {
-  const std::string prefix = absl::StrCat(options_.checkpoint_dir, "/", options_.checkpoint_basename);
+  const std::string prefix =
+      absl::StrCat(options_.checkpoint_dir, "/", options_.checkpoint_basename);
   TG_ASSIGN_OR_RETURN(last_checkpoint_, options_.saver->Save(session, prefix, step));
   return absl::OkStatus();
 }

@@ -238,8 +238,7 @@ class LoggingTensorHook final : public SessionRunHook {
     int max_entries = 16;
   };
   // `tensors`: (label, tensor) pairs, logged in this order.
-  LoggingTensorHook(std::vector<std::pair<std::string, Output>> tensors,
-                    Options options);
+  LoggingTensorHook(std::vector<std::pair<std::string, Output>> tensors, Options options);
 
   absl::Status Begin(const Scope& scope) override;
   absl::Status BeforeRun(SessionRunContext& context, SessionRunArgs* args) override;

@@ -16,9 +16,9 @@
 #include "client/ops/standard_ops.h"
 #include "client/training/global_step.h"
 #include "client/training/monitored_session.h"
+#include "client/training/monitored_session_testutil.h"
 #include "client/training/saver.h"
 #include "client/training/variables.h"
-#include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -146,10 +146,11 @@ TEST(StepCounterHookTest, ReportsStepsPerSecondEveryNSteps) {
   CountingModel model;
   std::vector<std::pair<int64_t, double>> reports;
   MonitoredTrainingSessionOptions options = Quiet();
-  options.hooks = {StopAtStepHook::AtStep(6),
-                   std::make_shared<StepCounterHook>(
-                       2, std::nullopt,
-                       [&reports](int64_t step, double rate) { reports.emplace_back(step, rate); })};
+  options.hooks = {
+      StopAtStepHook::AtStep(6),
+      std::make_shared<StepCounterHook>(2, std::nullopt, [&reports](int64_t step, double rate) {
+        reports.emplace_back(step, rate);
+      })};
   auto session = MonitoredTrainingSession::Create(model.root, options);
   ASSERT_OK(session.status());
   EXPECT_EQ(TrainUntilStop(**session, model), 6);
@@ -254,11 +255,10 @@ TEST(SessionRunHookTest, UserHookAddsToTheStepAndRequestsAStop) {
   ASSERT_OK((*session)->Run({}, {extra_runs.value()}, {}, &out));
   ExpectTensorEqual<float>(out[0], {2}, TensorShape({}));  // the hook's target ran in both steps
   ASSERT_OK((*session)->Close());
-  EXPECT_EQ(hook->calls,
-            (std::vector<std::string>{"Begin", "AfterCreateSession", "BeforeRun fetches=1",
-                                      "AfterRun results=1", "BeforeRun fetches=0",
-                                      "AfterRun results=1", "BeforeRun fetches=1",
-                                      "AfterRun results=1", "End"}));
+  EXPECT_EQ(hook->calls, (std::vector<std::string>{
+                             "Begin", "AfterCreateSession", "BeforeRun fetches=1",
+                             "AfterRun results=1", "BeforeRun fetches=0", "AfterRun results=1",
+                             "BeforeRun fetches=1", "AfterRun results=1", "End"}));
 }
 
 TEST(SessionRunHookTest, AFeedGivenByTheCallerAndAHookIsAnError) {

@@ -19,8 +19,7 @@ absl::StatusOr<Tensor> ScalarOf(double value, DataType dtype) {
     case DT_DOUBLE: return Tensor::Scalar<double>(value);
     case DT_INT32: return Tensor::Scalar<int32_t>(static_cast<int32_t>(value));
     case DT_INT64: return Tensor::Scalar<int64_t>(static_cast<int64_t>(value));
-    default:
-      return errors::InvalidArgument("cannot make a value of dtype ", DataTypeString(dtype));
+    default: return errors::InvalidArgument("cannot make a value of dtype ", DataTypeString(dtype));
   }
 }
 

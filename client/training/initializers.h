@@ -34,7 +34,8 @@ namespace training {
 // Builds the initial value of a variable of `shape` and `dtype` in a scope.
 class Initializer {
  public:
-  using BuildFn = std::function<Output(const Scope& scope, const TensorShape& shape, DataType dtype)>;
+  using BuildFn =
+      std::function<Output(const Scope& scope, const TensorShape& shape, DataType dtype)>;
 
   explicit Initializer(BuildFn build) : build_(std::move(build)) {}
 

@@ -122,8 +122,7 @@ TEST(InitializersTest, TruncatedNormalStaysWithinTwoDeviations) {
 
 TEST(InitializersTest, GlorotUniformLimitFromTheFans) {
   const double limit = std::sqrt(6.0 / (300 + 100));
-  const Stats s =
-      StatsOf(Samples(Initialized(GlorotUniform(300, 100), {300, 100}, DT_FLOAT)));
+  const Stats s = StatsOf(Samples(Initialized(GlorotUniform(300, 100), {300, 100}, DT_FLOAT)));
   EXPECT_GE(s.min, -limit);
   EXPECT_LE(s.max, limit);
   EXPECT_LT(s.min, -0.99 * limit);
@@ -185,7 +184,8 @@ TEST(InitializersTest, OpsAreNamedUnderTheVariable) {
   ASSERT_OK(root.ToGraphDef(&graph));
   std::vector<std::string> names;
   for (const NodeDef& n : graph.node()) names.push_back(n.name() + " " + n.op());
-  EXPECT_NE(std::find(names.begin(), names.end(), "w/Initializer/truncated_normal/TruncatedNormal TruncatedNormal"),
+  EXPECT_NE(std::find(names.begin(), names.end(),
+                      "w/Initializer/truncated_normal/TruncatedNormal TruncatedNormal"),
             names.end())
       << ::testing::PrintToString(names);
   for (const NodeDef& n : graph.node()) {

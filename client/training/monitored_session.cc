@@ -37,7 +37,8 @@ absl::Status CheckOptions(const MonitoredTrainingSessionOptions& options) {
       options.max_recovery_backoff < absl::ZeroDuration() ||
       options.wait_for_chief_timeout < absl::ZeroDuration() ||
       options.wait_for_chief_poll_interval <= absl::ZeroDuration()) {
-    return errors::InvalidArgument(kWho, ": the backoffs and the chief wait must not be negative, "
+    return errors::InvalidArgument(kWho,
+                                   ": the backoffs and the chief wait must not be negative, "
                                    "and the poll interval must be positive");
   }
   if (options.checkpoint_dir.empty() &&
@@ -75,9 +76,9 @@ class MergedStep {
   absl::Status AddFeeds(const ClientSession::FeedType& feeds, bool from_hook) {
     for (const auto& [output, value] : feeds) {
       if (!feeds_.emplace(output, value).second) {
-        return errors::InvalidArgument(kWho, ": tensor '", output.name(), "' is fed by ",
-                                       from_hook ? "a hook and by the caller or another hook"
-                                                 : "the caller twice");
+        return errors::InvalidArgument(
+            kWho, ": tensor '", output.name(), "' is fed by ",
+            from_hook ? "a hook and by the caller or another hook" : "the caller twice");
       }
     }
     return absl::OkStatus();
@@ -185,11 +186,13 @@ absl::Status MonitoredTrainingSession::CreateSession(absl::Status cause, int* at
     if (!cause.ok()) {
       if (*attempt >= options_.max_recoveries) {
         return WithContext(cause, options_.max_recoveries == 0
-                                      ? absl::StrCat(kWho, ": not recreating the session "
+                                      ? absl::StrCat(kWho,
+                                                     ": not recreating the session "
                                                      "(max_recoveries 0)")
-                                      : absl::StrCat(kWho, ": gave up recreating the session "
-                                                     "after attempt ", *attempt, "/",
-                                                     options_.max_recoveries));
+                                      : absl::StrCat(kWho,
+                                                     ": gave up recreating the session "
+                                                     "after attempt ",
+                                                     *attempt, "/", options_.max_recoveries));
       }
       ++*attempt;
       BackOff(cause, what, *attempt);
@@ -251,9 +254,9 @@ absl::Status MonitoredTrainingSession::WaitForChief() {
   bool waited = false;
   while (true) {
     std::vector<Tensor> out;
-    TG_RETURN_IF_ERROR(
-        WithContext(session_->Run({ready_op_}, &out),
-                    absl::StrCat(kWho, ": checking whether the chief has initialized the variables")));
+    TG_RETURN_IF_ERROR(WithContext(
+        session_->Run({ready_op_}, &out),
+        absl::StrCat(kWho, ": checking whether the chief has initialized the variables")));
     if (out[0].NumElements() == 0) {
       if (waited) Say("the chief has initialized the variables");
       return absl::OkStatus();
@@ -313,7 +316,8 @@ absl::Status MonitoredTrainingSession::RunWithHooks(const ClientSession::FeedTyp
   std::vector<Tensor> values;
   TG_RETURN_IF_ERROR(session_->Run(step.feeds(), step.fetches(), step.targets(), &values));
   for (size_t i = 0; i < hooks_.size(); ++i) {
-    TG_RETURN_IF_ERROR(hooks_[i]->AfterRun(context, SessionRunValues{Pick(values, hook_fetches[i])}));
+    TG_RETURN_IF_ERROR(
+        hooks_[i]->AfterRun(context, SessionRunValues{Pick(values, hook_fetches[i])}));
   }
   if (context.stop_requested()) stop_requested_ = true;
   if (outputs != nullptr) *outputs = Pick(values, caller_fetches);

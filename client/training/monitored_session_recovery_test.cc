@@ -29,13 +29,13 @@
 #include "client/training/global_step.h"
 #include "client/training/hooks.h"
 #include "client/training/monitored_session.h"
+#include "client/training/monitored_session_testutil.h"
 #include "client/training/variables.h"
+#include "core/platform/free_port.h"
+#include "core/platform/status_testutil.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
-#include "core/platform/free_port.h"
-#include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
-#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace training {
@@ -43,13 +43,12 @@ namespace {
 
 constexpr char kPs[] = "/job:ps/replica:0/task:0";
 
-
 // A ps and a worker task.
 class Cluster {
  public:
   Cluster() {
-    auto spec = ClusterSpec::FromFlag(absl::StrCat("ps=127.0.0.1:", FreePort(),
-                                                   ";worker=127.0.0.1:", FreePort()));
+    auto spec = ClusterSpec::FromFlag(
+        absl::StrCat("ps=127.0.0.1:", FreePort(), ";worker=127.0.0.1:", FreePort()));
     EXPECT_OK(spec.status());
     if (!spec.ok()) return;
     spec_ = *spec;
@@ -189,7 +188,8 @@ class CallCounter : public SessionRunHook {
 TEST(MonitoredSessionRecoveryTest, NonChiefWaitsForTheChiefToInitialize) {
   Cluster cluster;
   ASSERT_TRUE(cluster.ok());
-  CountingModel worker_model("/job:ps/task:0", "/job:worker/task:0");  // the non-chief's own graph, same variables
+  CountingModel worker_model("/job:ps/task:0",
+                             "/job:worker/task:0");  // the non-chief's own graph, same variables
   auto chief_only = std::make_shared<CallCounter>();
   MonitoredTrainingSessionOptions worker_options = Options(cluster);
   worker_options.is_chief = false;
@@ -197,7 +197,8 @@ TEST(MonitoredSessionRecoveryTest, NonChiefWaitsForTheChiefToInitialize) {
   worker_options.wait_for_chief_poll_interval = absl::Milliseconds(20);
   worker_options.chief_only_hooks = {chief_only};
   absl::StatusOr<std::unique_ptr<MonitoredTrainingSession>> worker = absl::UnknownError("not run");
-  std::thread waiting([&] { worker = MonitoredTrainingSession::Create(worker_model.root, worker_options); });
+  std::thread waiting(
+      [&] { worker = MonitoredTrainingSession::Create(worker_model.root, worker_options); });
   // Not a timing condition: the test holds whichever starts first.
   absl::SleepFor(absl::Milliseconds(200));
 

@@ -18,10 +18,10 @@
 #include "client/ops/standard_ops.h"
 #include "client/training/global_step.h"
 #include "client/training/hooks.h"
-#include "client/training/variables.h"
 #include "client/training/monitored_session_testutil.h"
-#include "gtest/gtest.h"
+#include "client/training/variables.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace training {
@@ -123,9 +123,9 @@ TEST(MonitoredTrainingSessionTest, AnAbortedStepRecreatesTheSessionRestoresAndRu
                      "attempt 1/3"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find(absl::StrCat("restored the variables from ", dir,
-                                  "/model.ckpt-4 (global step 4)")),
-            std::string::npos)
+  EXPECT_NE(
+      log.find(absl::StrCat("restored the variables from ", dir, "/model.ckpt-4 (global step 4)")),
+      std::string::npos)
       << log;
   EXPECT_NE(log.find("running the step again"), std::string::npos) << log;
   EXPECT_EQ((*session)->recoveries(), 1);
@@ -154,8 +154,8 @@ TEST(MonitoredTrainingSessionTest, RecoveryIsBoundedAndKeepsTheCode) {
 TEST(MonitoredTrainingSessionTest, OtherErrorsAreNotRetried) {
   CountingModel model;
   MonitoredTrainingSessionOptions options = Quiet();
-  options.hooks = {std::make_shared<FailingHook>(std::vector<int>{1},
-                                                 absl::InvalidArgumentError("bad hook"))};
+  options.hooks = {
+      std::make_shared<FailingHook>(std::vector<int>{1}, absl::InvalidArgumentError("bad hook"))};
   auto session = MonitoredTrainingSession::Create(model.root, options);
   ASSERT_OK(session.status());
   EXPECT_STATUS((*session)->Run({}, {}, {model.train}, nullptr), kInvalidArgument, "bad hook");

@@ -17,10 +17,10 @@
 #include "client/training/global_step.h"
 #include "client/training/monitored_session.h"
 #include "client/training/variables.h"
+#include "core/platform/status_testutil.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 #include "gtest/gtest.h"
-#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace training {
@@ -57,8 +57,9 @@ inline std::pair<int64_t, float> Values(MonitoredTrainingSession& session,
 // A directory under TEST_TMPDIR named after the running test.
 inline std::string TestDir() {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/",
-                                       testing::UnitTest::GetInstance()->current_test_info()->name());
+  const std::string dir =
+      absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/",
+                   testing::UnitTest::GetInstance()->current_test_info()->name());
   mkdir(dir.c_str(), 0755);
   return dir;
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_join.h"
-
 #include "client/gradients/gradients.h"
 #include "client/node_builder.h"
 #include "client/ops/array_ops.h"
@@ -176,8 +175,7 @@ Variable Optimizer::GetOrCreateSlot(const Scope& scope, const Variable& var,
 
 // GradientDescentOptimizer
 
-GradientDescentOptimizer::GradientDescentOptimizer(Hyperparameter learning_rate,
-                                                   const Attrs& attrs)
+GradientDescentOptimizer::GradientDescentOptimizer(Hyperparameter learning_rate, const Attrs& attrs)
     : Optimizer(attrs.name_.value_or("GradientDescent"), attrs.use_locking_),
       learning_rate_(std::move(learning_rate)) {}
 
@@ -214,9 +212,9 @@ Operation MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
   const Output lr = learning_rate_.ToTensor(scope.WithOpName("learning_rate"), var.dtype());
   const Output momentum = momentum_.ToTensor(scope.WithOpName("momentum"), var.dtype());
   if (var.is_resource()) {
-    return ops::ResourceApplyMomentum(scope, var.handle(), accum.handle(), lr, grad, momentum,
-                                      ops::ResourceApplyMomentum::UseLocking(use_locking())
-                                          .UseNesterov(use_nesterov_))
+    return ops::ResourceApplyMomentum(
+               scope, var.handle(), accum.handle(), lr, grad, momentum,
+               ops::ResourceApplyMomentum::UseLocking(use_locking()).UseNesterov(use_nesterov_))
         .operation;
   }
   return ops::ApplyMomentum(
@@ -264,9 +262,9 @@ AdamOptimizer::AdamOptimizer(Hyperparameter learning_rate, const Attrs& attrs)
 void AdamOptimizer::CreateSlots(const Scope& scope, const std::vector<Variable>& vars) {
   if (!beta1_power_.valid()) {
     // Colocated with the first variable by name, as TensorFlow does.
-    const Variable& first = *std::min_element(
-        vars.begin(), vars.end(),
-        [](const Variable& a, const Variable& b) { return a.name() < b.name(); });
+    const Variable& first =
+        *std::min_element(vars.begin(), vars.end(),
+                          [](const Variable& a, const Variable& b) { return a.name() < b.name(); });
     VariableOptions options;
     options.trainable = false;
     options.use_resource = first.is_resource();
@@ -308,14 +306,14 @@ std::vector<Operation> AdamOptimizer::Finish(const Scope& scope,
   std::vector<Operation> ops = updates;
   // beta_power *= beta, once every update has read the old value.
   const Scope after = ColocatedWith(scope.WithControlDependencies(updates), beta1_power_.op());
-  for (const auto& [power, beta] : {std::make_pair(&beta1_power_, beta1_),
-                                    std::make_pair(&beta2_power_, beta2_)}) {
+  for (const auto& [power, beta] :
+       {std::make_pair(&beta1_power_, beta1_), std::make_pair(&beta2_power_, beta2_)}) {
     const DataType dtype = power->dtype();
     const Output factor = Hyperparameter(beta).ToTensor(after, dtype);
     if (power->is_resource()) {
       const Output now = ops::ReadVariableOp(after, power->handle(), dtype);
-      ops.push_back(ops::AssignVariableOp(after, power->handle(), ops::Mul(after, now, factor))
-                        .operation);
+      ops.push_back(
+          ops::AssignVariableOp(after, power->handle(), ops::Mul(after, now, factor)).operation);
     } else {
       ops.push_back(ops::Assign(after, power->handle(), ops::Mul(after, power->handle(), factor),
                                 ops::Assign::UseLocking(use_locking()))

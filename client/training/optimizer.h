@@ -95,10 +95,9 @@ class Optimizer {
   // `name` (default: the optimizer's name, made unique), its update ops
   // "<name>/update_<var>/...". InvalidArgument when no gradient is valid, a
   // gradient's dtype is not its variable's, or a variable appears twice.
-  absl::StatusOr<Operation> ApplyGradients(const Scope& scope,
-                                           const std::vector<GradAndVar>& grads_and_vars,
-                                           const std::optional<Variable>& global_step = std::nullopt,
-                                           const std::string& name = "");
+  absl::StatusOr<Operation> ApplyGradients(
+      const Scope& scope, const std::vector<GradAndVar>& grads_and_vars,
+      const std::optional<Variable>& global_step = std::nullopt, const std::string& name = "");
 
   // ComputeGradients, then ApplyGradients.
   absl::StatusOr<Operation> Minimize(const Scope& scope, const Output& loss,

@@ -96,8 +96,9 @@ TEST_P(OptimizerTest, MomentumSlotAndUpdates) {
     // accum: [0.3, 0.4], then [0.57, 0.76].
     ExpectTensorNear<float>(Fetch(session, accum.value()), {0.57f, 0.76f}, TensorShape({2}));
     // Plain: var -= 2 * accum each step; Nesterov: var -= 2 * (grad + 0.9 * accum).
-    const std::vector<float> want = nesterov ? std::vector<float>{1 - 1.14f - 1.626f, 2 - 1.52f - 2.168f}
-                                             : std::vector<float>{1 - 0.6f - 1.14f, 2 - 0.8f - 1.52f};
+    const std::vector<float> want = nesterov
+                                        ? std::vector<float>{1 - 1.14f - 1.626f, 2 - 1.52f - 2.168f}
+                                        : std::vector<float>{1 - 0.6f - 1.14f, 2 - 0.8f - 1.52f};
     ExpectTensorNear<float>(Fetch(session, w.value()), want, TensorShape({2}));
   }
 }
@@ -120,8 +121,7 @@ TEST_P(OptimizerTest, AdagradStartsFromTheInitialAccumulatorValue) {
 
 TEST_P(OptimizerTest, AdamThreeStepsWithBiasCorrectionAndGlobalStep) {
   Scope root = Scope::NewRootScope();
-  Variable w(root, "w", {2}, DT_DOUBLE, Constant(Tensor::FromVector<double>({1, -2}, {2})),
-             kind());
+  Variable w(root, "w", {2}, DT_DOUBLE, Constant(Tensor::FromVector<double>({1, -2}, {2})), kind());
   Variable step = GetOrCreateGlobalStep(root);
   auto grad = ops::Placeholder(root, DT_DOUBLE);
   AdamOptimizer adam(0.1);
@@ -210,7 +210,8 @@ TEST_P(OptimizerTest, SlotsAndUpdatesRunOnTheVariablesDevice) {
   ASSERT_OK(session.Run(run_options, {}, {}, {*train}, nullptr, &metadata));
   std::map<std::string, std::string> device;
   for (const GraphDef& partition : metadata.partition_graphs()) {
-    for (const NodeDef& node : partition.node()) device[node.op() + " " + node.name()] = node.device();
+    for (const NodeDef& node : partition.node())
+      device[node.op() + " " + node.name()] = node.device();
   }
   const std::string cpu1 = std::string(kCpu) + "1";
   const std::string apply = GetParam() ? "ResourceApplyAdam" : "ApplyAdam";
@@ -249,14 +250,15 @@ TEST(OptimizerErrorsTest, NoGradientsAndMismatchedDtypes) {
   EXPECT_STATUS(sgd.ApplyGradients(root, {{Output(), w}}).status(), kInvalidArgument,
                 "GradientDescent: no gradients provided for any variable: ['w']");
   EXPECT_STATUS(sgd.ApplyGradients(root, {{ops::Const(root, {1.0, 1.0}), w}}).status(),
-                kInvalidArgument, "the gradient 'Const:0' for variable 'w' is double, the variable float");
+                kInvalidArgument,
+                "the gradient 'Const:0' for variable 'w' is double, the variable float");
   EXPECT_STATUS(sgd.ApplyGradients(root, {{ops::Const(root, {1, 1}), n}}).status(),
                 kInvalidArgument, "variable 'n' is int32; optimizers update float and double");
   const Variable invalid;
   EXPECT_STATUS(sgd.ApplyGradients(root, {{ops::Const(root, {1.f}), invalid}}).status(),
                 kInvalidArgument, "variable 0 of the gradient list is invalid");
-  EXPECT_STATUS(sgd.ApplyGradients(root, {{ops::Const(root, {1.f, 1.f}), w},
-                                         {ops::Const(root, {1.f, 1.f}), w}})
+  EXPECT_STATUS(sgd.ApplyGradients(
+                       root, {{ops::Const(root, {1.f, 1.f}), w}, {ops::Const(root, {1.f, 1.f}), w}})
                     .status(),
                 kInvalidArgument, "variable 'w' appears twice in the gradient list");
   // A skipped (invalid) gradient leaves its variable alone.
@@ -289,7 +291,8 @@ TEST(OptimizerErrorsTest, UpdateOpsCheckDtypesWhenBuilt) {
   Scope root = Scope::NewRootScope();
   auto w = ops::Variable(root.WithOpName("w"), {2}, DT_FLOAT);
   ops::ApplyGradientDescent(root.WithOpName("sgd"), w, 0.1, {1.f, 1.f});  // 0.1 is a double
-  EXPECT_STATUS(root.status(), kInvalidArgument, "node 'sgd' (ApplyGradientDescent): input 'alpha'");
+  EXPECT_STATUS(root.status(), kInvalidArgument,
+                "node 'sgd' (ApplyGradientDescent): input 'alpha'");
   Scope other = Scope::NewRootScope();
   auto h = ops::VarHandleOp(other.WithOpName("h"), DT_FLOAT, {2});
   ops::ApplyGradientDescent(other.WithOpName("sgd"), h, 0.1f, {1.f, 1.f});

@@ -103,8 +103,8 @@ absl::StatusOr<Variable> VariableFromOutput(const NodeIndex& nodes, const Output
     if (handle != nodes.end() && handle->second->op() == "VarHandleOp") node = handle->second;
   }
   if (!IsVariableOp(node->op())) {
-    return errors::InvalidArgument("Saver: var_list entry '", output.name(), "' (op ",
-                                   node->op(), ") is not a variable");
+    return errors::InvalidArgument("Saver: var_list entry '", output.name(), "' (op ", node->op(),
+                                   ") is not a variable");
   }
   return VariableFromNode(*node);
 }
@@ -171,16 +171,16 @@ Saver::Saver(const Scope& scope, const std::vector<Output>& var_list, const Save
 
 void Saver::Build(const Scope& scope, std::vector<Variable> variables) {
   if (variables.empty()) {
-    status_ = errors::InvalidArgument("Saver: no variables to save in scope '",
-                                      scope.name_scope(), "'");
+    status_ =
+        errors::InvalidArgument("Saver: no variables to save in scope '", scope.name_scope(), "'");
     return;
   }
   std::sort(variables.begin(), variables.end(),
             [](const Variable& a, const Variable& b) { return a.name < b.name; });
   for (size_t i = 1; i < variables.size(); ++i) {
     if (variables[i].name == variables[i - 1].name) {
-      status_ = errors::InvalidArgument("Saver: variable '", variables[i].name,
-                                        "' is listed twice");
+      status_ =
+          errors::InvalidArgument("Saver: variable '", variables[i].name, "' is listed twice");
       return;
     }
   }
@@ -201,8 +201,9 @@ void Saver::Build(const Scope& scope, std::vector<Variable> variables) {
     break;
   }
   const Scope ds = device.empty() ? s : s.WithDevice(device);
-  filename_ = ops::Placeholder(ds.WithOpName("filename"), DT_STRING,
-                               ops::Placeholder::Shape(PartialTensorShape(absl::Span<const int64_t>())));
+  filename_ =
+      ops::Placeholder(ds.WithOpName("filename"), DT_STRING,
+                       ops::Placeholder::Shape(PartialTensorShape(absl::Span<const int64_t>())));
   Output names_const = ops::Const(ds.WithOpName("tensor_names"), names);
   Output slices_const = ops::Const(ds.WithOpName("shape_and_slices"), slices);
 
@@ -290,12 +291,13 @@ absl::StatusOr<std::string> Saver::Save(ClientSession& session, const std::strin
   }
   // The state file moves to the new checkpoint before the old ones go, so it
   // never names a deleted checkpoint.
-  TG_RETURN_IF_ERROR(UpdateCheckpointState(Dirname(path), CheckpointState{path, kept},
-                                           options_.latest_filename));
+  TG_RETURN_IF_ERROR(
+      UpdateCheckpointState(Dirname(path), CheckpointState{path, kept}, options_.latest_filename));
   last_checkpoints_ = std::move(kept);
   for (const std::string& old : doomed) {
     absl::Status s = checkpoint::DeleteCheckpoint(old);
-    if (!s.ok()) std::fprintf(stderr, "Saver: could not delete old checkpoint: %s\n", s.ToString().c_str());
+    if (!s.ok())
+      std::fprintf(stderr, "Saver: could not delete old checkpoint: %s\n", s.ToString().c_str());
   }
   return path;
 }
@@ -352,9 +354,9 @@ absl::StatusOr<CheckpointState> GetCheckpointState(const std::string& dir,
 
 absl::Status UpdateCheckpointState(const std::string& dir, const CheckpointState& state,
                                    const std::string& latest_filename) {
-  std::string text = absl::StrCat("model_checkpoint_path: \"",
-                                  absl::CEscape(RelativePath(dir, state.model_checkpoint_path)),
-                                  "\"\n");
+  std::string text =
+      absl::StrCat("model_checkpoint_path: \"",
+                   absl::CEscape(RelativePath(dir, state.model_checkpoint_path)), "\"\n");
   for (const std::string& path : state.all_model_checkpoint_paths) {
     absl::StrAppend(&text, "all_model_checkpoint_paths: \"", absl::CEscape(RelativePath(dir, path)),
                     "\"\n");

@@ -147,8 +147,8 @@ struct CheckpointState {
 
 // Reads `<dir>/<latest_filename>`: NotFound if it does not exist, DataLoss
 // naming the file if it does not parse.
-absl::StatusOr<CheckpointState> GetCheckpointState(const std::string& dir,
-                                                   const std::string& latest_filename = "checkpoint");
+absl::StatusOr<CheckpointState> GetCheckpointState(
+    const std::string& dir, const std::string& latest_filename = "checkpoint");
 // Writes it atomically (a temporary file renamed into place).
 absl::Status UpdateCheckpointState(const std::string& dir, const CheckpointState& state,
                                    const std::string& latest_filename = "checkpoint");

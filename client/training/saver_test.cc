@@ -16,8 +16,8 @@
 #include "client/client_session.h"
 #include "client/ops/standard_ops.h"
 #include "core/platform/file.h"
-#include "core/util/checkpoint_format.h"
 #include "core/platform/status_testutil.h"
+#include "core/util/checkpoint_format.h"
 
 namespace tensorgrid {
 namespace training {
@@ -79,13 +79,15 @@ struct Model {
     vocab = ops::Variable(root.WithOpName("vocab"), {2}, DT_STRING);
     std::vector<Operation> inits;
     if (options.w_dtype == DT_FLOAT && options.w_shape == TensorShape({2, 2})) {
-      inits.push_back(ops::Assign(wd, w, Input::Initializer({scale, 2 * scale, 3 * scale, 4 * scale},
-                                                            TensorShape({2, 2})))
+      inits.push_back(ops::Assign(wd, w,
+                                  Input::Initializer({scale, 2 * scale, 3 * scale, 4 * scale},
+                                                     TensorShape({2, 2})))
                           .operation);
     }
     inits.push_back(ops::AssignVariableOp(root, b, {5 * scale, 6 * scale}).operation);
-    inits.push_back(ops::Assign(root, vocab, {"a" + std::to_string(static_cast<int>(scale)), std::string("b")})
-                        .operation);
+    inits.push_back(
+        ops::Assign(root, vocab, {"a" + std::to_string(static_cast<int>(scale)), std::string("b")})
+            .operation);
     if (options.with_step) {
       step = ops::Variable(root.WithOpName("step"), PartialTensorShape(absl::Span<const int64_t>()),
                            DT_INT64);
@@ -149,8 +151,8 @@ TEST(SaverTest, SavesAndRestoresRefAndResourceVariables) {
   fresh.ExpectValues(fresh_session, 1);
 
   // Into the saving session, after the variables changed.
-  ASSERT_OK(session.Run({}, {}, {ops::AssignAdd(m.root, m.w, Input::Initializer(1.f, {2, 2})).operation},
-                        nullptr));
+  ASSERT_OK(session.Run(
+      {}, {}, {ops::AssignAdd(m.root, m.w, Input::Initializer(1.f, {2, 2})).operation}, nullptr));
   ASSERT_OK(saver.Restore(session, *path));
   m.ExpectValues(session, 1);
 }
@@ -213,8 +215,9 @@ TEST(SaverTest, SaveOpsRunOnTheCpuOfTheFirstPlacedVariable) {
     }
   }
   EXPECT_TRUE(absl::EndsWith(save_device, "/device:CPU:1")) << save_device;
-  ASSERT_OK(session.Run({}, {}, {ops::AssignAdd(two.root, two.w, Input::Initializer(1.f, {2, 2})).operation},
-                        nullptr));
+  ASSERT_OK(session.Run(
+      {}, {}, {ops::AssignAdd(two.root, two.w, Input::Initializer(1.f, {2, 2})).operation},
+      nullptr));
   ASSERT_OK(two_saver.Restore(session, dir + "/model"));
   two.ExpectValues(session, 3);
 }
@@ -247,17 +250,20 @@ TEST(SaverTest, WritesTheCheckpointStateFileAndFindsTheLatest) {
 TEST(SaverTest, ReadsTensorFlowStateFilesAndRejectsGarbage) {
   const std::string dir = NewTestDir();
   SaveModel(dir + "/model", 1, 5);
-  WriteText(dir + "/checkpoint",
-            "model_checkpoint_path: \"" + dir + "/model-5\"\n"
-            "all_model_checkpoint_paths: \"" + dir + "/model-5\"\n"
-            "all_model_checkpoint_timestamps: 1700000000.5\n"
-            "last_preserved_timestamp: 1699999999.25\n");
+  WriteText(dir + "/checkpoint", "model_checkpoint_path: \"" + dir +
+                                     "/model-5\"\n"
+                                     "all_model_checkpoint_paths: \"" +
+                                     dir +
+                                     "/model-5\"\n"
+                                     "all_model_checkpoint_timestamps: 1700000000.5\n"
+                                     "last_preserved_timestamp: 1699999999.25\n");
   auto latest = LatestCheckpoint(dir);
   ASSERT_TRUE(latest.ok()) << latest.status();
   EXPECT_EQ(*latest, dir + "/model-5");
 
   WriteText(dir + "/checkpoint", "model_checkpoint_path: \"model-6\"\n");
-  EXPECT_STATUS(LatestCheckpoint(dir).status(), kNotFound, "names checkpoint '" + dir + "/model-6', which does not exist");
+  EXPECT_STATUS(LatestCheckpoint(dir).status(), kNotFound,
+                "names checkpoint '" + dir + "/model-6', which does not exist");
   WriteText(dir + "/checkpoint", "\x01\x02 garbage without a colon\n");
   EXPECT_STATUS(LatestCheckpoint(dir).status(), kDataLoss,
                 "checkpoint state file '" + dir + "/checkpoint' line 1");
@@ -276,7 +282,8 @@ TEST(SaverTest, MaxToKeepDeletesTheOldestCheckpoints) {
   ClientSession session(m.root);
   ASSERT_OK(session.Run({}, {}, {m.init}, nullptr));
   for (int step = 1; step <= 4; ++step) ASSERT_TRUE(saver.Save(session, dir + "/model", step).ok());
-  EXPECT_EQ(saver.last_checkpoints(), (std::vector<std::string>{dir + "/model-3", dir + "/model-4"}));
+  EXPECT_EQ(saver.last_checkpoints(),
+            (std::vector<std::string>{dir + "/model-3", dir + "/model-4"}));
   EXPECT_FALSE(checkpoint::CheckpointExists(dir + "/model-1"));
   EXPECT_FALSE(checkpoint::CheckpointExists(dir + "/model-2"));
   EXPECT_TRUE(checkpoint::CheckpointExists(dir + "/model-3"));
@@ -288,7 +295,8 @@ TEST(SaverTest, MaxToKeepDeletesTheOldestCheckpoints) {
 
   // Saving the same step again moves it to the end instead of duplicating it.
   ASSERT_TRUE(saver.Save(session, dir + "/model", 3).ok());
-  EXPECT_EQ(saver.last_checkpoints(), (std::vector<std::string>{dir + "/model-4", dir + "/model-3"}));
+  EXPECT_EQ(saver.last_checkpoints(),
+            (std::vector<std::string>{dir + "/model-4", dir + "/model-3"}));
 
   // A later run's Saver counts the checkpoints already there.
   Model later(2);
@@ -359,16 +367,18 @@ TEST(SaverTest, RestoreChecksShapesAndDtypes) {
   Saver saver(reshaped.root);
   ClientSession session(reshaped.root);
   absl::Status s = saver.Restore(session, path);
-  EXPECT_STATUS(s, kInvalidArgument,
-                "tensor 'w' in checkpoint '" + path + "' has shape [2,2], but the graph expects shape [4]");
+  EXPECT_STATUS(
+      s, kInvalidArgument,
+      "tensor 'w' in checkpoint '" + path + "' has shape [2,2], but the graph expects shape [4]");
 
   ModelOptions wrong_dtype;
   wrong_dtype.w_dtype = DT_INT32;
   Model retyped(0, wrong_dtype);
   Saver retyped_saver(retyped.root);
   ClientSession retyped_session(retyped.root);
-  EXPECT_STATUS(retyped_saver.Restore(retyped_session, path), kInvalidArgument,
-                "tensor 'w' in checkpoint '" + path + "' has dtype float, but the graph expects int32");
+  EXPECT_STATUS(
+      retyped_saver.Restore(retyped_session, path), kInvalidArgument,
+      "tensor 'w' in checkpoint '" + path + "' has dtype float, but the graph expects int32");
 
   Model m(0);
   Saver ok_saver(m.root);
@@ -393,7 +403,8 @@ TEST(SaverTest, CorruptedCheckpointsAreDataLossNamingFileAndTensor) {
   Saver saver(m.root);
   ClientSession session(m.root);
   absl::Status s = saver.Restore(session, path);
-  EXPECT_STATUS(s, kDataLoss, "tensor 'w' in checkpoint data file '" + data_path + "' is corrupted");
+  EXPECT_STATUS(s, kDataLoss,
+                "tensor 'w' in checkpoint data file '" + data_path + "' is corrupted");
 
   ASSERT_EQ(::truncate(data_path.c_str(), 40), 0);
   EXPECT_STATUS(saver.Restore(session, path), kDataLoss, "truncated");

@@ -66,7 +66,7 @@ struct SyncReplicasOptimizer::Built {
   int total_num_replicas = 0;
   bool one_gradient_per_worker = false;
   bool workers_have_indexes = false;  // WorkerIndex given: errors name workers
-  std::optional<Scope> chief_scope;  // Name()'s scope, without control dependencies
+  std::optional<Scope> chief_scope;   // Name()'s scope, without control dependencies
   Variable global_step;
   Output gate, token_queue;
   Output local_step;  // this worker's, read
@@ -315,19 +315,19 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   std::vector<Operation> applies;
   for (size_t i = 0; i < to_apply.size(); ++i) {
     const auto& [grad, var] = to_apply[i];
-    applies.push_back(NodeBuilder(g.Beside(sync, var.op()).WithOpName(var.name(),
-                                                                      "/apply_to_accumulator"),
-                                  "ResourceAccumulatorApplyTicketedGradient")
-                          .Input(g.accumulators[i].first)
-                          .Input(admitted_step)
-                          .Input(ticket)
-                          .Input(grad)
-                          .Finalize());
+    applies.push_back(
+        NodeBuilder(g.Beside(sync, var.op()).WithOpName(var.name(), "/apply_to_accumulator"),
+                    "ResourceAccumulatorApplyTicketedGradient")
+            .Input(g.accumulators[i].first)
+            .Input(admitted_step)
+            .Input(ticket)
+            .Input(grad)
+            .Finalize());
   }
   const Operation commit =
-      NodeBuilder(g.Beside(sync.WithControlDependencies(applies), global_step.op())
-                      .WithOpName("commit"),
-                  "SyncReplicasGateCommit")
+      NodeBuilder(
+          g.Beside(sync.WithControlDependencies(applies), global_step.op()).WithOpName("commit"),
+          "SyncReplicasGateCommit")
           .Input(g.gate)
           .Input(ticket)
           .Finalize();
@@ -345,16 +345,15 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
       NodeBuilder(at_step.WithOpName("taken"), "SyncReplicasGateTaken").Input(g.gate).Finalize();
   std::vector<GradAndVar> means;
   for (const auto& [acc, var] : g.accumulators) {
-    means.emplace_back(
-        Output(NodeBuilder(g.Beside(chief, var.op()).WithOpName(var.name(), "/mean"),
-                           "ResourceAccumulatorTakeTicketedGradients")
-                   .Input(acc)
-                   .Input(Output(taken, 0))
-                   .Input(Output(taken, 1))
-                   .Attr("dtype", var.dtype())
-                   .Finalize(),
-               0),
-        var);
+    means.emplace_back(Output(NodeBuilder(g.Beside(chief, var.op()).WithOpName(var.name(), "/mean"),
+                                          "ResourceAccumulatorTakeTicketedGradients")
+                                  .Input(acc)
+                                  .Input(Output(taken, 0))
+                                  .Input(Output(taken, 1))
+                                  .Attr("dtype", var.dtype())
+                                  .Finalize(),
+                              0),
+                       var);
   }
   TG_RETURN_IF_ERROR(scope.status());
   TG_ASSIGN_OR_RETURN(

@@ -9,8 +9,8 @@
 // Plain gradient descent with learning rate ½ on these losses is hand
 // computable: a step that averages the gradients of replicas S moves w to
 // ½·w + ½·mean(t_i, i ∈ S). A worker killed after its admission at the gate
-// is played by running the gate's Admit alone (AdmitAndDie). Waits are bounded (step and aggregation
-// timeouts); nothing asserts a duration.
+// is played by running the gate's Admit alone (AdmitAndDie). Waits are bounded (step and
+// aggregation timeouts); nothing asserts a duration.
 #include "client/training/sync_replicas_optimizer.h"
 
 #include <arpa/inet.h>
@@ -37,20 +37,19 @@
 #include "client/training/global_step.h"
 #include "client/training/hooks.h"
 #include "client/training/monitored_session.h"
+#include "client/training/monitored_session_testutil.h"
 #include "client/training/variables.h"
+#include "core/platform/free_port.h"
+#include "core/platform/status_testutil.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
-#include "core/platform/free_port.h"
-#include "client/training/monitored_session_testutil.h"
 #include "gtest/gtest.h"
-#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace training {
 namespace {
 
 constexpr int64_t kStepTimeoutMs = 60000;  // bounds every step of every session here
-
 
 // One ps task and `workers` worker tasks.
 class Cluster {

@@ -16,9 +16,7 @@ namespace {
 constexpr char kInitializerAttr[] = "_tg_initializer";
 constexpr char kCollectionsAttr[] = "_tg_collections";
 
-std::string ReadOpName(const std::string& variable) {
-  return variable + "/Read/ReadVariableOp";
-}
+std::string ReadOpName(const std::string& variable) { return variable + "/Read/ReadVariableOp"; }
 
 std::vector<std::string> Collections(const VariableOptions& options) {
   std::vector<std::string> collections = {kGlobalVariables};
@@ -130,12 +128,12 @@ Variable Variable::FromNodeDef(const NodeDef& node) {
   v.shape_ = TensorShape(dims);
   v.dtype_ = dtype;
   v.is_resource_ = resource;
-  v.trainable_ = std::find(collections.begin(), collections.end(), kTrainableVariables) !=
-                 collections.end();
+  v.trainable_ =
+      std::find(collections.begin(), collections.end(), kTrainableVariables) != collections.end();
   v.handle_ = Output(Operation(node.name(), {resource ? DT_RESOURCE : MakeRefType(dtype)}), 0);
   v.value_ = resource ? Output(Operation(ReadOpName(node.name()), {dtype}), 0) : v.handle_;
-  v.initializer_ = Operation(initializer, resource ? std::vector<DataType>{}
-                                                   : std::vector<DataType>{MakeRefType(dtype)});
+  v.initializer_ = Operation(
+      initializer, resource ? std::vector<DataType>{} : std::vector<DataType>{MakeRefType(dtype)});
   return v;
 }
 
@@ -178,9 +176,10 @@ Output ReportUninitializedVariables(const Scope& outer) {
   std::vector<std::string> names;
   for (const Variable& v : vars) {
     const Scope colocated = scope.ColocateWith(v.op());
-    Operation check = v.is_resource()
-                          ? NodeBuilder(colocated, "VarIsInitializedOp").Input(v.handle()).Finalize()
-                          : NodeBuilder(colocated, "IsVariableInitialized").Input(v.handle()).Finalize();
+    Operation check =
+        v.is_resource()
+            ? NodeBuilder(colocated, "VarIsInitializedOp").Input(v.handle()).Finalize()
+            : NodeBuilder(colocated, "IsVariableInitialized").Input(v.handle()).Finalize();
     checks.push_back(Output(check, 0));
     names.push_back(v.name());
   }

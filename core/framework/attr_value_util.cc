@@ -31,8 +31,8 @@ const char* ValueCaseName(const AttrValue& v) {
 absl::StatusOr<const AttrValue*> FindAttr(const NodeDef& node, absl::string_view name) {
   auto it = node.attr().find(std::string(name));
   if (it == node.attr().end()) {
-    return errors::InvalidArgument("node '", node.name(), "' (", node.op(), ") has no attr '",
-                                   name, "'");
+    return errors::InvalidArgument("node '", node.name(), "' (", node.op(), ") has no attr '", name,
+                                   "'");
   }
   return &it->second;
 }
@@ -43,12 +43,12 @@ absl::Status WrongType(const NodeDef& node, absl::string_view name, const AttrVa
                                  ") holds ", ValueCaseName(v), ", expected ", want);
 }
 
-#define TG_GET_SCALAR_ATTR_(CPP, CASE, FIELD, WANT)                                    \
-  absl::Status GetScalar(const NodeDef& node, absl::string_view name, CPP* out) {      \
-    TG_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node, name));                     \
-    if (v->value_case() != AttrValue::CASE) return WrongType(node, name, *v, WANT);    \
-    *out = static_cast<CPP>(v->FIELD());                                               \
-    return absl::OkStatus();                                                           \
+#define TG_GET_SCALAR_ATTR_(CPP, CASE, FIELD, WANT)                                 \
+  absl::Status GetScalar(const NodeDef& node, absl::string_view name, CPP* out) {   \
+    TG_ASSIGN_OR_RETURN(const AttrValue* v, FindAttr(node, name));                  \
+    if (v->value_case() != AttrValue::CASE) return WrongType(node, name, *v, WANT); \
+    *out = static_cast<CPP>(v->FIELD());                                            \
+    return absl::OkStatus();                                                        \
   }
 TG_GET_SCALAR_ATTR_(std::string, kS, s, "string")
 TG_GET_SCALAR_ATTR_(int64_t, kI, i, "int")
@@ -66,11 +66,21 @@ absl::StatusOr<const AttrValue::ListValue*> GetList(const NodeDef& node, absl::s
 
 }  // namespace
 
-absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, std::string* o) { return GetScalar(n, a, o); }
-absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, int64_t* o) { return GetScalar(n, a, o); }
-absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, float* o) { return GetScalar(n, a, o); }
-absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, bool* o) { return GetScalar(n, a, o); }
-absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, DataType* o) { return GetScalar(n, a, o); }
+absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, std::string* o) {
+  return GetScalar(n, a, o);
+}
+absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, int64_t* o) {
+  return GetScalar(n, a, o);
+}
+absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, float* o) {
+  return GetScalar(n, a, o);
+}
+absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, bool* o) {
+  return GetScalar(n, a, o);
+}
+absl::Status GetNodeAttr(const NodeDef& n, absl::string_view a, DataType* o) {
+  return GetScalar(n, a, o);
+}
 
 absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, int32_t* out) {
   int64_t v;
@@ -88,7 +98,8 @@ absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, PartialTen
   if (v->value_case() != AttrValue::kShape) return WrongType(node, name, *v, "shape");
   auto shape = PartialTensorShape::FromProto(v->shape());
   if (!shape.ok()) {
-    return WithContext(shape.status(), absl::StrCat("attr '", name, "' of node '", node.name(), "'"));
+    return WithContext(shape.status(),
+                       absl::StrCat("attr '", name, "' of node '", node.name(), "'"));
   }
   *out = *shape;
   return absl::OkStatus();
@@ -125,7 +136,8 @@ absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vecto
   return absl::OkStatus();
 }
 
-absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vector<std::string>* out) {
+absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name,
+                         std::vector<std::string>* out) {
   TG_ASSIGN_OR_RETURN(const AttrValue::ListValue* l, GetList(node, name));
   out->assign(l->s().begin(), l->s().end());
   return absl::OkStatus();
@@ -219,9 +231,12 @@ absl::Status ParseAttrValue(absl::string_view type, absl::string_view text, Attr
     return errors::InvalidArgument("cannot parse '", text, "' as a value of type ", type);
   };
   if (type == "bool") {
-    if (text == "true") out->set_b(true);
-    else if (text == "false") out->set_b(false);
-    else return bad();
+    if (text == "true")
+      out->set_b(true);
+    else if (text == "false")
+      out->set_b(false);
+    else
+      return bad();
   } else if (type == "int") {
     int64_t i;
     if (!absl::SimpleAtoi(text, &i)) return bad();
@@ -231,7 +246,8 @@ absl::Status ParseAttrValue(absl::string_view type, absl::string_view text, Attr
     if (!absl::SimpleAtof(text, &f)) return bad();
     out->set_f(f);
   } else if (type == "string") {
-    if (text.size() < 2 || (text.front() != '\'' && text.front() != '"') || text.back() != text.front()) {
+    if (text.size() < 2 || (text.front() != '\'' && text.front() != '"') ||
+        text.back() != text.front()) {
       return bad();
     }
     out->set_s(std::string(text.substr(1, text.size() - 2)));
@@ -257,12 +273,18 @@ absl::Status ParseAttrValue(absl::string_view type, absl::string_view text, Attr
     for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
       AttrValue one;
       TG_RETURN_IF_ERROR(ParseAttrValue(elem, item, &one));
-      if (elem == "int") list->add_i(one.i());
-      else if (elem == "float") list->add_f(one.f());
-      else if (elem == "bool") list->add_b(one.b());
-      else if (elem == "string") list->add_s(one.s());
-      else if (elem == "type") list->add_type(one.type());
-      else return bad();
+      if (elem == "int")
+        list->add_i(one.i());
+      else if (elem == "float")
+        list->add_f(one.f());
+      else if (elem == "bool")
+        list->add_b(one.b());
+      else if (elem == "string")
+        list->add_s(one.s());
+      else if (elem == "type")
+        list->add_type(one.type());
+      else
+        return bad();
     }
   } else {
     return bad();

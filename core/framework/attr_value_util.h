@@ -36,7 +36,8 @@ absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, Tensor* ou
 absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vector<int64_t>* out);
 absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vector<int32_t>* out);
 absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vector<DataType>* out);
-absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vector<std::string>* out);
+absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name,
+                         std::vector<std::string>* out);
 bool HasNodeAttr(const NodeDef& node, absl::string_view name);
 
 // Setters for building NodeDefs in code.

@@ -51,10 +51,10 @@ struct CollectiveOpParams {
   int group_size = 0;
   int instance_key = 0;
   DataType dtype = DT_INVALID;
-  TensorShape shape;      // this member's input shape (the broadcast shape)
-  std::string merge_op;   // kReduce: "Add", "Mul", "Min", "Max"
-  std::string final_op;   // kReduce: "Id", "Div"
-  bool is_source = false; // kBroadcast: this member sends
+  TensorShape shape;       // this member's input shape (the broadcast shape)
+  std::string merge_op;    // kReduce: "Add", "Mul", "Min", "Max"
+  std::string final_op;    // kReduce: "Id", "Div"
+  bool is_source = false;  // kBroadcast: this member sends
   absl::Duration timeout = kDefaultCollectiveTimeout;
 };
 

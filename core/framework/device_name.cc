@@ -131,9 +131,7 @@ absl::StatusOr<ParsedDeviceName> DeviceNameUtils::Parse(absl::string_view name) 
       case 2:
         TG_RETURN_IF_ERROR(ParseIndex(name, "replica", value, &out.has_replica, &out.replica));
         break;
-      case 3:
-        TG_RETURN_IF_ERROR(ParseIndex(name, "task", value, &out.has_task, &out.task));
-        break;
+      case 3: TG_RETURN_IF_ERROR(ParseIndex(name, "task", value, &out.has_task, &out.task)); break;
       default:
         if (legacy) {
           TG_RETURN_IF_ERROR(ParseType(name, key, &out));

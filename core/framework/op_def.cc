@@ -51,7 +51,8 @@ namespace {
 
 // "name: rest" -> (name, rest)
 absl::Status SplitSpec(absl::string_view spec, std::string* name, std::string* rest) {
-  std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
+  std::pair<absl::string_view, absl::string_view> parts =
+      absl::StrSplit(spec, absl::MaxSplits(':', 1));
   *name = std::string(absl::StripAsciiWhitespace(parts.first));
   *rest = std::string(absl::StripAsciiWhitespace(parts.second));
   if (name->empty() || rest->empty()) {
@@ -112,7 +113,8 @@ absl::StatusOr<ArgDef> ParseArgSpec(absl::string_view spec, const std::vector<At
   TG_RETURN_IF_ERROR(SplitSpec(spec, &arg.name, &type));
   absl::string_view t(type);
   if (absl::ConsumePrefix(&t, "Ref(")) {
-    if (!absl::ConsumeSuffix(&t, ")")) return errors::InvalidArgument("unclosed Ref( in '", spec, "'");
+    if (!absl::ConsumeSuffix(&t, ")"))
+      return errors::InvalidArgument("unclosed Ref( in '", spec, "'");
     arg.is_ref = true;
   }
   if (size_t star = t.find('*'); star != absl::string_view::npos) {
@@ -135,13 +137,15 @@ absl::StatusOr<ArgDef> ParseArgSpec(absl::string_view spec, const std::vector<At
     }
   } else {
     auto dt = DataTypeFromString(t);
-    if (!dt.ok()) return errors::InvalidArgument("arg '", spec, "': unknown type or attr '", t, "'");
+    if (!dt.ok())
+      return errors::InvalidArgument("arg '", spec, "': unknown type or attr '", t, "'");
     arg.type = *dt;
   }
   if (!arg.number_attr.empty()) {
     const AttrDef* n = find(arg.number_attr);
     if (n == nullptr || n->type != "int") {
-      return errors::InvalidArgument("arg '", spec, "': '", arg.number_attr, "' is not an int attr");
+      return errors::InvalidArgument("arg '", spec, "': '", arg.number_attr,
+                                     "' is not an int attr");
     }
   }
   return arg;
@@ -265,8 +269,8 @@ namespace {
 
 absl::Status CheckAttrValue(const NodeDef& node, const AttrDef& def, const AttrValue& value) {
   auto fail = [&](auto&&... msg) {
-    return errors::InvalidArgument("attr '", def.name, "' of node '", node.name(), "' (",
-                                   node.op(), ") ", msg...);
+    return errors::InvalidArgument("attr '", def.name, "' of node '", node.name(), "' (", node.op(),
+                                   ") ", msg...);
   };
   absl::Status type_ok = AttrValueHasType(value, def.type);
   if (!type_ok.ok()) return fail(type_ok.message());
@@ -275,9 +279,11 @@ absl::Status CheckAttrValue(const NodeDef& node, const AttrDef& def, const AttrV
     if (value.value_case() == AttrValue::kType) got.push_back(value.type());
     for (int t : value.list().type()) got.push_back(static_cast<DataType>(t));
     for (DataType t : got) {
-      if (std::find(def.allowed_types.begin(), def.allowed_types.end(), t) == def.allowed_types.end()) {
+      if (std::find(def.allowed_types.begin(), def.allowed_types.end(), t) ==
+          def.allowed_types.end()) {
         std::string allowed;
-        for (DataType a : def.allowed_types) absl::StrAppend(&allowed, allowed.empty() ? "" : ", ", DataTypeString(a));
+        for (DataType a : def.allowed_types)
+          absl::StrAppend(&allowed, allowed.empty() ? "" : ", ", DataTypeString(a));
         return fail("is ", DataTypeString(t), ", not one of the allowed types {", allowed, "}");
       }
     }
@@ -330,8 +336,8 @@ absl::Status ValidateNodeDef(const OpDef& op, NodeDef* node, bool check_inputs) 
     if (absl::StartsWith(name, "_")) continue;
     const AttrDef* def = op.FindAttr(name);
     if (def == nullptr) {
-      return errors::InvalidArgument("node '", node->name(), "' has attr '", name,
-                                     "' that op ", op.name, " does not define");
+      return errors::InvalidArgument("node '", node->name(), "' has attr '", name, "' that op ",
+                                     op.name, " does not define");
     }
     TG_RETURN_IF_ERROR(CheckAttrValue(*node, *def, value));
   }

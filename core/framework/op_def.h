@@ -56,7 +56,8 @@ struct ArgDef {
 
 struct AttrDef {
   std::string name;
-  std::string type;  // "type", "int", "float", "bool", "string", "shape", "tensor", "list(type)", ...
+  std::string
+      type;  // "type", "int", "float", "bool", "string", "shape", "tensor", "list(type)", ...
   std::optional<AttrValue> default_value;
   std::vector<DataType> allowed_types;  // empty: any
   std::vector<std::string> allowed_strings;

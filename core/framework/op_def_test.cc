@@ -3,8 +3,8 @@
 #include "core/framework/attr_value_util.h"
 #include "core/framework/device.h"
 #include "core/framework/op_kernel.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {
@@ -41,11 +41,8 @@ TEST(OpDefBuilderTest, ParsesArgsAndAttrs) {
 }
 
 TEST(OpDefBuilderTest, DocSplitsSummaryDescriptionAndArgs) {
-  OpDef op = MustFinalize(OpDefBuilder("Doc")
-                              .Input("x: float")
-                              .Output("y: float")
-                              .Attr("scale: float = 1")
-                              .Doc(R"doc(
+  OpDef op = MustFinalize(
+      OpDefBuilder("Doc").Input("x: float").Output("y: float").Attr("scale: float = 1").Doc(R"doc(
 y = scale * x, element-wise,
 for any shape.
 
@@ -110,7 +107,8 @@ TEST_F(ValidateNodeDefTest, NamesNodeAndAttrOnMismatch) {
   NodeDef wrong_type = Node(2);
   SetAttr(&wrong_type, "T", DT_DOUBLE);
   SetAttr(&wrong_type, "N", 2);
-  EXPECT_STATUS(ValidateNodeDef(op_, &wrong_type), kInvalidArgument, "not one of the allowed types");
+  EXPECT_STATUS(ValidateNodeDef(op_, &wrong_type), kInvalidArgument,
+                "not one of the allowed types");
 
   NodeDef wrong_kind = Node(2);
   SetAttr(&wrong_kind, "T", DT_FLOAT);
@@ -144,7 +142,8 @@ TEST(KernelRegistryTest, MissingKernelIsUnimplementedNamingOpAndNode) {
   const OpDef* op = OpRegistry::Global()->Find("KernelLessOpForTest");
   ASSERT_NE(op, nullptr);
   EXPECT_STATUS(KernelRegistry::Global()->CreateKernel(device.get(), n, *op).status(),
-                kUnimplemented, "no CPU kernel for op 'KernelLessOpForTest' (node 'lonely', T=float)");
+                kUnimplemented,
+                "no CPU kernel for op 'KernelLessOpForTest' (node 'lonely', T=float)");
 }
 
 }  // namespace

@@ -84,10 +84,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(Device* d
       }
     }
     std::sort(attrs.begin(), attrs.end());
-    return errors::Unimplemented("no ", device->device_type(), " kernel for op '", node.op(),
-                                 "' (node '", node.name(), "'",
-                                 attrs.empty() ? "" : absl::StrCat(", ", absl::StrJoin(attrs, ", ")),
-                                 ")");
+    return errors::Unimplemented(
+        "no ", device->device_type(), " kernel for op '", node.op(), "' (node '", node.name(), "'",
+        attrs.empty() ? "" : absl::StrCat(", ", absl::StrJoin(attrs, ", ")), ")");
   }
   std::vector<DataType> inputs, outputs;
   TG_RETURN_IF_ERROR(InOutTypesForNode(node, op_def, &inputs, &outputs));

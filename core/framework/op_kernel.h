@@ -45,7 +45,10 @@ class OpKernelConstruction {
  public:
   OpKernelConstruction(Device* device, const NodeDef& def, const OpDef& op_def,
                        std::vector<DataType> input_types, std::vector<DataType> output_types)
-      : device_(device), def_(def), op_def_(op_def), input_types_(std::move(input_types)),
+      : device_(device),
+        def_(def),
+        op_def_(op_def),
+        input_types_(std::move(input_types)),
         output_types_(std::move(output_types)) {}
 
   template <typename T>
@@ -130,7 +133,7 @@ class OpKernelContext {
     TensorValue* inputs = nullptr;  // kernel->num_inputs() values
     CallFrame* call_frame = nullptr;
     CancellationManager* cancellation = nullptr;
-    Rendezvous* rendezvous = nullptr;  // the step's, for _Send/_Recv
+    Rendezvous* rendezvous = nullptr;          // the step's, for _Send/_Recv
     CollectiveExecutor* collective = nullptr;  // the worker's, for Collective* ops
   };
   explicit OpKernelContext(const Params& params);
@@ -231,12 +234,13 @@ struct KernelRegistrar {
 };
 
 #define TG_REGISTER_KERNEL(builder, ...) TG_REGISTER_KERNEL_UNIQ_(__COUNTER__, builder, __VA_ARGS__)
-#define TG_REGISTER_KERNEL_UNIQ_(ctr, builder, ...) TG_REGISTER_KERNEL_UNIQ2_(ctr, builder, __VA_ARGS__)
-#define TG_REGISTER_KERNEL_UNIQ2_(ctr, builder, ...)                                  \
-  static ::tensorgrid::KernelRegistrar tg_kernel_registrar_##ctr(                       \
-      ::tensorgrid::builder, [](::tensorgrid::OpKernelConstruction& ctx)                \
-                                 -> std::unique_ptr<::tensorgrid::OpKernel> {           \
-        return std::make_unique<__VA_ARGS__>(ctx);                                      \
+#define TG_REGISTER_KERNEL_UNIQ_(ctr, builder, ...) \
+  TG_REGISTER_KERNEL_UNIQ2_(ctr, builder, __VA_ARGS__)
+#define TG_REGISTER_KERNEL_UNIQ2_(ctr, builder, ...)                                           \
+  static ::tensorgrid::KernelRegistrar tg_kernel_registrar_##ctr(                              \
+      ::tensorgrid::builder,                                                                   \
+      [](::tensorgrid::OpKernelConstruction& ctx) -> std::unique_ptr<::tensorgrid::OpKernel> { \
+        return std::make_unique<__VA_ARGS__>(ctx);                                             \
       })
 
 }  // namespace tensorgrid

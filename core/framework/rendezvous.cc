@@ -34,7 +34,8 @@ absl::Status LocalRendezvous::Send(const std::string& key, const Tensor& value) 
     if (!aborted_.ok()) return aborted_;
     Item& item = table_[key];
     if (item.waiters.empty()) {
-      if (item.has_value) return errors::AlreadyExists("tensor '", key, "' was sent twice in one step");
+      if (item.has_value)
+        return errors::AlreadyExists("tensor '", key, "' was sent twice in one step");
       item.has_value = true;
       item.value = value;
       return absl::OkStatus();

@@ -3,10 +3,9 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
-
 #include "core/platform/status.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {
@@ -15,7 +14,9 @@ const std::string kKey = CreateRendezvousKey("/job:a/replica:0/task:0/device:CPU
                                              "/job:a/replica:0/task:0/device:CPU:1", "edge_x_0");
 
 TEST(RendezvousTest, KeyFormat) {
-  EXPECT_EQ(kKey, "/job:a/replica:0/task:0/device:CPU:0;abc;/job:a/replica:0/task:0/device:CPU:1;edge_x_0;0:0");
+  EXPECT_EQ(
+      kKey,
+      "/job:a/replica:0/task:0/device:CPU:0;abc;/job:a/replica:0/task:0/device:CPU:1;edge_x_0;0:0");
 }
 
 TEST(RendezvousTest, SendThenRecvSharesTheBuffer) {

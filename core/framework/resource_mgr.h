@@ -54,8 +54,8 @@ class ResourceMgr {
     absl::MutexLock lock(&mu_);
     Key key{container, name};
     if (resources_.count(key)) {
-      return errors::AlreadyExists("resource '", name, "' already exists in container '",
-                                   container, "'");
+      return errors::AlreadyExists("resource '", name, "' already exists in container '", container,
+                                   "'");
     }
     resources_[key] = Entry{std::type_index(typeid(T)), std::move(r)};
     return absl::OkStatus();
@@ -63,7 +63,8 @@ class ResourceMgr {
 
   // NotFound if absent; InvalidArgument if it is another type.
   template <typename T>
-  absl::StatusOr<std::shared_ptr<T>> Lookup(const std::string& container, const std::string& name) const {
+  absl::StatusOr<std::shared_ptr<T>> Lookup(const std::string& container,
+                                            const std::string& name) const {
     absl::MutexLock lock(&mu_);
     auto it = resources_.find(Key{container, name});
     if (it == resources_.end()) {
@@ -73,9 +74,9 @@ class ResourceMgr {
   }
 
   template <typename T>
-  absl::StatusOr<std::shared_ptr<T>> LookupOrCreate(const std::string& container,
-                                                    const std::string& name,
-                                                    const std::function<std::shared_ptr<T>()>& create) {
+  absl::StatusOr<std::shared_ptr<T>> LookupOrCreate(
+      const std::string& container, const std::string& name,
+      const std::function<std::shared_ptr<T>()>& create) {
     absl::MutexLock lock(&mu_);
     Key key{container, name};
     auto it = resources_.find(key);

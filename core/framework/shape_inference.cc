@@ -63,13 +63,15 @@ absl::Status MatMul(ShapeInferenceContext& c) {
   const PartialTensorShape& b = c.input(1);
   if (a.unknown_rank() || b.unknown_rank()) return absl::OkStatus();
   if (a.dims() != 2 || b.dims() != 2) {
-    return errors::InvalidArgument("node '", c.node().name(), "' (MatMul): inputs must be matrices, got ",
-                                   a.DebugString(), " and ", b.DebugString());
+    return errors::InvalidArgument("node '", c.node().name(),
+                                   "' (MatMul): inputs must be matrices, got ", a.DebugString(),
+                                   " and ", b.DebugString());
   }
   int64_t k1 = a.dim_size(ta ? 0 : 1), k2 = b.dim_size(tb ? 1 : 0);
   if (k1 >= 0 && k2 >= 0 && k1 != k2) {
-    return errors::InvalidArgument("node '", c.node().name(), "' (MatMul): inner dimensions differ: ",
-                                   a.DebugString(), " x ", b.DebugString());
+    return errors::InvalidArgument("node '", c.node().name(),
+                                   "' (MatMul): inner dimensions differ: ", a.DebugString(), " x ",
+                                   b.DebugString());
   }
   c.set_output(0, PartialTensorShape({a.dim_size(ta ? 1 : 0), b.dim_size(tb ? 0 : 1)}));
   return absl::OkStatus();

@@ -13,7 +13,8 @@ namespace tensorgrid {
 
 class ShapeInferenceContext {
  public:
-  ShapeInferenceContext(const NodeDef& node, std::vector<PartialTensorShape> inputs, int num_outputs)
+  ShapeInferenceContext(const NodeDef& node, std::vector<PartialTensorShape> inputs,
+                        int num_outputs)
       : node_(node), inputs_(std::move(inputs)), outputs_(num_outputs) {}
 
   const NodeDef& node() const { return node_; }

@@ -125,7 +125,8 @@ TensorBuffer* TensorBuffer::New(DataType dtype, int64_t num_elements, size_t byt
 void TensorBuffer::Delete() {
   if (dtype_ == DT_STRING) DestroyObjects<std::string>(data_, num_elements_);
   if (dtype_ == DT_RESOURCE) DestroyObjects<ResourceHandle>(data_, num_elements_);
-  if (capacity_ < LargeBlockCache::kMinBytes || !BlockCache().Put(data_, capacity_)) std::free(data_);
+  if (capacity_ < LargeBlockCache::kMinBytes || !BlockCache().Put(data_, capacity_))
+    std::free(data_);
   delete this;
 }
 
@@ -146,8 +147,8 @@ absl::StatusOr<Tensor> Tensor::Allocate(DataType dtype, const TensorShape& shape
   t.shape_ = shape;
   t.buf_ = TensorBuffer::New(dtype, shape.num_elements(), static_cast<size_t>(bytes));
   if (t.buf_ == nullptr) {
-    return errors::ResourceExhausted("out of memory allocating ", bytes, " bytes for a tensor of shape ",
-                                     shape.DebugString());
+    return errors::ResourceExhausted("out of memory allocating ", bytes,
+                                     " bytes for a tensor of shape ", shape.DebugString());
   }
   return t;
 }
@@ -164,7 +165,10 @@ Tensor::Tensor(const Tensor& other)
 }
 
 Tensor::Tensor(Tensor&& other) noexcept
-    : dtype_(other.dtype_), shape_(std::move(other.shape_)), buf_(other.buf_), offset_(other.offset_) {
+    : dtype_(other.dtype_),
+      shape_(std::move(other.shape_)),
+      buf_(other.buf_),
+      offset_(other.offset_) {
   other.buf_ = nullptr;
   other.dtype_ = DT_INVALID;
 }

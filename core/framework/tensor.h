@@ -115,9 +115,7 @@ class Tensor {
     TG_DCHECK(NumElements() == 1);
     return data<T>()[0];
   }
-  void* raw_data() const {
-    return buf_ ? static_cast<char*>(buf_->data()) + offset_ : nullptr;
-  }
+  void* raw_data() const { return buf_ ? static_cast<char*>(buf_->data()) + offset_ : nullptr; }
 
   // Rows [start, limit) of dimension 0, sharing this tensor's buffer.
   Tensor Slice(int64_t start, int64_t limit) const;
@@ -126,9 +124,7 @@ class Tensor {
   // A copy with its own buffer.
   Tensor DeepCopy() const;
 
-  bool SharesBufferWith(const Tensor& other) const {
-    return buf_ != nullptr && buf_ == other.buf_;
-  }
+  bool SharesBufferWith(const Tensor& other) const { return buf_ != nullptr && buf_ == other.buf_; }
   // True when no other Tensor shares the buffer (safe to update in place).
   bool RefCountIsOne() const { return buf_ != nullptr && buf_->RefCountIsOne(); }
 

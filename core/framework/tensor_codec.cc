@@ -35,7 +35,8 @@ absl::Status FillHalfLike(const TensorProto& proto, int64_t n, T* out) {
   for (int64_t i = 0; i < n; ++i) {
     uint16_t bits = proto.half_val_size() == 0
                         ? 0
-                        : static_cast<uint16_t>(proto.half_val(std::min<int64_t>(i, proto.half_val_size() - 1)));
+                        : static_cast<uint16_t>(
+                              proto.half_val(std::min<int64_t>(i, proto.half_val_size() - 1)));
     std::memcpy(static_cast<void*>(&out[i]), &bits, sizeof(bits));
   }
   return absl::OkStatus();
@@ -83,7 +84,8 @@ absl::Status FillFromTypedFields(const TensorProto& proto, Tensor* t) {
       return absl::OkStatus();
     }
     default:
-      return errors::InvalidArgument("tensor proto has unsupported dtype ", DataTypeString(t->dtype()));
+      return errors::InvalidArgument("tensor proto has unsupported dtype ",
+                                     DataTypeString(t->dtype()));
   }
 }
 
@@ -141,8 +143,7 @@ void TensorToProto(const Tensor& t, TensorProto* proto, bool use_tensor_content)
         p->set_maybe_type_name(h.type_name);
       }
       return;
-    default:
-      break;
+    default: break;
   }
   if (use_tensor_content) {
     proto->set_tensor_content(static_cast<const char*>(t.raw_data()), t.TotalBytes());
@@ -168,8 +169,7 @@ void TensorToProto(const Tensor& t, TensorProto* proto, bool use_tensor_content)
         proto->add_half_val(bits);
       }
       break;
-    default:
-      break;
+    default: break;
   }
 }
 

@@ -64,9 +64,9 @@ absl::StatusOr<DataType> DataTypeFromString(absl::string_view name) {
     ref = true;
     lower.resize(lower.size() - 4);
   }
-  static const DataType kAll[] = {DT_FLOAT,  DT_DOUBLE, DT_INT32,  DT_INT64,    DT_UINT8,
-                                  DT_INT8,   DT_INT16,  DT_UINT16, DT_UINT32,   DT_UINT64,
-                                  DT_BOOL,   DT_STRING, DT_HALF,   DT_BFLOAT16, DT_RESOURCE,
+  static const DataType kAll[] = {DT_FLOAT,     DT_DOUBLE,     DT_INT32,  DT_INT64,    DT_UINT8,
+                                  DT_INT8,      DT_INT16,      DT_UINT16, DT_UINT32,   DT_UINT64,
+                                  DT_BOOL,      DT_STRING,     DT_HALF,   DT_BFLOAT16, DT_RESOURCE,
                                   DT_COMPLEX64, DT_COMPLEX128, DT_VARIANT};
   for (DataType d : kAll) {
     if (DataTypeString(d) == lower) return ref ? MakeRefType(d) : d;

@@ -20,9 +20,7 @@ using bfloat16 = Eigen::bfloat16;
 // Bytes per element; 0 for types that are not fixed-size (string, resource).
 int DataTypeSize(DataType dtype);
 // Whether tensors of this dtype hold C++ objects that need construction.
-inline bool DataTypeIsObject(DataType dtype) {
-  return dtype == DT_STRING || dtype == DT_RESOURCE;
-}
+inline bool DataTypeIsObject(DataType dtype) { return dtype == DT_STRING || dtype == DT_RESOURCE; }
 // "float", "int32", "float_ref", ... (TensorFlow's spelling).
 std::string DataTypeString(DataType dtype);
 // Parses "float", "int32", "DT_FLOAT", ...; InvalidArgument otherwise.
@@ -43,14 +41,14 @@ struct DataTypeToEnum;
 template <DataType D>
 struct EnumToDataType;
 
-#define TG_MATCH_TYPE_AND_ENUM_(TYPE, ENUM)                \
-  template <>                                              \
-  struct DataTypeToEnum<TYPE> {                            \
-    static constexpr DataType value = ENUM;                \
-  };                                                       \
-  template <>                                              \
-  struct EnumToDataType<ENUM> {                            \
-    using Type = TYPE;                                     \
+#define TG_MATCH_TYPE_AND_ENUM_(TYPE, ENUM) \
+  template <>                               \
+  struct DataTypeToEnum<TYPE> {             \
+    static constexpr DataType value = ENUM; \
+  };                                        \
+  template <>                               \
+  struct EnumToDataType<ENUM> {             \
+    using Type = TYPE;                      \
   }
 TG_MATCH_TYPE_AND_ENUM_(float, DT_FLOAT);
 TG_MATCH_TYPE_AND_ENUM_(double, DT_DOUBLE);

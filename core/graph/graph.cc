@@ -19,7 +19,8 @@ const Edge* Node::input_edge(int i) const {
 }
 
 absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
-  if (def.name().empty()) return errors::InvalidArgument("a node has an empty name (op ", def.op(), ")");
+  if (def.name().empty())
+    return errors::InvalidArgument("a node has an empty name (op ", def.op(), ")");
   if (by_name_.count(def.name())) {
     return errors::InvalidArgument("duplicate node name '", def.name(), "'");
   }
@@ -126,7 +127,8 @@ absl::Status ParseTensorName(absl::string_view tensor, std::string* node, int* p
     *node = std::string(tensor);
     *port = 0;
   } else if (!absl::SimpleAtoi(tensor.substr(colon + 1), port) || *port < 0) {
-    return errors::InvalidArgument("malformed tensor name '", tensor, "' (expected 'node' or 'node:port')");
+    return errors::InvalidArgument("malformed tensor name '", tensor,
+                                   "' (expected 'node' or 'node:port')");
   } else {
     *node = std::string(tensor.substr(0, colon));
   }
@@ -149,7 +151,7 @@ bool TypesCompatible(DataType produced, DataType expected) {
 absl::Status AddNodesAndEdges(const GraphDef& def, Graph* graph) {
   std::vector<std::pair<Node*, const NodeDef*>> added;
   for (const NodeDef& nd : def.node()) {
-    TG_ASSIGN_OR_RETURN(Node* n, graph->AddNode(nd));
+    TG_ASSIGN_OR_RETURN(Node * n, graph->AddNode(nd));
     added.emplace_back(n, &nd);
   }
   for (auto [node, nd] : added) {
@@ -201,8 +203,9 @@ absl::Status AddNodesAndEdges(const GraphDef& def, Graph* graph) {
       graph->AddEdge(src, port, node, data_index++);
     }
     if (data_index != node->num_inputs()) {
-      return errors::InvalidArgument("node '", node->name(), "' (", node->op(), ") has ", data_index,
-                                     " data inputs, but the op takes ", node->num_inputs());
+      return errors::InvalidArgument("node '", node->name(), "' (", node->op(), ") has ",
+                                     data_index, " data inputs, but the op takes ",
+                                     node->num_inputs());
     }
   }
   return absl::OkStatus();
@@ -256,7 +259,8 @@ absl::StatusOr<std::vector<Node*>> TopologicalSort(const Graph& graph) {
     for (Node* n : graph.nodes()) {
       if (pending[n->id()] > 0) {
         return errors::InvalidArgument("graph has a cycle through node '", n->name(), "' (",
-                                       n->op(), "); loops need control-flow ops, which are not supported");
+                                       n->op(),
+                                       "); loops need control-flow ops, which are not supported");
       }
     }
   }

@@ -1,8 +1,8 @@
 #include "core/graph/graph.h"
 
 #include "core/framework/attr_value_util.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {
@@ -28,8 +28,8 @@ GraphDef G(std::vector<NodeDef> nodes) {
 }
 
 TEST(GraphTest, ImportsAndExportsRoundTrip) {
-  GraphDef def = G({N("a", "Placeholder", {}), N("b", "Identity", {"a"}), N("c", "Mul", {"a", "b:0"}),
-                    N("d", "NoOp", {"^c"})});
+  GraphDef def = G({N("a", "Placeholder", {}), N("b", "Identity", {"a"}),
+                    N("c", "Mul", {"a", "b:0"}), N("d", "NoOp", {"^c"})});
   auto g = ImportGraphDef(def);
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ((*g)->num_nodes(), 4);
@@ -59,14 +59,15 @@ TEST(GraphTest, RejectsDanglingInputs) {
 }
 
 TEST(GraphTest, RejectsOutOfRangePort) {
-  EXPECT_STATUS(ImportGraphDef(G({N("a", "Placeholder", {}), N("b", "Identity", {"a:1"})})).status(),
-                kInvalidArgument, "has 1 output(s)");
+  EXPECT_STATUS(
+      ImportGraphDef(G({N("a", "Placeholder", {}), N("b", "Identity", {"a:1"})})).status(),
+      kInvalidArgument, "has 1 output(s)");
 }
 
 TEST(GraphTest, RejectsTypeMismatch) {
-  EXPECT_STATUS(ImportGraphDef(G({N("a", "Placeholder", {}, DT_INT32), N("b", "Identity", {"a"})}))
-                    .status(),
-                kInvalidArgument, "expects float but 'a' is int32");
+  EXPECT_STATUS(
+      ImportGraphDef(G({N("a", "Placeholder", {}, DT_INT32), N("b", "Identity", {"a"})})).status(),
+      kInvalidArgument, "expects float but 'a' is int32");
 }
 
 TEST(GraphTest, RejectsCycles) {
@@ -112,15 +113,17 @@ TEST(GraphTest, PruneKeepsOnlyAncestors) {
 TEST(GraphTest, ExtendFailureLeavesGraphUnchanged) {
   auto g = ImportGraphDef(G({N("a", "Placeholder", {})}));
   ASSERT_TRUE(g.ok());
-  EXPECT_STATUS(ExtendGraph(G({N("b", "Identity", {"a"}), N("c", "Identity", {"missing"})}), g->get()),
-                kInvalidArgument, "missing");
+  EXPECT_STATUS(
+      ExtendGraph(G({N("b", "Identity", {"a"}), N("c", "Identity", {"missing"})}), g->get()),
+      kInvalidArgument, "missing");
   EXPECT_EQ((*g)->num_nodes(), 1);
   ASSERT_OK(ExtendGraph(G({N("b", "Identity", {"a"})}), g->get()));
   EXPECT_EQ((*g)->num_nodes(), 2);
 }
 
 TEST(GraphTest, ToDotHasNodesAndEdges) {
-  auto g = ImportGraphDef(G({N("a", "Placeholder", {}), N("b", "Identity", {"a"}), N("d", "NoOp", {"^b"})}));
+  auto g = ImportGraphDef(
+      G({N("a", "Placeholder", {}), N("b", "Identity", {"a"}), N("d", "NoOp", {"^b"})}));
   ASSERT_TRUE(g.ok());
   std::string dot = ToDot(**g);
   EXPECT_NE(dot.find("digraph"), std::string::npos);

@@ -59,7 +59,7 @@ class Partitioner {
       for (const Edge* e : data) {
         if (e == nullptr) return errors::Internal("node '", n->name(), "' has an unwired input");
         def->add_input(Loc(*e->src) == Loc(*n) ? InputName(*e->src, e->src_output)
-                                                : DataRecv(*e->src, e->src_output, *n));
+                                               : DataRecv(*e->src, e->src_output, *n));
       }
       for (const Edge* e : control) {
         def->add_input("^" + (Loc(*e->src) == Loc(*n) ? e->src->name() : ControlRecv(*e->src, *n)));
@@ -97,19 +97,22 @@ class Partitioner {
       def->set_device(def->op() == "_Send" ? src_dev : dst_dev);
       SetAttr(def, "tensor_name", tensor_name);
       SetAttr(def, "send_device", src_dev);
-      SetAttr(def, "send_device_incarnation",
-              static_cast<int64_t>(options_.get_incarnation ? options_.get_incarnation(src_dev) : 0));
+      SetAttr(
+          def, "send_device_incarnation",
+          static_cast<int64_t>(options_.get_incarnation ? options_.get_incarnation(src_dev) : 0));
       SetAttr(def, "recv_device", dst_dev);
       SetAttr(def, "client_terminated", false);
     };
     NodeDef* send = Part(src).add_node();
-    send->set_name(UniqueName(absl::StrCat("_send_", src.name(), "_", tag, "_to_", ShortDevice(dst_dev))));
+    send->set_name(
+        UniqueName(absl::StrCat("_send_", src.name(), "_", tag, "_to_", ShortDevice(dst_dev))));
     send->set_op("_Send");
     send->add_input(send_input);
     SetAttr(send, "T", type);
     common(send);
     NodeDef* recv = Part(dst).add_node();
-    recv->set_name(UniqueName(absl::StrCat("_recv_", src.name(), "_", tag, "_on_", ShortDevice(dst_dev))));
+    recv->set_name(
+        UniqueName(absl::StrCat("_recv_", src.name(), "_", tag, "_on_", ShortDevice(dst_dev))));
     recv->set_op("_Recv");
     SetAttr(recv, "tensor_type", type);
     common(recv);

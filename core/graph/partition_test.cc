@@ -1,8 +1,8 @@
 #include "core/graph/partition.h"
 
 #include "core/framework/attr_value_util.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {
@@ -111,7 +111,8 @@ TEST(PartitionTest, UnplacedNodeIsInvalidArgument) {
   auto g = TwoDeviceGraph();
   g->FindNode("c")->set_assigned_device_name("");
   std::map<std::string, GraphDef> parts;
-  EXPECT_STATUS(Partition(*g, ByDevice(), &parts), kInvalidArgument, "node 'c' (Square) has no assigned device");
+  EXPECT_STATUS(Partition(*g, ByDevice(), &parts), kInvalidArgument,
+                "node 'c' (Square) has no assigned device");
 }
 
 }  // namespace

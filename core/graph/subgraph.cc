@@ -47,10 +47,12 @@ absl::Status RewriteGraphForExecution(Graph* graph, const std::vector<std::strin
   // Resolve everything before changing the graph.
   std::vector<std::pair<Node*, int>> feed_tensors, fetch_tensors;
   for (const std::string& f : feeds) {
-    if (!seen_feeds.insert(f).second) return errors::InvalidArgument("tensor '", f, "' is fed twice");
+    if (!seen_feeds.insert(f).second)
+      return errors::InvalidArgument("tensor '", f, "' is fed twice");
     TG_ASSIGN_OR_RETURN(auto t, FindTensor(*graph, f, "feed"));
     if (IsRefType(t.first->output_type(t.second))) {
-      return errors::InvalidArgument("feed '", f, "' is a variable reference; feed its value instead");
+      return errors::InvalidArgument("feed '", f,
+                                     "' is a variable reference; feed its value instead");
     }
     feed_tensors.push_back(t);
   }
@@ -92,9 +94,9 @@ absl::Status RewriteGraphForExecution(Graph* graph, const std::vector<std::strin
   }
   for (size_t i = 0; i < fetches.size(); ++i) {
     auto [src, port] = fetch_tensors[i];
-    TG_ASSIGN_OR_RETURN(Node * ret, AddCallNode(graph, "_Retval", "_retval_" + src->name(),
-                                                RemoveRefType(src->output_type(port)),
-                                                static_cast<int>(i)));
+    TG_ASSIGN_OR_RETURN(Node * ret,
+                        AddCallNode(graph, "_Retval", "_retval_" + src->name(),
+                                    RemoveRefType(src->output_type(port)), static_cast<int>(i)));
     graph->AddEdge(src, port, ret, 0);
     roots.push_back(ret);
   }

@@ -1,8 +1,8 @@
 #include "core/graph/subgraph.h"
 
 #include "core/framework/attr_value_util.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {

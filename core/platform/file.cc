@@ -41,7 +41,11 @@ uint64_t RandomSuffix() {
   if (rng == nullptr || rng_pid != ::getpid()) {
     rng_pid = ::getpid();
     std::random_device device;
-    std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(rng_pid),
+    std::seed_seq seed{device(),
+                       device(),
+                       device(),
+                       device(),
+                       static_cast<unsigned>(rng_pid),
                        static_cast<unsigned>(time(nullptr))};
     delete rng;
     rng = new std::mt19937_64(seed);
@@ -68,18 +72,14 @@ absl::Status ErrnoToStatus(int err, absl::string_view what, const std::string& p
   const std::string msg = absl::StrCat(what, " '", path, "': ", std::strerror(err));
   switch (err) {
     case ENOENT:
-    case ENOTDIR:
-      return absl::NotFoundError(msg);
+    case ENOTDIR: return absl::NotFoundError(msg);
     case EACCES:
     case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(msg);
+    case EROFS: return absl::PermissionDeniedError(msg);
     case ENOSPC:
     case EDQUOT:
-    case EFBIG:
-      return absl::ResourceExhaustedError(msg);
-    default:
-      return absl::UnknownError(msg);
+    case EFBIG: return absl::ResourceExhaustedError(msg);
+    default: return absl::UnknownError(msg);
   }
 }
 

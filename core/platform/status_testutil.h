@@ -26,9 +26,9 @@
 
 // Expects `status` to have `code` and a message containing `substr`.
 #define EXPECT_STATUS(status_expr, code_, substr)                                       \
-  do {                                                                                 \
-    ::absl::Status tg_st_ = (status_expr);                                             \
-    EXPECT_EQ(tg_st_.code(), ::absl::StatusCode::code_) << tg_st_;                     \
+  do {                                                                                  \
+    ::absl::Status tg_st_ = (status_expr);                                              \
+    EXPECT_EQ(tg_st_.code(), ::absl::StatusCode::code_) << tg_st_;                      \
     EXPECT_NE(std::string(tg_st_.message()).find(substr), std::string::npos) << tg_st_; \
   } while (0)
 

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/framework/tensor.h"
 #include "core/framework/device.h"  // DeviceInfo
+#include "core/framework/tensor.h"
 #include "proto/config.pb.h"
 #include "proto/graph.pb.h"
 
@@ -99,7 +99,8 @@ absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& option
 // Registers `factory` for targets starting with `target_prefix` (the
 // prefix "" stands for the in-process targets "" and "local" only). Called
 // from static initializers of the libraries that implement sessions.
-using SessionFactory = std::function<absl::StatusOr<std::unique_ptr<Session>>(const SessionOptions&)>;
+using SessionFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Session>>(const SessionOptions&)>;
 void RegisterSessionFactory(const std::string& target_prefix, SessionFactory factory);
 
 }  // namespace tensorgrid

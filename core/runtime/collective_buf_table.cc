@@ -89,9 +89,8 @@ void CollectiveBufTable::Get(const std::string& key, absl::Time deadline, Callba
         failed = errors::Internal("collective chunk '", key, "' is wanted twice");
       } else {
         const uint64_t id = next_id_++;
-        Timer::Id timer = timer_->Schedule(deadline, [this, key, id] {
-          pool_->Schedule([this, key, id] { Expire(key, id); });
-        });
+        Timer::Id timer = timer_->Schedule(
+            deadline, [this, key, id] { pool_->Schedule([this, key, id] { Expire(key, id); }); });
         waiters_[key] = Waiter{id, std::move(done), timer};
         return;
       }

@@ -73,8 +73,8 @@ struct CollectiveRun {
     return {b + len * c / num_chunks, b + len * (c + 1) / num_chunks};
   }
   std::string Key(const RingStep& step, int64_t chunk, int src, int dst) const {
-    return CollectiveBufKey(params.group_key, params.instance_key, exec_seq, step.wire_step,
-                            chunk, src, dst);
+    return CollectiveBufKey(params.group_key, params.instance_key, exec_seq, step.wire_step, chunk,
+                            src, dst);
   }
 
   // The first call wins: later ones (a late chunk, a cancellation) do nothing.
@@ -239,8 +239,7 @@ WorkerInterface* WorkerCollectiveExecutor::Leader(std::string* leader_task) {
 
 void WorkerCollectiveExecutor::ExecuteAsync(const CollectiveOpParams& params, Device* device,
                                             const Tensor& input, Tensor output,
-                                            CancellationManager* cancellation,
-                                            DoneCallback done) {
+                                            CancellationManager* cancellation, DoneCallback done) {
   auto run = std::make_shared<CollectiveRun>();
   run->params = params;
   run->device = device->name();
@@ -287,8 +286,8 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
   std::string leader_task;
   WorkerInterface* leader = Leader(&leader_task);
   if (leader == nullptr) {
-    return run->Finish(errors::Unavailable("no route to the collective group leader ",
-                                           leader_task));
+    return run->Finish(
+        errors::Unavailable("no route to the collective group leader ", leader_task));
   }
   CompleteGroupArgs args;
   args.group_key = p.group_key;
@@ -298,8 +297,7 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
   args.incarnation = run->incarnation;
   args.timeout = std::max(absl::ZeroDuration(), run->deadline - absl::Now());
   auto result = std::make_shared<CompleteGroupResult>();
-  leader->CompleteGroupAsync(args, result.get(), [this, run, result,
-                                                  leader_task](absl::Status s) {
+  leader->CompleteGroupAsync(args, result.get(), [this, run, result, leader_task](absl::Status s) {
     if (run->failed()) return;
     if (!s.ok()) {
       if (!DeviceNameUtils::IsSameAddressSpace(leader_task, options_.task)) {
@@ -343,8 +341,8 @@ void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> ru
   std::string leader_task;
   WorkerInterface* leader = Leader(&leader_task);
   if (leader == nullptr) {
-    return run->Finish(errors::Unavailable("no route to the collective group leader ",
-                                           leader_task));
+    return run->Finish(
+        errors::Unavailable("no route to the collective group leader ", leader_task));
   }
   CompleteInstanceArgs args;
   args.group_key = p.group_key;
@@ -358,28 +356,28 @@ void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> ru
   args.timeout = std::max(absl::ZeroDuration(), run->deadline - absl::Now());
   args.next_seq = next_seq;
   auto result = std::make_shared<CompleteInstanceResult>();
-  leader->CompleteInstanceAsync(args, result.get(), [this, run, result, key,
-                                                     leader_task](absl::Status s) {
-    if (run->failed()) return;
-    if (!s.ok()) {
-      if (!DeviceNameUtils::IsSameAddressSpace(leader_task, options_.task)) {
-        s = WithContext(s, absl::StrCat("starting collective instance ",
-                                        run->params.instance_key, " at the group leader ",
-                                        leader_task));
-      }
-      return run->Finish(s);
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      InstanceRecord& record = instances_[key];
-      record.resolved = true;
-      record.source_rank = result->source_rank;
-      record.runs = std::max(record.runs, result->exec_seq);
-      run->source_rank = record.source_rank;
-      run->exec_seq = record.runs++;
-    }
-    StartRing(run);
-  });
+  leader->CompleteInstanceAsync(
+      args, result.get(), [this, run, result, key, leader_task](absl::Status s) {
+        if (run->failed()) return;
+        if (!s.ok()) {
+          if (!DeviceNameUtils::IsSameAddressSpace(leader_task, options_.task)) {
+            s = WithContext(s,
+                            absl::StrCat("starting collective instance ", run->params.instance_key,
+                                         " at the group leader ", leader_task));
+          }
+          return run->Finish(s);
+        }
+        {
+          absl::MutexLock lock(&mu_);
+          InstanceRecord& record = instances_[key];
+          record.resolved = true;
+          record.source_rank = result->source_rank;
+          record.runs = std::max(record.runs, result->exec_seq);
+          run->source_rank = record.source_rank;
+          run->exec_seq = record.runs++;
+        }
+        StartRing(run);
+      });
 }
 
 void WorkerCollectiveExecutor::StartRing(std::shared_ptr<CollectiveRun> run) {
@@ -442,38 +440,37 @@ void WorkerCollectiveExecutor::RunChunk(std::shared_ptr<CollectiveRun> run, int6
     // peer's own tensor: nothing is copied.
     Tensor into;
     const auto [b, e] = run->Chunk(step.recv_seg, chunk);
-    if (!step.reduce || !DeviceNameUtils::IsSameAddressSpace(run->group->devices[run->prev()],
-                                                             options_.task)) {
+    if (!step.reduce ||
+        !DeviceNameUtils::IsSameAddressSpace(run->group->devices[run->prev()], options_.task)) {
       into = run->flat.Slice(b, e);
     }
     const void* in_place = into.IsInitialized() ? into.raw_data() : nullptr;
-    Receive(run, run->prev(), key, std::move(into), [this, run, chunk, step_index, key,
-                                                     in_place](absl::Status s, Tensor got) {
-      if (run->failed()) return;
-      if (!s.ok()) return run->Finish(s);
-      const RingStep& step = run->steps[step_index];
-      const auto [b, e] = run->Chunk(step.recv_seg, chunk);
-      if (got.dtype() != run->params.dtype || got.NumElements() != e - b) {
-        return run->Finish(errors::Internal("collective chunk '", key, "' has ",
-                                            got.NumElements(), " ",
-                                            DataTypeString(got.dtype()), " elements, not ",
-                                            e - b));
-      }
-      if (step.reduce) {
-        // Each reduce-scatter step adds this member's input to a segment
-        // it has not touched before (`got` may already lie there).
-        const size_t elem = DataTypeSize(run->params.dtype);
-        void* acc = static_cast<char*>(run->flat.raw_data()) + b * elem;
-        const void* mine = static_cast<const char*>(run->input_flat.raw_data()) + b * elem;
-        Merge(run->params.dtype, run->params.merge_op, got.raw_data(), mine, acc, e - b);
-        if (step.finalize && run->params.final_op == "Div") {
-          Divide(run->params.dtype, acc, e - b, run->size());
-        }
-      } else if (got.raw_data() != in_place) {
-        CopyElements(got, &run->flat, b);
-      }
-      RunChunk(run, chunk, step_index + 1);
-    });
+    Receive(run, run->prev(), key, std::move(into),
+            [this, run, chunk, step_index, key, in_place](absl::Status s, Tensor got) {
+              if (run->failed()) return;
+              if (!s.ok()) return run->Finish(s);
+              const RingStep& step = run->steps[step_index];
+              const auto [b, e] = run->Chunk(step.recv_seg, chunk);
+              if (got.dtype() != run->params.dtype || got.NumElements() != e - b) {
+                return run->Finish(
+                    errors::Internal("collective chunk '", key, "' has ", got.NumElements(), " ",
+                                     DataTypeString(got.dtype()), " elements, not ", e - b));
+              }
+              if (step.reduce) {
+                // Each reduce-scatter step adds this member's input to a segment
+                // it has not touched before (`got` may already lie there).
+                const size_t elem = DataTypeSize(run->params.dtype);
+                void* acc = static_cast<char*>(run->flat.raw_data()) + b * elem;
+                const void* mine = static_cast<const char*>(run->input_flat.raw_data()) + b * elem;
+                Merge(run->params.dtype, run->params.merge_op, got.raw_data(), mine, acc, e - b);
+                if (step.finalize && run->params.final_op == "Div") {
+                  Divide(run->params.dtype, acc, e - b, run->size());
+                }
+              } else if (got.raw_data() != in_place) {
+                CopyElements(got, &run->flat, b);
+              }
+              RunChunk(run, chunk, step_index + 1);
+            });
     return;  // the receive continues the pipeline
   }
   ChunkDone(std::move(run));
@@ -493,7 +490,8 @@ void WorkerCollectiveExecutor::RunOneRound(std::shared_ptr<CollectiveRun> run) {
   if (!mine.ok()) return run->Finish(mine.status());
   CopyElements(run->input, &*mine, 0);
   for (int dst = 0; dst < n; ++dst) {
-    if (dst != run->rank) options_.table->Put(run->Key(step, 0, run->rank, dst), *mine, run->deadline);
+    if (dst != run->rank)
+      options_.table->Put(run->Key(step, 0, run->rank, dst), *mine, run->deadline);
   }
   struct Inputs {
     std::vector<Tensor> of;  // by rank
@@ -510,9 +508,8 @@ void WorkerCollectiveExecutor::RunOneRound(std::shared_ptr<CollectiveRun> run) {
       if (run->failed()) return;
       if (!s.ok()) return run->Finish(s);
       if (got.dtype() != run->params.dtype || got.NumElements() != run->input.NumElements()) {
-        return run->Finish(errors::Internal("collective chunk '", key, "' has ",
-                                            got.NumElements(), " ",
-                                            DataTypeString(got.dtype()), " elements, not ",
+        return run->Finish(errors::Internal("collective chunk '", key, "' has ", got.NumElements(),
+                                            " ", DataTypeString(got.dtype()), " elements, not ",
                                             run->input.NumElements()));
       }
       inputs->of[src] = std::move(got);

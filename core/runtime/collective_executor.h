@@ -69,8 +69,7 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   void SetLeader(std::string leader_task);
 
   void ExecuteAsync(const CollectiveOpParams& params, Device* device, const Tensor& input,
-                    Tensor output, CancellationManager* cancellation,
-                    DoneCallback done) override;
+                    Tensor output, CancellationManager* cancellation, DoneCallback done) override;
 
  private:
   friend struct CollectiveRun;

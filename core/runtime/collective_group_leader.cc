@@ -34,9 +34,8 @@ void CollectiveGroupLeader::SetClusterTasks(std::vector<std::string> tasks) {
 }
 
 Timer::Id CollectiveGroupLeader::Arm(absl::Duration timeout, std::function<void()> expire) {
-  return timer_->Schedule(absl::Now() + timeout, [this, expire = std::move(expire)] {
-    pool_->Schedule(expire);
-  });
+  return timer_->Schedule(absl::Now() + timeout,
+                          [this, expire = std::move(expire)] { pool_->Schedule(expire); });
 }
 
 void CollectiveGroupLeader::FillGroup(const Group& g, CompleteGroupResult* response) const {
@@ -68,8 +67,7 @@ std::string CollectiveGroupLeader::TasksWithoutMember(const Group& g) const {
 }
 
 void CollectiveGroupLeader::CompleteGroupAsync(const CompleteGroupArgs& request,
-                                               CompleteGroupResult* response,
-                                               StatusCallback done) {
+                                               CompleteGroupResult* response, StatusCallback done) {
   std::vector<StatusCallback> released;
   {
     absl::ReleasableMutexLock lock(&mu_);
@@ -85,12 +83,11 @@ void CollectiveGroupLeader::CompleteGroupAsync(const CompleteGroupArgs& request,
     if (request.group_size != g.first.group_size) {
       bad = errors::InvalidArgument("collective group ", request.group_key, ": ", request.device,
                                     " joins with group_size ", request.group_size, " but ",
-                                    g.first.device, " joined with group_size ",
-                                    g.first.group_size);
+                                    g.first.device, " joined with group_size ", g.first.group_size);
     } else if (request.device_type != g.first.device_type) {
       bad = errors::InvalidArgument("collective group ", request.group_key, ": ", request.device,
-                                    " is a ", request.device_type, " device but ",
-                                    g.first.device, " is a ", g.first.device_type,
+                                    " is a ", request.device_type, " device but ", g.first.device,
+                                    " is a ", g.first.device_type,
                                     " device; a group has one device type");
     } else if (g.complete && !(g.members.count(request.device) > 0)) {
       std::vector<std::string> names;
@@ -142,10 +139,10 @@ void CollectiveGroupLeader::ExpireGroupJoin(int group_key, uint64_t id, absl::Du
     std::vector<std::string> joined;
     for (const auto& [device, inc] : g.members) joined.push_back(device);
     status = errors::DeadlineExceeded(
-        "collective group ", group_key, " (size ", g.first.group_size, "): ", joined.size(),
-        " of ", g.first.group_size, " members joined within ",
-        absl::FormatDuration(absl::Ceil(timeout, absl::Milliseconds(1))),
-        ": ", absl::StrJoin(joined, ", "), "; never joined: ", TasksWithoutMember(g));
+        "collective group ", group_key, " (size ", g.first.group_size, "): ", joined.size(), " of ",
+        g.first.group_size, " members joined within ",
+        absl::FormatDuration(absl::Ceil(timeout, absl::Milliseconds(1))), ": ",
+        absl::StrJoin(joined, ", "), "; never joined: ", TasksWithoutMember(g));
     // It stays a member: a later attempt (or the missing member arriving)
     // completes the group, and other waiters still count it.
     done = std::move(w->done);

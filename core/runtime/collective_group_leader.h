@@ -46,8 +46,8 @@ class CollectiveGroupLeader {
 
   void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                           StatusCallback done);
-  void CompleteInstanceAsync(const CompleteInstanceArgs& request,
-                             CompleteInstanceResult* response, StatusCallback done);
+  void CompleteInstanceAsync(const CompleteInstanceArgs& request, CompleteInstanceResult* response,
+                             StatusCallback done);
   // Fails every waiting join with `status`; later joins fail at once.
   void Shutdown(const absl::Status& status);
 
@@ -60,8 +60,8 @@ class CollectiveGroupLeader {
     Timer::Id timer;
   };
   struct Group {
-    CompleteGroupArgs first;                      // the first join: size and type
-    std::map<std::string, uint64_t> members;      // device -> incarnation, sorted
+    CompleteGroupArgs first;                  // the first join: size and type
+    std::map<std::string, uint64_t> members;  // device -> incarnation, sorted
     bool complete = false;
     std::vector<Waiter> waiters;
   };

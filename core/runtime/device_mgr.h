@@ -20,7 +20,8 @@ class DeviceMgr {
   explicit DeviceMgr(std::vector<std::unique_ptr<Device>> devices);
   // The devices a task's config asks for: CPU:0..N-1 (N from device_count,
   // default 1), each with the config's intra-op thread count.
-  static std::unique_ptr<DeviceMgr> ForTask(const std::string& task_prefix, const ConfigProto& config);
+  static std::unique_ptr<DeviceMgr> ForTask(const std::string& task_prefix,
+                                            const ConfigProto& config);
 
   const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
   // By full name, or by any spec that names exactly one device here

@@ -1,7 +1,7 @@
 #include "core/runtime/device_mgr.h"
 
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "absl/container/inlined_vector.h"
-#include "core/platform/blocking.h"
 #include "core/framework/attr_value_util.h"
+#include "core/platform/blocking.h"
 #include "core/platform/logging.h"
 #include "core/platform/status.h"
 
@@ -66,7 +66,9 @@ absl::Status Executor::Initialize() {
 class ExecutorState {
  public:
   ExecutorState(const Executor* exec, const Executor::Args& args, Executor::DoneCallback done)
-      : exec_(exec), args_(args), done_(std::move(done)),
+      : exec_(exec),
+        args_(args),
+        done_(std::move(done)),
         slots_(new TensorValue[exec->total_inputs_]),
         pending_(new std::atomic<int32_t>[exec->items_.size()]) {
     static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t));
@@ -115,7 +117,8 @@ class ExecutorState {
     TensorValue* in = &slots_[item.input_start];
     for (int i = 0; i < item.num_inputs; ++i) {
       if (item.ref_input[i]) {
-        if (in[i].ref == nullptr) return errors::Internal("input ", i, " is not a variable reference");
+        if (in[i].ref == nullptr)
+          return errors::Internal("input ", i, " is not a variable reference");
         continue;
       }
       if (in[i].ref != nullptr) {
@@ -192,8 +195,8 @@ class ExecutorState {
       std::string peer, tensor_name;
       GetNodeAttr(n.def(), n.op() == "_Send" ? "recv_device" : "send_device", &peer).IgnoreError();
       GetNodeAttr(n.def(), "tensor_name", &tensor_name).IgnoreError();
-      absl::StrAppend(&label, " ", t.TotalBytes(), " bytes ", n.op() == "_Send" ? "to " : "from ", peer,
-                      " (", tensor_name, ")");
+      absl::StrAppend(&label, " ", t.TotalBytes(), " bytes ", n.op() == "_Send" ? "to " : "from ",
+                      peer, " (", tensor_name, ")");
     }
     stats->set_timeline_label(std::move(label));
     args_.stats->Save(std::move(*stats));
@@ -256,7 +259,8 @@ class ExecutorState {
     return absl::OkStatus();
   }
 
-  static void RecordOutputs(const absl::InlinedVector<TensorValue, 2>& outputs, NodeExecStats* stats) {
+  static void RecordOutputs(const absl::InlinedVector<TensorValue, 2>& outputs,
+                            NodeExecStats* stats) {
     for (size_t i = 0; i < outputs.size(); ++i) {
       const Tensor& t = outputs[i].tensor;
       if (!t.IsInitialized()) continue;
@@ -265,7 +269,8 @@ class ExecutorState {
       TensorDescription* d = out->mutable_tensor_description();
       d->set_dtype(t.dtype());
       t.shape().AsProto(d->mutable_shape());
-      d->mutable_allocation_description()->set_requested_bytes(static_cast<int64_t>(t.TotalBytes()));
+      d->mutable_allocation_description()->set_requested_bytes(
+          static_cast<int64_t>(t.TotalBytes()));
     }
   }
 
@@ -278,7 +283,8 @@ class ExecutorState {
     // The first failure wins; Finish reads status_ only after every node has
     // completed, which the outstanding count's acq_rel ordering makes visible.
     if (!aborted_.exchange(true, std::memory_order_acq_rel)) {
-      status_ = WithContext(s, absl::StrCat("node '", item.node->name(), "' (", item.node->op(), ")"));
+      status_ =
+          WithContext(s, absl::StrCat("node '", item.node->name(), "' (", item.node->op(), ")"));
       // The step is over: wake what waits inside it (a dequeue, a receive),
       // or it would hold the step open with the error unreported. Safe to
       // re-enter from here: this node still counts as outstanding, so the

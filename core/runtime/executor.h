@@ -66,8 +66,8 @@ class Executor {
  private:
   friend class ExecutorState;
   struct OutEdge {
-    int dst;        // node id
-    int dst_slot;   // index into the step's input slots; -1 for control edges
+    int dst;       // node id
+    int dst_slot;  // index into the step's input slots; -1 for control edges
     int src_output;
     bool last_use;    // the last consumer of this output may take it by move
     bool sole_input;  // the edge is dst's only in-edge: dst is ready when it fires

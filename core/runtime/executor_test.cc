@@ -4,8 +4,8 @@
 #include <thread>
 
 #include "core/framework/attr_value_util.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {
@@ -49,7 +49,8 @@ TG_REGISTER_KERNEL(KernelDefBuilder("ExecutorTestAsyncDouble").Device(DEVICE_CPU
 
 class ExecutorTest : public ::testing::Test {
  protected:
-  ExecutorTest() : device_(NewCpuDevice("/job:localhost/replica:0/task:0/device:CPU:0", 1)), pool_(2) {}
+  ExecutorTest()
+      : device_(NewCpuDevice("/job:localhost/replica:0/task:0/device:CPU:0", 1)), pool_(2) {}
 
   NodeDef* Add(GraphDef* g, const std::string& name, const std::string& op,
                std::vector<std::string> inputs = {}) {
@@ -127,7 +128,8 @@ TEST_F(ExecutorTest, FirstErrorAbortsStepAndNamesNodeAndOp) {
   ASSERT_TRUE(e.ok());
   CountingOp::runs = 0;
   CallFrame frame;
-  EXPECT_STATUS(Run(**e, &frame), kInvalidArgument, "node 'boom' (ExecutorTestCount): told to fail");
+  EXPECT_STATUS(Run(**e, &frame), kInvalidArgument,
+                "node 'boom' (ExecutorTestCount): told to fail");
   EXPECT_EQ(CountingOp::runs.load(), 1);  // 'after' never ran
 }
 

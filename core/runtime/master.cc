@@ -1,8 +1,8 @@
 #include "core/runtime/master.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
-#include <algorithm>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -21,19 +21,22 @@ namespace tensorgrid {
 namespace {
 int64_t RandomStepBase() {
   std::random_device rd;
-  return static_cast<int64_t>(((static_cast<uint64_t>(rd()) << 31) ^ rd()) & ((uint64_t{1} << 62) - 1));
+  return static_cast<int64_t>(((static_cast<uint64_t>(rd()) << 31) ^ rd()) &
+                              ((uint64_t{1} << 62) - 1));
 }
 }  // namespace
 
 Master::Master(const ConfigProto& config, WorkerMap workers, std::string default_task)
-    : config_(config), workers_(std::move(workers)), default_task_(std::move(default_task)),
+    : config_(config),
+      workers_(std::move(workers)),
+      default_task_(std::move(default_task)),
       next_step_id_(RandomStepBase()) {
   if (config_.device_filters().empty()) return;
   for (const std::string& filter : config_.device_filters()) {
     absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(filter);
     if (!parsed.ok()) {
-      filter_error_ = errors::InvalidArgument("ConfigProto.device_filters: ",
-                                              parsed.status().message());
+      filter_error_ =
+          errors::InvalidArgument("ConfigProto.device_filters: ", parsed.status().message());
       return;
     }
     filters_.push_back(*parsed);
@@ -136,7 +139,8 @@ absl::StatusOr<std::shared_ptr<const Master::ExecutionUnit>> Master::GetOrBuild(
 absl::StatusOr<std::shared_ptr<const Master::ExecutionUnit>> Master::Build(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
-  if (graph_ == nullptr) return errors::FailedPrecondition("session has no graph; call Create first");
+  if (graph_ == nullptr)
+    return errors::FailedPrecondition("session has no graph; call Create first");
   if (fetches.empty() && targets.empty()) {
     return errors::InvalidArgument("a step needs at least one fetch or target");
   }
@@ -172,8 +176,9 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
     part.device = device;
     // Renumber the call-frame nodes per partition, remembering the step's index.
     for (NodeDef& n : *def.mutable_node()) {
-      std::vector<int>* map = n.op() == "_Arg" ? &part.feed_index
-                              : n.op() == "_Retval" ? &part.fetch_index : nullptr;
+      std::vector<int>* map = n.op() == "_Arg"      ? &part.feed_index
+                              : n.op() == "_Retval" ? &part.fetch_index
+                                                    : nullptr;
       if (map == nullptr) continue;
       int64_t global;
       TG_RETURN_IF_ERROR(GetNodeAttr(n, "index", &global));
@@ -225,7 +230,8 @@ absl::Status Master::LoadDevices() {
     if (missing.empty()) break;
     if (absl::Now() >= deadline) {
       std::vector<std::string> why;
-      for (const auto& [task, s] : missing) why.push_back(absl::StrCat(task, " (", s.message(), ")"));
+      for (const auto& [task, s] : missing)
+        why.push_back(absl::StrCat(task, " (", s.message(), ")"));
       return errors::Unavailable("cannot reach ", missing.size(), " of ", workers_.size(),
                                  " tasks after ", timeout_ms, " ms: ", absl::StrJoin(why, "; "));
     }
@@ -296,8 +302,7 @@ absl::Status Master::Reset(const std::vector<std::string>& containers) {
   absl::MutexLock lock(&mu);
   if (failed.empty()) return absl::OkStatus();
   return absl::Status(code, absl::StrCat("resetting containers failed on ", failed.size(), " of ",
-                                         workers_.size(), " tasks: ",
-                                         absl::StrJoin(failed, "; ")));
+                                         workers_.size(), " tasks: ", absl::StrJoin(failed, "; ")));
 }
 
 namespace {
@@ -313,7 +318,8 @@ absl::Status CheckFeeds(const std::vector<FeedSpec>& specs, const std::vector<Te
     }
     if (t.dtype() != spec.dtype) {
       return errors::InvalidArgument("feed '", spec.name, "' has type ", DataTypeString(t.dtype()),
-                                     ", but '", spec.name, "' expects ", DataTypeString(spec.dtype));
+                                     ", but '", spec.name, "' expects ",
+                                     DataTypeString(spec.dtype));
     }
     if (!spec.shape.IsCompatibleWith(t.shape())) {
       return errors::InvalidArgument("feed '", spec.name, "' has shape ", t.shape().DebugString(),
@@ -336,8 +342,9 @@ absl::Status NameTask(const std::string& device, absl::Status s) {
 }
 
 absl::Status CancelledBeforeStart() {
-  return errors::Cancelled("step was cancelled before it started: its client cancelled the call "
-                           "or went away");
+  return errors::Cancelled(
+      "step was cancelled before it started: its client cancelled the call "
+      "or went away");
 }
 
 void CleanupEverywhere(const std::vector<WorkerInterface*>& workers, int64_t step_id) {
@@ -490,7 +497,8 @@ void Master::FinishStep(const std::shared_ptr<Step>& step) {
     CleanupEverywhere(step->involved, step->step_id);
   }
   if (cancelled && !first.ok()) {
-    step->done(errors::Cancelled("step ", step->step_id, " was cancelled: its client cancelled "
+    step->done(errors::Cancelled("step ", step->step_id,
+                                 " was cancelled: its client cancelled "
                                  "the call or went away"));
     return;
   }
@@ -577,7 +585,8 @@ void Master::ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure
           auto parsed = DeviceNameUtils::Parse(d.name);
           asked->done(errors::Aborted(
               "task ", parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : d.name,
-              " restarted (device ", d.name, " has a new incarnation); its variables and "
+              " restarted (device ", d.name,
+              " has a new incarnation); its variables and "
               "registered graphs are gone: create a new session. The step failed with: ",
               asked->failure.message()));
           return;
@@ -635,7 +644,8 @@ absl::StatusOr<int64_t> Master::MakeCallable(const CallableOptions& options) {
   std::vector<std::string> feeds(options.feed().begin(), options.feed().end());
   std::vector<std::string> fetches(options.fetch().begin(), options.fetch().end());
   std::vector<std::string> targets(options.target().begin(), options.target().end());
-  TG_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionUnit> unit, GetOrBuild(feeds, fetches, targets));
+  TG_ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionUnit> unit,
+                      GetOrBuild(feeds, fetches, targets));
   absl::MutexLock lock(&callables_mu_);
   int64_t handle = next_callable_++;
   callables_[handle] = Callable{std::move(unit), options.run_options()};
@@ -672,13 +682,14 @@ void Master::RunCallableAsync(int64_t handle, const std::vector<Tensor>& feeds,
                                  " tensors but RunCallable has no fetches vector"));
     return;
   }
-  RunUnitAsync(std::move(callable.unit), callable.options, feeds, fetches, metadata,
-               cancellation, std::move(done));
+  RunUnitAsync(std::move(callable.unit), callable.options, feeds, fetches, metadata, cancellation,
+               std::move(done));
 }
 
 absl::Status Master::ReleaseCallable(int64_t handle) {
   absl::MutexLock lock(&callables_mu_);
-  if (callables_.erase(handle) == 0) return errors::InvalidArgument("no callable with handle ", handle);
+  if (callables_.erase(handle) == 0)
+    return errors::InvalidArgument("no callable with handle ", handle);
   return absl::OkStatus();
 }
 

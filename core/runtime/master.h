@@ -52,7 +52,8 @@ class Master {
   // master does when its client cancels the call or goes away): the step is
   // then cancelled on every task and fails Cancelled. It must outlive the
   // step.
-  absl::Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
+  absl::Status Run(const RunOptions& options,
+                   const std::vector<std::pair<std::string, Tensor>>& feeds,
                    const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
                    std::vector<Tensor>* outputs, RunMetadata* metadata,
                    CancellationManager* cancellation = nullptr);
@@ -115,10 +116,9 @@ class Master {
   absl::StatusOr<std::shared_ptr<const ExecutionUnit>> GetOrBuild(
       const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets);
-  absl::StatusOr<std::shared_ptr<const ExecutionUnit>> Build(const std::vector<std::string>& feeds,
-                                                             const std::vector<std::string>& fetches,
-                                                             const std::vector<std::string>& targets)
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::shared_ptr<const ExecutionUnit>> Build(
+      const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+      const std::vector<std::string>& targets) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // One step in flight (master.cc).
   struct Step;
   void RunUnitAsync(std::shared_ptr<const ExecutionUnit> unit, const RunOptions& options,
@@ -129,7 +129,8 @@ class Master {
   // Replaces `failure` by "task T restarted ..." when one of the unit's tasks
   // reports a new incarnation, then calls `done` with it.
   void ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure, StatusCallback done);
-  absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const;
   bool PassesFilters(const std::string& device) const;

@@ -8,8 +8,8 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "core/framework/rendezvous.h"
 #include "core/framework/attr_value_util.h"
+#include "core/framework/rendezvous.h"
 #include "core/platform/blocking.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
@@ -67,7 +67,8 @@ TEST_F(MultiTaskTest, SeedExampleRunsAcrossThreeTasks) {
   }
   std::set<std::string> tasks;
   for (const GraphDef& p : metadata.partition_graphs()) {
-    for (const NodeDef& n : p.node()) tasks.insert(n.device().substr(0, n.device().find("/device:")));
+    for (const NodeDef& n : p.node())
+      tasks.insert(n.device().substr(0, n.device().find("/device:")));
   }
   EXPECT_EQ(tasks, (std::set<std::string>{kPs, kWorker0, kWorker1}));
 }
@@ -97,7 +98,8 @@ TEST_F(MultiTaskTest, FailureOnThePsIsTheRootCause) {
 }
 
 TEST_F(MultiTaskTest, MissingRouteIsUnavailableNamingTheTask) {
-  workers_[kWorker1]->SetWorkerLookup([](const std::string&) -> WorkerInterface* { return nullptr; });
+  workers_[kWorker1]->SetWorkerLookup(
+      [](const std::string&) -> WorkerInterface* { return nullptr; });
   Master master(ConfigProto(), map_, kWorker0);
   ASSERT_OK(master.Create(SeedGraph()));
   std::vector<Tensor> out;
@@ -138,7 +140,8 @@ class ForwardingWorker : public WorkerInterface {
   void GetStatusAsync(GetStatusResult* r, StatusCallback d) override {
     target()->GetStatusAsync(r, std::move(d));
   }
-  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r,
+                          StatusCallback d) override {
     target()->RegisterGraphAsync(a, r, std::move(d));
   }
   void DeregisterGraphAsync(const std::string& h, StatusCallback d) override {
@@ -179,7 +182,8 @@ class LateWorker final : public ForwardingWorker {
 class GatedRegisterWorker final : public ForwardingWorker {
  public:
   explicit GatedRegisterWorker(Worker* real) : ForwardingWorker(real) {}
-  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r, StatusCallback d) override {
+  void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r,
+                          StatusCallback d) override {
     if (gate.load()) {
       waiting.Notify();
       open.WaitForNotification();
@@ -425,13 +429,13 @@ TEST(WorkerShutdownTest, RunningStepFailsAtOnceAndLaterStepsAreRefused) {
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   EXPECT_STATUS(status, kAborted, "is shutting down; its running step was cancelled");
   run.step_id = 2;
-  EXPECT_STATUS(worker.RunGraph(run, &result), kAborted, "task /job:worker/replica:0/task:0 is "
+  EXPECT_STATUS(worker.RunGraph(run, &result), kAborted,
+                "task /job:worker/replica:0/task:0 is "
                 "shutting down");
   Tensor t;
-  EXPECT_STATUS(WaitForCallback([&](StatusCallback d) {
-                  worker.RecvTensorAsync(3, "k", &t, std::move(d));
-                }),
-                kAborted, "is shutting down");
+  EXPECT_STATUS(
+      WaitForCallback([&](StatusCallback d) { worker.RecvTensorAsync(3, "k", &t, std::move(d)); }),
+      kAborted, "is shutting down");
 }
 
 }  // namespace
@@ -500,8 +504,7 @@ TEST_F(MultiTaskTest, AsyncStepsAnswerOnceWithTheFetches) {
   EXPECT_EQ(answers.load(), 1);
 
   EXPECT_STATUS(WaitForCallback([&](StatusCallback done) {
-                  master.RunCallableAsync(*handle + 1, {}, &out, nullptr, nullptr,
-                                          std::move(done));
+                  master.RunCallableAsync(*handle + 1, {}, &out, nullptr, nullptr, std::move(done));
                 }),
                 kInvalidArgument, "no callable with handle");
   EXPECT_STATUS(WaitForCallback([&](StatusCallback done) {

@@ -8,8 +8,8 @@
 
 #include "core/framework/attr_value_util.h"
 #include "core/framework/op_kernel.h"
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 

@@ -3,12 +3,12 @@
 #include <string>
 #include <vector>
 
-#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
+#include "core/platform/status_testutil.h"
+#include "core/public/session.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
 namespace {

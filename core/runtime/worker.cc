@@ -4,9 +4,9 @@
 #include <optional>
 
 #include "absl/strings/str_join.h"
-#include "core/platform/blocking.h"
-#include "core/framework/device_name.h"
 #include "absl/synchronization/notification.h"
+#include "core/framework/device_name.h"
+#include "core/platform/blocking.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -78,8 +78,8 @@ class StepRendezvous final : public Rendezvous {
     const std::string src_task = src.ok() ? DeviceNameUtils::TaskName(*src) : src_device;
     WorkerInterface* peer = lookup_ ? lookup_(src_task) : nullptr;
     if (peer == nullptr) {
-      done(errors::Unavailable("task ", task_, " has no route to task ", src_task,
-                               " to receive '", key, "'"),
+      done(errors::Unavailable("task ", task_, " has no route to task ", src_task, " to receive '",
+                               key, "'"),
            Tensor());
       return;
     }
@@ -250,15 +250,15 @@ void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                      "; cannot serve '", rendezvous_key, "'")));
     return;
   }
-  r->RecvAsync(
-      rendezvous_key, [tensor, done = std::move(done)](const absl::Status& s, const Tensor& value) {
-        if (s.ok()) *tensor = value;
-        done(s);
-      });
+  r->RecvAsync(rendezvous_key,
+               [tensor, done = std::move(done)](const absl::Status& s, const Tensor& value) {
+                 if (s.ok()) *tensor = value;
+                 done(s);
+               });
 }
 
-void Worker::RegisterGraphAsync(const RegisterGraphArgs& request,
-                                RegisterGraphResult* response, StatusCallback done) {
+void Worker::RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
+                                StatusCallback done) {
   auto item = Build(request.graph);
   if (!item.ok()) {
     done(item.status());
@@ -328,14 +328,13 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
   args.inter_op_pool = inter_op_pool_.get();
   args.collective = collective_.get();
   if (item->uses_rendezvous) {
-    step->rendezvous = std::make_shared<StepRendezvous>(rendezvous_mgr_.FindOrCreate(request.step_id),
-                                                        task_, request.step_id, lookup_);
+    step->rendezvous = std::make_shared<StepRendezvous>(
+        rendezvous_mgr_.FindOrCreate(request.step_id), task_, request.step_id, lookup_);
     args.rendezvous = step->rendezvous.get();
     // A cancelled step must also wake receives that wait for a peer.
     CancellationManager::Token token;
-    step->cancellation.RegisterCallback(&token, [r = step->rendezvous] {
-      r->StartAbort(errors::Cancelled("step was cancelled"));
-    });
+    step->cancellation.RegisterCallback(
+        &token, [r = step->rendezvous] { r->StartAbort(errors::Cancelled("step was cancelled")); });
   }
   if (request.collect_step_stats) {
     DeviceStepStats* dev = response->step_stats.add_dev_stats();
@@ -356,13 +355,13 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
     // A step past its deadline is cancelled: nodes not yet started are skipped
     // and blocking kernels are woken through the cancellation manager. Not on
     // the timer's thread: waking receives may run kernels inline.
-    deadline = timer_->Schedule(absl::Now() + absl::Milliseconds(request.timeout_in_ms),
-                                [this, step] {
-                                  inter_op_pool_->Schedule([step] {
-                                    step->timed_out.store(true);
-                                    step->cancellation.StartCancel();
-                                  });
-                                });
+    deadline =
+        timer_->Schedule(absl::Now() + absl::Milliseconds(request.timeout_in_ms), [this, step] {
+          inter_op_pool_->Schedule([step] {
+            step->timed_out.store(true);
+            step->cancellation.StartCancel();
+          });
+        });
   }
   uint64_t running_id;
   {

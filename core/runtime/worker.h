@@ -48,8 +48,8 @@ class Worker final : public WorkerInterface {
   void CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) override;
   void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                           StatusCallback done) override;
-  void CompleteInstanceAsync(const CompleteInstanceArgs& request,
-                             CompleteInstanceResult* response, StatusCallback done) override;
+  void CompleteInstanceAsync(const CompleteInstanceArgs& request, CompleteInstanceResult* response,
+                             StatusCallback done) override;
   void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                     StatusCallback done) override;
 
@@ -87,7 +87,7 @@ class Worker final : public WorkerInterface {
   std::unique_ptr<ThreadPool> inter_op_pool_;
   std::unique_ptr<Timer> timer_;  // step deadlines
   RendezvousMgr rendezvous_mgr_;
-  std::string task_;  // "/job:x/replica:0/task:0"
+  std::string task_;     // "/job:x/replica:0/task:0"
   WorkerLookup lookup_;  // set before the first step
   absl::Mutex mu_;
   int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 0;

@@ -11,10 +11,10 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "core/platform/blocking.h"
 #include "core/framework/device.h"  // DeviceInfo
 #include "core/framework/tensor.h"
 #include "core/framework/types.h"
+#include "core/platform/blocking.h"
 #include "proto/graph.pb.h"
 #include "proto/step_stats.pb.h"
 
@@ -51,7 +51,7 @@ struct CompleteGroupArgs {
   std::string device_type;  // "CPU"
   std::string device;       // full name of the joining member
   uint64_t incarnation = 0;
-  absl::Duration timeout;   // the leader gives up (DeadlineExceeded) after this
+  absl::Duration timeout;  // the leader gives up (DeadlineExceeded) after this
 };
 struct CompleteGroupResult {
   int group_key = 0;
@@ -85,8 +85,8 @@ class WorkerInterface {
  public:
   virtual ~WorkerInterface() = default;
   virtual void GetStatusAsync(GetStatusResult* response, StatusCallback done) = 0;
-  virtual void RegisterGraphAsync(const RegisterGraphArgs& request,
-                                  RegisterGraphResult* response, StatusCallback done) = 0;
+  virtual void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
+                                  StatusCallback done) = 0;
   virtual void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) = 0;
   // Runs one partition of a step. Partitions of one step share a step_id and
   // exchange tensors through that step's rendezvous; when one fails, the

@@ -62,7 +62,11 @@ uint64_t RandomId() {
   if (rng == nullptr || rng_pid != ::getpid()) {
     rng_pid = ::getpid();
     std::random_device device;
-    std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(rng_pid),
+    std::seed_seq seed{device(),
+                       device(),
+                       device(),
+                       device(),
+                       static_cast<unsigned>(rng_pid),
                        static_cast<unsigned>(time(nullptr))};
     delete rng;
     rng = new std::mt19937_64(seed);
@@ -195,9 +199,9 @@ absl::StatusOr<CheckpointReader::Entry> ParseEntry(IndexCursor& in, const std::s
     return BadIndex(path, "an entry runs past the end");
   }
   if (!SizeFits(e)) {
-    return BadIndex(path, absl::StrCat("tensor '", e.name, "' of type ", DataTypeString(e.dtype),
-                                       " and shape ", e.shape.DebugString(), " cannot take ",
-                                       e.size, " bytes"));
+    return BadIndex(
+        path, absl::StrCat("tensor '", e.name, "' of type ", DataTypeString(e.dtype), " and shape ",
+                           e.shape.DebugString(), " cannot take ", e.size, " bytes"));
   }
   return e;
 }
@@ -252,14 +256,14 @@ absl::Status RemovePrefixFiles(const std::string& prefix, const std::string& kee
   const std::string data_start = Basename(prefix) + ".data-";
   const std::string index_temp_start = Basename(IndexPath(prefix)) + kTempMarker;
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return errno == ENOENT ? absl::OkStatus() : ErrnoToStatus(errno, "listing", dir);
+  if (d == nullptr)
+    return errno == ENOENT ? absl::OkStatus() : ErrnoToStatus(errno, "listing", dir);
   std::vector<std::string> doomed;
   while (struct dirent* ent = ::readdir(d)) {
     const std::string name = ent->d_name;
-    const bool data = absl::StartsWith(name, data_start) &&
-                      name.size() >= data_start.size() + 16 &&
-                      name.find_first_not_of("0123456789abcdef", data_start.size()) >=
-                          data_start.size() + 16;
+    const bool data =
+        absl::StartsWith(name, data_start) && name.size() >= data_start.size() + 16 &&
+        name.find_first_not_of("0123456789abcdef", data_start.size()) >= data_start.size() + 16;
     if ((data || absl::StartsWith(name, index_temp_start)) && name != keep) doomed.push_back(name);
   }
   ::closedir(d);
@@ -277,7 +281,8 @@ absl::Status RemovePrefixFiles(const std::string& prefix, const std::string& kee
 
 absl::Status DeleteCheckpoint(const std::string& prefix) {
   const std::string index = IndexPath(prefix);
-  if (::unlink(index.c_str()) != 0 && errno != ENOENT) return ErrnoToStatus(errno, "removing", index);
+  if (::unlink(index.c_str()) != 0 && errno != ENOENT)
+    return ErrnoToStatus(errno, "removing", index);
   return RemovePrefixFiles(prefix, "");
 }
 
@@ -334,8 +339,8 @@ absl::Status CheckpointWriter::Append(const void* bytes, size_t n, uint32_t* crc
 
 absl::Status CheckpointWriter::CheckWritable() const {
   if (!error_.ok()) {
-    return errors::FailedPrecondition("checkpoint '", prefix_, "' failed earlier: ",
-                                      error_.message());
+    return errors::FailedPrecondition("checkpoint '", prefix_,
+                                      "' failed earlier: ", error_.message());
   }
   if (finished_ || fd_ < 0) {
     return errors::FailedPrecondition("checkpoint '", prefix_, "' is already finished");
@@ -441,8 +446,9 @@ struct ParsedIndex {
 
 absl::StatusOr<ParsedIndex> ParseIndex(const std::string& bytes, const std::string& path) {
   if (bytes.size() < kIndexHeaderBytes + kIndexFooterBytes) {
-    return BadIndex(path, absl::StrCat("it has ", bytes.size(), " bytes, fewer than the ",
-                                       kIndexHeaderBytes + kIndexFooterBytes, " of an empty index"));
+    return BadIndex(path,
+                    absl::StrCat("it has ", bytes.size(), " bytes, fewer than the ",
+                                 kIndexHeaderBytes + kIndexFooterBytes, " of an empty index"));
   }
   if (std::memcmp(bytes.data(), kIndexMagic, sizeof(kIndexMagic)) != 0) {
     return BadIndex(path, "bad magic: not a tensorgrid checkpoint index");
@@ -508,14 +514,15 @@ absl::Status CheckDataFile(int fd, const std::string& path, const ParsedIndex& i
       break;
     }
   }
-  return absl::DataLossError(absl::StrCat("checkpoint data file '", path, "' has ", size,
-                                          " bytes, its index expects ", index.data_size, ": the file is ",
-                                          size < index.data_size ? "truncated" : "damaged", cut));
+  return absl::DataLossError(absl::StrCat(
+      "checkpoint data file '", path, "' has ", size, " bytes, its index expects ", index.data_size,
+      ": the file is ", size < index.data_size ? "truncated" : "damaged", cut));
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::string& prefix) {
+absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(
+    const std::string& prefix) {
   const std::string index_path = IndexPath(prefix);
   auto bytes = ReadFileToString(index_path);
   if (!bytes.ok()) {
@@ -546,7 +553,9 @@ absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const s
 
 CheckpointReader::CheckpointReader(std::string prefix, std::string data_path, int fd,
                                    std::vector<Entry> entries)
-    : prefix_(std::move(prefix)), data_path_(std::move(data_path)), fd_(fd),
+    : prefix_(std::move(prefix)),
+      data_path_(std::move(data_path)),
+      fd_(fd),
       entries_(std::move(entries)) {}
 
 CheckpointReader::~CheckpointReader() { ::close(fd_); }

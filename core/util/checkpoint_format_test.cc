@@ -139,8 +139,8 @@ TEST(CheckpointFormatTest, RoundTripsEveryDtypeAndShape) {
 
 TEST(CheckpointFormatTest, IndexListsEntriesSortedWithDtypeShapeAndPlace) {
   const std::string prefix = NewTestDir() + "/model";
-  ASSERT_OK(WriteCheckpoint(prefix, {{"z", Tensor::Scalar<int64_t>(1)},
-                                     {"a", Tensor(DT_FLOAT, TensorShape({2, 3}))}}));
+  ASSERT_OK(WriteCheckpoint(
+      prefix, {{"z", Tensor::Scalar<int64_t>(1)}, {"a", Tensor(DT_FLOAT, TensorShape({2, 3}))}}));
   auto reader = CheckpointReader::Open(prefix);
   ASSERT_TRUE(reader.ok()) << reader.status();
   const auto& entries = (*reader)->entries();
@@ -164,14 +164,16 @@ TEST(CheckpointFormatTest, MissingCheckpointAndTensorAreNotFound) {
   EXPECT_TRUE(CheckpointExists(prefix));
   auto reader = CheckpointReader::Open(prefix);
   ASSERT_TRUE(reader.ok());
-  EXPECT_STATUS((*reader)->Read("c").status(), kNotFound, "tensor 'c' not found in checkpoint '" + prefix);
+  EXPECT_STATUS((*reader)->Read("c").status(), kNotFound,
+                "tensor 'c' not found in checkpoint '" + prefix);
 }
 
 TEST(CheckpointFormatTest, WriterRejectsBadNamesAndUnsaveableTensors) {
   auto writer = CheckpointWriter::Create(NewTestDir() + "/model");
   ASSERT_TRUE(writer.ok()) << writer.status();
   ASSERT_OK((*writer)->Add("a", Tensor::Scalar<float>(1)));
-  EXPECT_STATUS((*writer)->Add("a", Tensor::Scalar<float>(2)), kInvalidArgument, "'a' appears twice");
+  EXPECT_STATUS((*writer)->Add("a", Tensor::Scalar<float>(2)), kInvalidArgument,
+                "'a' appears twice");
   EXPECT_STATUS((*writer)->Add("", Tensor::Scalar<float>(2)), kInvalidArgument, "non-empty name");
   EXPECT_STATUS((*writer)->Add("h", Tensor::Scalar<ResourceHandle>(ResourceHandle())),
                 kInvalidArgument, "'h' of type resource cannot be saved");

@@ -131,18 +131,17 @@ absl::StatusOr<Flag::Value> Flag::ParseValue(absl::string_view text) const {
 }
 
 void Flag::Store(const Value& value) const {
-  std::visit(
-      [&](auto* dst) { *dst = std::get<std::remove_pointer_t<decltype(dst)>>(value); }, dst_);
+  std::visit([&](auto* dst) { *dst = std::get<std::remove_pointer_t<decltype(dst)>>(value); },
+             dst_);
 }
 
 std::string Flag::TypeAndDefault() const {
-  const char* type = std::visit(
-      [](auto* dst) { return TypeName<std::remove_pointer_t<decltype(dst)>>(); }, dst_);
+  const char* type =
+      std::visit([](auto* dst) { return TypeName<std::remove_pointer_t<decltype(dst)>>(); }, dst_);
   return absl::StrCat(type, ", default ", default_text_);
 }
 
-absl::Status Flags::Parse(int* argc, char** argv, const std::vector<Flag>& flag_list,
-                          bool* help) {
+absl::Status Flags::Parse(int* argc, char** argv, const std::vector<Flag>& flag_list, bool* help) {
   if (*argc < 1) {  // not even argv[0]: nothing to read or rewrite
     *help = false;
     return absl::OkStatus();

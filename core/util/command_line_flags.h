@@ -91,8 +91,7 @@ class Flags {
   // flag given twice, a value flag with no value, and a value that is not of
   // its flag's type (naming the flag and the value); then nothing changes:
   // no variable, not argv, not *help.
-  static absl::Status Parse(int* argc, char** argv, const std::vector<Flag>& flag_list,
-                            bool* help);
+  static absl::Status Parse(int* argc, char** argv, const std::vector<Flag>& flag_list, bool* help);
 
   // TensorFlow's form: the same, true when the command line is good. False
   // for an error, after writing "PROGRAM: message" to stderr, and false for

@@ -95,9 +95,12 @@ TEST(CommandLineFlagsTest, EmptyStringValue) {
 }
 
 TEST(CommandLineFlagsTest, BoolForms) {
-  for (const auto& [arg, want] : std::vector<std::pair<std::string, bool>>{
-           {"--is_sync", true}, {"--is_sync=true", true}, {"--is_sync=1", true},
-           {"--is_sync=false", false}, {"--is_sync=0", false}}) {
+  for (const auto& [arg, want] :
+       std::vector<std::pair<std::string, bool>>{{"--is_sync", true},
+                                                 {"--is_sync=true", true},
+                                                 {"--is_sync=1", true},
+                                                 {"--is_sync=false", false},
+                                                 {"--is_sync=0", false}}) {
     Variables v;
     v.is_sync = !want;
     CommandLine line({arg});

@@ -20,9 +20,9 @@
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
 #include "distributed/rpc/grpc_remote_worker.h"
+#include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "google/protobuf/text_format.h"
-#include "distributed/rpc/grpc_util.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 

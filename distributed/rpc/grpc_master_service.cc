@@ -215,28 +215,27 @@ template <typename Call>
 grpc::ServerUnaryReactor* GrpcMasterService::ServeStep(grpc::CallbackServerContext* context,
                                                        const grpc::ByteBuffer* wire,
                                                        grpc::ByteBuffer* wire_response) {
-  return StartStep(
-      context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
-        auto call = std::make_shared<Call>();
-        if (!ParseFromByteBuffer(*wire, &call->request)) {
-          return reactor->Finish(
-              InvalidMessageStatus(absl::StrCat("/tensorgrid.MasterService/", Call::kMethod)));
-        }
-        if (absl::Status s = Open(*call); !s.ok()) return reactor->Finish(ToGrpcStatus(s));
-        auto run = [this, reactor, call, wire_response] {
-          call->Run(reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
-            EndStep(reactor, s, call->OutputBytes(), [reactor, call, wire_response] {
-              call->Encode();
-              if (absl::Status s = CheckAnswerSize(Call::kMethod, call->response); !s.ok()) {
-                return reactor->Finish(ToGrpcStatus(s));
-              }
-              FinishWith(reactor, call->response, wire_response);
-            });
-          });
-        };
-        // Building blocks on RegisterGraph calls: never on a callback thread.
-        OffloadIf(!call->IsBuilt(), std::move(run));
+  return StartStep(context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
+    auto call = std::make_shared<Call>();
+    if (!ParseFromByteBuffer(*wire, &call->request)) {
+      return reactor->Finish(
+          InvalidMessageStatus(absl::StrCat("/tensorgrid.MasterService/", Call::kMethod)));
+    }
+    if (absl::Status s = Open(*call); !s.ok()) return reactor->Finish(ToGrpcStatus(s));
+    auto run = [this, reactor, call, wire_response] {
+      call->Run(reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
+        EndStep(reactor, s, call->OutputBytes(), [reactor, call, wire_response] {
+          call->Encode();
+          if (absl::Status s = CheckAnswerSize(Call::kMethod, call->response); !s.ok()) {
+            return reactor->Finish(ToGrpcStatus(s));
+          }
+          FinishWith(reactor, call->response, wire_response);
+        });
       });
+    };
+    // Building blocks on RegisterGraph calls: never on a callback thread.
+    OffloadIf(!call->IsBuilt(), std::move(run));
+  });
 }
 
 template <typename Call>

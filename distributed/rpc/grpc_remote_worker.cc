@@ -220,9 +220,8 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
       });
 }
 
-void GrpcRemoteWorker::RunGraphCall(std::shared_ptr<RunGraphRequest> wire,
-                                    absl::Duration deadline, RunGraphResult* response,
-                                    StatusCallback done) {
+void GrpcRemoteWorker::RunGraphCall(std::shared_ptr<RunGraphRequest> wire, absl::Duration deadline,
+                                    RunGraphResult* response, StatusCallback done) {
   auto call = NewCall<RunGraphRequest, RunGraphResponse>(deadline, security_);
   call->request = std::move(*wire);
   stub_->async()->RunGraph(
@@ -249,12 +248,12 @@ void GrpcRemoteWorker::DiscoverBulkPort(std::function<void(std::optional<int> po
   // background. The answer touches only what it holds, so it may come after
   // this worker is gone.
   auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
-  stub_->async()->GetStatus(&call->context, &call->request, &call->response,
-                            [call, learned = std::move(learned)](grpc::Status status) mutable {
-                              learned(status.ok() ? std::optional<int>(call->response.bulk_port())
-                                                  : std::nullopt);
-                              call.reset();
-                            });
+  stub_->async()->GetStatus(
+      &call->context, &call->request, &call->response,
+      [call, learned = std::move(learned)](grpc::Status status) mutable {
+        learned(status.ok() ? std::optional<int>(call->response.bulk_port()) : std::nullopt);
+        call.reset();
+      });
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {

@@ -102,8 +102,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // background the first time.
   void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                           StatusCallback done) override;
-  void CompleteInstanceAsync(const CompleteInstanceArgs& request,
-                             CompleteInstanceResult* response, StatusCallback done) override;
+  void CompleteInstanceAsync(const CompleteInstanceArgs& request, CompleteInstanceResult* response,
+                             StatusCallback done) override;
   void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                     StatusCallback done) override;
 
@@ -137,8 +137,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // (RecvTensor's deadline: `timeout` from now.)
   void RecvTensorCall(int64_t step_id, const std::string& rendezvous_key, std::string ticket,
                       absl::Duration timeout, Tensor* tensor, StatusCallback done);
-  void RecvBufCall(const std::string& key, absl::Time deadline, std::string ticket,
-                   Tensor* tensor, StatusCallback done);
+  void RecvBufCall(const std::string& key, absl::Time deadline, std::string ticket, Tensor* tensor,
+                   StatusCallback done);
 
   const std::string address_;
   const std::string peer_;  // "worker 127.0.0.1:2222" or "task /job:ps/... (127.0.0.1:2222)"

@@ -25,11 +25,11 @@ constexpr absl::Duration kStepGrace = absl::Seconds(1);
 // Registers GrpcSession for "grpc://" targets when this library is linked.
 struct Registration {
   Registration() {
-    RegisterSessionFactory(kPrefix, [](const SessionOptions& options)
-                                        -> absl::StatusOr<std::unique_ptr<Session>> {
-      TG_ASSIGN_OR_RETURN(std::unique_ptr<GrpcSession> session, GrpcSession::New(options));
-      return std::unique_ptr<Session>(std::move(session));
-    });
+    RegisterSessionFactory(
+        kPrefix, [](const SessionOptions& options) -> absl::StatusOr<std::unique_ptr<Session>> {
+          TG_ASSIGN_OR_RETURN(std::unique_ptr<GrpcSession> session, GrpcSession::New(options));
+          return std::unique_ptr<Session>(std::move(session));
+        });
   }
 };
 Registration registration;
@@ -101,8 +101,7 @@ absl::Status GrpcSession::Finish(const char* method, absl::Status s) const {
     case absl::StatusCode::kDeadlineExceeded:
     case absl::StatusCode::kCancelled:
       return WithContext(s, absl::StrCat(method, " on master ", address_));
-    default:
-      return s;
+    default: return s;
   }
 }
 
@@ -150,8 +149,8 @@ bool GrpcSession::CallOnBulk(const char* method, const google::protobuf::Message
                              absl::Status* status) {
   std::string answer;
   if (bulk_ == nullptr ||
-      !bulk_->Call(method, [&] { return request.SerializeAsString(); }, deadline, status,
-                   &answer)) {
+      !bulk_->Call(
+          method, [&] { return request.SerializeAsString(); }, deadline, status, &answer)) {
     return false;
   }
   if (status->ok() && !response->ParseFromString(answer)) {
@@ -206,7 +205,8 @@ absl::Status GrpcSession::Run(const RunOptions& run_options,
     outputs->reserve(output_names.size());
     for (const NamedTensorProto& named : response.tensor()) {
       absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
-      if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("fetch '", named.name(), "'"));
+      if (!tensor.ok())
+        return WithContext(tensor.status(), absl::StrCat("fetch '", named.name(), "'"));
       outputs->push_back(*std::move(tensor));
     }
   }

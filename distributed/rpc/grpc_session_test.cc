@@ -14,16 +14,16 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "core/public/session.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/rendezvous.h"
 #include "core/framework/tensor_codec.h"
+#include "core/public/session.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
-#include "distributed/transport/bulk_client.h"
-#include "distributed/transport/bulk_server.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_util.h"
+#include "distributed/transport/bulk_client.h"
+#include "distributed/transport/bulk_server.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
@@ -177,14 +177,14 @@ TEST_P(GrpcSessionTest, Callable) {
   ASSERT_OK(handle.status());
   std::vector<Tensor> out;
   for (float v : {1.0f, 5.0f}) {
-    ASSERT_OK(session->RunCallable(*handle, {Tensor::FromVector<float>({v, -v}, {2})}, &out,
-                                   nullptr));
+    ASSERT_OK(
+        session->RunCallable(*handle, {Tensor::FromVector<float>({v, -v}, {2})}, &out, nullptr));
     ExpectTensorEqual<float>(out[0], {v * v, v * v}, TensorShape({2}));
   }
   ASSERT_OK(session->ReleaseCallable(*handle));
-  EXPECT_STATUS(session->RunCallable(*handle, {Tensor::FromVector<float>({1, 2}, {2})}, &out,
-                                     nullptr),
-                kInvalidArgument, "no callable with handle");
+  EXPECT_STATUS(
+      session->RunCallable(*handle, {Tensor::FromVector<float>({1, 2}, {2})}, &out, nullptr),
+      kInvalidArgument, "no callable with handle");
   // With a bulk port, all three steps went there (the failed one too: a
   // failure there is final, never sent again over gRPC).
   EXPECT_EQ(BulkCalls(), GetParam() ? 3 : 0);
@@ -362,8 +362,8 @@ TEST_P(GrpcSessionTest, ConcurrentRunsOnOneSession) {
       for (int i = 0; i < 50; ++i) {
         const float v = static_cast<float>(t * 100 + i);
         std::vector<Tensor> out;
-        absl::Status s = session->Run({{"x", Tensor::FromVector<float>({v, 1}, {2})}}, {"y"}, {},
-                                      &out);
+        absl::Status s =
+            session->Run({{"x", Tensor::FromVector<float>({v, 1}, {2})}}, {"y"}, {}, &out);
         if (s.ok() && out[0].data<float>()[0] != v * v) {
           s = absl::InternalError("thread " + std::to_string(t) + " got a wrong value");
         }
@@ -659,7 +659,8 @@ class SecureMaster {
     TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options));
     TG_RETURN_IF_ERROR(session->Create(SquareGraph()));
     std::vector<Tensor> out;
-    TG_RETURN_IF_ERROR(session->Run({{"x", Tensor::FromVector<float>({2, 3}, {2})}}, {"y"}, {}, &out));
+    TG_RETURN_IF_ERROR(
+        session->Run({{"x", Tensor::FromVector<float>({2, 3}, {2})}}, {"y"}, {}, &out));
     ExpectTensorEqual<float>(out[0], {4, 9}, TensorShape({2}));
     return session->Close();
   }
@@ -724,9 +725,9 @@ TEST(GrpcSecurityTest, GarbageRequestsAreInvalidArgumentAndTheServerKeepsServing
   ClientEnv none("", "", "", "");
   grpc::GenericStub stub(grpc::CreateChannel(master.address(), grpc::InsecureChannelCredentials()));
   const std::string garbage = "\xff\xff\xff\xff\x0f garbage \x01\x02";
-  for (const char* method : {"CreateSession", "ExtendSession", "RunStep", "MakeCallable",
-                             "RunCallable", "ReleaseCallable", "CloseSession", "ListDevices",
-                             "Reset"}) {
+  for (const char* method :
+       {"CreateSession", "ExtendSession", "RunStep", "MakeCallable", "RunCallable",
+        "ReleaseCallable", "CloseSession", "ListDevices", "Reset"}) {
     const std::string path = std::string("/tensorgrid.MasterService/") + method;
     grpc::Slice slice(garbage);
     grpc::ByteBuffer request(&slice, 1);
@@ -735,11 +736,10 @@ TEST(GrpcSecurityTest, GarbageRequestsAreInvalidArgumentAndTheServerKeepsServing
     SetDeadline(&context, absl::Seconds(30));
     grpc::Status status;
     absl::Notification done;
-    stub.UnaryCall(&context, path, grpc::StubOptions(), &request, &response,
-                   [&](grpc::Status s) {
-                     status = std::move(s);
-                     done.Notify();
-                   });
+    stub.UnaryCall(&context, path, grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
+      status = std::move(s);
+      done.Notify();
+    });
     ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
     EXPECT_STATUS(FromGrpcStatus(status), kInvalidArgument,
                   "request to " + path + " is not a valid message");

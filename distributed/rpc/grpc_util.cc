@@ -199,8 +199,7 @@ grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string
                         "TG_AUTH_TOKEN_FILE or --auth_token_file)");
   }
   const absl::string_view given(it->second.data(), it->second.size());
-  if (!absl::StartsWith(given, kBearer) ||
-      !SameSecret(given.substr(sizeof(kBearer) - 1), token)) {
+  if (!absl::StartsWith(given, kBearer) || !SameSecret(given.substr(sizeof(kBearer) - 1), token)) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "the call's auth token does not match this server's");
   }
@@ -225,8 +224,9 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::
 }
 
 grpc::Status InvalidMessageStatus(absl::string_view method) {
-  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                      absl::StrCat("request to ", method, " is not a valid message for that method"));
+  return grpc::Status(
+      grpc::StatusCode::INVALID_ARGUMENT,
+      absl::StrCat("request to ", method, " is not a valid message for that method"));
 }
 
 grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,

@@ -66,8 +66,7 @@ grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
                                            absl::string_view method);
 // Finishes a raw call with `message` serialized as its response.
 template <typename Message>
-void FinishWith(grpc::ServerUnaryReactor* reactor, const Message& message,
-                grpc::ByteBuffer* wire) {
+void FinishWith(grpc::ServerUnaryReactor* reactor, const Message& message, grpc::ByteBuffer* wire) {
   bool own_buffer = false;
   reactor->Finish(grpc::SerializationTraits<Message>::Serialize(message, wire, &own_buffer));
 }

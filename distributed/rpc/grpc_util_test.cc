@@ -5,8 +5,8 @@
 #include <fstream>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "core/platform/status_testutil.h"
+#include "gtest/gtest.h"
 
 namespace tensorgrid {
 namespace {
@@ -54,7 +54,6 @@ TEST(GrpcUtilTest, DeadlineIsSetOnlyForAFiniteTimeout) {
   EXPECT_LT(two_seconds.deadline(), before + std::chrono::seconds(30));  // not a timing check
 }
 
-
 std::string WriteTemp(const std::string& name, const std::string& text) {
   const char* dir = std::getenv("TEST_TMPDIR");
   const std::string path = std::string(dir == nullptr ? "/tmp" : dir) + "/" + name;
@@ -63,7 +62,8 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
 }
 
 TEST(RpcSecurityTest, TokenFileIsTrimmedAndMustNotBeEmpty) {
-  absl::StatusOr<RpcSecurity> s = RpcSecurity::FromFiles(WriteTemp("token", "  s3cret\n"), "", "", "");
+  absl::StatusOr<RpcSecurity> s =
+      RpcSecurity::FromFiles(WriteTemp("token", "  s3cret\n"), "", "", "");
   ASSERT_OK(s.status());
   EXPECT_EQ(s->auth_token, "s3cret");
   EXPECT_FALSE(s->tls());
@@ -73,8 +73,8 @@ TEST(RpcSecurityTest, TokenFileIsTrimmedAndMustNotBeEmpty) {
 }
 
 TEST(RpcSecurityTest, MissingFilesAndHalfACertificateAreNamed) {
-  EXPECT_STATUS(RpcSecurity::FromFiles("/nonexistent/token", "", "", "").status(),
-                kInvalidArgument, "cannot read the auth token file '/nonexistent/token'");
+  EXPECT_STATUS(RpcSecurity::FromFiles("/nonexistent/token", "", "", "").status(), kInvalidArgument,
+                "cannot read the auth token file '/nonexistent/token'");
   EXPECT_STATUS(RpcSecurity::FromFiles("", "/nonexistent/ca.pem", "", "").status(),
                 kInvalidArgument, "TLS CA certificate file '/nonexistent/ca.pem'");
   const std::string cert = WriteTemp("cert.pem", "not really a certificate");

@@ -15,10 +15,10 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
-#include "distributed/transport/bulk_server.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "distributed/rpc/tensor_coding.h"
+#include "distributed/transport/bulk_server.h"
 #include "grpcpp/alarm.h"
 
 namespace tensorgrid {
@@ -85,7 +85,10 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
   // ("RecvTensor of 'k' for step 3"). With `bulk`, a large tensor is
   // answered with a ticket for its bytes (distributed/transport/bulk_server.h).
   TensorReactor(std::string key, std::string what, BulkServer* bulk, grpc::ByteBuffer* response)
-      : key_(std::move(key)), what_(std::move(what)), bulk_(bulk), response_(response),
+      : key_(std::move(key)),
+        what_(std::move(what)),
+        bulk_(bulk),
+        response_(response),
         latch_(std::make_shared<Latch>(this)) {}
 
   // Fetches the tensor and arms the deadline `wait` from now.
@@ -141,8 +144,8 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
   void AnswerDeadlineExceeded(absl::Duration waited) {
     Answer(
         grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                     absl::StrCat(what_, ": no tensor sent within ",
-                                  absl::FormatDuration(waited), " (the client's deadline, at most ",
+                     absl::StrCat(what_, ": no tensor sent within ", absl::FormatDuration(waited),
+                                  " (the client's deadline, at most ",
                                   absl::FormatDuration(kMaxRecvWait), ")")));
   }
 
@@ -272,11 +275,10 @@ void RunGraphFromWire(WorkerInterface* worker, std::shared_ptr<const RunGraphReq
     // The fetches travel in this one message: past what gRPC can carry, say
     // so rather than fail inside gRPC's serialization with a bare Internal.
     if (const size_t bytes = response.ByteSizeLong(); bytes > kMaxGrpcMessageBytes) {
-      done(errors::ResourceExhausted("RunGraph '", call->request->graph_handle(), "' step ",
-                                     call->request->step_id(), ": ", fetches.size(),
-                                     " fetches make a response of ", bytes,
-                                     " bytes, over the limit of ", kMaxGrpcMessageBytes,
-                                     " bytes for one gRPC message"),
+      done(errors::ResourceExhausted(
+               "RunGraph '", call->request->graph_handle(), "' step ", call->request->step_id(),
+               ": ", fetches.size(), " fetches make a response of ", bytes,
+               " bytes, over the limit of ", kMaxGrpcMessageBytes, " bytes for one gRPC message"),
            nullptr);
       return;
     }
@@ -290,10 +292,10 @@ GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_t
                                      BulkServer* bulk)
     : worker_(worker), auth_token_(std::move(auth_token)), bulk_(bulk) {
   if (bulk_ == nullptr) return;
-  bulk_->ServeRecvBuf([worker](const std::string& key, absl::Time deadline, Tensor* out,
-                               StatusCallback done) {
-    worker->RecvBufAsync(key, deadline, out, std::move(done));
-  });
+  bulk_->ServeRecvBuf(
+      [worker](const std::string& key, absl::Time deadline, Tensor* out, StatusCallback done) {
+        worker->RecvBufAsync(key, deadline, out, std::move(done));
+      });
   // The rendezvous bounds nothing by time: the port answers DeadlineExceeded
   // at the client's deadline, as gRPC's RecvTensor does.
   bulk_->ServeRecvTensor([worker](int64_t step_id, const std::string& key, absl::Time, Tensor* out,
@@ -441,17 +443,17 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(grpc::CallbackServ
   args.next_seq = request.next_seq();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto result = std::make_shared<CompleteInstanceResult>();
-  worker_->CompleteInstanceAsync(args, result.get(), [reactor, wire_response,
-                                                      result](absl::Status s) {
-    if (!s.ok()) {
-      reactor->Finish(ToGrpcStatus(s));
-      return;
-    }
-    CompleteInstanceResponse response;
-    response.set_source_rank(result->source_rank);
-    response.set_exec_seq(result->exec_seq);
-    FinishWith(reactor, response, wire_response);
-  });
+  worker_->CompleteInstanceAsync(args, result.get(),
+                                 [reactor, wire_response, result](absl::Status s) {
+                                   if (!s.ok()) {
+                                     reactor->Finish(ToGrpcStatus(s));
+                                     return;
+                                   }
+                                   CompleteInstanceResponse response;
+                                   response.set_source_rank(result->source_rank);
+                                   response.set_exec_seq(result->exec_seq);
+                                   FinishWith(reactor, response, wire_response);
+                                 });
   return reactor;
 }
 
@@ -483,16 +485,15 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvBuf(grpc::CallbackServerContext
 }
 
 grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext* context,
-                                           const CleanupAllRequest* request,
-                                           CleanupAllResponse*) {
+                                           const CleanupAllRequest* request, CleanupAllResponse*) {
   if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   const std::vector<std::string> containers(request->container().begin(),
                                             request->container().end());
   return ToGrpcStatus(worker_->CleanupAll(containers));
 }
 
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker,
-                                                    std::string auth_token, BulkServer* bulk) {
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker, std::string auth_token,
+                                                    BulkServer* bulk) {
   return std::make_unique<GrpcWorkerService>(worker, std::move(auth_token), bulk);
 }
 

@@ -26,12 +26,12 @@
 #include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
-#include "distributed/transport/bulk_client.h"
-#include "distributed/transport/bulk_server.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "distributed/rpc/tensor_coding.h"
+#include "distributed/transport/bulk_client.h"
+#include "distributed/transport/bulk_server.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
@@ -512,9 +512,10 @@ TEST_F(GrpcWorkerTest, DirectRecvTensorOfAKeyNobodySendsIsDeadlineExceededNaming
 
 TEST_F(GrpcWorkerTest, UnreachableBulkPortFallsBackToGrpc) {
   bulk_->StopListening();  // as a firewall between the tasks would
-  Tensor big = Tensor::FromVector<int32_t>(std::vector<int32_t>(1 << 20, 7), TensorShape({1 << 20}));
+  Tensor big =
+      Tensor::FromVector<int32_t>(std::vector<int32_t>(1 << 20, 7), TensorShape({1 << 20}));
   GrpcRemoteWorker fresh(address_);  // learns the port from its first ticket
-  for (int64_t step : {1, 2}) {  // the ticket's bytes over gRPC, then no more tickets
+  for (int64_t step : {1, 2}) {      // the ticket's bytes over gRPC, then no more tickets
     absl::StatusOr<Tensor> got = RoundTrip(big, step, &fresh);
     ASSERT_TRUE(got.ok()) << got.status();
     ExpectSameTensor(*got, big);

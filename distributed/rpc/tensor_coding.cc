@@ -289,8 +289,9 @@ absl::StatusOr<Tensor> DecodeRecvTensorResponse(const grpc::ByteBuffer& wire, co
   }
   if (response.has_bulk()) {
     if (ticket == nullptr) {
-      return errors::InvalidArgument("the RecvTensor response names a bulk ticket, "
-                                     "which was not asked for");
+      return errors::InvalidArgument(
+          "the RecvTensor response names a bulk ticket, "
+          "which was not asked for");
     }
     TG_ASSIGN_OR_RETURN(*ticket, TicketOf(response, into));
     return ticket->tensor;

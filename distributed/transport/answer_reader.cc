@@ -77,8 +77,8 @@ AnswerRead ReadErrorAnswer(int fd, AnswerKind kind, absl::Time deadline, What wh
   if (!read.status.ok()) return read;
   const absl::Status error = DecodeError(header.code, body, what());
   // The server hangs up after a refusal, as after a wrong token.
-  read.reusable = kind != AnswerKind::kNotServed && !absl::IsUnauthenticated(error) &&
-                  !absl::IsDataLoss(error);
+  read.reusable =
+      kind != AnswerKind::kNotServed && !absl::IsUnauthenticated(error) && !absl::IsDataLoss(error);
   read.status = error;
   read.from_server = true;
   return read;
@@ -128,10 +128,9 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
   const DataType dtype = static_cast<DataType>(header.dtype);
   const bool given = into != nullptr && into->IsInitialized();
   if (given && (into->dtype() != dtype || into->NumElements() != shape->num_elements())) {
-    return Malformed(errors::DataLoss(what(), ": ", DataTypeString(dtype), " ",
-                                      shape->DebugString(), " where ",
-                                      DataTypeString(into->dtype()), " [", into->NumElements(),
-                                      "] was expected"));
+    return Malformed(errors::DataLoss(
+        what(), ": ", DataTypeString(dtype), " ", shape->DebugString(), " where ",
+        DataTypeString(into->dtype()), " [", into->NumElements(), "] was expected"));
   }
   absl::StatusOr<Tensor> tensor =
       given ? absl::StatusOr<Tensor>(into->Reshaped(*shape)) : Tensor::Allocate(dtype, *shape);

@@ -21,8 +21,8 @@ namespace tensorgrid {
 namespace bulk {
 
 struct AnswerRead {
-  absl::Status status;    // what the request comes to
-  bool reusable = false;  // the connection may carry another request
+  absl::Status status;       // what the request comes to
+  bool reusable = false;     // the connection may carry another request
   bool from_server = false;  // `status` is the server's error answer, read whole
 };
 using What = absl::FunctionRef<std::string()>;

@@ -86,12 +86,9 @@ void BulkClient::Waiting::Finish(absl::Status status, Fallback fallback, std::st
 
 BulkClient::Fallback BulkClient::FallbackFor(bulk::ConnectFailure failure) {
   switch (failure) {
-    case bulk::ConnectFailure::kUnreachable:
-      return Fallback::kPortUnreachable;
-    case bulk::ConnectFailure::kRefused:
-      return Fallback::kPortRefused;
-    case bulk::ConnectFailure::kDeadline:
-      break;
+    case bulk::ConnectFailure::kUnreachable: return Fallback::kPortUnreachable;
+    case bulk::ConnectFailure::kRefused: return Fallback::kPortRefused;
+    case bulk::ConnectFailure::kDeadline: break;
   }
   return Fallback::kOverGrpc;
 }
@@ -198,10 +195,10 @@ void BulkClient::StartCall(int port, const std::string& token, const std::string
                            CallCallback done) {
   if (token.size() > bulk::kMaxTokenBytes || method.empty() ||
       method.size() > bulk::kMaxMethodBytes) {
-    return done(errors::InvalidArgument("a call on the bulk port: a method name of ",
-                                        method.size(), " bytes or a token of ", token.size(),
-                                        " bytes is out of range"),
-                "", Fallback::kNone);
+    return done(
+        errors::InvalidArgument("a call on the bulk port: a method name of ", method.size(),
+                                " bytes or a token of ", token.size(), " bytes is out of range"),
+        "", Fallback::kNone);
   }
   std::string framed =
       bulk::EncodeCallRequest(token, addressee_, method, bulk::WaitMs(deadline), request);
@@ -275,7 +272,8 @@ void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
     std::string& request = send->second;
     for (;;) {
       if (!w.fd.valid() && absl::Now() >= w.deadline) {
-        return w.Finish(errors::DeadlineExceeded(w.what, ": the deadline passed before it was "
+        return w.Finish(errors::DeadlineExceeded(w.what,
+                                                 ": the deadline passed before it was "
                                                  "sent to the bulk port"),
                         Fallback::kNone);
       }
@@ -328,8 +326,7 @@ void BulkClient::Watch(Waiting w) {
         (void)inserted;
         return;
       }
-      failed = errors::Unavailable(w.what, ": cannot watch its connection: ",
-                                   std::strerror(errno));
+      failed = errors::Unavailable(w.what, ": cannot watch its connection: ", std::strerror(errno));
     }
   }
   w.fd.reset();
@@ -384,9 +381,9 @@ void BulkClient::WatchLoop() {
         watcher_wakes_ = std::min({watcher_wakes_, w.deadline, w.heard + peer_silence_});
       }
       if (watcher_wakes_ != absl::InfiniteFuture()) {
-        timeout_ms = static_cast<int>(std::clamp<int64_t>(
-            absl::ToInt64Milliseconds(watcher_wakes_ - absl::Now()) + 1, 0,
-            absl::ToInt64Milliseconds(kBulkMaxWait)));
+        timeout_ms = static_cast<int>(
+            std::clamp<int64_t>(absl::ToInt64Milliseconds(watcher_wakes_ - absl::Now()) + 1, 0,
+                                absl::ToInt64Milliseconds(kBulkMaxWait)));
       }
     }
     const int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
@@ -497,7 +494,8 @@ void BulkClient::ReadAnswer(Waiting w) {
                : bulk::AnswerRead{errors::DataLoss(what(), ": a TensorProto answer to a RecvBuf")};
   } else if (kind == bulk::AnswerKind::kInPlace && !w.may_read_in_place) {
     // Never asked: no memory of ours is read for it.
-    read.status = errors::DataLoss(what(), ": an in-place answer to a request that did not "
+    read.status = errors::DataLoss(what(),
+                                   ": an in-place answer to a request that did not "
                                    "ask for one");
   } else if (kind == bulk::AnswerKind::kTensor || kind == bulk::AnswerKind::kInPlace) {
     read = bulk::ReadTensorAnswer(fd, kind == bulk::AnswerKind::kInPlace, w.deadline, what, w.into,

@@ -78,8 +78,8 @@ class BulkClient {
   //   NotFound         the server no longer holds the ticket;
   //   DataLoss         the server answered with another size;
   //   DeadlineExceeded `deadline` passed (every wait is bounded by it).
-  absl::Status Fetch(int port, const std::string& id, char* dst, size_t bytes,
-                     absl::Time deadline, Fallback* fallback = nullptr);
+  absl::Status Fetch(int port, const std::string& id, char* dst, size_t bytes, absl::Time deadline,
+                     Fallback* fallback = nullptr);
   // Fetch on a thread of this client's; `done(status, fallback)` runs
   // there. `dst` must stay valid until then, and `done` must not destroy
   // this client.
@@ -97,8 +97,8 @@ class BulkClient {
   // here means: the request was not served, ask over gRPC). `into` and
   // `out` must stay valid until `done` runs, and `done` must not destroy
   // this client.
-  void RecvBufAsync(int port, const std::string& token, const std::string& key,
-                    absl::Time deadline, const Tensor* into, Tensor* out, FetchCallback done);
+  void RecvBufAsync(int port, const std::string& token, const std::string& key, absl::Time deadline,
+                    const Tensor* into, Tensor* out, FetchCallback done);
 
   // Asks the server at `port` for the tensor sent under rendezvous key `key`
   // in step `step_id` (BulkServer::ServeRecvTensor), as RecvBufAsync asks
@@ -123,10 +123,10 @@ class BulkClient {
   // `done` runs on the watcher thread for a small answer: it must not
   // block, nor destroy this client. While the client is being destroyed,
   // what ends ends Cancelled with no fallback.
-  using CallCallback = std::function<void(absl::Status status, std::string answer,
-                                          Fallback fallback)>;
-  void CallAsync(int port, const std::string& token, const std::string& method,
-                 std::string request, absl::Time deadline, CallCallback done);
+  using CallCallback =
+      std::function<void(absl::Status status, std::string answer, Fallback fallback)>;
+  void CallAsync(int port, const std::string& token, const std::string& method, std::string request,
+                 absl::Time deadline, CallCallback done);
   // CallAsync for a caller that blocks until `done` has run: when the
   // request goes out at once, the answer is read, and `done` run, on the
   // caller's thread before Call returns (saving two thread hand-offs);

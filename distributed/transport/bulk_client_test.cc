@@ -1,5 +1,7 @@
 // The client's side of calls: answers, the pool, beats and silence,
 // fallbacks, and a client destroyed while calls wait.
+#include "distributed/transport/bulk_client.h"
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -19,7 +21,6 @@
 #include "core/framework/rendezvous.h"
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
-#include "distributed/transport/bulk_client.h"
 #include "distributed/transport/bulk_server.h"
 #include "distributed/transport/test_util.h"
 #include "gtest/gtest.h"
@@ -230,10 +231,11 @@ TEST(BulkClientTest, ManyWaitingCallsAnsweredInAnyOrder) {
   for (;;) {
     absl::MutexLock lock(&mu);
     if (held.size() == kCalls || absl::Now() > until) break;
-    mu.AwaitWithTimeout(absl::Condition(+[](std::map<std::string, BulkServer::CallDone>* h) {
-                          return h->size() == kCalls;
-                        }, &held),
-                        absl::Milliseconds(50));
+    mu.AwaitWithTimeout(
+        absl::Condition(
+            +[](std::map<std::string, BulkServer::CallDone>* h) { return h->size() == kCalls; },
+            &held),
+        absl::Milliseconds(50));
   }
   std::map<std::string, BulkServer::CallDone> answer;
   {

@@ -61,16 +61,16 @@ void BulkRoute::CallAsync(const std::string& method, Request request, absl::Time
                           CallDone done, OverGrpc over_grpc) {
   const int port = PortFor(deadline);
   if (port == 0) return over_grpc(deadline);
-  client_.CallAsync(port, options_.token, method, request(), deadline,
-                    [this, port, deadline, done = std::move(done),
-                     over_grpc = std::move(over_grpc)](absl::Status s, std::string answer,
-                                                       BulkClient::Fallback fallback) {
-                      if (fallback == BulkClient::Fallback::kNone) {
-                        return done(std::move(s), std::move(answer));
-                      }
-                      NotServed(port, fallback, s);  // it never ran: over gRPC
-                      over_grpc(deadline);
-                    });
+  client_.CallAsync(
+      port, options_.token, method, request(), deadline,
+      [this, port, deadline, done = std::move(done), over_grpc = std::move(over_grpc)](
+          absl::Status s, std::string answer, BulkClient::Fallback fallback) {
+        if (fallback == BulkClient::Fallback::kNone) {
+          return done(std::move(s), std::move(answer));
+        }
+        NotServed(port, fallback, s);  // it never ran: over gRPC
+        over_grpc(deadline);
+      });
 }
 
 bool BulkRoute::Call(const std::string& method, Request request, absl::Time deadline,
@@ -126,19 +126,18 @@ void BulkRoute::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor
       tensor != nullptr && !(tensor->IsInitialized() && DataTypeIsObject(tensor->dtype()));
   const int port = suits ? PortFor(deadline) : 0;
   if (port == 0) return over_grpc(deadline);
-  client_.RecvBufAsync(port, options_.token, key, deadline, tensor, tensor,
-                       [this, port, deadline, done = std::move(done),
-                        over_grpc = std::move(over_grpc)](absl::Status s,
-                                                          BulkClient::Fallback fallback) {
-                         if (fallback == BulkClient::Fallback::kNone) return done(std::move(s));
-                         NotServed(port, fallback, s);
-                         over_grpc(deadline);
-                       });
+  client_.RecvBufAsync(
+      port, options_.token, key, deadline, tensor, tensor,
+      [this, port, deadline, done = std::move(done), over_grpc = std::move(over_grpc)](
+          absl::Status s, BulkClient::Fallback fallback) {
+        if (fallback == BulkClient::Fallback::kNone) return done(std::move(s));
+        NotServed(port, fallback, s);
+        over_grpc(deadline);
+      });
 }
 
 void BulkRoute::FetchTicketAsync(int port, std::string id, Tensor tensor, Tensor* out,
-                                 absl::Duration timeout, StatusCallback done,
-                                 OverGrpc over_grpc) {
+                                 absl::Duration timeout, StatusCallback done, OverGrpc over_grpc) {
   known_->port.store(port);  // the peer serves it now, refused before or not
   char* dst = static_cast<char*>(tensor.raw_data());
   const size_t bytes = tensor.TotalBytes();

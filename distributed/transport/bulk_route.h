@@ -87,8 +87,8 @@ class BulkRoute {
                  OverGrpc over_grpc);
   // CallAsync for a caller that blocks: true with `*status` and `*answer`
   // when it ran on the port, false when it is for gRPC.
-  bool Call(const std::string& method, Request request, absl::Time deadline,
-            absl::Status* status, std::string* answer);
+  bool Call(const std::string& method, Request request, absl::Time deadline, absl::Status* status,
+            std::string* answer);
   // A step's tensor (BulkClient::RecvTensorAsync) into `*out`.
   void RecvTensorAsync(int64_t step_id, const std::string& key, absl::Time deadline, Tensor* out,
                        StatusCallback done, OverGrpc over_grpc);

@@ -52,8 +52,8 @@ BulkRoute::Options LoopbackRoute(std::string addressee = "") {
 
 std::unique_ptr<Outcome> CallReverse(BulkRoute& route, absl::Time deadline = Soon()) {
   auto outcome = std::make_unique<Outcome>();
-  route.CallAsync("Reverse", [] { return std::string("abc"); }, deadline, outcome->Done(),
-                  outcome->Grpc());
+  route.CallAsync(
+      "Reverse", [] { return std::string("abc"); }, deadline, outcome->Done(), outcome->Grpc());
   EXPECT_TRUE(outcome->Wait());
   return outcome;
 }
@@ -93,7 +93,8 @@ TEST(BulkRouteTest, WithoutDiscoveryAPortIsUsedOnlyOnceTold) {
   EXPECT_TRUE(CallReverse(route)->ran);
   absl::Status status;
   std::string answer;
-  ASSERT_TRUE(route.Call("Reverse", [] { return std::string("xy"); }, Soon(), &status, &answer));
+  ASSERT_TRUE(route.Call(
+      "Reverse", [] { return std::string("xy"); }, Soon(), &status, &answer));
   ASSERT_OK(status);
   EXPECT_EQ(answer, "yx");
 }
@@ -121,7 +122,7 @@ TEST(BulkRouteTest, ARefusedPortIsForgottenUntilANewOneIsNamed) {
   EXPECT_TRUE(CallReverse(route)->grpc);
   EXPECT_EQ(route.port(), 0);
   EXPECT_TRUE(route.AcceptsTickets());  // refused is not unreachable
-  route.Learn(old_port);  // a stale answer naming the refused port again
+  route.Learn(old_port);                // a stale answer naming the refused port again
   EXPECT_EQ(route.port(), 0);
   route.Learn(restarted->port());
   EXPECT_TRUE(CallReverse(route)->ran);
@@ -153,21 +154,22 @@ TEST(BulkRouteTest, AnUnreachablePortIsNeverUsedAgainNorAreTickets) {
 
 TEST(BulkRouteTest, ARequestTheServerRanIsNeverSentTwice) {
   auto server = StartServer();
-  server->ServeCall("Fail", [](std::string, absl::Time, CancellationManager*,
-                               BulkServer::CallDone done) {
-    done(errors::Unimplemented("the handler's own Unimplemented"), nullptr);
-  });
+  server->ServeCall("Fail",
+                    [](std::string, absl::Time, CancellationManager*, BulkServer::CallDone done) {
+                      done(errors::Unimplemented("the handler's own Unimplemented"), nullptr);
+                    });
   BulkRoute route(LoopbackRoute());
   route.Learn(server->port());
   Outcome outcome;
-  route.CallAsync("Fail", [] { return std::string("x"); }, Soon(), outcome.Done(), outcome.Grpc());
+  route.CallAsync(
+      "Fail", [] { return std::string("x"); }, Soon(), outcome.Done(), outcome.Grpc());
   ASSERT_TRUE(outcome.Wait());
   ASSERT_TRUE(outcome.ran);
   EXPECT_STATUS(outcome.status, kUnimplemented, "the handler's own Unimplemented");
   // A method the port does not serve was refused unread: gRPC's.
   Outcome unknown;
-  route.CallAsync("NoSuchMethod", [] { return std::string("x"); }, Soon(), unknown.Done(),
-                  unknown.Grpc());
+  route.CallAsync(
+      "NoSuchMethod", [] { return std::string("x"); }, Soon(), unknown.Done(), unknown.Grpc());
   ASSERT_TRUE(unknown.Wait());
   EXPECT_TRUE(unknown.grpc);
   EXPECT_EQ(route.port(), server->port());  // the port itself is fine

@@ -224,18 +224,14 @@ void BulkServer::State::Serve(int fd) {
     if (!kind) break;  // garbage
     bool served = false;
     switch (*kind) {
-      case bulk::RequestKind::kTicket:
-        served = ServeTicket(fd);
-        break;
+      case bulk::RequestKind::kTicket: served = ServeTicket(fd); break;
       case bulk::RequestKind::kRecvBuf:
         served = ServeTensorRequest(fd, /*rendezvous=*/false);
         break;
       case bulk::RequestKind::kRecvTensor:
         served = ServeTensorRequest(fd, /*rendezvous=*/true);
         break;
-      case bulk::RequestKind::kCall:
-        served = ServeCall(fd);
-        break;
+      case bulk::RequestKind::kCall: served = ServeCall(fd); break;
     }
     if (!served) break;
   }

@@ -1,5 +1,7 @@
 // The server's side of calls: refusals before a request is read, the
 // token, the addressee, cancellation, and Stop.
+#include "distributed/transport/bulk_server.h"
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -20,7 +22,6 @@
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
 #include "distributed/transport/bulk_client.h"
-#include "distributed/transport/bulk_server.h"
 #include "distributed/transport/test_util.h"
 #include "gtest/gtest.h"
 

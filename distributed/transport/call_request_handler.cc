@@ -57,9 +57,9 @@ bool BulkServer::State::ServeCall(int fd) {
   if (refused.ok() && !fn) {
     refused = errors::Unimplemented("this bulk port serves no ", what);
   } else if (refused.ok() && fixed.request_bytes > options.max_call_bytes) {
-    refused = errors::ResourceExhausted(what, ": a request of ", fixed.request_bytes,
-                                        " bytes is over this server's limit of ",
-                                        options.max_call_bytes);
+    refused =
+        errors::ResourceExhausted(what, ": a request of ", fixed.request_bytes,
+                                  " bytes is over this server's limit of ", options.max_call_bytes);
   }
   if (!refused.ok()) {
     bulk::Refuse(fd, refused);

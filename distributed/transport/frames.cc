@@ -127,8 +127,9 @@ uint64_t WaitMs(absl::Time deadline) {
 }
 
 absl::Duration GrantedWait(uint64_t wait_ms) {
-  return std::min(kBulkMaxWait, absl::Milliseconds(static_cast<int64_t>(
-                                std::min<uint64_t>(wait_ms, INT64_MAX / 2))));
+  return std::min(
+      kBulkMaxWait,
+      absl::Milliseconds(static_cast<int64_t>(std::min<uint64_t>(wait_ms, INT64_MAX / 2))));
 }
 
 void TicketAnswer::EncodeTo(char* out) const {
@@ -265,8 +266,7 @@ std::optional<uint64_t> AnswerSize(absl::string_view head) {
       length = Get64(head.data() + header - 8);
       break;
     }
-    default:
-      return kGarbage;
+    default: return kGarbage;
   }
   if (length > kMaxAnswerBytes) return kUnknownSize;
   return header + length;

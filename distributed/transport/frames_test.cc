@@ -124,10 +124,8 @@ TEST(FramesTest, AnswerSizeLeavesLargeAndUnknownAnswersToTheirReaders) {
   EXPECT_EQ(AnswerSize(bytes), bytes.size());
   EXPECT_EQ(AnswerSize(bytes.substr(0, 4)), std::nullopt);
   EXPECT_EQ(AnswerSize(std::string(1, static_cast<char>(AnswerKind::kInPlace))), kUnknownSize);
-  EXPECT_EQ(AnswerSize(std::string(1, static_cast<char>(AnswerKind::kStillWorking))),
-            kUnknownSize);
-  EXPECT_EQ(AnswerSize(EncodeLengthAnswer(AnswerKind::kProto, kMaxAnswerBytes + 1)),
-            kUnknownSize);
+  EXPECT_EQ(AnswerSize(std::string(1, static_cast<char>(AnswerKind::kStillWorking))), kUnknownSize);
+  EXPECT_EQ(AnswerSize(EncodeLengthAnswer(AnswerKind::kProto, kMaxAnswerBytes + 1)), kUnknownSize);
   EXPECT_EQ(AnswerSize("\x7f"), 1u);  // garbage: its reader refuses it at once
   std::string too_deep(1, static_cast<char>(AnswerKind::kTensor));
   TensorHeader header;

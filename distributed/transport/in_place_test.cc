@@ -35,7 +35,8 @@ uint32_t ReadRecvBufRequest(int fd) {
   EXPECT_EQ(std::string(fixed, 4), "TGR4");
   auto u32 = [&](int at) {
     uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(fixed[at + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      v |= static_cast<uint32_t>(static_cast<uint8_t>(fixed[at + i])) << (8 * i);
     return v;
   };
   std::string rest(u32(4) + u32(8) + u32(12), '\0');  // token, addressee, key
@@ -57,7 +58,8 @@ bool CanReadProcessMemory() {
 
 TEST(BulkInPlaceTest, LargeChunksFromThisMachineArriveIntact) {
   const bool in_place_possible = CanReadProcessMemory();
-  if (!in_place_possible) std::cerr << "process_vm_readv is not allowed here: every chunk comes on the connection\n";
+  if (!in_place_possible)
+    std::cerr << "process_vm_readv is not allowed here: every chunk comes on the connection\n";
   // A loopback client may copy chunks of 64 KiB or more straight out of the
   // server's memory; smaller ones come on the connection. Both must land.
   auto server = StartServer();

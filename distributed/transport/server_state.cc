@@ -69,8 +69,7 @@ void BulkServer::State::Answering::Writing() {
   state_->writing.insert(fd_);
 }
 
-absl::Status BulkServer::State::CheckToken(absl::string_view given,
-                                           absl::string_view what) const {
+absl::Status BulkServer::State::CheckToken(absl::string_view given, absl::string_view what) const {
   if (options.token.empty() || SameToken(given, options.token)) return absl::OkStatus();
   return errors::Unauthenticated(what, " on the bulk port: the auth token ",
                                  given.empty() ? "is missing" : "does not match");

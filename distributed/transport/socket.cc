@@ -171,7 +171,8 @@ bool Readable(int fd) {
 absl::StatusOr<Listener> Listen(const std::string& host) {
   absl::StatusOr<AddressList> found = Resolve(HostOf(absl::StrCat(host, ":0")), "0", true);
   if (!found.ok()) {
-    return errors::Unavailable("bulk port: cannot resolve '", host, "': ", found.status().message());
+    return errors::Unavailable("bulk port: cannot resolve '", host,
+                               "': ", found.status().message());
   }
   std::string why = "no address";
   for (addrinfo* a = found->get(); a != nullptr; a = a->ai_next) {
@@ -185,9 +186,9 @@ absl::StatusOr<Listener> Listen(const std::string& host) {
       continue;
     }
     Listener listener;
-    listener.port = ntohs(bound.ss_family == AF_INET6
-                              ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                              : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    listener.port =
+        ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     listener.fd = std::move(fd);
     return listener;
   }
@@ -206,8 +207,8 @@ absl::StatusOr<UniqueFd> Connect(const std::string& host, int port, absl::Time d
   std::string why = "no address";
   bool refused = false;
   for (addrinfo* a = found->get(); a != nullptr; a = a->ai_next) {
-    UniqueFd fd(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                       a->ai_protocol));
+    UniqueFd fd(
+        socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
     if (!fd.valid()) continue;
     int error = 0;
     if (connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {

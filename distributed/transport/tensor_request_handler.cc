@@ -46,8 +46,8 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous) {
   const bulk::TensorRequestFixed fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, rendezvous);
   const char* const kind = rendezvous ? "RecvTensor" : "RecvBuf";
   std::string addressee, key;
-  if (!ReadNames(fd, fixed.token_bytes, fixed.addressee_bytes, fixed.key_bytes,
-                 bulk::kMaxKeyBytes, header_deadline, kind, &addressee, &key)) {
+  if (!ReadNames(fd, fixed.token_bytes, fixed.addressee_bytes, fixed.key_bytes, bulk::kMaxKeyBytes,
+                 header_deadline, kind, &addressee, &key)) {
     return false;
   }
   RecvBufFn recv_buf_fn;
@@ -116,12 +116,11 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous) {
   // A nonce of this answer's own proves to the client that the process it
   // reads is this one (process ids are per namespace; a process forked from
   // this one earlier does not have it).
-  const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()),
-                                tensor.TotalBytes());
+  const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
   const std::string nonce = fixed.may_read_in_place ? bulk::RandomBytes(bulk::kNonceBytes) : "";
   const bool in_place = nonce.size() == bulk::kNonceBytes && bytes.size() >= bulk::kInPlaceMinBytes;
-  std::string header(1, static_cast<char>(in_place ? bulk::AnswerKind::kInPlace
-                                                   : bulk::AnswerKind::kTensor));
+  std::string header(
+      1, static_cast<char>(in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor));
   bulk::TensorHeader shape;
   shape.dtype = static_cast<uint32_t>(tensor.dtype());
   shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());

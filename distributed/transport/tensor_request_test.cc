@@ -87,8 +87,8 @@ TEST(BulkRecvBufTest, ChunkThatNeverComesIsDeadlineExceeded) {
   server->ServeRecvBuf(source.Fn());
   BulkClient client("127.0.0.1");
   Tensor out;
-  const auto result =
-      Ask(client, server->port(), "never", &out, nullptr, "", absl::Now() + absl::Milliseconds(200));
+  const auto result = Ask(client, server->port(), "never", &out, nullptr, "",
+                          absl::Now() + absl::Milliseconds(200));
   EXPECT_EQ(result->status.code(), absl::StatusCode::kDeadlineExceeded) << result->status;
   EXPECT_NE(result->status.message().find("never"), std::string::npos) << result->status;
 }

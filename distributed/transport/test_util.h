@@ -86,8 +86,9 @@ struct RecvBufResult {
 
 // One RecvBufAsync, waited for.
 inline std::unique_ptr<RecvBufResult> Ask(BulkClient& client, int port, const std::string& key,
-                                   Tensor* out, const Tensor* into = nullptr,
-                                   const std::string& token = "", absl::Time deadline = Soon()) {
+                                          Tensor* out, const Tensor* into = nullptr,
+                                          const std::string& token = "",
+                                          absl::Time deadline = Soon()) {
   auto result = std::make_unique<RecvBufResult>();
   client.RecvBufAsync(port, token, key, deadline, into, out, result->Callback());
   EXPECT_TRUE(result->Wait());
@@ -143,8 +144,8 @@ struct CallResult {
 };
 
 inline std::unique_ptr<CallResult> Call(BulkClient& client, int port, const std::string& method,
-                                 std::string request, const std::string& token = "",
-                                 absl::Time deadline = Soon()) {
+                                        std::string request, const std::string& token = "",
+                                        absl::Time deadline = Soon()) {
   auto result = std::make_unique<CallResult>();
   client.CallAsync(port, token, method, std::move(request), deadline, result->Callback());
   EXPECT_TRUE(result->Wait());

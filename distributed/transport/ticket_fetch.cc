@@ -40,7 +40,8 @@ absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_
     bulk::SetTimeout(fd.get(), SO_SNDTIMEO, deadline - absl::Now());
     char header[bulk::TicketAnswer::kBytes];
     size_t got = 0;
-    if (bulk::WriteFull(fd.get(), request)) got = bulk::ReadFull(fd.get(), header, sizeof(header), deadline);
+    if (bulk::WriteFull(fd.get(), request))
+      got = bulk::ReadFull(fd.get(), header, sizeof(header), deadline);
     const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
     if (got == 0 && !timed_out) {
       // Hung up before answering: the server never took the ticket.
@@ -75,11 +76,10 @@ absl::Status BulkClient::Fetch(int port, const std::string& id, char* dst, size_
   }
 }
 
-void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes,
-                            absl::Time deadline, FetchCallback done) {
+void BulkClient::FetchAsync(int port, std::string id, char* dst, size_t bytes, absl::Time deadline,
+                            FetchCallback done) {
   auto fetch_done = std::make_shared<FetchCallback>(std::move(done));
-  const bool queued = Schedule([this, port, id = std::move(id), dst, bytes, deadline,
-                                fetch_done] {
+  const bool queued = Schedule([this, port, id = std::move(id), dst, bytes, deadline, fetch_done] {
     Fallback fallback = Fallback::kNone;
     absl::Status s = Fetch(port, id, dst, bytes, deadline, &fallback);
     // A fallback is not taken from a client being destroyed: see Waiting::Finish.

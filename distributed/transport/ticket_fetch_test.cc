@@ -94,8 +94,7 @@ TEST(TicketFetchTest, AnotherSizeThanExpectedIsDataLoss) {
 TEST(TicketFetchTest, MalformedTicketIsInvalidArgument) {
   BulkClient client("127.0.0.1");
   char byte;
-  EXPECT_EQ(client.Fetch(1, "short", &byte, 1, Soon()).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client.Fetch(1, "short", &byte, 1, Soon()).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(TicketFetchTest, GarbageOnThePortDoesNotStopTheServer) {
@@ -112,8 +111,8 @@ TEST(TicketFetchTest, GarbageOnThePortDoesNotStopTheServer) {
   const Tensor sent = Ramp(1 << 18);
   BulkClient client("127.0.0.1");
   std::vector<char> got(sent.TotalBytes());
-  EXPECT_TRUE(client.Fetch(server->port(), server->Offer(sent), got.data(), got.size(), Soon())
-                  .ok());
+  EXPECT_TRUE(
+      client.Fetch(server->port(), server->Offer(sent), got.data(), got.size(), Soon()).ok());
 }
 
 TEST(TicketFetchTest, UnreachablePortIsUnavailableAndKeepsTheTicket) {
@@ -209,8 +208,8 @@ TEST(TicketFetchTest, SilentPeerIsDeadlineExceeded) {
   ASSERT_GE(listener, 0);
   BulkClient client("127.0.0.1");
   char byte;
-  const absl::Status s = client.Fetch(port, std::string(kBulkTicketBytes, 'a'),
-                                      &byte, 1, absl::Now() + absl::Milliseconds(100));
+  const absl::Status s = client.Fetch(port, std::string(kBulkTicketBytes, 'a'), &byte, 1,
+                                      absl::Now() + absl::Milliseconds(100));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   close(listener);
 }

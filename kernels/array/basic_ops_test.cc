@@ -24,7 +24,8 @@ TEST_F(BasicOpsTest, UnfedPlaceholderNamesItself) {
   ASSERT_OK(MakeOp(NodeDefBuilder("x", "Placeholder")
                        .Attr("dtype", DT_FLOAT)
                        .Attr("shape", PartialTensorShape({-1, 3}))));
-  EXPECT_STATUS(RunOp(), kInvalidArgument, "feed a value for placeholder 'x' of type float and shape [?,3]");
+  EXPECT_STATUS(RunOp(), kInvalidArgument,
+                "feed a value for placeholder 'x' of type float and shape [?,3]");
 }
 
 TEST_F(BasicOpsTest, PlaceholderWithDefaultChecksShape) {

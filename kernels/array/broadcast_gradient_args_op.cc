@@ -71,9 +71,11 @@ class BroadcastGradientArgsOp final : public OpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastGradientArgs").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
-                   BroadcastGradientArgsOp<int32_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastGradientArgs").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
-                   BroadcastGradientArgsOp<int64_t>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("BroadcastGradientArgs").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+    BroadcastGradientArgsOp<int32_t>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("BroadcastGradientArgs").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+    BroadcastGradientArgsOp<int64_t>);
 
 }  // namespace tensorgrid

@@ -105,22 +105,29 @@ class BroadcastToOp final : public OpKernel {
     const Unit* in = static_cast<const Unit*>(input.raw_data());
     Unit* dst = static_cast<Unit*>(out->raw_data());
     const double bytes = sizeof(Unit);
-    ctx.eigen_cpu_device().parallelFor(
-        out->NumElements(), Eigen::TensorOpCost(bytes, bytes, /*compute_cycles=*/4),
-        [&](Eigen::Index first, Eigen::Index last) {
-          CopyRange<Unit>(in, dst, dims, strides, first, last);
-        });
+    ctx.eigen_cpu_device().parallelFor(out->NumElements(),
+                                       Eigen::TensorOpCost(bytes, bytes, /*compute_cycles=*/4),
+                                       [&](Eigen::Index first, Eigen::Index last) {
+                                         CopyRange<Unit>(in, dst, dims, strides, first, last);
+                                       });
     return absl::OkStatus();
   }
 };
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<float>("T"), BroadcastToOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<double>("T"), BroadcastToOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), BroadcastToOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), BroadcastToOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<bool>("T"), BroadcastToOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), BroadcastToOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   BroadcastToOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   BroadcastToOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   BroadcastToOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   BroadcastToOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
+                   BroadcastToOp);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("BroadcastTo").Device(DEVICE_CPU).TypeConstraint<std::string>("T"),
+    BroadcastToOp);
 
 }  // namespace tensorgrid

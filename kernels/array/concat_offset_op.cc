@@ -50,10 +50,10 @@ class ConcatOffsetOp final : public OpKernel {
       const std::vector<int64_t> shape = IndexValues(shape_tensor);
       for (int64_t d = 0; d < rank; ++d) {
         if (d != axis && shape[d] != shape0[d]) {
-          return errors::InvalidArgument(
-              "All dimensions except ", axis, " must match. Input ", i, " has shape ",
-              IndexValuesString(shape), " and doesn't match input 0 with shape ",
-              IndexValuesString(shape0), ".");
+          return errors::InvalidArgument("All dimensions except ", axis, " must match. Input ", i,
+                                         " has shape ", IndexValuesString(shape),
+                                         " and doesn't match input 0 with shape ",
+                                         IndexValuesString(shape0), ".");
         }
       }
       Tensor* out;
@@ -69,9 +69,11 @@ class ConcatOffsetOp final : public OpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatOffset").Device(DEVICE_CPU).TypeConstraint<int32_t>("shape_type"),
-                   ConcatOffsetOp<int32_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatOffset").Device(DEVICE_CPU).TypeConstraint<int64_t>("shape_type"),
-                   ConcatOffsetOp<int64_t>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("ConcatOffset").Device(DEVICE_CPU).TypeConstraint<int32_t>("shape_type"),
+    ConcatOffsetOp<int32_t>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("ConcatOffset").Device(DEVICE_CPU).TypeConstraint<int64_t>("shape_type"),
+    ConcatOffsetOp<int64_t>);
 
 }  // namespace tensorgrid

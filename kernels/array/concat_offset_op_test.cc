@@ -7,8 +7,8 @@ namespace {
 class ConcatOffsetTest : public OpsTestBase {
  protected:
   absl::Status Run(int32_t axis, std::vector<std::vector<int32_t>> shapes) {
-    TG_RETURN_IF_ERROR(MakeOp(
-        NodeDefBuilder("c", "ConcatOffset").Attr("N", static_cast<int64_t>(shapes.size()))));
+    TG_RETURN_IF_ERROR(
+        MakeOp(NodeDefBuilder("c", "ConcatOffset").Attr("N", static_cast<int64_t>(shapes.size()))));
     AddInput(Tensor::Scalar<int32_t>(axis));
     for (const auto& s : shapes) {
       AddInput(Tensor::FromVector<int32_t>(s, {static_cast<int64_t>(s.size())}));

@@ -98,30 +98,36 @@ class ConcatV2Op final : public OpKernel {
     }
     Unit* dst = static_cast<Unit*>(out.raw_data());
     const double row_bytes = static_cast<double>(row) * sizeof(Unit);
-    ctx.eigen_cpu_device().parallelFor(
-        outer, Eigen::TensorOpCost(row_bytes, row_bytes, 0), [&](Eigen::Index first, Eigen::Index last) {
-          Unit* d = dst + first * row;
-          for (Eigen::Index r = first; r < last; ++r) {
-            for (int i = 0; i < n; ++i) {
-              if constexpr (std::is_same_v<Unit, char>) {
-                std::memcpy(d, src[i] + r * inner[i], inner[i]);
-              } else {
-                std::copy_n(src[i] + r * inner[i], inner[i], d);
-              }
-              d += inner[i];
-            }
-          }
-        });
+    ctx.eigen_cpu_device().parallelFor(outer, Eigen::TensorOpCost(row_bytes, row_bytes, 0),
+                                       [&](Eigen::Index first, Eigen::Index last) {
+                                         Unit* d = dst + first * row;
+                                         for (Eigen::Index r = first; r < last; ++r) {
+                                           for (int i = 0; i < n; ++i) {
+                                             if constexpr (std::is_same_v<Unit, char>) {
+                                               std::memcpy(d, src[i] + r * inner[i], inner[i]);
+                                             } else {
+                                               std::copy_n(src[i] + r * inner[i], inner[i], d);
+                                             }
+                                             d += inner[i];
+                                           }
+                                         }
+                                       });
   }
 };
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<float>("T"), ConcatV2Op);
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<double>("T"), ConcatV2Op);
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), ConcatV2Op);
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), ConcatV2Op);
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<bool>("T"), ConcatV2Op);
-TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
+                   ConcatV2Op);
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(DEVICE_CPU).TypeConstraint<std::string>("T"),
+                   ConcatV2Op);
 
 }  // namespace tensorgrid

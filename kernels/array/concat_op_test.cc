@@ -59,8 +59,10 @@ TEST_F(ConcatV2Test, BoolsInt64sAndStrings) {
 
   inputs_.clear();
   ASSERT_OK(MakeConcat(DT_STRING, 2));
-  AddInput(Tensor::FromVector<std::string>(std::vector<std::string>{"a", "b"}, TensorShape({2, 1})));
-  AddInput(Tensor::FromVector<std::string>(std::vector<std::string>{"c", "d"}, TensorShape({2, 1})));
+  AddInput(
+      Tensor::FromVector<std::string>(std::vector<std::string>{"a", "b"}, TensorShape({2, 1})));
+  AddInput(
+      Tensor::FromVector<std::string>(std::vector<std::string>{"c", "d"}, TensorShape({2, 1})));
   AddInput(Tensor::Scalar<int32_t>(1));
   ASSERT_OK(RunOp());
   ExpectTensorEqual<std::string>(GetOutput(0), {"a", "c", "b", "d"}, {2, 2});
@@ -135,8 +137,8 @@ TEST_F(ConcatV2Test, NeedsAtLeastTwoInputs) {
 }
 
 TEST(ConcatV2ShapeFnTest, KeepsTheRank) {
-  EXPECT_EQ(InferShapes("ConcatV2", {PartialTensorShape(), PartialTensorShape({2, 3}),
-                                     PartialTensorShape({})}),
+  EXPECT_EQ(InferShapes("ConcatV2",
+                        {PartialTensorShape(), PartialTensorShape({2, 3}), PartialTensorShape({})}),
             std::vector<std::string>{"[?,?]"});
 }
 

@@ -61,11 +61,11 @@ class DynamicStitchOp final : public OpKernel {
  private:
   absl::Status ShapeMismatch(const OpKernelContext& ctx, int m) const {
     const int n = ctx.num_inputs() / 2;
-    return errors::InvalidArgument("DynamicStitch (node '", name(), "'): data[", m, "].shape = ",
-                                   ctx.input(n + m).shape().DebugString(),
-                                   " does not start with indices[", m, "].shape = ",
-                                   ctx.input(m).shape().DebugString(), " followed by data[0]'s",
-                                   " trailing shape");
+    return errors::InvalidArgument("DynamicStitch (node '", name(), "'): data[", m,
+                                   "].shape = ", ctx.input(n + m).shape().DebugString(),
+                                   " does not start with indices[", m,
+                                   "].shape = ", ctx.input(m).shape().DebugString(),
+                                   " followed by data[0]'s", " trailing shape");
   }
 
   // data[m].shape must be indices[m].shape + constant.
@@ -78,8 +78,7 @@ class DynamicStitchOp final : public OpKernel {
       return ShapeMismatch(ctx, m);
     }
     for (int d = 0; d < data.dims(); ++d) {
-      const int64_t want =
-          d < indices.dims() ? indices.dim_size(d) : constant[d - indices.dims()];
+      const int64_t want = d < indices.dims() ? indices.dim_size(d) : constant[d - indices.dims()];
       if (data.dim_size(d) != want) return ShapeMismatch(ctx, m);
     }
     return absl::OkStatus();
@@ -102,11 +101,20 @@ class DynamicStitchOp final : public OpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<float>("T"), DynamicStitchOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<double>("T"), DynamicStitchOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), DynamicStitchOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), DynamicStitchOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<bool>("T"), DynamicStitchOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), DynamicStitchOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   DynamicStitchOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   DynamicStitchOp);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+    DynamicStitchOp);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+    DynamicStitchOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
+                   DynamicStitchOp);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<std::string>("T"),
+    DynamicStitchOp);
 
 }  // namespace tensorgrid

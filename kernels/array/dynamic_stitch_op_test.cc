@@ -17,8 +17,9 @@ class DynamicStitchTest : public OpsTestBase {
 };
 
 TEST_F(DynamicStitchTest, ReplacesReducedDimensionsOfAShape) {
-  ASSERT_OK(Run({Tensor::FromVector<int32_t>({0, 1, 2, 3}, {4}), Tensor::FromVector<int32_t>({1, 2}, {2})},
-                {Tensor::FromVector<int32_t>({2, 3, 5, 7}, {4}), Tensor::FromVector<int32_t>({1, 1}, {2})}));
+  ASSERT_OK(Run(
+      {Tensor::FromVector<int32_t>({0, 1, 2, 3}, {4}), Tensor::FromVector<int32_t>({1, 2}, {2})},
+      {Tensor::FromVector<int32_t>({2, 3, 5, 7}, {4}), Tensor::FromVector<int32_t>({1, 1}, {2})}));
   ExpectTensorEqual<int32_t>(GetOutput(0), {2, 1, 1, 7}, {4});
 }
 

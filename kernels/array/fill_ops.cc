@@ -78,24 +78,42 @@ using OnesLikeOp = ConstantLikeOp<T, 1>;
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<float>("T"), FillOp<float>);
-TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<double>("T"), FillOp<double>);
-TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), FillOp<int32_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), FillOp<int64_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<bool>("T"), FillOp<bool>);
-TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), FillOp<std::string>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   FillOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   FillOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   FillOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   FillOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
+                   FillOp<bool>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Fill").Device(DEVICE_CPU).TypeConstraint<std::string>("T"),
+                   FillOp<std::string>);
 
-TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<float>("T"), ZerosLikeOp<float>);
-TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<double>("T"), ZerosLikeOp<double>);
-TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), ZerosLikeOp<int32_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), ZerosLikeOp<int64_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<bool>("T"), ZerosLikeOp<bool>);
-TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), ZerosLikeOp<std::string>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   ZerosLikeOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   ZerosLikeOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   ZerosLikeOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   ZerosLikeOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
+                   ZerosLikeOp<bool>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<std::string>("T"),
+    ZerosLikeOp<std::string>);
 
-TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<float>("T"), OnesLikeOp<float>);
-TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<double>("T"), OnesLikeOp<double>);
-TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), OnesLikeOp<int32_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), OnesLikeOp<int64_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<bool>("T"), OnesLikeOp<bool>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   OnesLikeOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   OnesLikeOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   OnesLikeOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   OnesLikeOp<int64_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
+                   OnesLikeOp<bool>);
 
 }  // namespace tensorgrid

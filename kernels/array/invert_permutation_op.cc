@@ -42,9 +42,11 @@ class InvertPermutationOp final : public OpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("InvertPermutation").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
-                   InvertPermutationOp<int32_t>);
-TG_REGISTER_KERNEL(KernelDefBuilder("InvertPermutation").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
-                   InvertPermutationOp<int64_t>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("InvertPermutation").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+    InvertPermutationOp<int32_t>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("InvertPermutation").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+    InvertPermutationOp<int64_t>);
 
 }  // namespace tensorgrid

@@ -28,8 +28,9 @@ absl::StatusOr<TensorShape> ResolveReshape(const TensorShape& input,
     const int64_t d = requested[i];
     if (d == -1) {
       if (unknown >= 0) {
-        return errors::InvalidArgument("Only one dimension of the requested shape may be -1, not both ",
-                                       unknown, " and ", i, " in ", IndexValuesString(requested));
+        return errors::InvalidArgument(
+            "Only one dimension of the requested shape may be -1, not both ", unknown, " and ", i,
+            " in ", IndexValuesString(requested));
       }
       unknown = i;
     } else if (d < 0) {

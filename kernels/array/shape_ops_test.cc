@@ -73,8 +73,9 @@ TEST_F(ReshapeTest, MinusOneThatDoesNotDivide) {
   ASSERT_OK(MakeReshape(DT_FLOAT));
   AddInput(Tensor(DT_FLOAT, TensorShape({7})));
   AddInput(Tensor::FromVector<int32_t>({-1, 3}, {2}));
-  EXPECT_STATUS(RunOp(), kInvalidArgument,
-                "shape [7] (7 values), but the requested shape [-1,3] needs a multiple of 3 values");
+  EXPECT_STATUS(
+      RunOp(), kInvalidArgument,
+      "shape [7] (7 values), but the requested shape [-1,3] needs a multiple of 3 values");
 }
 
 TEST_F(ReshapeTest, TwoMinusOnes) {

@@ -63,12 +63,11 @@ class SliceOp final : public OpKernel {
     const Tensor& begin_tensor = ctx.input(1);
     const Tensor& size_tensor = ctx.input(2);
     const int rank = input.dims();
-    if (begin_tensor.dims() != 1 || size_tensor.dims() != 1 ||
-        begin_tensor.NumElements() != rank || size_tensor.NumElements() != rank) {
-      return errors::InvalidArgument(
-          "Expected begin and size arguments to be 1-D tensors of size ", rank,
-          ", but got shapes ", begin_tensor.shape().DebugString(), " and ",
-          size_tensor.shape().DebugString(), " instead.");
+    if (begin_tensor.dims() != 1 || size_tensor.dims() != 1 || begin_tensor.NumElements() != rank ||
+        size_tensor.NumElements() != rank) {
+      return errors::InvalidArgument("Expected begin and size arguments to be 1-D tensors of size ",
+                                     rank, ", but got shapes ", begin_tensor.shape().DebugString(),
+                                     " and ", size_tensor.shape().DebugString(), " instead.");
     }
     const std::vector<int64_t> begin = IndexValues(begin_tensor);
     std::vector<int64_t> size = IndexValues(size_tensor);
@@ -76,9 +75,9 @@ class SliceOp final : public OpKernel {
       const int64_t dim = input.dim_size(d);
       if (size[d] == -1) size[d] = dim - begin[d];
       if (begin[d] < 0 || begin[d] > dim || size[d] < 0 || begin[d] + size[d] > dim) {
-        return errors::InvalidArgument("Expected begin[", d, "] in [0, ", dim,
-                                       "] and size[", d, "] in [0, ", dim - begin[d],
-                                       "], but got begin ", IndexValuesString(begin), " and size ",
+        return errors::InvalidArgument("Expected begin[", d, "] in [0, ", dim, "] and size[", d,
+                                       "] in [0, ", dim - begin[d], "], but got begin ",
+                                       IndexValuesString(begin), " and size ",
                                        IndexValuesString(IndexValues(size_tensor)),
                                        " for input of shape ", input.shape().DebugString());
       }
@@ -129,11 +128,16 @@ class SliceOp final : public OpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<float>("T"), SliceOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<double>("T"), SliceOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), SliceOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), SliceOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SliceOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SliceOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   SliceOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   SliceOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<bool>("T"), SliceOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), SliceOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Slice").Device(DEVICE_CPU).TypeConstraint<std::string>("T"),
+                   SliceOp);
 
 }  // namespace tensorgrid

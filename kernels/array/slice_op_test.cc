@@ -7,7 +7,8 @@ namespace {
 class SliceTest : public OpsTestBase {
  protected:
   absl::Status Run(Tensor input, std::vector<int32_t> begin, std::vector<int32_t> size) {
-    TG_RETURN_IF_ERROR(MakeOp(NodeDefBuilder("s", "Slice").Attr("T", input.dtype()).Attr("Index", DT_INT32)));
+    TG_RETURN_IF_ERROR(
+        MakeOp(NodeDefBuilder("s", "Slice").Attr("T", input.dtype()).Attr("Index", DT_INT32)));
     AddInput(std::move(input));
     AddInput(Tensor::FromVector<int32_t>(begin, {static_cast<int64_t>(begin.size())}));
     AddInput(Tensor::FromVector<int32_t>(size, {static_cast<int64_t>(size.size())}));

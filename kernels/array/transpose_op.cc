@@ -80,8 +80,9 @@ void ForEachElement(const Dims& out_dims, const Dims& src_strides, int64_t first
 
 // Fills `out` from `in`, moving elements with copy(dst_index, src_index).
 template <typename CopyFn>
-void Permute(const Eigen::ThreadPoolDevice& device, const Tensor& in, const std::vector<int64_t>& perm,
-             const Tensor& out, double bytes_per_element, CopyFn copy) {
+void Permute(const Eigen::ThreadPoolDevice& device, const Tensor& in,
+             const std::vector<int64_t>& perm, const Tensor& out, double bytes_per_element,
+             CopyFn copy) {
   const int rank = in.dims();
   Dims in_strides(rank, 1);
   for (int d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * in.dim_size(d + 1);
@@ -90,11 +91,12 @@ void Permute(const Eigen::ThreadPoolDevice& device, const Tensor& in, const std:
     out_dims[d] = out.dim_size(d);
     src_strides[d] = in_strides[perm[d]];
   }
-  device.parallelFor(out.NumElements(),
-                     Eigen::TensorOpCost(bytes_per_element, bytes_per_element, /*compute_cycles=*/4),
-                     [&](Eigen::Index first, Eigen::Index last) {
-                       ForEachElement(out_dims, src_strides, first, last, copy);
-                     });
+  device.parallelFor(
+      out.NumElements(),
+      Eigen::TensorOpCost(bytes_per_element, bytes_per_element, /*compute_cycles=*/4),
+      [&](Eigen::Index first, Eigen::Index last) {
+        ForEachElement(out_dims, src_strides, first, last, copy);
+      });
 }
 
 template <int kBytes>
@@ -144,8 +146,7 @@ class TransposeOp final : public OpKernel {
       case 2: PermuteBytes<2>(device, input, perm, *out); break;
       case 4: PermuteBytes<4>(device, input, perm, *out); break;
       case 8: PermuteBytes<8>(device, input, perm, *out); break;
-      default:
-        return errors::Unimplemented("Transpose of ", DataTypeString(input.dtype()));
+      default: return errors::Unimplemented("Transpose of ", DataTypeString(input.dtype()));
     }
     return absl::OkStatus();
   }
@@ -153,11 +154,17 @@ class TransposeOp final : public OpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<float>("T"), TransposeOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<double>("T"), TransposeOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"), TransposeOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"), TransposeOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<bool>("T"), TransposeOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), TransposeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   TransposeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   TransposeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   TransposeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
+                   TransposeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
+                   TransposeOp);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("Transpose").Device(DEVICE_CPU).TypeConstraint<std::string>("T"), TransposeOp);
 
 }  // namespace tensorgrid

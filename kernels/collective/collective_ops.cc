@@ -38,8 +38,8 @@ absl::Status ParamsFromAttrs(OpKernelConstruction& ctx, CollectiveType type,
     TG_RETURN_IF_ERROR(ctx.GetAttr("final_op", &p->final_op));
     if (p->final_op == "Div" && (p->dtype == DT_INT32 || p->dtype == DT_INT64)) {
       return errors::InvalidArgument("final_op Div (a mean) needs a floating-point T, not ",
-                                      DataTypeString(p->dtype),
-                                      "; reduce with final_op Id and divide yourself");
+                                     DataTypeString(p->dtype),
+                                     "; reduce with final_op Id and divide yourself");
     }
     return absl::OkStatus();
   }
@@ -91,15 +91,13 @@ class CollectiveOp final : public AsyncOpKernel {
         p.shape = input.shape();
       } else if (input.shape() != p.shape) {
         return done(errors::InvalidArgument("input has shape ", input.shape().DebugString(),
-                                            " but the shape attr says ",
-                                            p.shape.DebugString()));
+                                            " but the shape attr says ", p.shape.DebugString()));
       }
     }
     Tensor* output = nullptr;
     absl::Status s = ctx.allocate_output(0, OutputShape(p, p.shape), &output);
     if (!s.ok()) return done(s);
-    collective->ExecuteAsync(p, ctx.device(), input, *output, ctx.cancellation(),
-                             std::move(done));
+    collective->ExecuteAsync(p, ctx.device(), input, *output, ctx.cancellation(), std::move(done));
   }
 
  private:

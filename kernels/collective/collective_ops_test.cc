@@ -1,5 +1,7 @@
 // Collective ops between the CPU devices of one in-process worker: a local
 // session with ConfigProto.device_count {"CPU": 4}, one op per device.
+#include "client/ops/collective_ops.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -8,7 +10,6 @@
 
 #include "client/client_session.h"
 #include "client/ops/array_ops.h"
-#include "client/ops/collective_ops.h"
 #include "core/platform/status_testutil.h"
 
 namespace tensorgrid {
@@ -41,8 +42,7 @@ bool SameBytes(const Tensor& a, const Tensor& b) {
 
 // Runs one CollectiveReduce per input, member i on CPU:i.
 absl::Status RunReduce(const std::vector<Tensor>& inputs, const std::string& merge,
-                       const std::string& final_op, std::vector<Tensor>* out,
-                       int steps = 1) {
+                       const std::string& final_op, std::vector<Tensor>* out, int steps = 1) {
   Scope root = Scope::NewRootScope();
   const int n = static_cast<int>(inputs.size());
   std::vector<Output> reduced;
@@ -77,38 +77,41 @@ void UseAlgorithm(const std::string& one_round_bytes) {
 
 TEST(CollectiveReduceTest, AddFloatTwoThreeFourMembersAnySize) {
   for (const std::string& algorithm : kBothAlgorithms)
-  for (int n : {2, 3, 4}) {
-    for (int64_t size : {1, 7, 64}) {
-      std::vector<Tensor> inputs;
-      std::vector<float> expected(size, 0.f);
-      for (int m = 0; m < n; ++m) {
-        std::vector<float> v(size);
-        for (int64_t j = 0; j < size; ++j) v[j] = static_cast<float>(m * 100 + j);
-        for (int64_t j = 0; j < size; ++j) expected[j] += v[j];
-        inputs.push_back(Vec(v));
+    for (int n : {2, 3, 4}) {
+      for (int64_t size : {1, 7, 64}) {
+        std::vector<Tensor> inputs;
+        std::vector<float> expected(size, 0.f);
+        for (int m = 0; m < n; ++m) {
+          std::vector<float> v(size);
+          for (int64_t j = 0; j < size; ++j) v[j] = static_cast<float>(m * 100 + j);
+          for (int64_t j = 0; j < size; ++j) expected[j] += v[j];
+          inputs.push_back(Vec(v));
+        }
+        std::vector<Tensor> out;
+        UseAlgorithm(algorithm);
+        absl::Status s = RunReduce(inputs, "Add", "Id", &out);
+        unsetenv(kOneRoundBytes);
+        ASSERT_OK(s);
+        ASSERT_EQ(out.size(), static_cast<size_t>(n));
+        for (const Tensor& t : out) {
+          EXPECT_EQ(Values<float>(t), expected) << algorithm << " " << n << " " << size;
+        }
+        ExpectAllIdentical(out);
       }
-      std::vector<Tensor> out;
-      UseAlgorithm(algorithm);
-      absl::Status s = RunReduce(inputs, "Add", "Id", &out);
-      unsetenv(kOneRoundBytes);
-      ASSERT_OK(s);
-      ASSERT_EQ(out.size(), static_cast<size_t>(n));
-      for (const Tensor& t : out) {
-        EXPECT_EQ(Values<float>(t), expected) << algorithm << " " << n << " " << size;
-      }
-      ExpectAllIdentical(out);
     }
-  }
 }
 
 TEST(CollectiveReduceTest, MulMinMaxInt32) {
-  const std::vector<Tensor> inputs = {Vec<int32_t>({1, -5, 7, 2, 3}), Vec<int32_t>({2, 4, -1, 2, 0}),
+  const std::vector<Tensor> inputs = {Vec<int32_t>({1, -5, 7, 2, 3}),
+                                      Vec<int32_t>({2, 4, -1, 2, 0}),
                                       Vec<int32_t>({3, 0, 9, -2, 8})};
   std::vector<Tensor> out;
   ASSERT_OK(RunReduce(inputs, "Mul", "Id", &out));
-  for (const Tensor& t : out) EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({6, 0, -63, -8, 0}));
+  for (const Tensor& t : out)
+    EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({6, 0, -63, -8, 0}));
   ASSERT_OK(RunReduce(inputs, "Min", "Id", &out));
-  for (const Tensor& t : out) EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({1, -5, -1, -2, 0}));
+  for (const Tensor& t : out)
+    EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({1, -5, -1, -2, 0}));
   ASSERT_OK(RunReduce(inputs, "Max", "Id", &out));
   for (const Tensor& t : out) EXPECT_EQ(Values<int32_t>(t), std::vector<int32_t>({3, 4, 9, 2, 8}));
 }
@@ -139,7 +142,7 @@ TEST(CollectiveReduceTest, MeanIsAddThenDivAndBitIdentical) {
 
 TEST(CollectiveReduceTest, ManyTinyChunks) {
   setenv("TG_COLLECTIVE_CHUNK_BYTES", "64", 1);  // 16 floats: hundreds of chunks
-  UseAlgorithm("0");                              // the ring, even for 40 KB
+  UseAlgorithm("0");                             // the ring, even for 40 KB
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<Tensor> exact, random;
@@ -281,8 +284,8 @@ TEST(CollectiveGatherTest, ConcatenatesInRankOrder) {
   for (int i = 0; i < 3; ++i) {
     Scope s = root.WithDevice(Cpu(i));
     const int32_t b = 10 * i;
-    outs.push_back(ops::CollectiveGather(s, ops::Const(s, {b, b + 1, b + 2, b + 3}, {2, 2}), 3,
-                                         3, 9, TensorShape({2, 2}), 20));
+    outs.push_back(ops::CollectiveGather(s, ops::Const(s, {b, b + 1, b + 2, b + 3}, {2, 2}), 3, 3,
+                                         9, TensorShape({2, 2}), 20));
   }
   ClientSession session(root, FourCpus());
   std::vector<Tensor> out;

@@ -50,12 +50,11 @@ class AccumulatorOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const ResourceHandle& h = handle_.scalar<ResourceHandle>();
-    TG_ASSIGN_OR_RETURN(std::shared_ptr<ConditionalAccumulator> acc,
-                        ctx.resource_manager()->LookupOrCreate<ConditionalAccumulator>(
-                            h.container, h.name, [&] {
-                              return std::make_shared<ConditionalAccumulator>(h.name, dtype_, shape_,
-                                                                              reduction_);
-                            }));
+    TG_ASSIGN_OR_RETURN(
+        std::shared_ptr<ConditionalAccumulator> acc,
+        ctx.resource_manager()->LookupOrCreate<ConditionalAccumulator>(h.container, h.name, [&] {
+          return std::make_shared<ConditionalAccumulator>(h.name, dtype_, shape_, reduction_);
+        }));
     TG_RETURN_IF_ERROR(acc->MatchesRequest(dtype_, shape_, reduction_));
     ctx.set_output(0, handle_);
     return absl::OkStatus();
@@ -108,8 +107,8 @@ class TakeTicketedGradientsOp final : public OpKernel {
     }
     TG_ASSIGN_OR_RETURN(
         Tensor average,
-        acc->TakeTicketedGradients(step, absl::Span<const int64_t>(tickets.data<int64_t>(),
-                                                                   tickets.NumElements())));
+        acc->TakeTicketedGradients(
+            step, absl::Span<const int64_t>(tickets.data<int64_t>(), tickets.NumElements())));
     ctx.set_output(0, std::move(average));
     return absl::OkStatus();
   }
@@ -162,7 +161,8 @@ class TakeGradientOp final : public AsyncOpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("ResourceConditionalAccumulator").Device(DEVICE_CPU), AccumulatorOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceConditionalAccumulator").Device(DEVICE_CPU),
+                   AccumulatorOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorApplyGradient").Device(DEVICE_CPU),
                    ApplyGradientOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorApplyTicketedGradient").Device(DEVICE_CPU),
@@ -173,7 +173,8 @@ TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorNumAccumulated").Device(
                    NumAccumulatedOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorSetGlobalStep").Device(DEVICE_CPU),
                    SetGlobalStepOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorTakeGradient").Device(DEVICE_CPU)
+TG_REGISTER_KERNEL(KernelDefBuilder("ResourceAccumulatorTakeGradient")
+                       .Device(DEVICE_CPU)
                        .HostMemory("num_required"),
                    TakeGradientOp);
 

@@ -58,8 +58,8 @@ struct Divide {
 
 }  // namespace
 
-ConditionalAccumulator::ConditionalAccumulator(std::string name, DataType dtype, PartialTensorShape shape,
-                                               Reduction reduction)
+ConditionalAccumulator::ConditionalAccumulator(std::string name, DataType dtype,
+                                               PartialTensorShape shape, Reduction reduction)
     : name_(std::move(name)), dtype_(dtype), shape_(std::move(shape)), reduction_(reduction) {}
 
 ConditionalAccumulator::~ConditionalAccumulator() = default;
@@ -79,7 +79,8 @@ absl::Status ConditionalAccumulator::MatchesRequest(DataType dtype, const Partia
                                                     Reduction reduction) const {
   if (dtype != dtype_ || shape.DebugString() != shape_.DebugString() || reduction != reduction_) {
     auto describe = [](DataType t, const PartialTensorShape& s, Reduction r) {
-      return absl::StrCat(DataTypeString(t), " ", s.DebugString(), r == Reduction::kMean ? " MEAN" : " SUM");
+      return absl::StrCat(DataTypeString(t), " ", s.DebugString(),
+                          r == Reduction::kMean ? " MEAN" : " SUM");
     };
     return errors::InvalidArgument("shared ConditionalAccumulator '", name_, "' is ",
                                    describe(dtype_, shape_, reduction_), " but a ",
@@ -138,8 +139,7 @@ absl::StatusOr<Tensor> ConditionalAccumulator::TakeTicketedGradients(
   }
   if (step < global_step_) {
     return errors::FailedPrecondition("ConditionalAccumulator '", name_, "': global step ", step,
-                                      " was taken already (its global step is ", global_step_,
-                                      ")");
+                                      " was taken already (its global step is ", global_step_, ")");
   }
   Tensor sum;
   for (size_t i = 0; i < tickets.size(); ++i) {
@@ -151,8 +151,8 @@ absl::StatusOr<Tensor> ConditionalAccumulator::TakeTicketedGradients(
     }
     for (size_t j = 0; j < i; ++j) {
       if (tickets[j] == tickets[i]) {
-        return errors::InvalidArgument("ConditionalAccumulator '", name_, "': ticket ",
-                                       tickets[i], " is listed twice");
+        return errors::InvalidArgument("ConditionalAccumulator '", name_, "': ticket ", tickets[i],
+                                       " is listed twice");
       }
     }
     if (i == 0) {
@@ -190,7 +190,8 @@ void ConditionalAccumulator::TakeGradient(int64_t num_required, CancellationMana
                                           TakeCallback done) {
   if (num_required < 1) {
     done(errors::InvalidArgument("ConditionalAccumulator '", name_,
-                                 "': argument num_required must be positive, but was ", num_required),
+                                 "': argument num_required must be positive, but was ",
+                                 num_required),
          Tensor());
     return;
   }
@@ -243,7 +244,8 @@ void ConditionalAccumulator::CancelLocked(int64_t id, std::vector<Completion>* d
   for (auto it = takes_.begin(); it != takes_.end(); ++it) {
     if ((*it)->id != id) continue;
     done->push_back([cb = std::move((*it)->done), name = name_] {
-      cb(errors::Cancelled("TakeGradient operation on ConditionalAccumulator '", name, "' was cancelled"),
+      cb(errors::Cancelled("TakeGradient operation on ConditionalAccumulator '", name,
+                           "' was cancelled"),
          Tensor());
     });
     takes_.erase(it);

@@ -41,8 +41,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "core/framework/cancellation.h"
 #include "core/framework/resource_mgr.h"
 #include "core/framework/tensor.h"
@@ -56,7 +56,8 @@ class ConditionalAccumulator final : public ResourceBase,
   using TakeCallback = std::function<void(absl::Status, Tensor)>;
 
   // `dtype` is float, double, int32 or int64 (see IsSupported).
-  ConditionalAccumulator(std::string name, DataType dtype, PartialTensorShape shape, Reduction reduction);
+  ConditionalAccumulator(std::string name, DataType dtype, PartialTensorShape shape,
+                         Reduction reduction);
   ~ConditionalAccumulator() override;
   static bool IsSupported(DataType dtype);
   // "MEAN" or "SUM"; InvalidArgument otherwise.
@@ -68,7 +69,8 @@ class ConditionalAccumulator final : public ResourceBase,
 
   // InvalidArgument unless a node asking for an accumulator with these
   // attributes may share this one.
-  absl::Status MatchesRequest(DataType dtype, const PartialTensorShape& shape, Reduction reduction) const;
+  absl::Status MatchesRequest(DataType dtype, const PartialTensorShape& shape,
+                              Reduction reduction) const;
 
   // Adds `gradient`, or drops it (returning OK) when local_step is below the
   // global step. InvalidArgument naming the accumulator for a gradient of
@@ -105,7 +107,8 @@ class ConditionalAccumulator final : public ResourceBase,
   void CancelLocked(int64_t id, std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Serves pending takes in order while enough gradients are in.
   void FlushLocked(std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status ValidateGradientLocked(const Tensor& gradient) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ValidateGradientLocked(const Tensor& gradient) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops ticketed gradients of a step below `step`.
   void DropTicketedBeforeLocked(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

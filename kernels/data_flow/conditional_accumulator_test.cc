@@ -18,7 +18,8 @@ using Reduction = ConditionalAccumulator::Reduction;
 Tensor Vec(float a, float b) { return Tensor::FromVector<float>({a, b}, TensorShape({2})); }
 
 std::shared_ptr<ConditionalAccumulator> NewAccumulator(Reduction reduction = Reduction::kMean) {
-  return std::make_shared<ConditionalAccumulator>("g", DT_FLOAT, PartialTensorShape({2}), reduction);
+  return std::make_shared<ConditionalAccumulator>("g", DT_FLOAT, PartialTensorShape({2}),
+                                                  reduction);
 }
 
 struct Taken {
@@ -102,7 +103,8 @@ TEST(ConditionalAccumulatorTest, CancelledTakeKeepsTheGradients) {
   Take(*acc, 2, &step, &t);
   step.StartCancel();
   ASSERT_TRUE(t.Wait());
-  EXPECT_STATUS(t.status, kCancelled, "TakeGradient operation on ConditionalAccumulator 'g' was cancelled");
+  EXPECT_STATUS(t.status, kCancelled,
+                "TakeGradient operation on ConditionalAccumulator 'g' was cancelled");
   EXPECT_EQ(acc->num_pending_takes(), 0);
   EXPECT_EQ(acc->num_accumulated(), 1);
   EXPECT_EQ(acc->global_step(), 0);
@@ -115,25 +117,30 @@ TEST(ConditionalAccumulatorTest, CancelledTakeKeepsTheGradients) {
 
 TEST(ConditionalAccumulatorTest, Errors) {
   auto acc = NewAccumulator();
-  EXPECT_STATUS(acc->ApplyGradient(0, Tensor::FromVector<double>({1, 2}, TensorShape({2}))), kInvalidArgument,
+  EXPECT_STATUS(acc->ApplyGradient(0, Tensor::FromVector<double>({1, 2}, TensorShape({2}))),
+                kInvalidArgument,
                 "ConditionalAccumulator 'g' accumulates float gradients, got a double gradient");
-  EXPECT_STATUS(acc->ApplyGradient(0, Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))), kInvalidArgument,
+  EXPECT_STATUS(acc->ApplyGradient(0, Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))),
+                kInvalidArgument,
                 "shape mismatch in gradient for ConditionalAccumulator 'g': expected [2], got [3]");
-  auto loose =
-      std::make_shared<ConditionalAccumulator>("any", DT_FLOAT, PartialTensorShape({-1}), Reduction::kMean);
+  auto loose = std::make_shared<ConditionalAccumulator>("any", DT_FLOAT, PartialTensorShape({-1}),
+                                                        Reduction::kMean);
   ASSERT_OK(loose->ApplyGradient(0, Vec(1, 2)));
   EXPECT_STATUS(loose->ApplyGradient(0, Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))),
                 kInvalidArgument, "expected [2] like the gradients accumulated so far, got [3]");
   Taken t;
   Take(*acc, 0, nullptr, &t);
   EXPECT_STATUS(t.status, kInvalidArgument, "num_required must be positive, but was 0");
-  EXPECT_STATUS(acc->MatchesRequest(DT_FLOAT, PartialTensorShape({2}), Reduction::kSum), kInvalidArgument,
-                "shared ConditionalAccumulator 'g' is float [2] MEAN but a float [2] SUM one was requested");
-  EXPECT_STATUS(ConditionalAccumulator::ParseReduction("MAX").status(), kInvalidArgument, "MEAN or SUM");
+  EXPECT_STATUS(
+      acc->MatchesRequest(DT_FLOAT, PartialTensorShape({2}), Reduction::kSum), kInvalidArgument,
+      "shared ConditionalAccumulator 'g' is float [2] MEAN but a float [2] SUM one was requested");
+  EXPECT_STATUS(ConditionalAccumulator::ParseReduction("MAX").status(), kInvalidArgument,
+                "MEAN or SUM");
 }
 
 TEST(ConditionalAccumulatorTest, IntegerMeanDividesExactly) {
-  auto acc = std::make_shared<ConditionalAccumulator>("i", DT_INT64, PartialTensorShape({}), Reduction::kMean);
+  auto acc = std::make_shared<ConditionalAccumulator>("i", DT_INT64, PartialTensorShape({}),
+                                                      Reduction::kMean);
   ASSERT_OK(acc->ApplyGradient(0, Tensor::Scalar<int64_t>(4)));
   ASSERT_OK(acc->ApplyGradient(0, Tensor::Scalar<int64_t>(8)));
   Taken t;
@@ -148,7 +155,7 @@ TEST(ConditionalAccumulatorTest, TicketedTakeAveragesExactlyTheListedTickets) {
   ASSERT_OK(acc->ApplyTicketedGradient(2, /*ticket=*/10, Vec(1, 2)));
   ASSERT_OK(acc->ApplyTicketedGradient(2, 11, Vec(100, 100)));  // admitted, never counted
   ASSERT_OK(acc->ApplyTicketedGradient(2, 12, Vec(3, 6)));
-  ASSERT_OK(acc->ApplyTicketedGradient(1, 13, Vec(50, 50)));  // stale: dropped
+  ASSERT_OK(acc->ApplyTicketedGradient(1, 13, Vec(50, 50)));   // stale: dropped
   ASSERT_OK(acc->ApplyTicketedGradient(-1, -1, Vec(50, 50)));  // not counted: dropped
   EXPECT_EQ(acc->num_accumulated(), 3);
   absl::StatusOr<Tensor> mean = acc->TakeTicketedGradients(2, {10, 12});
@@ -213,7 +220,8 @@ class AccumulatorOpsTest : public OpsTestBase {
     return GetOutput(0);
   }
   absl::Status Apply(const Tensor& h, int64_t local_step, Tensor gradient) {
-    TG_RETURN_IF_ERROR(MakeOp(NodeDefBuilder("apply", "ResourceAccumulatorApplyGradient").Attr("dtype", gradient.dtype())));
+    TG_RETURN_IF_ERROR(MakeOp(NodeDefBuilder("apply", "ResourceAccumulatorApplyGradient")
+                                  .Attr("dtype", gradient.dtype())));
     inputs_.clear();
     AddInput(h);
     AddInput(Tensor::Scalar<int64_t>(local_step));
@@ -235,7 +243,8 @@ class AccumulatorOpsTest : public OpsTestBase {
     return RunOp();
   }
   absl::Status TakeOp(const Tensor& h, int32_t n, DataType dtype = DT_FLOAT) {
-    TG_RETURN_IF_ERROR(MakeOp(NodeDefBuilder("take", "ResourceAccumulatorTakeGradient").Attr("dtype", dtype)));
+    TG_RETURN_IF_ERROR(
+        MakeOp(NodeDefBuilder("take", "ResourceAccumulatorTakeGradient").Attr("dtype", dtype)));
     inputs_.clear();
     AddInput(h);
     AddInput(Tensor::Scalar<int32_t>(n));
@@ -273,8 +282,8 @@ TEST_F(AccumulatorOpsTest, ApplyAndTakeTicketed) {
   ASSERT_OK(apply(5, Vec(9, 9)));
   ASSERT_OK(apply(6, Vec(3, 4)));
   EXPECT_EQ(NumAccumulated(h), 3);
-  ASSERT_OK(MakeOp(NodeDefBuilder("take", "ResourceAccumulatorTakeTicketedGradients")
-                       .Attr("dtype", DT_FLOAT)));
+  ASSERT_OK(MakeOp(
+      NodeDefBuilder("take", "ResourceAccumulatorTakeTicketedGradients").Attr("dtype", DT_FLOAT)));
   inputs_.clear();
   AddInput(h);
   AddInput(Tensor::Scalar<int64_t>(0));
@@ -300,7 +309,8 @@ TEST_F(AccumulatorOpsTest, KernelErrors) {
                        .Attr("shared_name", "g")));
   inputs_.clear();
   EXPECT_STATUS(RunOp(), kInvalidArgument,
-                "shared ConditionalAccumulator 'g' is float [2] MEAN but a double [2] MEAN one was requested");
+                "shared ConditionalAccumulator 'g' is float [2] MEAN but a double [2] MEAN one was "
+                "requested");
   EXPECT_STATUS(MakeOp(NodeDefBuilder("acc3", "ResourceConditionalAccumulator")
                            .Attr("dtype", DT_FLOAT)
                            .Attr("shape", PartialTensorShape({2}))

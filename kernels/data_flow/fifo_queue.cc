@@ -13,9 +13,9 @@ namespace tensorgrid {
 struct FIFOQueue::Attempt {
   int64_t id = 0;
   bool is_enqueue = false;
-  std::deque<Tuple> rows;  // enqueue
-  int64_t total_rows = 0;  // enqueue
-  int64_t requested = 0;   // dequeue
+  std::deque<Tuple> rows;    // enqueue
+  int64_t total_rows = 0;    // enqueue
+  int64_t requested = 0;     // dequeue
   std::vector<Tuple> taken;  // dequeue
   CancellationManager* cancellation = nullptr;
   CancellationManager::Token token = 0;
@@ -27,7 +27,8 @@ struct FIFOQueue::Attempt {
 namespace {
 
 std::string TypeList(const std::vector<DataType>& types) {
-  return absl::StrJoin(types, ", ", [](std::string* out, DataType t) { out->append(DataTypeString(t)); });
+  return absl::StrJoin(types, ", ",
+                       [](std::string* out, DataType t) { out->append(DataTypeString(t)); });
 }
 
 std::string ShapeList(const std::vector<PartialTensorShape>& shapes) {
@@ -36,7 +37,8 @@ std::string ShapeList(const std::vector<PartialTensorShape>& shapes) {
   });
 }
 
-bool SameShapes(const std::vector<PartialTensorShape>& a, const std::vector<PartialTensorShape>& b) {
+bool SameShapes(const std::vector<PartialTensorShape>& a,
+                const std::vector<PartialTensorShape>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].DebugString() != b[i].DebugString()) return false;
@@ -55,7 +57,8 @@ FIFOQueue::FIFOQueue(std::string name, std::vector<DataType> component_types,
 
 FIFOQueue::~FIFOQueue() = default;
 
-absl::Status FIFOQueue::Validate(const std::string& name, const std::vector<DataType>& component_types,
+absl::Status FIFOQueue::Validate(const std::string& name,
+                                 const std::vector<DataType>& component_types,
                                  const std::vector<PartialTensorShape>& shapes, int64_t capacity) {
   if (component_types.empty()) {
     return errors::InvalidArgument("FIFOQueue '", name, "' needs at least one component type");
@@ -87,8 +90,9 @@ absl::Status FIFOQueue::MatchesRequest(const std::vector<DataType>& component_ty
                                    TypeList(component_types), ")");
   }
   if (!SameShapes(shapes, shapes_)) {
-    return errors::InvalidArgument("shared FIFOQueue '", name_, "' has shapes (", ShapeList(shapes_),
-                                   ") but requested shapes (", ShapeList(shapes), ")");
+    return errors::InvalidArgument("shared FIFOQueue '", name_, "' has shapes (",
+                                   ShapeList(shapes_), ") but requested shapes (",
+                                   ShapeList(shapes), ")");
   }
   if (capacity != capacity_) {
     return errors::InvalidArgument("shared FIFOQueue '", name_, "' has capacity ", capacity_,
@@ -104,13 +108,13 @@ absl::Status FIFOQueue::ValidateTuple(const Tuple& tuple) const {
   }
   for (size_t i = 0; i < tuple.size(); ++i) {
     if (tuple[i].dtype() != component_types_[i]) {
-      return errors::InvalidArgument("type mismatch in tuple component ", i, " of FIFOQueue '", name_,
-                                     "': expected ", DataTypeString(component_types_[i]), ", got ",
-                                     DataTypeString(tuple[i].dtype()));
+      return errors::InvalidArgument("type mismatch in tuple component ", i, " of FIFOQueue '",
+                                     name_, "': expected ", DataTypeString(component_types_[i]),
+                                     ", got ", DataTypeString(tuple[i].dtype()));
     }
     if (!shapes_.empty() && !shapes_[i].IsCompatibleWith(tuple[i].shape())) {
-      return errors::InvalidArgument("shape mismatch in tuple component ", i, " of FIFOQueue '", name_,
-                                     "': expected ", shapes_[i].DebugString(), ", got ",
+      return errors::InvalidArgument("shape mismatch in tuple component ", i, " of FIFOQueue '",
+                                     name_, "': expected ", shapes_[i].DebugString(), ", got ",
                                      tuple[i].shape().DebugString());
     }
   }
@@ -125,9 +129,9 @@ absl::Status FIFOQueue::ValidateManyTuple(const Tuple& batch) const {
   for (size_t i = 0; i < batch.size(); ++i) {
     const Tensor& t = batch[i];
     if (t.dtype() != component_types_[i]) {
-      return errors::InvalidArgument("type mismatch in tuple component ", i, " of FIFOQueue '", name_,
-                                     "': expected ", DataTypeString(component_types_[i]), ", got ",
-                                     DataTypeString(t.dtype()));
+      return errors::InvalidArgument("type mismatch in tuple component ", i, " of FIFOQueue '",
+                                     name_, "': expected ", DataTypeString(component_types_[i]),
+                                     ", got ", DataTypeString(t.dtype()));
     }
     if (t.dims() == 0) {
       return errors::InvalidArgument("tuple component ", i, " of an enqueue of many to FIFOQueue '",
@@ -142,9 +146,10 @@ absl::Status FIFOQueue::ValidateManyTuple(const Tuple& batch) const {
     TensorShape element = t.shape();
     element.RemoveDim(0);
     if (!shapes_.empty() && !shapes_[i].IsCompatibleWith(element)) {
-      return errors::InvalidArgument("shape mismatch in tuple component ", i, " of FIFOQueue '", name_,
-                                     "': expected elements of shape ", shapes_[i].DebugString(),
-                                     ", got a batch of shape ", t.shape().DebugString());
+      return errors::InvalidArgument("shape mismatch in tuple component ", i, " of FIFOQueue '",
+                                     name_, "': expected elements of shape ",
+                                     shapes_[i].DebugString(), ", got a batch of shape ",
+                                     t.shape().DebugString());
     }
   }
   return absl::OkStatus();
@@ -231,8 +236,10 @@ void FIFOQueue::CancelLocked(int64_t id, std::vector<Completion>* done) {
       line->erase(it);
       if (a->is_enqueue) {
         const int64_t added = a->total_rows - static_cast<int64_t>(a->rows.size());
-        std::string what = absl::StrCat("Enqueue operation on FIFOQueue '", name_, "' was cancelled");
-        if (added > 0) absl::StrAppend(&what, " after ", added, " of ", a->total_rows, " elements went in");
+        std::string what =
+            absl::StrCat("Enqueue operation on FIFOQueue '", name_, "' was cancelled");
+        if (added > 0)
+          absl::StrAppend(&what, " after ", added, " of ", a->total_rows, " elements went in");
         done->push_back([cb = std::move(a->enqueue_done), what] { cb(errors::Cancelled(what)); });
       } else {
         GiveBackLocked(*a);
@@ -339,8 +346,9 @@ absl::Status FIFOQueue::Closed() const {
 }
 
 absl::Status FIFOQueue::Insufficient(int64_t requested) const {
-  return errors::OutOfRange("FIFOQueue '", name_, "' is closed and has insufficient elements (requested ",
-                            requested, ", current size ", elements_.size(), ")");
+  return errors::OutOfRange("FIFOQueue '", name_,
+                            "' is closed and has insufficient elements (requested ", requested,
+                            ", current size ", elements_.size(), ")");
 }
 
 int64_t FIFOQueue::size() const {

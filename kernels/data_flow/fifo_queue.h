@@ -54,7 +54,8 @@ class FIFOQueue final : public ResourceBase, public std::enable_shared_from_this
             std::vector<PartialTensorShape> shapes, int64_t capacity);
   ~FIFOQueue() override;
   // InvalidArgument for arguments the constructor does not accept.
-  static absl::Status Validate(const std::string& name, const std::vector<DataType>& component_types,
+  static absl::Status Validate(const std::string& name,
+                               const std::vector<DataType>& component_types,
                                const std::vector<PartialTensorShape>& shapes, int64_t capacity);
 
   std::string TypeName() const override { return "FIFOQueue"; }
@@ -66,7 +67,8 @@ class FIFOQueue final : public ResourceBase, public std::enable_shared_from_this
   // InvalidArgument unless a node asking for a queue with these attributes
   // may share this one.
   absl::Status MatchesRequest(const std::vector<DataType>& component_types,
-                              const std::vector<PartialTensorShape>& shapes, int64_t capacity) const;
+                              const std::vector<PartialTensorShape>& shapes,
+                              int64_t capacity) const;
   // InvalidArgument naming the queue and the component unless `tuple` is one
   // element (ValidateTuple) or a batch of elements along dimension 0 that
   // agree in size (ValidateManyTuple).

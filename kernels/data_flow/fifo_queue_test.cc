@@ -27,7 +27,8 @@ struct Result {
 };
 
 std::shared_ptr<FIFOQueue> NewQueue(int64_t capacity, std::vector<PartialTensorShape> shapes = {}) {
-  return std::make_shared<FIFOQueue>("q", std::vector<DataType>{DT_FLOAT}, std::move(shapes), capacity);
+  return std::make_shared<FIFOQueue>("q", std::vector<DataType>{DT_FLOAT}, std::move(shapes),
+                                     capacity);
 }
 
 void Enqueue(FIFOQueue& q, float v, CancellationManager* cm, Result* r) {
@@ -162,13 +163,15 @@ TEST(FIFOQueueTest, ClosedQueueDrainsThenFailsOutOfRange) {
 
   Result too_many;
   Dequeue(*q, 2, nullptr, &too_many);
-  EXPECT_STATUS(too_many.status, kOutOfRange,
-                "FIFOQueue 'q' is closed and has insufficient elements (requested 2, current size 1)");
+  EXPECT_STATUS(
+      too_many.status, kOutOfRange,
+      "FIFOQueue 'q' is closed and has insufficient elements (requested 2, current size 1)");
   EXPECT_EQ(Take(*q, 1), std::vector<float>{1});
   Result dry;
   Dequeue(*q, 1, nullptr, &dry);
-  EXPECT_STATUS(dry.status, kOutOfRange,
-                "FIFOQueue 'q' is closed and has insufficient elements (requested 1, current size 0)");
+  EXPECT_STATUS(
+      dry.status, kOutOfRange,
+      "FIFOQueue 'q' is closed and has insufficient elements (requested 1, current size 0)");
   q->Close(false);  // twice is fine
 }
 
@@ -271,10 +274,12 @@ TEST(FIFOQueueTest, AlreadyCancelledStepFailsAWaitButNotAnImmediateOperation) {
 
 TEST(FIFOQueueTest, ValidationNamesTheQueueAndTheComponent) {
   FIFOQueue q("pairs", {DT_FLOAT, DT_INT32}, {PartialTensorShape({2}), PartialTensorShape({})}, 5);
-  EXPECT_STATUS(q.ValidateTuple({F(1)}), kInvalidArgument, "FIFOQueue 'pairs' has 2 components, got 1");
-  EXPECT_STATUS(q.ValidateTuple({Tensor::FromVector<float>({1, 2}, TensorShape({2})), F(1)}),
-                kInvalidArgument,
-                "type mismatch in tuple component 1 of FIFOQueue 'pairs': expected int32, got float");
+  EXPECT_STATUS(q.ValidateTuple({F(1)}), kInvalidArgument,
+                "FIFOQueue 'pairs' has 2 components, got 1");
+  EXPECT_STATUS(
+      q.ValidateTuple({Tensor::FromVector<float>({1, 2}, TensorShape({2})), F(1)}),
+      kInvalidArgument,
+      "type mismatch in tuple component 1 of FIFOQueue 'pairs': expected int32, got float");
   EXPECT_STATUS(q.ValidateTuple({Tensor::FromVector<float>({1, 2, 3}, TensorShape({3})),
                                  Tensor::Scalar<int32_t>(1)}),
                 kInvalidArgument,
@@ -284,19 +289,23 @@ TEST(FIFOQueueTest, ValidationNamesTheQueueAndTheComponent) {
                 kInvalidArgument, "component 0 has 2 rows, component 1 has 3");
   EXPECT_STATUS(q.ValidateManyTuple({Tensor::FromVector<float>({1, 2, 3}, TensorShape({1, 3})),
                                      Tensor::FromVector<int32_t>({1}, TensorShape({1}))}),
-                kInvalidArgument, "component 0 of FIFOQueue 'pairs': expected elements of shape [2]");
+                kInvalidArgument,
+                "component 0 of FIFOQueue 'pairs': expected elements of shape [2]");
   EXPECT_STATUS(q.ValidateManyTuple({F(1), Tensor::Scalar<int32_t>(1)}), kInvalidArgument,
                 "is a scalar; it needs a batch dimension 0");
 
-  EXPECT_STATUS(FIFOQueue::Validate("q", {}, {}, 1), kInvalidArgument, "at least one component type");
-  EXPECT_STATUS(FIFOQueue::Validate("q", {DT_FLOAT}, {PartialTensorShape({-1})}, 1), kInvalidArgument,
-                "component 0 has shape [?]; shapes must be fully defined");
+  EXPECT_STATUS(FIFOQueue::Validate("q", {}, {}, 1), kInvalidArgument,
+                "at least one component type");
+  EXPECT_STATUS(FIFOQueue::Validate("q", {DT_FLOAT}, {PartialTensorShape({-1})}, 1),
+                kInvalidArgument, "component 0 has shape [?]; shapes must be fully defined");
   EXPECT_STATUS(FIFOQueue::Validate("q", {DT_FLOAT}, {}, 0), kInvalidArgument, "capacity 0");
-  EXPECT_STATUS(q.MatchesRequest({DT_FLOAT}, {}, 5), kInvalidArgument,
-                "shared FIFOQueue 'pairs' has component types (float, int32) but requested component "
-                "types (float)");
-  EXPECT_STATUS(q.MatchesRequest({DT_FLOAT, DT_INT32}, {PartialTensorShape({2}), PartialTensorShape({})}, 6),
-                kInvalidArgument, "has capacity 5 but requested capacity 6");
+  EXPECT_STATUS(
+      q.MatchesRequest({DT_FLOAT}, {}, 5), kInvalidArgument,
+      "shared FIFOQueue 'pairs' has component types (float, int32) but requested component "
+      "types (float)");
+  EXPECT_STATUS(
+      q.MatchesRequest({DT_FLOAT, DT_INT32}, {PartialTensorShape({2}), PartialTensorShape({})}, 6),
+      kInvalidArgument, "has capacity 5 but requested capacity 6");
 }
 
 // Producers and consumers on several threads, the consumers' steps cancelled

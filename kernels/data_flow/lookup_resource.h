@@ -27,8 +27,9 @@ absl::StatusOr<std::shared_ptr<T>> LookupResource(const OpKernelContext& ctx, in
   const ResourceHandle& h = t.scalar<ResourceHandle>();
   auto r = ctx.resource_manager()->Lookup<T>(h.container, h.name);
   if (absl::IsNotFound(r.status())) {
-    return errors::NotFound(kind, " '", h.name, "' (container '", h.container, "') does not exist on ",
-                            ctx.device()->name(), "; run the op that creates it first");
+    return errors::NotFound(kind, " '", h.name, "' (container '", h.container,
+                            "') does not exist on ", ctx.device()->name(),
+                            "; run the op that creates it first");
   }
   return r;
 }

@@ -84,7 +84,8 @@ class EnqueueOp final : public AsyncOpKernel {
     if (!queue.ok()) return done(queue.status());
     FIFOQueue::Tuple tuple;
     for (int i = 1; i < ctx.num_inputs(); ++i) tuple.push_back(ctx.input(i));
-    absl::Status valid = kMany ? (*queue)->ValidateManyTuple(tuple) : (*queue)->ValidateTuple(tuple);
+    absl::Status valid =
+        kMany ? (*queue)->ValidateManyTuple(tuple) : (*queue)->ValidateTuple(tuple);
     if (!valid.ok()) return done(valid);
     if (kMany) {
       (*queue)->TryEnqueueMany(tuple, ctx.cancellation(), std::move(done));
@@ -104,7 +105,8 @@ void CopyRow(const Tensor& element, int64_t row, Tensor* batch) {
     std::copy_n(element.data<ResourceHandle>(), n, batch->data<ResourceHandle>() + row * n);
   } else {
     const size_t bytes = element.TotalBytes();
-    if (bytes > 0) std::memcpy(static_cast<char*>(batch->raw_data()) + row * bytes, element.raw_data(), bytes);
+    if (bytes > 0)
+      std::memcpy(static_cast<char*>(batch->raw_data()) + row * bytes, element.raw_data(), bytes);
   }
 }
 
@@ -125,13 +127,14 @@ class DequeueOp final : public AsyncOpKernel {
                                           TypeNames(wanted), ") as the dequeue asks"));
     }
     if (!kMany) {
-      q->TryDequeue(1, ctx.cancellation(),
-                    [&ctx, done = std::move(done)](absl::Status s, std::vector<FIFOQueue::Tuple> got) {
-                      if (s.ok()) {
-                        for (size_t i = 0; i < got[0].size(); ++i) ctx.set_output(i, std::move(got[0][i]));
-                      }
-                      done(s);
-                    });
+      q->TryDequeue(
+          1, ctx.cancellation(),
+          [&ctx, done = std::move(done)](absl::Status s, std::vector<FIFOQueue::Tuple> got) {
+            if (s.ok()) {
+              for (size_t i = 0; i < got[0].size(); ++i) ctx.set_output(i, std::move(got[0][i]));
+            }
+            done(s);
+          });
       return;
     }
     auto batch = AllocateBatch(ctx, *q);
@@ -159,17 +162,19 @@ class DequeueOp final : public AsyncOpKernel {
 
   // The outputs of a dequeue of n, allocated before anything leaves the
   // queue, so that a failed allocation loses no element.
-  static absl::StatusOr<std::vector<Tensor>> AllocateBatch(const OpKernelContext& ctx, const FIFOQueue& q) {
+  static absl::StatusOr<std::vector<Tensor>> AllocateBatch(const OpKernelContext& ctx,
+                                                           const FIFOQueue& q) {
     const Tensor& n = ctx.input(1);
     if (n.dtype() != DT_INT32 || n.dims() != 0) {
       return errors::InvalidArgument("n must be an int32 scalar, got ", n.DebugString());
     }
     if (n.scalar<int32_t>() < 0) {
-      return errors::InvalidArgument("cannot dequeue ", n.scalar<int32_t>(), " elements from FIFOQueue '",
-                                     q.name(), "'");
+      return errors::InvalidArgument("cannot dequeue ", n.scalar<int32_t>(),
+                                     " elements from FIFOQueue '", q.name(), "'");
     }
     if (q.shapes().empty()) {
-      return errors::InvalidArgument("FIFOQueue '", q.name(), "' was created without shapes; "
+      return errors::InvalidArgument("FIFOQueue '", q.name(),
+                                     "' was created without shapes; "
                                      "a dequeue of many needs the components' shapes");
     }
     std::vector<Tensor> batch;
@@ -190,7 +195,8 @@ class QueueCloseOp final : public OpKernel {
     TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("cancel_pending_enqueues", &cancel_pending_enqueues_));
   }
   absl::Status Compute(OpKernelContext& ctx) override {
-    TG_ASSIGN_OR_RETURN(std::shared_ptr<FIFOQueue> queue, LookupResource<FIFOQueue>(ctx, 0, kQueue));
+    TG_ASSIGN_OR_RETURN(std::shared_ptr<FIFOQueue> queue,
+                        LookupResource<FIFOQueue>(ctx, 0, kQueue));
     queue->Close(cancel_pending_enqueues_);
     return absl::OkStatus();
   }
@@ -204,7 +210,8 @@ class QueueSizeOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   absl::Status Compute(OpKernelContext& ctx) override {
-    TG_ASSIGN_OR_RETURN(std::shared_ptr<FIFOQueue> queue, LookupResource<FIFOQueue>(ctx, 0, kQueue));
+    TG_ASSIGN_OR_RETURN(std::shared_ptr<FIFOQueue> queue,
+                        LookupResource<FIFOQueue>(ctx, 0, kQueue));
     ctx.set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>(queue->size())));
     return absl::OkStatus();
   }

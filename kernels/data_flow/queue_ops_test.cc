@@ -40,15 +40,17 @@ class QueueOpsTest : public OpsTestBase {
     std::vector<DataType> types;
     for (const Tensor& t : components) types.push_back(t.dtype());
     TG_RETURN_IF_ERROR(
-        MakeOp(NodeDefBuilder("enqueue", many ? "QueueEnqueueManyV2" : "QueueEnqueueV2").Attr("Tcomponents", types)));
+        MakeOp(NodeDefBuilder("enqueue", many ? "QueueEnqueueManyV2" : "QueueEnqueueV2")
+                   .Attr("Tcomponents", types)));
     inputs_.clear();
     AddInput(handle);
     for (Tensor& t : components) AddInput(std::move(t));
     return RunOp();
   }
   absl::Status Dequeue(const Tensor& handle, std::vector<DataType> types, int n = -1) {
-    TG_RETURN_IF_ERROR(MakeOp(
-        NodeDefBuilder("dequeue", n < 0 ? "QueueDequeueV2" : "QueueDequeueManyV2").Attr("component_types", types)));
+    TG_RETURN_IF_ERROR(
+        MakeOp(NodeDefBuilder("dequeue", n < 0 ? "QueueDequeueV2" : "QueueDequeueManyV2")
+                   .Attr("component_types", types)));
     inputs_.clear();
     AddInput(handle);
     if (n >= 0) AddInput(Tensor::Scalar<int32_t>(n));
@@ -79,7 +81,8 @@ TEST_F(QueueOpsTest, EnqueueDequeueInOrderWithTwoComponents) {
   auto h = MakeQueue("q", {DT_FLOAT, DT_STRING}, {});
   ASSERT_OK(h.status());
   ASSERT_OK(Enqueue(*h, {Tensor::Scalar<float>(1), Tensor::Scalar<std::string>("a")}));
-  ASSERT_OK(Enqueue(*h, {Tensor::FromVector<float>({2, 3}, TensorShape({2})), Tensor::Scalar<std::string>("b")}));
+  ASSERT_OK(Enqueue(
+      *h, {Tensor::FromVector<float>({2, 3}, TensorShape({2})), Tensor::Scalar<std::string>("b")}));
   EXPECT_EQ(*Size(*h), 2);
   ASSERT_OK(Dequeue(*h, {DT_FLOAT, DT_STRING}));
   ExpectTensorEqual<float>(GetOutput(0), {1}, TensorShape({}));
@@ -118,18 +121,24 @@ TEST_F(QueueOpsTest, CloseThenDequeueIsOutOfRange) {
   ASSERT_OK(RunOp());
   EXPECT_STATUS(Enqueue(*h, {Tensor::Scalar<float>(2)}), kCancelled, "FIFOQueue 'q' is closed");
   ASSERT_OK(Dequeue(*h, {DT_FLOAT}));
-  EXPECT_STATUS(Dequeue(*h, {DT_FLOAT}), kOutOfRange,
-                "FIFOQueue 'q' is closed and has insufficient elements (requested 1, current size 0)");
+  EXPECT_STATUS(
+      Dequeue(*h, {DT_FLOAT}), kOutOfRange,
+      "FIFOQueue 'q' is closed and has insufficient elements (requested 1, current size 0)");
 }
 
 TEST_F(QueueOpsTest, MismatchesAreInvalidArgumentNamingQueueAndComponent) {
   auto h = MakeQueue("q", {DT_FLOAT, DT_INT32}, {PartialTensorShape({2}), PartialTensorShape({})});
   ASSERT_OK(h.status());
-  EXPECT_STATUS(Enqueue(*h, {Tensor::FromVector<float>({1, 2}, TensorShape({2})), Tensor::Scalar<float>(1)}),
-                kInvalidArgument, "type mismatch in tuple component 1 of FIFOQueue 'q': expected int32, got float");
-  EXPECT_STATUS(Enqueue(*h, {Tensor::FromVector<float>({1, 2, 3}, TensorShape({3})), Tensor::Scalar<int32_t>(1)}),
-                kInvalidArgument, "shape mismatch in tuple component 0 of FIFOQueue 'q': expected [2], got [3]");
-  EXPECT_STATUS(Enqueue(*h, {Tensor::Scalar<float>(1)}), kInvalidArgument, "FIFOQueue 'q' has 2 components, got 1");
+  EXPECT_STATUS(
+      Enqueue(*h, {Tensor::FromVector<float>({1, 2}, TensorShape({2})), Tensor::Scalar<float>(1)}),
+      kInvalidArgument,
+      "type mismatch in tuple component 1 of FIFOQueue 'q': expected int32, got float");
+  EXPECT_STATUS(Enqueue(*h, {Tensor::FromVector<float>({1, 2, 3}, TensorShape({3})),
+                             Tensor::Scalar<int32_t>(1)}),
+                kInvalidArgument,
+                "shape mismatch in tuple component 0 of FIFOQueue 'q': expected [2], got [3]");
+  EXPECT_STATUS(Enqueue(*h, {Tensor::Scalar<float>(1)}), kInvalidArgument,
+                "FIFOQueue 'q' has 2 components, got 1");
   EXPECT_STATUS(Dequeue(*h, {DT_FLOAT, DT_FLOAT}), kInvalidArgument,
                 "FIFOQueue 'q' holds components of types (float, int32), not (float, float)");
   EXPECT_EQ(*Size(*h), 0);
@@ -139,10 +148,12 @@ TEST_F(QueueOpsTest, DequeueManyNeedsShapesAndACount) {
   auto h = MakeQueue("loose", {DT_FLOAT}, {});
   ASSERT_OK(h.status());
   EXPECT_STATUS(Dequeue(*h, {DT_FLOAT}, 1), kInvalidArgument,
-                "FIFOQueue 'loose' was created without shapes; a dequeue of many needs the components' shapes");
+                "FIFOQueue 'loose' was created without shapes; a dequeue of many needs the "
+                "components' shapes");
   auto s = MakeQueue("shaped", {DT_FLOAT}, {PartialTensorShape({})});
   ASSERT_OK(s.status());
-  ASSERT_OK(MakeOp(NodeDefBuilder("dequeue", "QueueDequeueManyV2").Attr("component_types", std::vector<DataType>{DT_FLOAT})));
+  ASSERT_OK(MakeOp(NodeDefBuilder("dequeue", "QueueDequeueManyV2")
+                       .Attr("component_types", std::vector<DataType>{DT_FLOAT})));
   inputs_.clear();
   AddInput(*s);
   AddInput(Tensor::Scalar<int32_t>(-1));
@@ -152,12 +163,14 @@ TEST_F(QueueOpsTest, DequeueManyNeedsShapesAndACount) {
 TEST_F(QueueOpsTest, SharedQueueMustMatchAndBadAttrsFailAtConstruction) {
   ASSERT_OK(MakeQueue("a", {DT_FLOAT}, {}, 4, "shared").status());
   EXPECT_STATUS(MakeQueue("b", {DT_INT32}, {}, 4, "shared").status(), kInvalidArgument,
-                "shared FIFOQueue 'shared' has component types (float) but requested component types (int32)");
-  EXPECT_STATUS(MakeQueue("c", {DT_FLOAT}, {}, 0).status(), kInvalidArgument, "it must be positive, or -1 for unbounded");
-  EXPECT_STATUS(MakeQueue("d", {DT_FLOAT}, {PartialTensorShape({-1, 2})}).status(), kInvalidArgument,
-                "shapes must be fully defined");
-  EXPECT_STATUS(MakeQueue("e", {DT_FLOAT, DT_FLOAT}, {PartialTensorShape({})}).status(), kInvalidArgument,
-                "has 2 component types but 1 shapes");
+                "shared FIFOQueue 'shared' has component types (float) but requested component "
+                "types (int32)");
+  EXPECT_STATUS(MakeQueue("c", {DT_FLOAT}, {}, 0).status(), kInvalidArgument,
+                "it must be positive, or -1 for unbounded");
+  EXPECT_STATUS(MakeQueue("d", {DT_FLOAT}, {PartialTensorShape({-1, 2})}).status(),
+                kInvalidArgument, "shapes must be fully defined");
+  EXPECT_STATUS(MakeQueue("e", {DT_FLOAT, DT_FLOAT}, {PartialTensorShape({})}).status(),
+                kInvalidArgument, "has 2 component types but 1 shapes");
 }
 
 TEST_F(QueueOpsTest, UnknownQueueIsNotFound) {

@@ -128,8 +128,9 @@ TEST(QueueSessionTest, CloseWakesABlockedDequeueWithOutOfRange) {
     EXPECT_FALSE(blocked.FinishedSoon());
     ASSERT_OK(session.Run({}, {}, {close}, &out));
     ASSERT_TRUE(blocked.Wait());
-    EXPECT_STATUS(blocked.status(), kOutOfRange,
-                  "FIFOQueue 'q' is closed and has insufficient elements (requested 1, current size 0)");
+    EXPECT_STATUS(
+        blocked.status(), kOutOfRange,
+        "FIFOQueue 'q' is closed and has insufficient elements (requested 1, current size 0)");
   }
   EXPECT_STATUS(session.Run({}, {}, {put}, &out), kCancelled, "FIFOQueue 'q' is closed");
 }
@@ -183,7 +184,8 @@ TEST(QueueSessionTest, TwoSessionsShareAQueueBySharedName) {
   Worker ps(kPs, ConfigProto());
   auto graph = [](const std::string& node, bool dequeue) {
     Scope root = Scope::NewRootScope();
-    auto q = ops::FIFOQueue(root.WithOpName(node), {DT_INT32}, ops::FIFOQueue::Shapes({PartialTensorShape({})}).SharedName("done"));
+    auto q = ops::FIFOQueue(root.WithOpName(node), {DT_INT32},
+                            ops::FIFOQueue::Shapes({PartialTensorShape({})}).SharedName("done"));
     if (dequeue) {
       ops::QueueDequeueMany(root.WithOpName("wait_for_workers"), q, 2, {DT_INT32});
     } else {

@@ -81,8 +81,7 @@ void SyncReplicasGate::FlushLocked(std::vector<Completion>* done) {
     const Admission answer = AdmitLocked(w->replica, w->local_step);
     done->push_back(Finish(std::move(w), absl::OkStatus(), answer));
   }
-  while (!takes_.empty() &&
-         static_cast<int64_t>(committed_.size()) >= replicas_to_aggregate_) {
+  while (!takes_.empty() && static_cast<int64_t>(committed_.size()) >= replicas_to_aggregate_) {
     std::unique_ptr<Waiter> w = std::move(takes_.front());
     takes_.pop_front();
     taken_.step = step_++;

@@ -135,8 +135,7 @@ class SyncReplicasGate final : public ResourceBase,
   void Wait(std::unique_ptr<Waiter> waiter, CancellationManager* cancellation,
             std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Cancel(int64_t id);
-  static Completion Finish(std::unique_ptr<Waiter> waiter, absl::Status status,
-                           Admission answer);
+  static Completion Finish(std::unique_ptr<Waiter> waiter, absl::Status status, Admission answer);
 
   const std::string name_;
   const int64_t replicas_to_aggregate_;

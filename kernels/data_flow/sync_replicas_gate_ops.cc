@@ -121,15 +121,15 @@ class AdmitOp final : public AsyncOpKernel {
     if (!replica.ok()) return done(replica.status());
     auto local_step = ScalarInput<int64_t>(ctx, 2, "local_step");
     if (!local_step.ok()) return done(local_step.status());
-    (*gate)->Admit(*replica, *local_step, ctx.cancellation(),
-                   [&ctx, done = std::move(done)](absl::Status s,
-                                                  SyncReplicasGate::Admission admission) {
-                     if (s.ok()) {
-                       ctx.set_output(0, Tensor::Scalar<int64_t>(admission.step));
-                       ctx.set_output(1, Tensor::Scalar<int64_t>(admission.ticket));
-                     }
-                     done(s);
-                   });
+    (*gate)->Admit(
+        *replica, *local_step, ctx.cancellation(),
+        [&ctx, done = std::move(done)](absl::Status s, SyncReplicasGate::Admission admission) {
+          if (s.ok()) {
+            ctx.set_output(0, Tensor::Scalar<int64_t>(admission.step));
+            ctx.set_output(1, Tensor::Scalar<int64_t>(admission.ticket));
+          }
+          done(s);
+        });
   }
   bool IsExpensive() const override { return false; }
 };
@@ -153,9 +153,9 @@ class TakenOp final : public OpKernel {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
     const SyncReplicasGate::Taken taken = gate->taken();
     ctx.set_output(0, Tensor::Scalar<int64_t>(taken.step));
-    ctx.set_output(1, Tensor::FromVector<int64_t>(
-                          taken.tickets,
-                          TensorShape({static_cast<int64_t>(taken.tickets.size())})));
+    ctx.set_output(
+        1, Tensor::FromVector<int64_t>(taken.tickets,
+                                       TensorShape({static_cast<int64_t>(taken.tickets.size())})));
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }

@@ -75,8 +75,8 @@ TEST(SyncReplicasGateTest, TheFirstNCommitsOfAStepCountAndTakeCompletesIt) {
   EXPECT_EQ(a.step, 0);
   EXPECT_NE(a.ticket, b.ticket);
   EXPECT_EQ(Commit(gate, c), 0);
-  EXPECT_EQ(Commit(gate, a), 0);  // whoever sends it: the first two commits count
-  EXPECT_EQ(Commit(gate, b), kNo);  // the step is full
+  EXPECT_EQ(Commit(gate, a), 0);           // whoever sends it: the first two commits count
+  EXPECT_EQ(Commit(gate, b), kNo);         // the step is full
   EXPECT_EQ(Admit(gate, 1, 0).step, kNo);  // so is its admission
   EXPECT_EQ(TakeNow(gate), 0);
   EXPECT_EQ(gate.taken().step, 0);
@@ -99,7 +99,7 @@ TEST(SyncReplicasGateTest, OnePerReplicaCountsOneGradientPerReplicaPerStep) {
   gate.Open(3);
   const Admission first = Admit(gate, 1, 3), second = Admit(gate, 1, 3);
   EXPECT_EQ(Commit(gate, first), 3);
-  EXPECT_EQ(Commit(gate, second), kNo);  // replica 1 again
+  EXPECT_EQ(Commit(gate, second), kNo);    // replica 1 again
   EXPECT_EQ(Admit(gate, 1, 3).step, kNo);  // refused at once now
   EXPECT_EQ(gate.state().committed, 1);
   EXPECT_EQ(Send(gate, 0, 3), 3);

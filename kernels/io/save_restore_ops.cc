@@ -86,8 +86,8 @@ class RestoreV2Op final : public OpKernel {
     if (it == ctx.def().attr().end()) return;
     const auto& shapes = it->second.list().shape();
     if (shapes.size() != num_outputs()) {
-      ctx.SetStatus(errors::InvalidArgument("_expected_shapes has ", shapes.size(),
-                                            " shapes for ", num_outputs(), " tensors"));
+      ctx.SetStatus(errors::InvalidArgument("_expected_shapes has ", shapes.size(), " shapes for ",
+                                            num_outputs(), " tensors"));
       return;
     }
     for (const TensorShapeProto& proto : shapes) {

@@ -11,7 +11,8 @@ namespace tensorgrid {
 namespace {
 
 Tensor Strings(std::vector<std::string> values) {
-  return Tensor::FromVector<std::string>(values, TensorShape({static_cast<int64_t>(values.size())}));
+  return Tensor::FromVector<std::string>(values,
+                                         TensorShape({static_cast<int64_t>(values.size())}));
 }
 
 class SaveRestoreOpsTest : public OpsTestBase {
@@ -51,8 +52,9 @@ class SaveRestoreOpsTest : public OpsTestBase {
         for (int d = 0; d < s.dims(); ++d) p->add_dim()->set_size(s.dim_size(d));
       }
       (*node_def_.mutable_attr())["_expected_shapes"] = shapes;
-      TG_ASSIGN_OR_RETURN(kernel_, KernelRegistry::Global()->CreateKernel(
-                                       device(), node_def_, *OpRegistry::Global()->Find("RestoreV2")));
+      TG_ASSIGN_OR_RETURN(kernel_,
+                          KernelRegistry::Global()->CreateKernel(
+                              device(), node_def_, *OpRegistry::Global()->Find("RestoreV2")));
     }
     if (slices.empty()) slices.resize(names.size());
     inputs_.clear();
@@ -81,10 +83,12 @@ TEST_F(SaveRestoreOpsTest, SavesAndRestoresByName) {
 
 TEST_F(SaveRestoreOpsTest, RestoreChecksNamesDtypesAndShapes) {
   ASSERT_OK(Save({"w"}, {Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})}));
-  EXPECT_STATUS(Restore({"v"}, {DT_FLOAT}), kNotFound,
-                "tensor 'v' not found in checkpoint '" + prefix_ + "' (index file '" + prefix_ + ".index')");
-  EXPECT_STATUS(Restore({"w"}, {DT_INT32}), kInvalidArgument,
-                "tensor 'w' in checkpoint '" + prefix_ + "' has dtype float, but the graph expects int32");
+  EXPECT_STATUS(
+      Restore({"v"}, {DT_FLOAT}), kNotFound,
+      "tensor 'v' not found in checkpoint '" + prefix_ + "' (index file '" + prefix_ + ".index')");
+  EXPECT_STATUS(
+      Restore({"w"}, {DT_INT32}), kInvalidArgument,
+      "tensor 'w' in checkpoint '" + prefix_ + "' has dtype float, but the graph expects int32");
   EXPECT_STATUS(Restore({"w"}, {DT_FLOAT}, {PartialTensorShape({4})}), kInvalidArgument,
                 "has shape [2,2], but the graph expects shape [4]");
   EXPECT_STATUS(Restore({"w"}, {DT_FLOAT}, {PartialTensorShape({})}), kInvalidArgument,
@@ -94,8 +98,8 @@ TEST_F(SaveRestoreOpsTest, RestoreChecksNamesDtypesAndShapes) {
 }
 
 TEST_F(SaveRestoreOpsTest, SlicesAreUnimplemented) {
-  EXPECT_STATUS(Save({"w"}, {Tensor::FromVector<float>({1, 2}, {2})}, {"4 0,2"}),
-                kUnimplemented, "tensor 'w': shape_and_slices '4 0,2' asks for a slice");
+  EXPECT_STATUS(Save({"w"}, {Tensor::FromVector<float>({1, 2}, {2})}, {"4 0,2"}), kUnimplemented,
+                "tensor 'w': shape_and_slices '4 0,2' asks for a slice");
   EXPECT_FALSE(checkpoint::CheckpointExists(prefix_));
   ASSERT_OK(Save({"w"}, {Tensor::FromVector<float>({1, 2}, {2})}));
   EXPECT_STATUS(Restore({"w"}, {DT_FLOAT}, {}, {"2 -"}), kUnimplemented,
@@ -105,7 +109,8 @@ TEST_F(SaveRestoreOpsTest, SlicesAreUnimplemented) {
 TEST_F(SaveRestoreOpsTest, MalformedArgumentsAreInvalidArgument) {
   EXPECT_STATUS(Save({"a", "b"}, {Tensor::Scalar<float>(1)}), kInvalidArgument,
                 "tensor_names must be a vector of 1 names");
-  ASSERT_OK(MakeOp(NodeDefBuilder("save", "SaveV2").Attr("dtypes", std::vector<DataType>{DT_FLOAT})));
+  ASSERT_OK(
+      MakeOp(NodeDefBuilder("save", "SaveV2").Attr("dtypes", std::vector<DataType>{DT_FLOAT})));
   inputs_.clear();
   AddInput(Strings({prefix_}));  // a vector, not a scalar
   AddInput(Strings({"a"}));
@@ -123,7 +128,8 @@ TEST_F(SaveRestoreOpsTest, CorruptedDataIsDataLossNamingFileAndTensor) {
   bytes[bytes.size() - 1] ^= 1;
   ASSERT_OK(WriteFileAtomically(data_path, bytes));
   absl::Status s = Restore({"w"}, {DT_FLOAT});
-  EXPECT_STATUS(s, kDataLoss, "tensor 'w' in checkpoint data file '" + data_path + "' is corrupted");
+  EXPECT_STATUS(s, kDataLoss,
+                "tensor 'w' in checkpoint data file '" + data_path + "' is corrupted");
 }
 
 }  // namespace

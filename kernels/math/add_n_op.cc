@@ -23,10 +23,9 @@ class AddNOp final : public OpKernel {
     const TensorShape& shape = ctx.input(0).shape();
     for (int i = 1; i < n; ++i) {
       if (ctx.input(i).shape() != shape) {
-        return errors::InvalidArgument("AddN (node '", name(),
-                                       "'): inputs must have the same shape, but input 0 is ",
-                                       shape.DebugString(), " and input ", i, " is ",
-                                       ctx.input(i).shape().DebugString());
+        return errors::InvalidArgument(
+            "AddN (node '", name(), "'): inputs must have the same shape, but input 0 is ",
+            shape.DebugString(), " and input ", i, " is ", ctx.input(i).shape().DebugString());
       }
     }
     if (n == 1) {

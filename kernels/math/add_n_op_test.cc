@@ -31,7 +31,8 @@ TEST_F(AddNTest, OneInputPassesThrough) {
 }
 
 TEST_F(AddNTest, TwoDoublesAndEmpty) {
-  ASSERT_OK(Run<double>({Tensor::FromVector<double>({0.5}, {}), Tensor::FromVector<double>({2}, {})}));
+  ASSERT_OK(
+      Run<double>({Tensor::FromVector<double>({0.5}, {}), Tensor::FromVector<double>({2}, {})}));
   ExpectTensorEqual<double>(GetOutput(0), {2.5}, TensorShape());
   inputs_.clear();
   ASSERT_OK(Run<int32_t>({Tensor(DT_INT32, {0, 3}), Tensor(DT_INT32, {0, 3})}));

@@ -26,7 +26,8 @@ TEST_F(BiasAddGradTest, NHWCSumsAllButTheLastDimension) {
 
 TEST_F(BiasAddGradTest, NCHWSumsAllButDimensionOne) {
   // [1, 2, 2, 2]: channel 0 holds 1..4, channel 1 holds 5..8.
-  ASSERT_OK(Run<double>(Tensor::FromVector<double>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2}), "NCHW"));
+  ASSERT_OK(
+      Run<double>(Tensor::FromVector<double>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2}), "NCHW"));
   ExpectTensorEqual<double>(GetOutput(0), {10, 26}, {2});
   inputs_.clear();
   ASSERT_OK(Run<double>(Tensor::FromVector<double>({1, 2, 3, 4}, {2, 2}), "NCHW"));

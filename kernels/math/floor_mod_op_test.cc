@@ -27,8 +27,8 @@ TEST_F(FloorModTest, ResultTakesTheSignOfTheDivisor) {
 
 TEST_F(FloorModTest, BroadcastsLikeOtherBinaryOps) {
   // Normalizing axes: (axes + rank) mod rank, or axes mod rank directly.
-  ASSERT_OK(Run<int64_t>(Tensor::FromVector<int64_t>({-1, 0, 2, -3}, {4}),
-                         Tensor::Scalar<int64_t>(3)));
+  ASSERT_OK(
+      Run<int64_t>(Tensor::FromVector<int64_t>({-1, 0, 2, -3}, {4}), Tensor::Scalar<int64_t>(3)));
   ExpectTensorEqual<int64_t>(GetOutput(0), {2, 0, 2, 0}, {4});
 }
 

@@ -41,8 +41,8 @@ class RangeOp final : public OpKernel {
       const int64_t step = std::abs(static_cast<int64_t>(delta));
       size = (span + step - 1) / step;
     } else {
-      const double n = std::ceil(std::abs((static_cast<double>(limit) - static_cast<double>(start)) /
-                                          static_cast<double>(delta)));
+      const double n = std::ceil(std::abs(
+          (static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta)));
       if (!(n < 9.2e18)) {
         return errors::InvalidArgument("Range of ", start, " to ", limit, " by ", delta,
                                        " has too many elements");

@@ -110,7 +110,8 @@ class SparseSoftmaxXentOp final : public OpKernel {
     if (labels_tensor.dim_size(0) != batch) {
       return errors::InvalidArgument(
           "logits and labels must have the same first dimension, got logits shape ",
-          features.shape().DebugString(), " and labels shape ", labels_tensor.shape().DebugString());
+          features.shape().DebugString(), " and labels shape ",
+          labels_tensor.shape().DebugString());
     }
     if (classes == 0 && batch > 0) {
       return errors::InvalidArgument("Must have at least one class, but got logits shape ",
@@ -133,34 +134,41 @@ class SparseSoftmaxXentOp final : public OpKernel {
     T* losses = loss->data<T>();
     T* bps = backprop->data<T>();
     const double row_bytes = static_cast<double>(classes * sizeof(T));
-    ctx.eigen_cpu_device().parallelFor(
-        batch, Eigen::TensorOpCost(row_bytes, row_bytes, 25.0 * classes),
-        [=](Eigen::Index first, Eigen::Index last) {
-          for (Eigen::Index r = first; r < last; ++r) {
-            Eigen::Map<const Row<T>> xr(xs + r * classes, classes);
-            Eigen::Map<Row<T>> bp(bps + r * classes, classes);
-            bp = xr - xr.maxCoeff();  // shifted logits s
-            const T label_s = bp[ls[r]];
-            bp = bp.exp();
-            const T sum = bp.sum();
-            losses[r] = std::log(sum) - label_s;
-            bp /= sum;
-            bp[ls[r]] -= T(1);
-          }
-        });
+    ctx.eigen_cpu_device().parallelFor(batch,
+                                       Eigen::TensorOpCost(row_bytes, row_bytes, 25.0 * classes),
+                                       [=](Eigen::Index first, Eigen::Index last) {
+                                         for (Eigen::Index r = first; r < last; ++r) {
+                                           Eigen::Map<const Row<T>> xr(xs + r * classes, classes);
+                                           Eigen::Map<Row<T>> bp(bps + r * classes, classes);
+                                           bp = xr - xr.maxCoeff();  // shifted logits s
+                                           const T label_s = bp[ls[r]];
+                                           bp = bp.exp();
+                                           const T sum = bp.sum();
+                                           losses[r] = std::log(sum) - label_s;
+                                           bp /= sum;
+                                           bp[ls[r]] -= T(1);
+                                         }
+                                       });
     return absl::OkStatus();
   }
 };
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("SoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<float>("T"),
-                   SoftmaxXentOp<float>);
-TG_REGISTER_KERNEL(KernelDefBuilder("SoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("SoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+    SoftmaxXentOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("SoftmaxCrossEntropyWithLogits")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<double>("T"),
                    SoftmaxXentOp<double>);
-TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<float>("T"),
                    SparseSoftmaxXentOp<float>);
-TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits")
+                       .Device(DEVICE_CPU)
+                       .TypeConstraint<double>("T"),
                    SparseSoftmaxXentOp<double>);
 
 }  // namespace tensorgrid

@@ -24,9 +24,9 @@ TEST_F(SoftmaxXentTest, OneHotAndSoftLabels) {
   AddInput(Tensor::FromVector<float>({0, 0, 1, 0.5, 0.5, 0, 1, 0, 0}, {3, 3}));
   ASSERT_OK(RunOp());
   ExpectTensorNear<float>(GetOutput(0), {kLogSum, kLogSum + 1.5, kLog3}, {3});
-  ExpectTensorNear<float>(GetOutput(1),
-                          {kP0, kP1, kP2 - 1, kP0 - 0.5, kP1 - 0.5, kP2, 1 / 3. - 1, 1 / 3., 1 / 3.},
-                          {3, 3});
+  ExpectTensorNear<float>(
+      GetOutput(1), {kP0, kP1, kP2 - 1, kP0 - 0.5, kP1 - 0.5, kP2, 1 / 3. - 1, 1 / 3., 1 / 3.},
+      {3, 3});
 }
 
 TEST_F(SoftmaxXentTest, LargeLogitsAreStable) {
@@ -112,7 +112,8 @@ TEST_F(SparseSoftmaxXentTest, NegativeLabel) {
   ASSERT_OK(MakeXent(DT_FLOAT, DT_INT64));
   AddInput(Tensor(DT_FLOAT, TensorShape({1, 4})));
   AddInput(Tensor::FromVector<int64_t>({-1}, {1}));
-  EXPECT_STATUS(RunOp(), kInvalidArgument, "label value of -1 which is outside the valid range of [0, 4)");
+  EXPECT_STATUS(RunOp(), kInvalidArgument,
+                "label value of -1 which is outside the valid range of [0, 4)");
 }
 
 TEST_F(SparseSoftmaxXentTest, ShapeErrors) {
@@ -135,7 +136,8 @@ TEST_F(SparseSoftmaxXentTest, ShapeErrors) {
   inputs_.clear();
   AddInput(Tensor(DT_FLOAT, TensorShape({2, 0})));
   AddInput(Tensor::FromVector<int32_t>({0, 0}, {2}));
-  EXPECT_STATUS(RunOp(), kInvalidArgument, "Must have at least one class, but got logits shape [2,0]");
+  EXPECT_STATUS(RunOp(), kInvalidArgument,
+                "Must have at least one class, but got logits shape [2,0]");
 }
 
 TEST_F(SparseSoftmaxXentTest, FloatLabelsAreNotAllowed) {

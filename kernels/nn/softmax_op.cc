@@ -31,26 +31,29 @@ class SoftmaxOp final : public OpKernel {
     const int64_t rows = logits.NumElements() / classes;
     T* y = out->data<T>();
     const double row_bytes = static_cast<double>(classes * sizeof(T));
-    ctx.eigen_cpu_device().parallelFor(
-        rows, Eigen::TensorOpCost(row_bytes, row_bytes, 20.0 * classes),
-        [in, y, classes](Eigen::Index first, Eigen::Index last) {
-          using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
-          for (Eigen::Index r = first; r < last; ++r) {
-            // `x` and `e` may be the same memory; every step is elementwise.
-            Eigen::Map<const Row> x(in + r * classes, classes);
-            Eigen::Map<Row> e(y + r * classes, classes);
-            const T max = x.maxCoeff();
-            e = (x - max).exp();
-            e *= T(1) / e.sum();
-          }
-        });
+    ctx.eigen_cpu_device().parallelFor(rows,
+                                       Eigen::TensorOpCost(row_bytes, row_bytes, 20.0 * classes),
+                                       [in, y, classes](Eigen::Index first, Eigen::Index last) {
+                                         using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
+                                         for (Eigen::Index r = first; r < last; ++r) {
+                                           // `x` and `e` may be the same memory; every step is
+                                           // elementwise.
+                                           Eigen::Map<const Row> x(in + r * classes, classes);
+                                           Eigen::Map<Row> e(y + r * classes, classes);
+                                           const T max = x.maxCoeff();
+                                           e = (x - max).exp();
+                                           e *= T(1) / e.sum();
+                                         }
+                                       });
     return absl::OkStatus();
   }
 };
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_CPU).TypeConstraint<float>("T"), SoftmaxOp<float>);
-TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_CPU).TypeConstraint<double>("T"), SoftmaxOp<double>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                   SoftmaxOp<float>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_CPU).TypeConstraint<double>("T"),
+                   SoftmaxOp<double>);
 
 }  // namespace tensorgrid

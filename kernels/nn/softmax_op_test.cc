@@ -21,10 +21,10 @@ TEST_F(SoftmaxTest, LargeLogitsAreStable) {
   ASSERT_OK(MakeOp(NodeDefBuilder("s", "Softmax").Attr("T", DT_DOUBLE)));
   AddInput(Tensor::FromVector<double>({1000, 1001, 1002, -1000, -1000, -1000}, {2, 3}));
   ASSERT_OK(RunOp());
-  ExpectTensorNear<double>(GetOutput(0),
-                           {0.09003057317038046, 0.24472847105479764, 0.6652409557748218, 1 / 3.,
-                            1 / 3., 1 / 3.},
-                           {2, 3}, 1e-12);
+  ExpectTensorNear<double>(
+      GetOutput(0),
+      {0.09003057317038046, 0.24472847105479764, 0.6652409557748218, 1 / 3., 1 / 3., 1 / 3.},
+      {2, 3}, 1e-12);
 }
 
 TEST_F(SoftmaxTest, VectorAndRank3UseTheLastDimension) {

@@ -92,7 +92,8 @@ class RandomOp final : public OpKernel {
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, shape, &out));
     const int64_t n = out->NumElements();
     const int64_t groups = (n + Dist::kResultsPerGroup - 1) / Dist::kResultsPerGroup;
-    const PhiloxRandom gen = generator_.Reserve(static_cast<uint64_t>(groups) * Dist::kBlocksPerGroup);
+    const PhiloxRandom gen =
+        generator_.Reserve(static_cast<uint64_t>(groups) * Dist::kBlocksPerGroup);
     FillRandom<T, Dist>(ctx.eigen_cpu_device(), gen, groups, out->data<T>(), n);
     return absl::OkStatus();
   }
@@ -104,17 +105,23 @@ class RandomOp final : public OpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("RandomUniform").Device(DEVICE_CPU).TypeConstraint<float>("dtype"),
-                   RandomOp<float, UniformDistribution<float>>);
-TG_REGISTER_KERNEL(KernelDefBuilder("RandomUniform").Device(DEVICE_CPU).TypeConstraint<double>("dtype"),
-                   RandomOp<double, UniformDistribution<double>>);
-TG_REGISTER_KERNEL(KernelDefBuilder("RandomStandardNormal").Device(DEVICE_CPU).TypeConstraint<float>("dtype"),
-                   RandomOp<float, NormalDistribution<float>>);
-TG_REGISTER_KERNEL(KernelDefBuilder("RandomStandardNormal").Device(DEVICE_CPU).TypeConstraint<double>("dtype"),
-                   RandomOp<double, NormalDistribution<double>>);
-TG_REGISTER_KERNEL(KernelDefBuilder("TruncatedNormal").Device(DEVICE_CPU).TypeConstraint<float>("dtype"),
-                   RandomOp<float, TruncatedNormalDistribution<float>>);
-TG_REGISTER_KERNEL(KernelDefBuilder("TruncatedNormal").Device(DEVICE_CPU).TypeConstraint<double>("dtype"),
-                   RandomOp<double, TruncatedNormalDistribution<double>>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("RandomUniform").Device(DEVICE_CPU).TypeConstraint<float>("dtype"),
+    RandomOp<float, UniformDistribution<float>>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("RandomUniform").Device(DEVICE_CPU).TypeConstraint<double>("dtype"),
+    RandomOp<double, UniformDistribution<double>>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("RandomStandardNormal").Device(DEVICE_CPU).TypeConstraint<float>("dtype"),
+    RandomOp<float, NormalDistribution<float>>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("RandomStandardNormal").Device(DEVICE_CPU).TypeConstraint<double>("dtype"),
+    RandomOp<double, NormalDistribution<double>>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("TruncatedNormal").Device(DEVICE_CPU).TypeConstraint<float>("dtype"),
+    RandomOp<float, TruncatedNormalDistribution<float>>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("TruncatedNormal").Device(DEVICE_CPU).TypeConstraint<double>("dtype"),
+    RandomOp<double, TruncatedNormalDistribution<double>>);
 
 }  // namespace tensorgrid

@@ -15,7 +15,8 @@ absl::StatusOr<std::string> KeyFromAttrs(OpKernelConstruction& ctx) {
   TG_RETURN_IF_ERROR(ctx.GetAttr("send_device", &send_device));
   TG_RETURN_IF_ERROR(ctx.GetAttr("send_device_incarnation", &incarnation));
   TG_RETURN_IF_ERROR(ctx.GetAttr("recv_device", &recv_device));
-  return CreateRendezvousKey(send_device, static_cast<uint64_t>(incarnation), recv_device, tensor_name);
+  return CreateRendezvousKey(send_device, static_cast<uint64_t>(incarnation), recv_device,
+                             tensor_name);
 }
 
 class SendOp final : public OpKernel {
@@ -47,11 +48,11 @@ class RecvOp final : public AsyncOpKernel {
       done(errors::Internal("step has no rendezvous"));
       return;
     }
-    ctx.rendezvous()->RecvAsync(key_, [&ctx, done = std::move(done)](const absl::Status& s,
-                                                                      const Tensor& value) {
-      if (s.ok()) ctx.set_output(0, value);
-      done(s);
-    });
+    ctx.rendezvous()->RecvAsync(
+        key_, [&ctx, done = std::move(done)](const absl::Status& s, const Tensor& value) {
+          if (s.ok()) ctx.set_output(0, value);
+          done(s);
+        });
   }
   bool IsExpensive() const override { return false; }
 

@@ -72,11 +72,13 @@ class VariableOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(
         std::shared_ptr<Var> var,
-        ctx.resource_manager()->LookupOrCreate<Var>(
-            container_, shared_name_, [this] { return std::make_shared<Var>(dtype_, shared_name_); }));
+        ctx.resource_manager()->LookupOrCreate<Var>(container_, shared_name_, [this] {
+          return std::make_shared<Var>(dtype_, shared_name_);
+        }));
     if (var->dtype() != dtype_) {
       return errors::InvalidArgument("variable '", shared_name_, "' exists with type ",
-                                     DataTypeString(var->dtype()), ", not ", DataTypeString(dtype_));
+                                     DataTypeString(var->dtype()), ", not ",
+                                     DataTypeString(dtype_));
     }
     ctx.set_output_ref(0, std::move(var));
     return absl::OkStatus();
@@ -149,7 +151,8 @@ class VarHandleOp final : public OpKernel {
 absl::StatusOr<const ResourceHandle*> HandleInput(OpKernelContext& ctx) {
   const Tensor& t = ctx.input(0);
   if (t.dtype() != DT_RESOURCE || t.NumElements() != 1) {
-    return errors::InvalidArgument("input 0 must be a scalar resource handle, got ", t.DebugString());
+    return errors::InvalidArgument("input 0 must be a scalar resource handle, got ",
+                                   t.DebugString());
   }
   return &t.scalar<ResourceHandle>();
 }
@@ -183,9 +186,10 @@ class AssignVariableOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(const ResourceHandle* h, HandleInput(ctx));
     const DataType dtype = input_type(1);
-    TG_ASSIGN_OR_RETURN(std::shared_ptr<Var> var,
-                        ctx.resource_manager()->LookupOrCreate<Var>(
-                            h->container, h->name, [dtype, h] { return std::make_shared<Var>(dtype, h->name); }));
+    TG_ASSIGN_OR_RETURN(
+        std::shared_ptr<Var> var,
+        ctx.resource_manager()->LookupOrCreate<Var>(
+            h->container, h->name, [dtype, h] { return std::make_shared<Var>(dtype, h->name); }));
     absl::MutexLock lock(&var->mu);
     return StoreLocked(*var, h->name, ctx.input(1), /*validate_shape=*/true, nullptr);
   }
@@ -222,16 +226,16 @@ TG_REGISTER_KERNEL(KernelDefBuilder("VarHandleOp").Device(DEVICE_CPU), VarHandle
 TG_REGISTER_KERNEL(KernelDefBuilder("ReadVariableOp").Device(DEVICE_CPU), ReadVariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(DEVICE_CPU), AssignVariableOp);
 
-#define TG_REGISTER_UPDATE_KERNELS_(T)                                                      \
+#define TG_REGISTER_UPDATE_KERNELS_(T)                                                        \
   TG_REGISTER_KERNEL(KernelDefBuilder("AssignAdd").Device(DEVICE_CPU).TypeConstraint<T>("T"), \
-                     AssignUpdateOp<T, true>);                                              \
+                     AssignUpdateOp<T, true>);                                                \
   TG_REGISTER_KERNEL(KernelDefBuilder("AssignSub").Device(DEVICE_CPU).TypeConstraint<T>("T"), \
-                     AssignUpdateOp<T, false>);                                             \
-  TG_REGISTER_KERNEL(                                                                       \
-      KernelDefBuilder("AssignAddVariableOp").Device(DEVICE_CPU).TypeConstraint<T>("dtype"), \
-      AssignUpdateVariableOp<T, true>);                                                     \
-  TG_REGISTER_KERNEL(                                                                       \
-      KernelDefBuilder("AssignSubVariableOp").Device(DEVICE_CPU).TypeConstraint<T>("dtype"), \
+                     AssignUpdateOp<T, false>);                                               \
+  TG_REGISTER_KERNEL(                                                                         \
+      KernelDefBuilder("AssignAddVariableOp").Device(DEVICE_CPU).TypeConstraint<T>("dtype"),  \
+      AssignUpdateVariableOp<T, true>);                                                       \
+  TG_REGISTER_KERNEL(                                                                         \
+      KernelDefBuilder("AssignSubVariableOp").Device(DEVICE_CPU).TypeConstraint<T>("dtype"),  \
       AssignUpdateVariableOp<T, false>)
 TG_REGISTER_UPDATE_KERNELS_(float);
 TG_REGISTER_UPDATE_KERNELS_(double);

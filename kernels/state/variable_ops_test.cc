@@ -79,7 +79,8 @@ TEST_F(VariableOpsTest, Errors) {
   inputs_[1] = TensorValue{Tensor::FromVector<float>({1, 2, 3}, TensorShape({3})), nullptr};
   EXPECT_STATUS(RunOp(), kInvalidArgument, "shape [3] to variable 'w' of shape [2]");
 
-  ASSERT_OK(MakeOp(NodeDefBuilder("assign2", "Assign").Attr("T", DT_FLOAT).Attr("validate_shape", false)));
+  ASSERT_OK(MakeOp(
+      NodeDefBuilder("assign2", "Assign").Attr("T", DT_FLOAT).Attr("validate_shape", false)));
   ASSERT_OK(RunOp());  // validate_shape=false allows a new shape
   absl::MutexLock lock(&v->mu);
   EXPECT_EQ(v->tensor.shape(), TensorShape({3}));

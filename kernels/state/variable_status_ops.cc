@@ -70,8 +70,9 @@ class UninitializedVariableNamesOp final : public OpKernel {
       }
       if (!t.data<bool>()[0]) uninitialized.push_back(names_[i]);
     }
-    ctx.set_output(0, Tensor::FromVector<std::string>(
-                          uninitialized, TensorShape({static_cast<int64_t>(uninitialized.size())})));
+    ctx.set_output(0,
+                   Tensor::FromVector<std::string>(
+                       uninitialized, TensorShape({static_cast<int64_t>(uninitialized.size())})));
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }

@@ -74,9 +74,9 @@ TEST_P(ApplyOpsTest, Momentum) {
   ASSERT_OK(MakeOp(NodeDefBuilder("momentum", Op("ApplyMomentum")).Attr("T", DT_FLOAT)));
   AddVar(var);
   AddVar(accum);
-  AddInput(Tensor::Scalar<float>(2.f));    // lr
-  AddInput(Vec<float>({0.3f, 0.4f}));      // grad
-  AddInput(Tensor::Scalar<float>(0.9f));   // momentum
+  AddInput(Tensor::Scalar<float>(2.f));   // lr
+  AddInput(Vec<float>({0.3f, 0.4f}));     // grad
+  AddInput(Tensor::Scalar<float>(0.9f));  // momentum
   // accum = 0.9 * [0.1, 0.2] + [0.3, 0.4] = [0.39, 0.58]; var -= 2 * accum.
   RunAndCheckOutput(var);
   ExpectTensorNear<float>(Value(accum), {0.39f, 0.58f}, TensorShape({2}));
@@ -162,7 +162,8 @@ TEST_P(ApplyOpsTest, AdamThreeStepsWithBiasCorrection) {
                  : std::vector<std::vector<double>>{{0.9000000632455132, -1.9000000316227665},
                                                     {0.8101425955771205, -1.8572151854374255},
                                                     {0.7925147177420513, -1.8303899754493038}};
-    const std::vector<std::vector<double>> want_m = {{0.05, -0.1}, {0.065, -0.06}, {0.0185, -0.044}};
+    const std::vector<std::vector<double>> want_m = {
+        {0.05, -0.1}, {0.065, -0.06}, {0.0185, -0.044}};
     const std::vector<std::vector<double>> want_v = {
         {0.00025, 0.001}, {0.00028975, 0.001089}, {0.00044946025, 0.001097911}};
     double beta1_power = 1, beta2_power = 1;
@@ -231,7 +232,8 @@ TEST_P(ApplyOpsTest, ShapeErrorsNameTheInput) {
 
   inputs_[1] = VarInput(NewVar<float>("w/Momentum2", {0.f, 0.f}));
   inputs_[3] = TensorValue{Vec<float>({1.f, 1.f, 1.f}), nullptr};
-  EXPECT_STATUS(RunOp(), kInvalidArgument, "input 'grad' has shape [3], but the variable has shape [2]");
+  EXPECT_STATUS(RunOp(), kInvalidArgument,
+                "input 'grad' has shape [3], but the variable has shape [2]");
 
   inputs_[3] = TensorValue{Vec<float>({1.f, 1.f}), nullptr};
   inputs_[2] = TensorValue{Vec<float>({0.1f, 0.1f}), nullptr};
@@ -285,9 +287,10 @@ TEST_P(ApplyOpsTest, ConcurrentLockedUpdatesAreNeverLost) {
   std::vector<absl::Status> status(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      std::vector<TensorValue> sgd_in = {VarInput(var), {Tensor::Scalar<float>(1.f), nullptr},
-                                         {ones, nullptr}};
-      std::vector<TensorValue> momentum_in = {VarInput(var), VarInput(accum),
+      std::vector<TensorValue> sgd_in = {
+          VarInput(var), {Tensor::Scalar<float>(1.f), nullptr}, {ones, nullptr}};
+      std::vector<TensorValue> momentum_in = {VarInput(var),
+                                              VarInput(accum),
                                               {Tensor::Scalar<float>(1.f), nullptr},
                                               {ones, nullptr},
                                               {Tensor::Scalar<float>(0.f), nullptr}};

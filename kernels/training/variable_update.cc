@@ -15,8 +15,8 @@ absl::Status Uninitialized(const std::string& variable) {
 }
 
 // The variable behind input `arg`: a ref input, or a resource handle.
-absl::StatusOr<std::shared_ptr<Var>> FindVariable(const OpKernelContext& ctx, const VariableArg& arg,
-                                                  bool resource) {
+absl::StatusOr<std::shared_ptr<Var>> FindVariable(const OpKernelContext& ctx,
+                                                  const VariableArg& arg, bool resource) {
   if (!resource) {
     const std::shared_ptr<Var>& var = ctx.input_ref(arg.input);
     if (var == nullptr) {
@@ -30,7 +30,8 @@ absl::StatusOr<std::shared_ptr<Var>> FindVariable(const OpKernelContext& ctx, co
                                    t.DebugString());
   }
   const ResourceHandle& h = t.scalar<ResourceHandle>();
-  absl::StatusOr<std::shared_ptr<Var>> var = ctx.resource_manager()->Lookup<Var>(h.container, h.name);
+  absl::StatusOr<std::shared_ptr<Var>> var =
+      ctx.resource_manager()->Lookup<Var>(h.container, h.name);
   if (absl::IsNotFound(var.status())) return Uninitialized(h.name);
   if (!var.ok()) return WithContext(var.status(), absl::StrCat("input '", arg.name, "'"));
   return var;
@@ -51,15 +52,16 @@ absl::StatusOr<Tensor> PrepareLocked(Var& var, const VariableArg& arg, DataType 
 }
 
 // PrepareLocked for a variable whose mutex an OrderedLocks holds.
-absl::StatusOr<Tensor> PrepareHeld(Var& var, const VariableArg& arg, DataType dtype)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+absl::StatusOr<Tensor> PrepareHeld(Var& var, const VariableArg& arg,
+                                   DataType dtype) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   return PrepareLocked(var, arg, dtype);
 }
 
 // Holds the distinct mutexes of some variables, locked in address order.
 class OrderedLocks {
  public:
-  explicit OrderedLocks(const std::vector<std::shared_ptr<Var>>& vars) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  explicit OrderedLocks(const std::vector<std::shared_ptr<Var>>& vars)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS {
     for (const auto& var : vars) mutexes_.push_back(&var->mu);
     std::sort(mutexes_.begin(), mutexes_.end());
     mutexes_.erase(std::unique(mutexes_.begin(), mutexes_.end()), mutexes_.end());
@@ -100,10 +102,10 @@ absl::Status UpdateVariables(OpKernelContext& ctx, bool resource, bool use_locki
     TG_RETURN_IF_ERROR(buffer.status());
     buffers[i] = *std::move(buffer);
     if (buffers[i].shape() != buffers[0].shape()) {
-      return errors::InvalidArgument("input '", args[i].name, "' (variable '", vars[i]->name(),
-                                     "') has shape ", buffers[i].shape().DebugString(),
-                                     ", but input '", args[0].name, "' (variable '", vars[0]->name(),
-                                     "') has shape ", buffers[0].shape().DebugString());
+      return errors::InvalidArgument(
+          "input '", args[i].name, "' (variable '", vars[i]->name(), "') has shape ",
+          buffers[i].shape().DebugString(), ", but input '", args[0].name, "' (variable '",
+          vars[0]->name(), "') has shape ", buffers[0].shape().DebugString());
     }
   }
   return update(absl::MakeSpan(buffers));

@@ -3,8 +3,10 @@
 // buffer it may write in place.
 //
 //   const VariableArg args[] = {{0, "var"}, {1, "accum"}};
-//   TG_RETURN_IF_ERROR(UpdateVariables(ctx, resource_, use_locking_, DataTypeToEnum<T>::value, args,
-//                                      [&](absl::Span<Tensor> vars) { ...; return absl::OkStatus(); }));
+//   TG_RETURN_IF_ERROR(UpdateVariables(ctx, resource_, use_locking_, DataTypeToEnum<T>::value,
+//   args,
+//                                      [&](absl::Span<Tensor> vars) { ...; return absl::OkStatus();
+//                                      }));
 //
 // Ref forms (ApplyMomentum) get each variable through a ref input; resource
 // forms (ResourceApplyMomentum) through a handle, looked up in the device's

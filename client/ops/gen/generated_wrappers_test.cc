@@ -131,9 +131,9 @@ TEST_F(WrapperNodeTest, AttrsAndInputsMatchTheOpDefWithDefaultsFilled) {
 }
 
 TEST_F(WrapperNodeTest, ListAttrsAndListOutputs) {
-  auto q = ops::FIFOQueue(root_, {DT_FLOAT, DT_INT32},
-                          ops::FIFOQueue::Shapes({PartialTensorShape({2}), PartialTensorShape({})})
-                              .Capacity(10));
+  auto q = ops::FIFOQueue(
+      root_, {DT_FLOAT, DT_INT32},
+      ops::FIFOQueue::Shapes({PartialTensorShape({2}), PartialTensorShape({})}).Capacity(10));
   auto got = ops::QueueDequeue(root_, q, {DT_FLOAT, DT_INT32});
   auto offsets = ops::ConcatOffset(root_, 1, {{2, 3}, {2, 7}, {2, 1}});
   auto restored = ops::RestoreV2(root_, "/tmp/ckpt", {"a", "b"}, {"", ""}, {DT_FLOAT, DT_INT64});
