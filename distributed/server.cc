@@ -105,7 +105,8 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
       [workers, task = task_](const ConfigProto& session_config) {
         return std::make_unique<Master>(session_config, workers, task);
       },
-      options.security.auth_token);
+      options.security.auth_token,
+      GrpcMasterService::Options{options.session_gc, options.max_sessions});
 }
 
 Server::~Server() {

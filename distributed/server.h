@@ -66,6 +66,12 @@ struct ServerOptions {
   // with TLS, all of it goes over gRPC. A peer that cannot reach the port
   // falls back to gRPC by itself.
   bool bulk_transfer = true;
+  // Client sessions the task's master closes by itself: those idle (no call,
+  // no step) for `session_gc` (zero: never, TensorFlow's default), and, when
+  // `max_sessions` are open and one more is created, the least recently
+  // used of those idle for a minute (GrpcMasterService::Options).
+  absl::Duration session_gc = absl::ZeroDuration();
+  int max_sessions = 1024;
 };
 
 class Server {

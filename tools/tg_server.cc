@@ -37,6 +37,8 @@ struct Options {
   // Empty: the TG_* environment variable of the same meaning, if set.
   std::string auth_token_file, tls_ca_file, tls_cert_file, tls_key_file;
   int max_request_bytes = 1 << 30;
+  int64_t session_gc_seconds = 0;
+  int max_sessions = 1024;
   std::string bulk_transfer;  // "true"/"false"; empty: $TG_BULK_TRANSFER, else true
   bool help = false;
 };
@@ -62,6 +64,12 @@ const std::vector<tools::Flag>& Table() {
        "must then present one too: mutual TLS (default: $TG_TLS_CA_FILE)"},
       {"max_request_bytes", "N", false,
        "refuse larger requests with ResourceExhausted (default 1 GiB)"},
+      {"session_gc_seconds", "N", false,
+       "close a client session with no call for N seconds (default 0:\n"
+       "never, as TensorFlow); its next call is NotFound saying why"},
+      {"max_sessions", "N", false,
+       "the most client sessions open at once (default 1024); one more\n"
+       "closes the least recently used idle one"},
       {"bulk_transfer", "", false,
        "serve large tensors, RunGraph and collective chunks to the other\n"
        "tasks on a second, plain TCP port the kernel picks (default:\n"
@@ -75,6 +83,7 @@ std::string Usage() {
       "usage: tg_server --cluster=SPEC --job_name=JOB [--task_index=N] [--bind=HOST]\n"
       "                 [--auth_token_file=FILE] [--tls_cert_file=FILE --tls_key_file=FILE]\n"
       "                 [--tls_ca_file=FILE] [--max_request_bytes=N] [--bulk_transfer=false]\n"
+      "                 [--session_gc_seconds=N] [--max_sessions=N]\n"
       "       TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": JOB, \"index\": N}}' tg_server\n"
       "\n"
       "Serves one task of a cluster until SIGTERM or SIGINT, then stops gracefully\n"
@@ -101,6 +110,16 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
              options.max_request_bytes <= 0)) {
           return errors::InvalidArgument("--max_request_bytes='", f.value,
                                          "' is not a positive number of bytes below 2 GiB");
+        }
+        if (f.name == "session_gc_seconds" &&
+            (!absl::SimpleAtoi(f.value, &options.session_gc_seconds) ||
+             options.session_gc_seconds < 0)) {
+          return errors::InvalidArgument("--session_gc_seconds='", f.value,
+                                         "' is not a number of seconds");
+        }
+        if (f.name == "max_sessions" &&
+            (!absl::SimpleAtoi(f.value, &options.max_sessions) || options.max_sessions <= 0)) {
+          return errors::InvalidArgument("--max_sessions='", f.value, "' is not a positive number");
         }
         if (f.name == "task_index" &&
             (!absl::SimpleAtoi(f.value, &options.task_index) || options.task_index < 0)) {
@@ -141,6 +160,8 @@ absl::Status Serve(const TfConfig& config, const Options& options, const sigset_
   ServerOptions server_options;
   server_options.bind_host = options.bind_host;
   server_options.max_request_bytes = options.max_request_bytes;
+  server_options.session_gc = absl::Seconds(options.session_gc_seconds);
+  server_options.max_sessions = options.max_sessions;
   auto flag_or_env = [](const std::string& flag, const char* env) {
     const char* value = std::getenv(env);
     return !flag.empty() || value == nullptr ? flag : std::string(value);

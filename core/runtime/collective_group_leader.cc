@@ -22,7 +22,67 @@ std::string Describe(const CompleteInstanceArgs& a) {
                       TensorShape(absl::MakeConstSpan(a.shape)).DebugString());
 }
 
+// The most members a group may have, and the longest a join may wait.
+constexpr int kMaxGroupSize = 1 << 16;
+constexpr absl::Duration kMaxJoinWait = absl::Hours(24);
+
+// `device` names one device fully ("/job:w/replica:0/task:1/device:CPU:0").
+absl::Status CheckMemberDevice(const std::string& device, absl::string_view what) {
+  absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(device);
+  if (!parsed.ok() || !parsed->IsFullySpecified()) {
+    return errors::InvalidArgument(what, ": '", device.substr(0, 256),
+                                   "' is not a full device name");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckJoinWait(absl::Duration timeout, absl::string_view what) {
+  if (timeout < absl::ZeroDuration() || timeout > kMaxJoinWait) {
+    return errors::InvalidArgument(what, ": a timeout of ", absl::FormatDuration(timeout),
+                                   " is outside [0, ", absl::FormatDuration(kMaxJoinWait), "]");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status ValidateGroupJoin(const CompleteGroupArgs& r) {
+  const std::string what = absl::StrCat("joining collective group ", r.group_key);
+  if (r.group_size < 1 || r.group_size > kMaxGroupSize) {
+    return errors::InvalidArgument(what, ": group_size ", r.group_size, " is outside [1, ",
+                                   kMaxGroupSize, "]");
+  }
+  TG_RETURN_IF_ERROR(CheckMemberDevice(r.device, what));
+  const ParsedDeviceName device = *DeviceNameUtils::Parse(r.device);
+  if (r.device_type != device.type) {
+    return errors::InvalidArgument(what, ": device_type '", r.device_type.substr(0, 64),
+                                   "' is not the type of ", r.device);
+  }
+  return CheckJoinWait(r.timeout, what);
+}
+
+absl::Status ValidateInstanceJoin(const CompleteInstanceArgs& r) {
+  const std::string what = absl::StrCat("joining collective instance ", r.instance_key,
+                                        " of group ", r.group_key);
+  if (r.group_size < 1 || r.group_size > kMaxGroupSize) {
+    return errors::InvalidArgument(what, ": group_size ", r.group_size, " is outside [1, ",
+                                   kMaxGroupSize, "]");
+  }
+  TG_RETURN_IF_ERROR(CheckMemberDevice(r.device, what));
+  if (r.op != "CollectiveReduce" && r.op != "CollectiveBcast" && r.op != "CollectiveGather") {
+    return errors::InvalidArgument(what, ": unknown collective op '", r.op.substr(0, 64), "'");
+  }
+  if (!DataTypeIsSupported(r.dtype) || IsRefType(r.dtype) || DataTypeIsObject(r.dtype)) {
+    return errors::InvalidArgument(what, ": dtype ", static_cast<int>(r.dtype),
+                                   " is not a plain numeric type");
+  }
+  absl::StatusOr<TensorShape> shape = BuildTensorShape(r.shape);
+  if (!shape.ok()) return WithContext(shape.status(), what);
+  if (r.next_seq < 0) {
+    return errors::InvalidArgument(what, ": next_seq ", r.next_seq, " is negative");
+  }
+  return CheckJoinWait(r.timeout, what);
+}
 
 CollectiveGroupLeader::~CollectiveGroupLeader() {
   Shutdown(errors::Aborted("the collective group leader is shutting down"));
@@ -68,6 +128,7 @@ std::string CollectiveGroupLeader::TasksWithoutMember(const Group& g) const {
 
 void CollectiveGroupLeader::CompleteGroupAsync(const CompleteGroupArgs& request,
                                                CompleteGroupResult* response, StatusCallback done) {
+  if (absl::Status bad = ValidateGroupJoin(request); !bad.ok()) return done(bad);
   std::vector<StatusCallback> released;
   {
     absl::ReleasableMutexLock lock(&mu_);
@@ -154,6 +215,7 @@ void CollectiveGroupLeader::ExpireGroupJoin(int group_key, uint64_t id, absl::Du
 void CollectiveGroupLeader::CompleteInstanceAsync(const CompleteInstanceArgs& request,
                                                   CompleteInstanceResult* response,
                                                   StatusCallback done) {
+  if (absl::Status bad = ValidateInstanceJoin(request); !bad.ok()) return done(bad);
   Answers answers;
   {
     absl::ReleasableMutexLock lock(&mu_);

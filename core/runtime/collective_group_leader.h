@@ -34,6 +34,15 @@
 
 namespace tensorgrid {
 
+// Every field of a join, checked before it touches a leader's state (a
+// join may come from any peer over the wire): InvalidArgument naming the
+// group, and the field, for a group size outside [1, 65536], a device that is
+// not a full device name (or not of the group's device type), an unknown op,
+// a dtype that is not plain numbers, an invalid shape, a negative next_seq,
+// or a timeout outside [0, 24 h].
+absl::Status ValidateGroupJoin(const CompleteGroupArgs& request);
+absl::Status ValidateInstanceJoin(const CompleteInstanceArgs& request);
+
 class CollectiveGroupLeader {
  public:
   explicit CollectiveGroupLeader(ThreadPool* pool)

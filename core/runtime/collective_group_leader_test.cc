@@ -109,5 +109,58 @@ TEST_F(LeaderTest, InstanceMismatchFailsEveryWaitingMember) {
   EXPECT_STATUS(i1.Wait(), kInvalidArgument, "[5]");
 }
 
+TEST_F(LeaderTest, JoinsWithFieldsOutOfRangeAreInvalidArgumentAndChangeNothing) {
+  auto join = [&](CompleteGroupArgs args) {
+    Answer answer;
+    leader_.CompleteGroupAsync(args, &answer.result, answer.callback());
+    return answer.Wait();
+  };
+  EXPECT_STATUS(join(Join(Cpu(kTask0, 0), -5)), kInvalidArgument, "group_size -5 is outside");
+  EXPECT_STATUS(join(Join(Cpu(kTask0, 0), 0)), kInvalidArgument, "group_size 0 is outside");
+  EXPECT_STATUS(join(Join(Cpu(kTask0, 0), 1 << 20)), kInvalidArgument, "is outside [1, 65536]");
+  EXPECT_STATUS(join(Join("/job:worker/task:0")), kInvalidArgument, "is not a full device name");
+  EXPECT_STATUS(join(Join("garbage")), kInvalidArgument, "is not a full device name");
+  CompleteGroupArgs gpu = Join(Cpu(kTask0, 0));
+  gpu.device_type = "GPU";
+  EXPECT_STATUS(join(gpu), kInvalidArgument, "device_type 'GPU' is not the type of");
+  EXPECT_STATUS(join(Join(Cpu(kTask0, 0), 2, absl::Seconds(-1))), kInvalidArgument,
+                "a timeout of -1s is outside");
+  // None of them made a group: a good join of size 1 completes at once.
+  EXPECT_OK(join(Join(Cpu(kTask0, 0), 1)));
+}
+
+TEST_F(LeaderTest, InstancesWithFieldsOutOfRangeAreInvalidArgument) {
+  CompleteInstanceArgs good;
+  good.group_key = 7;
+  good.group_size = 2;
+  good.instance_key = 1;
+  good.device = Cpu(kTask0, 0);
+  good.op = "CollectiveReduce";
+  good.dtype = DT_FLOAT;
+  good.shape = {4};
+  good.timeout = absl::Seconds(30);
+  EXPECT_OK(ValidateInstanceJoin(good));
+  auto bad = [&](auto change) {
+    CompleteInstanceArgs args = good;
+    change(args);
+    CompleteInstanceResult result;
+    Answer answer;
+    leader_.CompleteInstanceAsync(args, &result, answer.callback());
+    return answer.Wait();
+  };
+  EXPECT_STATUS(bad([](auto& a) { a.op = "Explode"; }), kInvalidArgument,
+                "unknown collective op 'Explode'");
+  EXPECT_STATUS(bad([](auto& a) { a.dtype = DT_STRING; }), kInvalidArgument,
+                "is not a plain numeric type");
+  EXPECT_STATUS(bad([](auto& a) { a.dtype = static_cast<DataType>(999); }), kInvalidArgument,
+                "dtype 999");
+  EXPECT_STATUS(bad([](auto& a) { a.shape = {-3}; }), kInvalidArgument,
+                "joining collective instance 1 of group 7");
+  EXPECT_STATUS(bad([](auto& a) { a.next_seq = -1; }), kInvalidArgument, "next_seq -1");
+  EXPECT_STATUS(bad([](auto& a) { a.group_size = -5; }), kInvalidArgument, "group_size -5");
+  EXPECT_STATUS(bad([](auto& a) { a.device = "/cpu:0"; }), kInvalidArgument,
+                "is not a full device name");
+}
+
 }  // namespace
 }  // namespace tensorgrid

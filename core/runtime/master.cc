@@ -376,10 +376,23 @@ struct Master::Step {
   bool cancelled ABSL_GUARDED_BY(mu) = false;
 };
 
+absl::Time Master::LastActive() const {
+  if (steps_running_.load(std::memory_order_acquire) > 0) return absl::Now();
+  const int64_t ended = last_step_end_ns_.load(std::memory_order_acquire);
+  return ended == INT64_MIN ? absl::InfinitePast() : absl::FromUnixNanos(ended);
+}
+
 void Master::RunUnitAsync(std::shared_ptr<const ExecutionUnit> unit, const RunOptions& options,
                           const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
                           RunMetadata* metadata, CancellationManager* cancellation,
                           StatusCallback done) {
+  // The step's end is noted before its caller hears of it (LastActive).
+  steps_running_.fetch_add(1, std::memory_order_acq_rel);
+  done = [this, done = std::move(done)](absl::Status s) {
+    last_step_end_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_release);
+    steps_running_.fetch_sub(1, std::memory_order_acq_rel);
+    done(std::move(s));
+  };
   if (absl::Status s = CheckFeeds(unit->feeds, feeds); !s.ok()) {
     done(std::move(s));
     return;

@@ -17,6 +17,7 @@
 #define TENSORGRID_CORE_RUNTIME_MASTER_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,6 +91,10 @@ class Master {
   absl::Status Reset(const std::vector<std::string>& containers);
   // The task nodes without a device request are placed on.
   const std::string& default_task() const { return default_task_; }
+  // When the session last ran a step: now while one runs, else when the
+  // last one ended (InfinitePast before the first). Thread-safe; for a
+  // server that closes idle sessions.
+  absl::Time LastActive() const;
 
  private:
   // One registered partition of an execution unit.
@@ -146,6 +151,8 @@ class Master {
   // Step ids start at a random point so that steps of different masters
   // sharing a worker do not collide.
   std::atomic<int64_t> next_step_id_;
+  std::atomic<int> steps_running_{0};
+  std::atomic<int64_t> last_step_end_ns_{INT64_MIN};  // absl::ToUnixNanos
 
   // mu_ is held across calls to workers (waiting for tasks, RegisterGraph
   // while building), so the asynchronous step paths, which run on gRPC's few

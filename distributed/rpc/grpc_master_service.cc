@@ -1,5 +1,6 @@
 #include "distributed/rpc/grpc_master_service.h"
 
+#include <algorithm>
 #include <random>
 #include <utility>
 #include <vector>
@@ -163,7 +164,7 @@ void GrpcMasterService::EndStep(StepReactor* reactor, const absl::Status& status
 }
 
 GrpcMasterService::~GrpcMasterService() {
-  absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions;
+  absl::flat_hash_map<std::string, Session> sessions;
   {
     absl::MutexLock lock(&mu_);
     sessions.swap(sessions_);
@@ -171,14 +172,95 @@ GrpcMasterService::~GrpcMasterService() {
   // Closed here, on this thread: a Master whose last reference a finishing
   // step drops is then destroyed without calling any worker, even on one of
   // gRPC's callback threads.
-  for (auto& [handle, master] : sessions) master->Close().IgnoreError();
+  for (auto& [handle, session] : sessions) session.master->Close().IgnoreError();
 }
 
 absl::StatusOr<std::shared_ptr<Master>> GrpcMasterService::Find(const std::string& handle) {
-  absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(handle);
-  if (it == sessions_.end()) return errors::NotFound("no session with handle '", handle, "'");
-  return it->second;
+  std::vector<std::shared_ptr<Master>> closing;
+  absl::StatusOr<std::shared_ptr<Master>> found;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = absl::Now();
+    CollectIdle(now, &closing);
+    auto it = sessions_.find(handle);
+    if (it != sessions_.end()) {
+      it->second.last_used = now;
+      found = it->second.master;
+    } else if (auto ended = ended_.find(handle); ended != ended_.end()) {
+      found = errors::NotFound("session '", handle, "' was closed by this master: ",
+                               ended->second);
+    } else {
+      found = errors::NotFound("no session with handle '", handle,
+                               "' (closed, or this master restarted)");
+    }
+  }
+  CloseLater(std::move(closing));
+  return found;
+}
+
+void GrpcMasterService::Forget(absl::flat_hash_map<std::string, Session>::iterator it,
+                               std::string why, std::vector<std::shared_ptr<Master>>* closing) {
+  constexpr size_t kRememberEnded = 4096;
+  if (ended_order_.size() >= kRememberEnded) {
+    ended_.erase(ended_order_.front());
+    ended_order_.pop_front();
+  }
+  ended_order_.push_back(it->first);
+  ended_[it->first] = std::move(why);
+  closing->push_back(std::move(it->second.master));
+  sessions_.erase(it);
+}
+
+void GrpcMasterService::CollectIdle(absl::Time now,
+                                    std::vector<std::shared_ptr<Master>>* closing) {
+  if (options_.session_gc <= absl::ZeroDuration() || now < next_collection_) return;
+  next_collection_ = now + std::min(absl::Seconds(1), options_.session_gc);
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    // A call in flight holds the Master too: such a session is not idle.
+    const absl::Time active = std::max(it->second.last_used, it->second.master->LastActive());
+    if (it->second.master.use_count() != 1 || now - active < options_.session_gc) {
+      ++it;
+      continue;
+    }
+    Forget(it++,
+           absl::StrCat("it was idle for ", absl::FormatDuration(options_.session_gc),
+                        " (session_gc_seconds)"),
+           closing);
+  }
+}
+
+absl::Status GrpcMasterService::MakeRoom(absl::Time now,
+                                         std::vector<std::shared_ptr<Master>>* closing) {
+  const absl::Duration kMinIdleToEvict = options_.min_idle_to_evict;
+  if (static_cast<int>(sessions_.size()) < options_.max_sessions) return absl::OkStatus();
+  auto oldest = sessions_.end();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    it->second.last_used = std::max(it->second.last_used, it->second.master->LastActive());
+    if (it->second.master.use_count() != 1 || now - it->second.last_used < kMinIdleToEvict) {
+      continue;
+    }
+    if (oldest == sessions_.end() || it->second.last_used < oldest->second.last_used) oldest = it;
+  }
+  if (oldest == sessions_.end()) {
+    return errors::ResourceExhausted("this master has ", sessions_.size(),
+                                     " sessions open (max_sessions), none idle for ",
+                                     absl::FormatDuration(kMinIdleToEvict),
+                                     ": close sessions that are done, or raise the limit");
+  }
+  Forget(oldest,
+         absl::StrCat("it was the least recently used of ", options_.max_sessions,
+                      " open sessions (max_sessions), idle for ",
+                      absl::FormatDuration(absl::Trunc(now - oldest->second.last_used,
+                                                       absl::Seconds(1))),
+                      ", when another was created"),
+         closing);
+  return absl::OkStatus();
+}
+
+void GrpcMasterService::CloseLater(std::vector<std::shared_ptr<Master>> closing) {
+  for (std::shared_ptr<Master>& master : closing) {
+    slow_.Schedule([master = std::move(master)] { master->Close().IgnoreError(); });
+  }
 }
 
 grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
@@ -190,12 +272,24 @@ grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
   // The graph is checked before the session exists: a bad graph leaves nothing behind.
   if (absl::Status s = master->Create(request->graph_def()); !s.ok()) return ToGrpcStatus(s);
   std::string handle;
+  std::vector<std::shared_ptr<Master>> closing;
+  absl::Status room;
   {
     absl::MutexLock lock(&mu_);
-    do {
-      handle = RandomHandle();
-    } while (sessions_.contains(handle));
-    sessions_.emplace(handle, std::move(master));
+    const absl::Time now = absl::Now();
+    CollectIdle(now, &closing);
+    room = MakeRoom(now, &closing);
+    if (room.ok()) {
+      do {
+        handle = RandomHandle();
+      } while (sessions_.contains(handle));
+      sessions_.emplace(handle, Session{std::move(master), now});
+    }
+  }
+  CloseLater(std::move(closing));
+  if (!room.ok()) {
+    master->Close().IgnoreError();
+    return ToGrpcStatus(room);
   }
   response->set_session_handle(std::move(handle));
   response->set_bulk_port(bulk_port_);
@@ -336,7 +430,7 @@ grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext* context,
       return ToGrpcStatus(
           errors::NotFound("no session with handle '", request->session_handle(), "'"));
     }
-    master = std::move(it->second);
+    master = std::move(it->second.master);
     sessions_.erase(it);
   }
   // Outside the lock: Close makes calls to the workers (DeregisterGraph).
@@ -376,14 +470,14 @@ grpc::Status GrpcMasterService::Reset(grpc::ServerContext* context, const ResetR
   for (const std::string& f : request->device_filters()) config.add_device_filters(f);
   std::shared_ptr<Master> master = factory_(config);
   if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
-  absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions;
+  absl::flat_hash_map<std::string, Session> sessions;
   {
     absl::MutexLock lock(&mu_);
     sessions.swap(sessions_);
   }
   // Outside the lock, as in CloseSession. A session that fails to close
   // cleanly is gone from this master all the same.
-  for (auto& [handle, session] : sessions) session->Close().IgnoreError();
+  for (auto& [handle, session] : sessions) session.master->Close().IgnoreError();
   const std::vector<std::string> containers(request->container().begin(),
                                             request->container().end());
   return ToGrpcStatus(master->Reset(containers));

@@ -34,6 +34,14 @@
 // in flight keeps its Master alive across a concurrent CloseSession (the
 // step then fails with FailedPrecondition, "session is closed").
 //
+// Sessions end when their client closes them, and also, so that a client
+// that never does cannot make the task hold them for ever, when idle
+// (no step in flight, no call) for Options::session_gc (TensorFlow's
+// session_gc_seconds; off by default), and when Options::max_sessions are open
+// and a new one is created (the least recently used among those idle for a
+// minute or more). The client's next call on such a session is NotFound
+// saying why.
+//
 // ServeStepsOn(bulk) serves RunStep and RunCallable on the task's bulk port
 // too (distributed/transport/bulk_server.h), and CreateSession names that port: a session's
 // steps then cost a plain TCP round trip instead of a gRPC call. There a
@@ -42,9 +50,11 @@
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -65,10 +75,23 @@ class GrpcMasterService final
   // the service.
   using MasterFactory = std::function<std::unique_ptr<Master>(const ConfigProto& config)>;
 
+  struct Options {
+    // A session with no call and no step in flight for this long is closed
+    // by the master. Zero: never (as TensorFlow's default).
+    absl::Duration session_gc = absl::ZeroDuration();
+    // The most sessions open at once. Creating one more closes the least
+    // recently used session idle for `min_idle_to_evict` or more, or, when
+    // there is none, is ResourceExhausted.
+    int max_sessions = 1024;
+    absl::Duration min_idle_to_evict = absl::Minutes(1);
+  };
   // With a non-empty `auth_token`, every call must carry it (see
-  // RpcSecurity in grpc_util.h) or is Unauthenticated before any work.
+  // RpcSecurity in distributed/rpc_security.h) or is Unauthenticated before
+  // any work.
   explicit GrpcMasterService(MasterFactory factory, std::string auth_token = "")
-      : factory_(std::move(factory)), auth_token_(std::move(auth_token)) {}
+      : GrpcMasterService(std::move(factory), std::move(auth_token), Options()) {}
+  GrpcMasterService(MasterFactory factory, std::string auth_token, const Options& options)
+      : factory_(std::move(factory)), auth_token_(std::move(auth_token)), options_(options) {}
   // Closes every session still open. Destroy the service after its server's
   // Shutdown, and after Stop of the bulk port it serves on.
   ~GrpcMasterService() override;
@@ -99,14 +122,38 @@ class GrpcMasterService final
                      ResetResponse* response) override;
 
  private:
-  // The session's Master, shared so that a step in flight outlives CloseSession.
+  // The session's Master, shared so that a step in flight outlives
+  // CloseSession; the session counts as used now.
   absl::StatusOr<std::shared_ptr<Master>> Find(const std::string& handle);
+  struct Session {
+    std::shared_ptr<Master> master;
+    absl::Time last_used;
+  };
+  // Moves the sessions idle for Options::session_gc out of sessions_ (at
+  // most once a second), noting why, for the caller to close outside mu_.
+  void CollectIdle(absl::Time now, std::vector<std::shared_ptr<Master>>* closing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes room for one more session under Options::max_sessions, or says
+  // why it cannot.
+  absl::Status MakeRoom(absl::Time now, std::vector<std::shared_ptr<Master>>* closing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes `it` from sessions_, remembering `why` for the client's next call.
+  void Forget(absl::flat_hash_map<std::string, Session>::iterator it, std::string why,
+              std::vector<std::shared_ptr<Master>>* closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Closes sessions the master ended, on slow_ (Close calls the workers).
+  void CloseLater(std::vector<std::shared_ptr<Master>> closing);
 
   const MasterFactory factory_;
   const std::string auth_token_;
+  const Options options_;
   int bulk_port_ = 0;  // set before serving
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<Master>> sessions_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_collection_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // Why recently ended sessions ended (the last kRememberEnded), by handle,
+  // and their order.
+  absl::flat_hash_map<std::string, std::string> ended_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> ended_order_ ABSL_GUARDED_BY(mu_);
   // Runs `work` on slow_ if `slow`, else here.
   void OffloadIf(bool slow, std::function<void()> work);
   // RunStep and RunCallable share these. StartStep checks the token, then

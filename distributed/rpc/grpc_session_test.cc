@@ -58,6 +58,34 @@ GraphDef SquareGraph() {
   return g;
 }
 
+// A session, made through `stub`, whose graph is one _Recv ("never") of a
+// tensor nobody sends: its steps block until cancelled.
+void CreateNeverSession(MasterService::Stub& stub, CreateSessionResponse* created) {
+  NodeDef recv = MakeNode("never", "_Recv", {});
+  SetAttr(&recv, "tensor_type", DT_FLOAT);
+  SetAttr(&recv, "tensor_name", "never_sent");
+  const std::string cpu = std::string(kTask) + "/device:CPU:0";
+  SetAttr(&recv, "send_device", cpu);
+  SetAttr(&recv, "send_device_incarnation", int64_t{1});
+  SetAttr(&recv, "recv_device", cpu);
+  CreateSessionRequest create;
+  *create.mutable_graph_def()->add_node() = recv;
+  grpc::ClientContext context;
+  SetDeadline(&context, absl::Seconds(10));
+  ASSERT_TRUE(stub.CreateSession(&context, create, created).ok());
+}
+
+// A callable of that session fetching "never".
+void MakeNeverCallable(MasterService::Stub& stub, const std::string& session,
+                              MakeCallableResponse* made) {
+  MakeCallableRequest make;
+  make.set_session_handle(session);
+  make.mutable_options()->add_fetch("never");
+  grpc::ClientContext context;
+  SetDeadline(&context, absl::Seconds(10));
+  ASSERT_TRUE(stub.MakeCallable(&context, make, made).ok());
+}
+
 // A GrpcMasterService on a free loopback port over one Worker; with the
 // parameter true, it serves steps on a bulk port too, as tg_server does, so
 // every test runs both ways.
@@ -96,34 +124,6 @@ class GrpcSessionTest : public ::testing::TestWithParam<bool> {
     auto session = NewSession(options);
     EXPECT_TRUE(session.ok()) << session.status();
     return session.ok() ? *std::move(session) : nullptr;
-  }
-
-  // A session, made through `stub`, whose graph is one _Recv ("never") of a
-  // tensor nobody sends: its steps block until cancelled.
-  static void CreateNeverSession(MasterService::Stub& stub, CreateSessionResponse* created) {
-    NodeDef recv = MakeNode("never", "_Recv", {});
-    SetAttr(&recv, "tensor_type", DT_FLOAT);
-    SetAttr(&recv, "tensor_name", "never_sent");
-    const std::string cpu = std::string(kTask) + "/device:CPU:0";
-    SetAttr(&recv, "send_device", cpu);
-    SetAttr(&recv, "send_device_incarnation", int64_t{1});
-    SetAttr(&recv, "recv_device", cpu);
-    CreateSessionRequest create;
-    *create.mutable_graph_def()->add_node() = recv;
-    grpc::ClientContext context;
-    SetDeadline(&context, absl::Seconds(10));
-    ASSERT_TRUE(stub.CreateSession(&context, create, created).ok());
-  }
-
-  // A callable of that session fetching "never".
-  static void MakeNeverCallable(MasterService::Stub& stub, const std::string& session,
-                                MakeCallableResponse* made) {
-    MakeCallableRequest make;
-    make.set_session_handle(session);
-    make.mutable_options()->add_fetch("never");
-    grpc::ClientContext context;
-    SetDeadline(&context, absl::Seconds(10));
-    ASSERT_TRUE(stub.MakeCallable(&context, make, made).ok());
   }
 
   std::unique_ptr<MasterService::Stub> RawStub() {
@@ -531,6 +531,124 @@ TEST_P(GrpcSessionBulkTest, GarbageAndUnknownSessionsAreErrorsNamingThem) {
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({{"x", Tensor::FromVector<float>({5, 1}, {2})}}, {"y"}, {}, &out));
   EXPECT_EQ(BulkCalls(), 4);
+}
+
+// A master service that closes sessions by itself (session_gc,
+// max_sessions), on a free loopback port over one Worker.
+class GrpcSessionGcTest : public ::testing::Test {
+ protected:
+  void Start(const GrpcMasterService::Options& options) {
+    service_ = std::make_unique<GrpcMasterService>(
+        [this](const ConfigProto& config) {
+          return std::make_unique<Master>(config, &worker_, kTask);
+        },
+        "", options);
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    address_ = "127.0.0.1:" + std::to_string(port);
+  }
+  ~GrpcSessionGcTest() override {
+    if (server_ != nullptr) server_->Shutdown();
+  }
+  std::unique_ptr<Session> Open() {
+    SessionOptions options;
+    options.target = "grpc://" + address_;
+    auto session = NewSession(options);
+    EXPECT_TRUE(session.ok()) << session.status();
+    if (!session.ok()) return nullptr;
+    EXPECT_OK((*session)->Create(SquareGraph()));
+    return *std::move(session);
+  }
+  static absl::Status Step(Session& session) {
+    std::vector<Tensor> out;
+    return session.Run({{"x", Tensor::FromVector<float>({2, 3}, {2})}}, {"y"}, {}, &out);
+  }
+
+  Worker worker_{kTask, ConfigProto()};
+  std::unique_ptr<GrpcMasterService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+TEST_F(GrpcSessionGcTest, AnIdleSessionIsClosedAndItsClientToldWhy) {
+  GrpcMasterService::Options options;
+  options.session_gc = absl::Milliseconds(200);
+  Start(options);
+  std::unique_ptr<Session> idle = Open();
+  ASSERT_NE(idle, nullptr);
+  ASSERT_OK(Step(*idle));
+  absl::SleepFor(absl::Seconds(2));  // ten times the limit
+  EXPECT_STATUS(Step(*idle), kNotFound,
+                "was closed by this master: it was idle for 200ms (session_gc_seconds)");
+}
+
+TEST_F(GrpcSessionGcTest, ASessionWithAStepInFlightIsNeverIdle) {
+  GrpcMasterService::Options options;
+  options.session_gc = absl::Milliseconds(100);
+  Start(options);
+  auto stub = MasterService::NewStub(
+      grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  CreateSessionResponse created;
+  CreateNeverSession(*stub, &created);
+  MakeCallableResponse made;
+  MakeNeverCallable(*stub, created.session_handle(), &made);
+  RunCallableRequest run;
+  run.set_session_handle(created.session_handle());
+  run.set_handle(made.handle());
+  RunCallableResponse ran;
+  grpc::ClientContext step;
+  SetDeadline(&step, absl::Seconds(60));
+  absl::Notification ended;
+  grpc::Status step_status;
+  stub->async()->RunCallable(&step, &run, &ran, [&](grpc::Status s) {
+    step_status = std::move(s);
+    ended.Notify();
+  });
+  absl::SleepFor(absl::Seconds(1));
+  std::unique_ptr<Session> other = Open();  // any call collects
+  ASSERT_NE(other, nullptr);
+  // Still there: another call on it works.
+  MakeCallableResponse again;
+  MakeNeverCallable(*stub, created.session_handle(), &again);
+  step.TryCancel();
+  ASSERT_TRUE(ended.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(step_status.error_code(), grpc::StatusCode::CANCELLED) << step_status.error_message();
+}
+
+TEST_F(GrpcSessionGcTest, OneSessionTooManyClosesTheLeastRecentlyUsedIdleOne) {
+  GrpcMasterService::Options options;
+  options.max_sessions = 2;
+  options.min_idle_to_evict = absl::ZeroDuration();
+  Start(options);
+  std::unique_ptr<Session> a = Open();
+  std::unique_ptr<Session> b = Open();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_OK(Step(*b));
+  ASSERT_OK(Step(*a));  // a is now the more recently used
+  std::unique_ptr<Session> c = Open();
+  ASSERT_NE(c, nullptr);
+  EXPECT_STATUS(Step(*b), kNotFound, "least recently used of 2 open sessions (max_sessions)");
+  EXPECT_OK(Step(*a));
+  EXPECT_OK(Step(*c));
+}
+
+TEST_F(GrpcSessionGcTest, OneSessionTooManyWithNoneIdleIsResourceExhausted) {
+  GrpcMasterService::Options options;
+  options.max_sessions = 1;
+  Start(options);  // only sessions idle for a minute make room
+  std::unique_ptr<Session> a = Open();
+  ASSERT_NE(a, nullptr);
+  SessionOptions session_options;
+  session_options.target = "grpc://" + address_;
+  auto b = NewSession(session_options);
+  ASSERT_OK(b.status());
+  EXPECT_STATUS((*b)->Create(SquareGraph()), kResourceExhausted,
+                "this master has 1 sessions open (max_sessions), none idle for 1m");
+  EXPECT_OK(Step(*a));
 }
 
 TEST_P(GrpcSessionTest, ServiceRejectsUnknownHandlesAndBadFeeds) {
