@@ -1,5 +1,8 @@
 #include "core/framework/rendezvous.h"
 
+#include <algorithm>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -27,8 +30,14 @@ bool IsDerivedError(const absl::Status& s) { return s.GetPayload(kDerivedPayload
 
 LocalRendezvous::~LocalRendezvous() { StartAbort(errors::Aborted("rendezvous destroyed")); }
 
+void LocalRendezvous::Waiter::Finish(const absl::Status& status, const Tensor& value) {
+  // A withdrawal that lost the race finds nothing to withdraw.
+  if (cancellation != nullptr) cancellation->DeregisterCallback(token);
+  done(status, value);
+}
+
 absl::Status LocalRendezvous::Send(const std::string& key, const Tensor& value) {
-  DoneCallback waiter;
+  std::optional<Waiter> waiter;
   {
     absl::MutexLock lock(&mu_);
     if (!aborted_.ok()) return aborted_;
@@ -44,21 +53,34 @@ absl::Status LocalRendezvous::Send(const std::string& key, const Tensor& value) 
     item.waiters.pop_front();
     if (item.waiters.empty()) table_.erase(key);
   }
-  waiter(absl::OkStatus(), value);
+  waiter->Finish(absl::OkStatus(), value);
   return absl::OkStatus();
 }
 
-void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
+void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done,
+                                CancellationManager* cancellation) {
   Tensor value;
   absl::Status status;
   {
     absl::MutexLock lock(&mu_);
     if (!aborted_.ok()) {
       status = aborted_;
+    } else if (cancellation != nullptr && cancellation->IsCancelled()) {
+      status = MarkDerived(errors::Cancelled("receive of '", key, "' was cancelled"));
     } else {
       auto it = table_.find(key);
       if (it == table_.end() || !it->second.has_value) {
-        table_[key].waiters.push_back(std::move(done));
+        Waiter w{next_id_++, std::move(done), nullptr, 0};
+        // Registered under mu_: Withdraw, which takes mu_, cannot run before
+        // the waiter is in the table.
+        std::weak_ptr<LocalRendezvous> self = weak_from_this();
+        if (cancellation != nullptr && !self.expired() &&
+            cancellation->RegisterCallback(&w.token, [self, key, id = w.id] {
+              if (std::shared_ptr<LocalRendezvous> alive = self.lock()) alive->Withdraw(key, id);
+            })) {
+          w.cancellation = cancellation;
+        }
+        table_[key].waiters.push_back(std::move(w));
         return;
       }
       value = std::move(it->second.value);
@@ -68,8 +90,25 @@ void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
   done(status, value);
 }
 
+void LocalRendezvous::Withdraw(const std::string& key, uint64_t id) {
+  DoneCallback done;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = table_.find(key);
+    if (it == table_.end()) return;
+    std::deque<Waiter>& waiters = it->second.waiters;
+    auto w = std::find_if(waiters.begin(), waiters.end(),
+                          [id](const Waiter& x) { return x.id == id; });
+    if (w == waiters.end()) return;  // answered meanwhile
+    done = std::move(w->done);
+    waiters.erase(w);
+    if (waiters.empty() && !it->second.has_value) table_.erase(it);
+  }
+  done(MarkDerived(errors::Cancelled("receive of '", key, "' was cancelled")), Tensor());
+}
+
 void LocalRendezvous::StartAbort(const absl::Status& status) {
-  std::vector<DoneCallback> waiters;
+  std::vector<Waiter> waiters;
   absl::Status s = MarkDerived(status.ok() ? errors::Aborted("step aborted") : status);
   {
     absl::MutexLock lock(&mu_);
@@ -80,7 +119,7 @@ void LocalRendezvous::StartAbort(const absl::Status& status) {
     }
     table_.clear();
   }
-  for (auto& w : waiters) w(s, Tensor());
+  for (Waiter& w : waiters) w.Finish(s, Tensor());
 }
 
 }  // namespace tensorgrid

@@ -9,11 +9,13 @@
 #define TENSORGRID_CORE_FRAMEWORK_RENDEZVOUS_H_
 
 #include <deque>
+#include <memory>
 #include <functional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "core/framework/cancellation.h"
 #include "core/framework/tensor.h"
 
 namespace tensorgrid {
@@ -33,26 +35,44 @@ class Rendezvous {
   virtual ~Rendezvous() = default;
   // AlreadyExists if `key` was sent twice in this step; the abort status after StartAbort.
   virtual absl::Status Send(const std::string& key, const Tensor& value) = 0;
-  virtual void RecvAsync(const std::string& key, DoneCallback done) = 0;
+  // With `cancellation`, its cancelling withdraws a receive still waiting:
+  // `done` gets Cancelled (marked derived) and the key is free again.
+  virtual void RecvAsync(const std::string& key, DoneCallback done,
+                         CancellationManager* cancellation = nullptr) = 0;
   virtual void StartAbort(const absl::Status& status) = 0;
 };
 
 // The in-process rendezvous: a table of sent values and waiting receivers.
-// Values are passed by reference count, never copied.
-class LocalRendezvous final : public Rendezvous {
+// Values are passed by reference count, never copied. Receives are
+// cancellable only when the rendezvous is owned by a shared_ptr (a
+// withdrawal that comes after it is gone has nothing left to do).
+class LocalRendezvous final : public Rendezvous,
+                              public std::enable_shared_from_this<LocalRendezvous> {
  public:
   ~LocalRendezvous() override;
   absl::Status Send(const std::string& key, const Tensor& value) override;
-  void RecvAsync(const std::string& key, DoneCallback done) override;
+  void RecvAsync(const std::string& key, DoneCallback done,
+                 CancellationManager* cancellation = nullptr) override;
   void StartAbort(const absl::Status& status) override;
 
  private:
+  struct Waiter {
+    uint64_t id;
+    DoneCallback done;
+    CancellationManager* cancellation;  // null: not cancellable
+    CancellationManager::Token token;
+    // Ends the wait: no more withdrawing (outside mu_), then `done`.
+    void Finish(const absl::Status& status, const Tensor& value);
+  };
   struct Item {
     bool has_value = false;
     Tensor value;
-    std::deque<DoneCallback> waiters;
+    std::deque<Waiter> waiters;
   };
+  // A cancelled receive's withdrawal.
+  void Withdraw(const std::string& key, uint64_t id);
   absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status aborted_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Item> table_ ABSL_GUARDED_BY(mu_);
 };

@@ -71,5 +71,48 @@ TEST(RendezvousTest, DerivedMarkSurvivesAddedContext) {
   EXPECT_FALSE(IsDerivedError(errors::Cancelled("c")));
 }
 
+TEST(RendezvousTest, CancellingAWaitingReceiveWithdrawsItAndFreesTheKey) {
+  auto r = std::make_shared<LocalRendezvous>();
+  CancellationManager cancellation;
+  absl::Status first;
+  r->RecvAsync(
+      kKey, [&](const absl::Status& s, const Tensor&) { first = s; }, &cancellation);
+  EXPECT_TRUE(first.ok());  // still waiting
+  cancellation.StartCancel();
+  EXPECT_EQ(first.code(), absl::StatusCode::kCancelled) << first;
+  EXPECT_TRUE(IsDerivedError(first));
+  // The key is free: the value goes to the next receiver, once.
+  ASSERT_OK(r->Send(kKey, Tensor::Scalar<float>(3)));
+  float value = 0;
+  r->RecvAsync(kKey, [&](const absl::Status& s, const Tensor& v) {
+    ASSERT_OK(s);
+    value = v.scalar<float>();
+  });
+  EXPECT_EQ(value, 3);
+}
+
+TEST(RendezvousTest, AReceiveAnsweredBeforeItsCancellationIsNotWithdrawn) {
+  auto r = std::make_shared<LocalRendezvous>();
+  CancellationManager cancellation;
+  int calls = 0;
+  absl::Status status;
+  r->RecvAsync(
+      kKey,
+      [&](const absl::Status& s, const Tensor&) {
+        ++calls;
+        status = s;
+      },
+      &cancellation);
+  ASSERT_OK(r->Send(kKey, Tensor::Scalar<float>(1)));
+  cancellation.StartCancel();
+  EXPECT_EQ(calls, 1);
+  EXPECT_OK(status);
+  // A receive on an already cancelled step fails at once.
+  absl::Status late;
+  r->RecvAsync(
+      "other", [&](const absl::Status& s, const Tensor&) { late = s; }, &cancellation);
+  EXPECT_EQ(late.code(), absl::StatusCode::kCancelled) << late;
+}
+
 }  // namespace
 }  // namespace tensorgrid

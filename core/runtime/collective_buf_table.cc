@@ -75,7 +75,8 @@ void CollectiveBufTable::Put(const std::string& key, Tensor value, absl::Time ex
   done(absl::OkStatus(), std::move(value));
 }
 
-void CollectiveBufTable::Get(const std::string& key, absl::Time deadline, Callback done) {
+void CollectiveBufTable::Get(const std::string& key, absl::Time deadline, Callback done,
+                             CancellationManager* cancellation) {
   absl::Status failed;
   Tensor value;
   {
@@ -89,8 +90,25 @@ void CollectiveBufTable::Get(const std::string& key, absl::Time deadline, Callba
         failed = errors::Internal("collective chunk '", key, "' is wanted twice");
       } else {
         const uint64_t id = next_id_++;
-        Timer::Id timer = timer_->Schedule(
-            deadline, [this, key, id] { pool_->Schedule([this, key, id] { Expire(key, id); }); });
+        Timer::Id timer = timer_->Schedule(deadline, [this, key, id] {
+          pool_->Schedule([this, key, id] {
+            Expire(key, id,
+                   errors::DeadlineExceeded("collective chunk '", key, "' did not arrive in time"));
+          });
+        });
+        // Registered under mu_: the withdrawal, which takes mu_, finds the
+        // waiter in place. Whoever ends the wait first deregisters it.
+        CancellationManager::Token token;
+        if (cancellation != nullptr &&
+            cancellation->RegisterCallback(&token, [this, key, id] {
+              Expire(key, id, errors::Cancelled("the request for collective chunk '", key,
+                                                "' was cancelled"));
+            })) {
+          done = [cancellation, token, done = std::move(done)](absl::Status s, Tensor t) {
+            cancellation->DeregisterCallback(token);
+            done(std::move(s), std::move(t));
+          };
+        }
         waiters_[key] = Waiter{id, std::move(done), timer};
         return;
       }
@@ -99,16 +117,17 @@ void CollectiveBufTable::Get(const std::string& key, absl::Time deadline, Callba
   done(failed, std::move(value));
 }
 
-void CollectiveBufTable::Expire(const std::string& key, uint64_t id) {
+void CollectiveBufTable::Expire(const std::string& key, uint64_t id, const absl::Status& status) {
   Callback done;
   {
     absl::MutexLock lock(&mu_);
     auto it = waiters_.find(key);
     if (it == waiters_.end() || it->second.id != id) return;
     done = std::move(it->second.done);
+    if (timer_ != nullptr) timer_->Cancel(it->second.timer);
     waiters_.erase(it);
   }
-  done(errors::DeadlineExceeded("collective chunk '", key, "' did not arrive in time"), Tensor());
+  done(status, Tensor());
 }
 
 void CollectiveBufTable::Abort(const std::string& prefix, const absl::Status& status) {

@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/framework/cancellation.h"
 #include "core/framework/tensor.h"
 #include "core/platform/env.h"
 #include "core/platform/timer.h"
@@ -48,8 +49,11 @@ class CollectiveBufTable {
 
   // Hands `value` to the waiting getter, or keeps it until `expires`.
   void Put(const std::string& key, Tensor value, absl::Time expires);
-  // Calls `done` with the value once it is put; DeadlineExceeded at `deadline`.
-  void Get(const std::string& key, absl::Time deadline, Callback done);
+  // Calls `done` with the value once it is put; DeadlineExceeded at
+  // `deadline`; Cancelled when `cancellation` (if any) is cancelled first,
+  // which frees the key for another getter.
+  void Get(const std::string& key, absl::Time deadline, Callback done,
+           CancellationManager* cancellation = nullptr);
   // Fails the waiters and drops the entries whose key starts with `prefix`
   // (a CollectiveExecPrefix), and remembers it as failed with `status`.
   void Abort(const std::string& prefix, const absl::Status& status);
@@ -69,7 +73,8 @@ class CollectiveBufTable {
     Tensor value;
     absl::Time expires;
   };
-  void Expire(const std::string& key, uint64_t id);
+  // Ends waiter `id` of `key`, if it still waits, with `status`.
+  void Expire(const std::string& key, uint64_t id, const absl::Status& status);
   // The status of the aborted execution `key` belongs to, or OK.
   absl::Status AbortedStatus(const std::string& key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void DropExpired(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

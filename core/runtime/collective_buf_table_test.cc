@@ -100,5 +100,35 @@ TEST(CollectiveBufTableTest, ShutdownFailsWaitersAndLaterCalls) {
   EXPECT_STATUS(later, kAborted, "shutting down");
 }
 
+TEST(CollectiveBufTableTest, ACancelledGetIsWithdrawnAndTheKeyCanBeWantedAgain) {
+  ThreadPool pool(2);
+  CollectiveBufTable table(&pool);
+  CancellationManager cancellation;
+  absl::Notification first_done;
+  absl::Status first;
+  table.Get(
+      "k", absl::Now() + absl::Hours(1),
+      [&](absl::Status s, Tensor) {
+        first = s;
+        first_done.Notify();
+      },
+      &cancellation);
+  EXPECT_EQ(table.Size(), 1u);
+  cancellation.StartCancel();
+  ASSERT_TRUE(first_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(first.code(), absl::StatusCode::kCancelled) << first;
+  EXPECT_EQ(table.Size(), 0u);
+  // Not "wanted twice": a second getter gets the chunk.
+  absl::Notification second_done;
+  absl::Status second;
+  table.Get("k", absl::Now() + absl::Seconds(30), [&](absl::Status s, Tensor) {
+    second = s;
+    second_done.Notify();
+  });
+  table.Put("k", Tensor::Scalar<float>(1), absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(second_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_OK(second);
+}
+
 }  // namespace
 }  // namespace tensorgrid

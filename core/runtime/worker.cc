@@ -68,10 +68,11 @@ class StepRendezvous final : public Rendezvous {
   absl::Status Send(const std::string& key, const Tensor& value) override {
     return local_->Send(key, value);
   }
-  void RecvAsync(const std::string& key, DoneCallback done) override {
+  void RecvAsync(const std::string& key, DoneCallback done,
+                 CancellationManager* cancellation) override {
     const std::string src_device = key.substr(0, key.find(';'));
     if (DeviceNameUtils::IsSameAddressSpace(src_device, task_)) {
-      local_->RecvAsync(key, std::move(done));
+      local_->RecvAsync(key, std::move(done), cancellation);
       return;
     }
     auto src = DeviceNameUtils::Parse(src_device);
@@ -84,8 +85,9 @@ class StepRendezvous final : public Rendezvous {
       return;
     }
     auto tensor = std::make_shared<Tensor>();
-    peer->RecvTensorAsync(step_id_, key, tensor.get(),
-                          [tensor, done = std::move(done)](absl::Status s) { done(s, *tensor); });
+    peer->RecvTensorAsync(
+        step_id_, key, tensor.get(),
+        [tensor, done = std::move(done)](absl::Status s) { done(s, *tensor); }, cancellation);
   }
   void StartAbort(const absl::Status& status) override { local_->StartAbort(status); }
 
@@ -227,16 +229,18 @@ void Worker::CompleteInstanceAsync(const CompleteInstanceArgs& request,
 }
 
 void Worker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
-                          StatusCallback done) {
-  collective_bufs_->Get(key, deadline,
-                        [tensor, done = std::move(done)](absl::Status s, Tensor value) {
-                          if (s.ok()) *tensor = std::move(value);
-                          done(s);
-                        });
+                          StatusCallback done, CancellationManager* cancellation) {
+  collective_bufs_->Get(
+      key, deadline,
+      [tensor, done = std::move(done)](absl::Status s, Tensor value) {
+        if (s.ok()) *tensor = std::move(value);
+        done(s);
+      },
+      cancellation);
 }
 
 void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
-                             StatusCallback done) {
+                             StatusCallback done, CancellationManager* cancellation) {
   if (absl::Status down = ShutdownReason(); !down.ok()) {
     done(down);
     return;
@@ -250,11 +254,13 @@ void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
                                      "; cannot serve '", rendezvous_key, "'")));
     return;
   }
-  r->RecvAsync(rendezvous_key,
-               [tensor, done = std::move(done)](const absl::Status& s, const Tensor& value) {
-                 if (s.ok()) *tensor = value;
-                 done(s);
-               });
+  r->RecvAsync(
+      rendezvous_key,
+      [tensor, done = std::move(done)](const absl::Status& s, const Tensor& value) {
+        if (s.ok()) *tensor = value;
+        done(s);
+      },
+      cancellation);
 }
 
 void Worker::RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,

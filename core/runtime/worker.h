@@ -43,7 +43,7 @@ class Worker final : public WorkerInterface {
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
-                       StatusCallback done) override;
+                       StatusCallback done, CancellationManager* cancellation = nullptr) override;
 
   void CleanupAllAsync(const std::vector<std::string>& containers, StatusCallback done) override;
   void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
@@ -51,7 +51,7 @@ class Worker final : public WorkerInterface {
   void CompleteInstanceAsync(const CompleteInstanceArgs& request, CompleteInstanceResult* response,
                              StatusCallback done) override;
   void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
-                    StatusCallback done) override;
+                    StatusCallback done, CancellationManager* cancellation = nullptr) override;
 
   // Stops serving steps: running steps are cancelled and fail with `reason`
   // (their receives wake at once), and later RunGraph and RecvTensor calls

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "core/framework/cancellation.h"
 #include "core/framework/device.h"  // DeviceInfo
 #include "core/framework/tensor.h"
 #include "core/framework/types.h"
@@ -99,9 +100,11 @@ class WorkerInterface {
   virtual void CleanupGraphAsync(int64_t step_id, StatusCallback done) = 0;
   // Delivers the tensor another task's _Recv wants: waits until this worker's
   // partition of step `step_id` has sent `rendezvous_key` (or the step fails
-  // or is cleaned up). Workers that cannot serve tensors say Unimplemented.
+  // or is cleaned up). With `cancellation`, its cancelling withdraws the
+  // request at once (Cancelled): a waiting receive pins nothing after its
+  // requester went away. Workers that cannot serve tensors say Unimplemented.
   virtual void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
-                               StatusCallback done) {
+                               StatusCallback done, CancellationManager* cancellation = nullptr) {
     done(absl::UnimplementedError("this worker does not serve RecvTensor"));
   }
   // Collectives. The group leader's worker answers CompleteGroup and
@@ -110,7 +113,8 @@ class WorkerInterface {
   // after `deadline`. When `*tensor` is initialized on entry, a worker may
   // write the chunk into its buffer instead of allocating (it must then have
   // the chunk's dtype and element count); `*tensor` ends up sharing
-  // whichever buffer holds the chunk. Workers that cannot say Unimplemented.
+  // whichever buffer holds the chunk. A `cancellation` withdraws a waiting
+  // RecvBuf as it does a RecvTensor. Workers that cannot say Unimplemented.
   virtual void CompleteGroupAsync(const CompleteGroupArgs& request, CompleteGroupResult* response,
                                   StatusCallback done) {
     done(absl::UnimplementedError("this worker does not lead collective groups"));
@@ -120,7 +124,7 @@ class WorkerInterface {
     done(absl::UnimplementedError("this worker does not lead collective groups"));
   }
   virtual void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
-                            StatusCallback done) {
+                            StatusCallback done, CancellationManager* cancellation = nullptr) {
     done(absl::UnimplementedError("this worker does not serve RecvBuf"));
   }
   // Drops every resource (variables, queues) in the named containers of all

@@ -278,7 +278,8 @@ void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& container
 }
 
 void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
-                                       Tensor* tensor, StatusCallback done) {
+                                       Tensor* tensor, StatusCallback done,
+                                       CancellationManager* /*cancellation*/) {
   if (bulk_ == nullptr) {
     return RecvTensorCall(step_id, rendezvous_key, "", step_rpc_timeout_, tensor, std::move(done));
   }
@@ -381,7 +382,7 @@ void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request
 }
 
 void GrpcRemoteWorker::RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
-                                    StatusCallback done) {
+                                    StatusCallback done, CancellationManager* /*cancellation*/) {
   if (bulk_ == nullptr) return RecvBufCall(key, deadline, "", tensor, std::move(done));
   // Chunks go straight to the peer's bulk port when its route says so: a
   // plain TCP round trip, no gRPC call, no ticket.

@@ -86,12 +86,14 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // The receiving end of the remote rendezvous: pulls a tensor the peer's
   // partition of `step_id` sends, waiting for it up to
   // Options::step_rpc_timeout (a bulk fetch after that takes at most
-  // Options::rpc_timeout). The response
-  // arrives as raw bytes and is decoded straight into `tensor`'s buffer (see
+  // Options::rpc_timeout). A `cancellation` is not passed on to the call
+  // yet: the peer's wait ends when the master cleans the step up there. The
+  // response arrives as raw bytes and is decoded straight into `tensor`'s
+  // buffer (see
   // tensor_coding.h); a response that does not decode is DataLoss or
   // InvalidArgument naming the key.
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
-                       StatusCallback done) override;
+                       StatusCallback done, CancellationManager* cancellation = nullptr) override;
   // Collectives: joins at the peer (the group leader) with a deadline of the
   // request's timeout plus a grace, so the leader's answer (DeadlineExceeded
   // naming who never joined) arrives before the RPC's own deadline; RecvBuf
@@ -105,7 +107,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   void CompleteInstanceAsync(const CompleteInstanceArgs& request, CompleteInstanceResult* response,
                              StatusCallback done) override;
   void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
-                    StatusCallback done) override;
+                    StatusCallback done, CancellationManager* cancellation = nullptr) override;
 
  private:
   // `status` of a finished call, prefixed with `method` and the address.

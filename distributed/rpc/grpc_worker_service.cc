@@ -78,8 +78,12 @@ grpc::ServerUnaryReactor* NotAWorkerMessage(grpc::CallbackServerContext* context
 // the latch may touch it.
 class TensorReactor final : public grpc::ServerUnaryReactor {
  public:
-  // Asks the worker for the tensor: fills `out`, then calls `done`.
-  using Fetch = std::function<void(Tensor* out, StatusCallback done)>;
+  // Asks the worker for the tensor: fills `out`, then calls `done`. The
+  // reactor cancels `cancellation` once the call is answered otherwise (the
+  // client cancelled it or went away, the deadline passed): the worker then
+  // withdraws the request.
+  using Fetch =
+      std::function<void(Tensor* out, CancellationManager* cancellation, StatusCallback done)>;
 
   // `key` names the tensor in the response; `what` the call in errors
   // ("RecvTensor of 'k' for step 3"). With `bulk`, a large tensor is
@@ -101,17 +105,20 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
                   [latch, wait](bool fired) {
                     if (!fired) return;  // cancelled: the call was answered otherwise
                     if (TensorReactor* self = latch->Take()) self->AnswerDeadlineExceeded(wait);
+                    latch->cancellation.StartCancel();
                   });
-    fetch(&latch->tensor, [latch](absl::Status status) {
+    fetch(&latch->tensor, &latch->cancellation, [latch](absl::Status status) {
       Tensor tensor = std::move(latch->tensor);  // even if nobody waits
       if (TensorReactor* self = latch->Take()) self->AnswerWithTensor(status, tensor);
     });
   }
 
   void OnCancel() override {
-    if (latch_->Take() == nullptr) return;
+    std::shared_ptr<Latch> latch = latch_;  // the reactor may be gone after Answer
+    if (latch->Take() == nullptr) return;
     Answer(grpc::Status(grpc::StatusCode::CANCELLED,
                         absl::StrCat(what_, " was cancelled by the client")));
+    latch->cancellation.StartCancel();
   }
 
   void OnDone() override { delete this; }
@@ -127,6 +134,7 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
     absl::Mutex mu;
     TensorReactor* reactor ABSL_GUARDED_BY(mu);
     Tensor tensor;  // written by the worker just before its callback runs
+    CancellationManager cancellation;  // withdraws the worker's wait
   };
 
   void AnswerWithTensor(const absl::Status& status, const Tensor& tensor) {
@@ -292,15 +300,15 @@ GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_t
                                      BulkServer* bulk)
     : worker_(worker), auth_token_(std::move(auth_token)), bulk_(bulk) {
   if (bulk_ == nullptr) return;
-  bulk_->ServeRecvBuf(
-      [worker](const std::string& key, absl::Time deadline, Tensor* out, StatusCallback done) {
-        worker->RecvBufAsync(key, deadline, out, std::move(done));
-      });
+  bulk_->ServeRecvBuf([worker](const std::string& key, absl::Time deadline, Tensor* out,
+                               CancellationManager* cancellation, StatusCallback done) {
+    worker->RecvBufAsync(key, deadline, out, std::move(done), cancellation);
+  });
   // The rendezvous bounds nothing by time: the port answers DeadlineExceeded
   // at the client's deadline, as gRPC's RecvTensor does.
   bulk_->ServeRecvTensor([worker](int64_t step_id, const std::string& key, absl::Time, Tensor* out,
-                                  StatusCallback done) {
-    worker->RecvTensorAsync(step_id, key, out, std::move(done));
+                                  CancellationManager* cancellation, StatusCallback done) {
+    worker->RecvTensorAsync(step_id, key, out, std::move(done), cancellation);
   });
   // The worker bounds the step by its timeout_in_ms, and ends it when the
   // master's step fails, as over gRPC (where RunGraph is not cancelled
@@ -372,8 +380,9 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
                                     parsed.accept_bulk() ? bulk_ : nullptr, response);
   WorkerInterface* worker = worker_;
   reactor->Start(
-      [worker, parsed](Tensor* out, StatusCallback done) {
-        worker->RecvTensorAsync(parsed.step_id(), parsed.rendezvous_key(), out, std::move(done));
+      [worker, parsed](Tensor* out, CancellationManager* cancellation, StatusCallback done) {
+        worker->RecvTensorAsync(parsed.step_id(), parsed.rendezvous_key(), out, std::move(done),
+                                cancellation);
       },
       RecvWait(*context));
   return reactor;
@@ -477,8 +486,8 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvBuf(grpc::CallbackServerContext
   const absl::Duration wait = RecvWait(*context);
   const std::string key = parsed.buf_key();
   reactor->Start(
-      [worker, key, wait](Tensor* out, StatusCallback done) {
-        worker->RecvBufAsync(key, absl::Now() + wait, out, std::move(done));
+      [worker, key, wait](Tensor* out, CancellationManager* cancellation, StatusCallback done) {
+        worker->RecvBufAsync(key, absl::Now() + wait, out, std::move(done), cancellation);
       },
       wait);
   return reactor;

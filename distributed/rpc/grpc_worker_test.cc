@@ -705,8 +705,8 @@ class RecvWatchingWorker final : public WorkerInterface {
     worker_->CleanupGraphAsync(step_id, std::move(done));
   }
   void RecvTensorAsync(int64_t step_id, const std::string& key, Tensor* tensor,
-                       StatusCallback done) override {
-    worker_->RecvTensorAsync(step_id, key, tensor, std::move(done));
+                       StatusCallback done, CancellationManager* cancellation) override {
+    worker_->RecvTensorAsync(step_id, key, tensor, std::move(done), cancellation);
     if (!recv_started.HasBeenNotified()) recv_started.Notify();
   }
   absl::Notification recv_started;

@@ -106,16 +106,20 @@ class BulkServer {
   // Direct RecvBuf requests (BulkClient::RecvBufAsync): `fn` fetches a
   // collective chunk by key, as WorkerInterface::RecvBufAsync does. Call
   // before peers can know the port (the worker service does, as the server
-  // starts).
+  // starts). The server cancels `cancellation` when the client hangs up,
+  // when the wait ends, and at Stop, and does not wait for `done` then: the
+  // handler withdraws the request (it must not touch `out` after `done`).
   using RecvBufFn = std::function<void(const std::string& key, absl::Time deadline, Tensor* out,
-                                       StatusCallback done)>;
+                                       CancellationManager* cancellation, StatusCallback done)>;
   void ServeRecvBuf(RecvBufFn fn);
   // Direct RecvTensor requests (BulkClient::RecvTensorAsync): `fn` takes
   // the tensor sent under rendezvous key `key` in step `step_id`, as
   // WorkerInterface::RecvTensorAsync does. A tensor of strings (or another
-  // dtype that is not plain bytes) is answered as a TensorProto.
-  using RecvTensorFn = std::function<void(int64_t step_id, const std::string& key,
-                                          absl::Time deadline, Tensor* out, StatusCallback done)>;
+  // dtype that is not plain bytes) is answered as a TensorProto. Cancelled
+  // as a RecvBuf's is.
+  using RecvTensorFn =
+      std::function<void(int64_t step_id, const std::string& key, absl::Time deadline, Tensor* out,
+                         CancellationManager* cancellation, StatusCallback done)>;
   void ServeRecvTensor(RecvTensorFn fn);
   // Calls of `method` (BulkClient::CallAsync): `fn` gets the request's bytes,
   // the caller's deadline and a cancellation, and answers once, from any

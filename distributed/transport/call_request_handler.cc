@@ -84,10 +84,10 @@ bool BulkServer::State::ServeCall(int fd) {
     return false;
   }
   auto pending = std::make_shared<Pending>();
-  pending->cancellation.emplace();
+  pending->await_handler = true;
   const absl::Duration wait = bulk::GrantedWait(fixed.wait_ms);
   const absl::Time deadline = absl::Now() + wait;
-  fn(std::move(request), deadline, &*pending->cancellation,
+  fn(std::move(request), deadline, &pending->cancellation,
      [pending, self = shared_from_this()](absl::Status s, Answer answer) {
        if (!pending->Settle(std::move(s), std::move(answer))) return;
        absl::MutexLock lock(&self->mu);

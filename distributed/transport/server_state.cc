@@ -115,10 +115,10 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
   absl::Time next_beat = absl::Now() + options.beat_interval;
   // Not under p.mu: a cancelled handler may answer on this thread.
   auto cancel = [&] {
-    if (cancelled || !p.cancellation) return;
+    if (cancelled) return;
     cancelled = true;
     p.mu.Unlock();
-    p.cancellation->StartCancel();
+    p.cancellation.StartCancel();
     p.mu.Lock();
   };
   absl::MutexLock lock(&p.mu);
@@ -150,7 +150,10 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
       next_beat = now + options.beat_interval;
     }
     if (stopping) {
-      if (!p.cancellation) return shutting_down;
+      if (!p.await_handler) {
+        cancel();
+        return shutting_down;
+      }
       // From when Stop began, as Stop counts it.
       if (stop_until == absl::InfiniteFuture()) stop_until = began + options.stop_grace;
       cancel();
@@ -162,13 +165,13 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
       return errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait));
     }
     if (!cancelled && bulk::PeerHungUp(fd)) {
-      // A call then waits for its cancelled handler's answer; a tensor
-      // request, which cannot be cancelled, waits no more.
-      if (!p.cancellation) {
+      // Withdrawn at once. A call then waits for its cancelled handler's
+      // answer; a tensor request waits no more.
+      cancel();
+      if (!p.await_handler) {
         absl::MutexLock state_lock(&mu);  // or Stop, which looks the same
         return stopped ? shutting_down : errors::Cancelled(what, ": the client hung up");
       }
-      cancel();
     }
   }
 }

@@ -46,9 +46,12 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
     absl::Status status ABSL_GUARDED_BY(mu);
     Tensor tensor;  // a tensor request's, written by the worker before it calls back
     Answer answer;  // a call's, set under mu
-    // A call's: cancelled when the client hangs up, at Stop, or when the
-    // wait ends unanswered. (Tensor requests have none.)
-    std::optional<CancellationManager> cancellation;
+    // Cancelled when the client hangs up, at Stop, or when the wait ends
+    // unanswered.
+    CancellationManager cancellation;
+    // A call's handler is waited for after it was cancelled (Stop counts on
+    // it); a tensor request's withdrawal is not.
+    bool await_handler = false;
     // The handler's answer: ends Await. False when it had answered before
     // (ignored).
     bool Settle(absl::Status s, Answer a = nullptr);

@@ -84,9 +84,10 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous) {
       (rendezvous ? std::min(absl::Milliseconds(100), wait / 10) : absl::ZeroDuration());
   auto settle = [pending](absl::Status s) { pending->Settle(std::move(s)); };
   if (rendezvous) {
-    recv_tensor_fn(fixed.step_id, key, deadline, &pending->tensor, std::move(settle));
+    recv_tensor_fn(fixed.step_id, key, deadline, &pending->tensor, &pending->cancellation,
+                   std::move(settle));
   } else {
-    recv_buf_fn(key, deadline, &pending->tensor, std::move(settle));
+    recv_buf_fn(key, deadline, &pending->tensor, &pending->cancellation, std::move(settle));
   }
   const std::string what = rendezvous
                                ? absl::StrCat("RecvTensor of '", key, "' for step ", fixed.step_id)

@@ -21,6 +21,7 @@
 #include "core/platform/status.h"
 #include "distributed/transport/bulk_client.h"
 #include "distributed/transport/bulk_server.h"
+#include "distributed/transport/frames.h"
 #include "distributed/transport/test_util.h"
 #include "gtest/gtest.h"
 
@@ -107,6 +108,32 @@ TEST(BulkRecvBufTest, StoppingTheServerEndsAWaitingRequest) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   ASSERT_TRUE(result.Wait());
   EXPECT_FALSE(result.status.ok());
+}
+
+// A requester that hangs up is withdrawn at once: it pins nothing for the
+// wait it asked for, and the key is free for the next request.
+TEST(BulkRecvBufTest, ARequestWhoseClientHangsUpIsWithdrawnAndItsKeyFreed) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  bulk::TensorRequest abandoned;
+  abandoned.key = "k";
+  abandoned.wait_ms = 3600 * 1000;  // an hour
+  const int fd = ConnectToLoopback(server->port());
+  ASSERT_GE(fd, 0);
+  const std::string bytes = abandoned.Encode();
+  ASSERT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  absl::SleepFor(absl::Milliseconds(50));  // asked (a later hang-up is seen within ~100 ms)
+  close(fd);
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  while (source.withdrawn() < 1 && absl::Now() < until) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(source.withdrawn(), 1);
+  source.Release("k", Ramp(8));
+  BulkClient client("127.0.0.1");
+  Tensor out;
+  const auto result = Ask(client, server->port(), "k", &out);
+  ASSERT_TRUE(result->status.ok()) << result->status;
+  EXPECT_EQ(out.NumElements(), 8);
 }
 
 TEST(BulkRecvBufTest, UnreachablePortFallsBack) {
@@ -200,7 +227,8 @@ TEST(BulkRecvTensorTest, TensorsOfEveryKindArriveAndErrorsCross) {
   absl::Mutex mu;
   std::vector<int64_t> steps;
   server->ServeRecvTensor(
-      [&](int64_t step_id, const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
+      [&](int64_t step_id, const std::string& key, absl::Time, Tensor* out, CancellationManager*,
+          StatusCallback done) {
         {
           absl::MutexLock lock(&mu);
           steps.push_back(step_id);
@@ -245,7 +273,8 @@ TEST(BulkRecvTensorTest, TensorsOfEveryKindArriveAndErrorsCross) {
 
 TEST(BulkRecvTensorTest, UnsentTensorIsDeadlineExceededAtTheDeadlineNamingKeyAndStep) {
   auto server = StartServer();
-  server->ServeRecvTensor([](int64_t, const std::string&, absl::Time, Tensor*, StatusCallback) {});
+  server->ServeRecvTensor([](int64_t, const std::string&, absl::Time, Tensor*,
+                             CancellationManager*, StatusCallback) {});
   BulkClient client("127.0.0.1");
   RecvBufResult result;
   Tensor out;

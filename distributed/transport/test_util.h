@@ -96,34 +96,56 @@ inline std::unique_ptr<RecvBufResult> Ask(BulkClient& client, int port, const st
 }
 
 // Chunks by key, answered when Release(key) is called (or at once if
-// released before being asked for).
+// released before being asked for). A request the server cancels is
+// withdrawn (answered Cancelled), as a worker's is. What the handler and its
+// withdrawals use is shared, so the source may go before the server.
 class ChunkSource {
  public:
   BulkServer::RecvBufFn Fn() {
-    return [this](const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
-      absl::MutexLock lock(&mu_);
-      asked_[key] = {out, std::move(done)};
-      MaybeAnswer(key);
+    return [state = state_](const std::string& key, absl::Time, Tensor* out,
+                            CancellationManager* cancellation, StatusCallback done) {
+      absl::MutexLock lock(&state->mu);
+      state->asked[key] = {out, std::move(done)};
+      CancellationManager::Token token;
+      cancellation->RegisterCallback(&token, [state, key] { state->Withdraw(key); });
+      state->MaybeAnswer(key);
     };
   }
   void Release(const std::string& key, absl::StatusOr<Tensor> value) {
-    absl::MutexLock lock(&mu_);
-    released_[key] = std::move(value);
-    MaybeAnswer(key);
+    absl::MutexLock lock(&state_->mu);
+    state_->released[key] = std::move(value);
+    state_->MaybeAnswer(key);
+  }
+  // Requests withdrawn so far.
+  int withdrawn() {
+    absl::MutexLock lock(&state_->mu);
+    return state_->withdrawn;
   }
 
  private:
-  void MaybeAnswer(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto a = asked_.find(key);
-    auto r = released_.find(key);
-    if (a == asked_.end() || r == released_.end()) return;
-    if (r->second.ok()) *a->second.first = *r->second;
-    a->second.second(r->second.status());
-    asked_.erase(a);
-  }
-  absl::Mutex mu_;
-  std::map<std::string, std::pair<Tensor*, StatusCallback>> asked_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, absl::StatusOr<Tensor>> released_ ABSL_GUARDED_BY(mu_);
+  struct State {
+    void MaybeAnswer(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      auto a = asked.find(key);
+      auto r = released.find(key);
+      if (a == asked.end() || r == released.end()) return;
+      if (r->second.ok()) *a->second.first = *r->second;
+      a->second.second(r->second.status());
+      asked.erase(a);
+    }
+    void Withdraw(const std::string& key) {
+      absl::MutexLock lock(&mu);
+      auto a = asked.find(key);
+      if (a == asked.end()) return;
+      a->second.second(errors::Cancelled("withdrawn"));
+      asked.erase(a);
+      ++withdrawn;
+    }
+    absl::Mutex mu;
+    int withdrawn ABSL_GUARDED_BY(mu) = 0;
+    std::map<std::string, std::pair<Tensor*, StatusCallback>> asked ABSL_GUARDED_BY(mu);
+    std::map<std::string, absl::StatusOr<Tensor>> released ABSL_GUARDED_BY(mu);
+  };
+  const std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 // Waits (bounded) for CallAsync's callback.

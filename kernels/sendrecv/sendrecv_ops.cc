@@ -48,11 +48,15 @@ class RecvOp final : public AsyncOpKernel {
       done(errors::Internal("step has no rendezvous"));
       return;
     }
+    // The step's cancellation withdraws the receive (the step failed
+    // elsewhere, or its client went away), here and at a remote sender.
     ctx.rendezvous()->RecvAsync(
-        key_, [&ctx, done = std::move(done)](const absl::Status& s, const Tensor& value) {
+        key_,
+        [&ctx, done = std::move(done)](const absl::Status& s, const Tensor& value) {
           if (s.ok()) ctx.set_output(0, value);
           done(s);
-        });
+        },
+        ctx.cancellation());
   }
   bool IsExpensive() const override { return false; }
 
