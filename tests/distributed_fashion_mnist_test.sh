@@ -7,8 +7,8 @@
 # are in their queues). Then the same with --is_sync for 60 steps (two
 # worker steps per global step), a ps stopped by SIGTERM
 # before the workers are done exits 0, bad flags are usage errors.
-# Every wait is bounded; every process started is killed on exit. Skips
-# (passing) without Debian's dataset-fashion-mnist package.
+# Every wait is bounded; every process started is killed on exit. Without
+# Debian's dataset-fashion-mnist package it reports a skip (tests/skip_lib.sh).
 #
 # Usage: distributed_fashion_mnist_test.sh EXAMPLE RUN_SCRIPT CLUSTER_LIB
 set -u
@@ -18,10 +18,10 @@ TG_SERVER="$BIN"  # cluster_lib's start_server runs the example as a lone task
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 # shellcheck source=tests/cluster_lib.sh
 source "$3"
-if [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
-  echo "skipped: /usr/share/datasets/fashion-mnist is missing; install dataset-fashion-mnist"
-  exit 0
-fi
+# shellcheck source=tests/skip_lib.sh
+source "$(dirname "$0")/skip_lib.sh"
+[[ -d /usr/share/datasets/fashion-mnist ]] ||
+  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
 holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
 
 # 1. The whole cluster, asynchronous.
