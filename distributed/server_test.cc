@@ -81,6 +81,14 @@ TEST(ServerTest, SeedExampleRunsOnAThreeTaskCluster) {
     // x = y = ones: z1b = x·y + x = 3s; z2b = z1b·x + x = 7s.
     ExpectTensorEqual<float>(out[0], {7, 7, 7, 7}, TensorShape({2, 2}));
   }
+  // Unequal x and y, so that a tensor transposed or reordered between tasks
+  // shows: x = [[1, 2], [3, 4]], y = [[5, 6], [7, 8]]; z1b = x·y + x =
+  // [[20, 24], [46, 54]]; z2b = z1b·x + x = [[93, 138], [211, 312]].
+  ASSERT_OK((*session)->Run({{"x/initial_value", Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})},
+                             {"y/initial_value", Tensor::FromVector<float>({5, 6, 7, 8}, {2, 2})}},
+                            {}, {"x/Assign", "y/Assign"}, &out));
+  ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {93, 138, 211, 312}, TensorShape({2, 2}));
   EXPECT_OK((*session)->Close());
   for (auto& s : servers) s->Stop();
 }

@@ -12,6 +12,9 @@
 // Start the cluster of docs/server.md (ps=localhost:2222;
 // worker=localhost:2223,localhost:2224), then:
 //   bazel run //examples:seed_matmul -- --target=grpc://localhost:2223
+// --x=A,B,C,D and --y=A,B,C,D start x and y at other values, row by row
+// (tests/seed_matmul_test.sh: unequal ones, which a tensor transposed or
+// reordered between tasks would change).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -24,21 +27,32 @@ using namespace tensorgrid;  // NOLINT: an example
 
 int main(int argc, char** argv) {
   std::string target = "grpc://localhost:2223";
+  float x0[4] = {1, 1, 1, 1}, y0[4] = {1, 1, 1, 1};
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--target=", 9) != 0) {
-      std::fprintf(stderr, "usage: seed_matmul [--target=grpc://HOST:PORT]\n");
+    const char* arg = argv[i];
+    float* m = std::strncmp(arg, "--x=", 4) == 0   ? x0
+               : std::strncmp(arg, "--y=", 4) == 0 ? y0
+                                                   : nullptr;
+    int end = 0;
+    if (std::strncmp(arg, "--target=", 9) == 0) {
+      target = arg + 9;
+    } else if (m == nullptr ||
+               std::sscanf(arg + 4, "%f,%f,%f,%f%n", &m[0], &m[1], &m[2], &m[3], &end) != 4 ||
+               arg[4 + end] != '\0') {
+      std::fprintf(stderr,
+                   "usage: seed_matmul [--target=grpc://HOST:PORT] [--x=A,B,C,D] [--y=...]\n");
       return 1;
     }
-    target = argv[i] + 9;
   }
 
   Scope root = Scope::NewRootScope();
   Scope ps = root.WithDevice("/job:ps/task:0");
   auto x = ops::Variable(ps.WithOpName("x"), {2, 2}, DT_FLOAT);
   auto y = ops::Variable(ps.WithOpName("y"), {2, 2}, DT_FLOAT);
-  auto ones = ops::Const(root.WithOpName("ones"), {{1.f, 1.f}, {1.f, 1.f}});
-  auto init_x = ops::Assign(ps.WithOpName("x/Assign"), x, ones);
-  auto init_y = ops::Assign(ps.WithOpName("y/Assign"), y, ones);
+  auto x_init = ops::Const(root.WithOpName("x/initial_value"), {{x0[0], x0[1]}, {x0[2], x0[3]}});
+  auto y_init = ops::Const(root.WithOpName("y/initial_value"), {{y0[0], y0[1]}, {y0[2], y0[3]}});
+  auto init_x = ops::Assign(ps.WithOpName("x/Assign"), x, x_init);
+  auto init_y = ops::Assign(ps.WithOpName("y/Assign"), y, y_init);
 
   Scope w0 = root.WithDevice("/job:worker/task:0");
   auto z1 = ops::Add(w0, ops::MatMul(w0, x, y), x);

@@ -1,37 +1,38 @@
 #!/usr/bin/env bash
-# Builds everything and runs every test; ends with "N passed, N failed"
-# (N counts individual test cases: gtest cases, and one per shell test).
+# Builds everything and runs every test; ends with two lines:
+#   N skipped: //pkg:target (why), //pkg:target Suite.Case (why), ...
+#   N passed, N failed
+# N counts test cases: gtest cases, and one per shell test. Results come only
+# from this run (its Build Event Protocol file); a test target without a
+# result of this run, a target that failed to build, a package that failed to
+# load, or a Bazel exit status nothing else explains counts as one failure,
+# named on a "failed:" line above (scripts/count_tests.py). Skipped cases are
+# neither passed nor failed. Exit status 0 only when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+if ! bash scripts/setup.sh; then
+  echo "failed: scripts/setup.sh"
+  echo "0 skipped"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-bazel test //... --keep_going --test_summary=short 2>&1 | tee "$log"
-
-passed=0
-failed=0
-# Summary lines look like "//core/graph:graph_test   (cached) PASSED in 0.1s".
-while read -r target status; do
-  xml="bazel-testlogs/${target#//}"
-  xml="${xml/://}/test.xml"
-  if [ "$status" = PASSED ] || [ "$status" = FAILED ]; then
-    if [ -f "$xml" ]; then
-      tests=$(grep -o '<testsuites[^>]*' "$xml" | grep -o ' tests="[0-9]*"' | grep -o '[0-9]*' | head -1)
-      fails=$(grep -o '<testsuites[^>]*' "$xml" | grep -o ' failures="[0-9]*"' | grep -o '[0-9]*' | head -1)
-      errs=$(grep -o '<testsuites[^>]*' "$xml" | grep -o ' errors="[0-9]*"' | grep -o '[0-9]*' | head -1)
-      tests=${tests:-1}; fails=${fails:-0}; errs=${errs:-0}
-      bad=$((fails + errs))
-      if [ "$status" = FAILED ] && [ "$bad" -eq 0 ]; then bad=1; fi  # crashed before reporting
-      if [ "$bad" -gt "$tests" ]; then tests=$bad; fi
-      passed=$((passed + tests - bad))
-      failed=$((failed + bad))
-      continue
-    fi
-  fi
-  if [ "$status" = PASSED ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-done < <(sed -nE 's#^(//[^ ]+)[[:space:]]+(\(cached\) )?(PASSED|FAILED TO BUILD|FAILED|TIMEOUT|NO STATUS|FLAKY|INCOMPLETE).*#\1 \3#p' "$log" | awk '{print $1, $2}')
-
-if ! grep -q "^//" "$log"; then failed=$((failed + 1)); fi  # nothing ran: build broke early
-echo "${passed} passed, ${failed} failed"
-[ "$failed" -eq 0 ]
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bazel test //... --keep_going --test_summary=short --build_event_json_file="$work/events.json"
+test_status=$?
+# Every test target `bazel test //...` runs, so that one without a result is
+# seen; with --keep_going the query names the packages that fail to load.
+bazel query 'tests(//...) except attr(tags, "\bmanual\b", //...)' --keep_going \
+  >"$work/targets.txt" 2>"$work/query.err"
+query_status=$?
+python3 scripts/count_tests.py --events="$work/events.json" --test_status="$test_status" \
+  --targets="$work/targets.txt" --query_status="$query_status" --query_errors="$work/query.err"
+count_status=$?
+if [ "$count_status" -gt 1 ]; then  # the counter itself broke before its summary
+  echo "failed: scripts/count_tests.py exited $count_status"
+  echo "0 skipped"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+exit "$count_status"

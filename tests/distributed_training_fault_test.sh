@@ -16,7 +16,8 @@
 #     non-chief killed mid-training, the chief trains on to --steps and ends
 #     with test_accuracy.
 # Every wait is bounded (bounds only, no timing assertions); every process
-# started is killed on exit. Skips (passing) without the dataset.
+# started is killed on exit. Without the dataset it reports a skip
+# (tests/skip_lib.sh).
 #
 # Usage: distributed_training_fault_test.sh EXAMPLE CLUSTER_LIB [--sync|--sync_no_backup]
 set -u
@@ -26,10 +27,10 @@ TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 # shellcheck source=tests/cluster_lib.sh
 source "$2"
 MODE="${3:-}"
-if [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
-  echo "skipped: /usr/share/datasets/fashion-mnist is missing; install dataset-fashion-mnist"
-  exit 0
-fi
+# shellcheck source=tests/skip_lib.sh
+source "$(dirname "$0")/skip_lib.sh"
+[[ -d /usr/share/datasets/fashion-mnist ]] ||
+  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
 
 # wait_for FILE REGEX SECONDS [PID]: 0 once a line of FILE matches; 1 when
 # the time runs out or PID exits first (after a last look at FILE).

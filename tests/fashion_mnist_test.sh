@@ -2,15 +2,15 @@
 # examples/fashion_mnist on the real data: a short training run whose loss
 # falls and whose last line is test_accuracy=0.xxxx; a run that saves
 # checkpoints and one that resumes from them, matching the uninterrupted run;
-# a missing data directory and bad flags. Skips (passing) without Debian's
-# dataset-fashion-mnist package.
+# a missing data directory and bad flags. Without Debian's
+# dataset-fashion-mnist package it reports a skip (tests/skip_lib.sh).
 set -u
 bin="$1"
 data=/usr/share/datasets/fashion-mnist
-if [[ ! -d "$data" ]]; then
-  echo "skipped: $data is missing; install Debian's dataset-fashion-mnist package"
-  exit 0
-fi
+# shellcheck source=tests/skip_lib.sh
+source "$(dirname "$0")/skip_lib.sh"
+[[ -d "$data" ]] ||
+  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
 fail() {

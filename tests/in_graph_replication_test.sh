@@ -4,8 +4,8 @@
 # client, a tower per worker) for 150 steps. tg_launch exits 0 by itself
 # once the example is done, with every task stopped; the example's last
 # line is test_accuracy=0.xxxx. Without a cluster the example names
-# TF_CONFIG. Bounded waits; every task left over is killed on exit. Skips
-# (passing) without Debian's dataset-fashion-mnist package.
+# TF_CONFIG. Bounded waits; every task left over is killed on exit. Without
+# Debian's dataset-fashion-mnist package it reports a skip (tests/skip_lib.sh).
 #
 # Usage: in_graph_replication_test.sh TG_LAUNCH TG_SERVER EXAMPLE
 set -u
@@ -13,10 +13,10 @@ TG_LAUNCH="$1"
 TG_SERVER="$2"
 BIN="$3"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-if [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
-  echo "skipped: /usr/share/datasets/fashion-mnist is missing; install dataset-fashion-mnist"
-  exit 0
-fi
+# shellcheck source=tests/skip_lib.sh
+source "$(dirname "$0")/skip_lib.sh"
+[[ -d /usr/share/datasets/fashion-mnist ]] ||
+  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
 failures=0
 fail() {
   echo "FAIL: $*" >&2

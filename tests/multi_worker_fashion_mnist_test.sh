@@ -7,8 +7,8 @@
 #  2. one worker of a two-worker TF_CONFIG cluster alone fails within its
 #     collective timeout (exit 1), naming the worker that never joined;
 #  3. a bad flag exits 2 with the usage.
-# Bounded waits; every task left over is killed on exit. Skips (passing)
-# without Debian's dataset-fashion-mnist package.
+# Bounded waits; every task left over is killed on exit. Without Debian's
+# dataset-fashion-mnist package it reports a skip (tests/skip_lib.sh).
 #
 # Usage: multi_worker_fashion_mnist_test.sh TG_LAUNCH EXAMPLE CLUSTER_LIB
 set -u
@@ -16,10 +16,10 @@ TG_LAUNCH="$1"
 BIN="$2"
 source "$3"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-if [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
-  echo "skipped: /usr/share/datasets/fashion-mnist is missing; install dataset-fashion-mnist"
-  exit 0
-fi
+# shellcheck source=tests/skip_lib.sh
+source "$(dirname "$0")/skip_lib.sh"
+[[ -d /usr/share/datasets/fashion-mnist ]] ||
+  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
 holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
 TASK_PIDS=()
 kill_tasks() {

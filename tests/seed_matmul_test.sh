@@ -2,7 +2,9 @@
 # examples/seed_matmul against a real three-process cluster on loopback:
 # tg_server for /job:ps/task:0, /job:worker/task:0 and /job:worker/task:1 on
 # free ports; the example's session is on worker 0 and must print exactly
-# "[[7, 7], [7, 7]]". Every wait is bounded; an EXIT trap kills the servers.
+# "[[7, 7], [7, 7]]"; then with x and y unequal, whose answer (computed here
+# in Python) a tensor transposed or reordered between tasks would change.
+# Every wait is bounded; an EXIT trap kills the servers.
 #
 # Usage: seed_matmul_test.sh TG_SERVER SEED_MATMUL CLUSTER_LIB
 #   (Bazel passes the rootpaths.)
@@ -28,11 +30,31 @@ RC=$?
 [[ $RC -eq 0 ]] || fail "seed_matmul: exit status $RC, stderr: $(cat "$TMP/seed.err")"
 [[ "$OUT" == "[[7, 7], [7, 7]]" ]] || fail "seed_matmul: stdout [$OUT]"
 
-# A bad flag: the usage line and exit status 1, with no session opened.
-timeout 30 "$SEED_MATMUL" --bogus >"$TMP/usage.out" 2>"$TMP/usage.err"
+# z = (x·y + x)·x + x with x = [[1, 2], [3, 4]], y = [[5, 6], [7, 8]].
+EXPECTED="$(python3 - <<'PY'
+x = [[1, 2], [3, 4]]
+y = [[5, 6], [7, 8]]
+def matmul(a, b):
+    return [[sum(a[i][k] * b[k][j] for k in range(2)) for j in range(2)] for i in range(2)]
+def add(a, b):
+    return [[a[i][j] + b[i][j] for j in range(2)] for i in range(2)]
+z = add(matmul(add(matmul(x, y), x), x), x)
+print("[[%d, %d], [%d, %d]]" % (z[0][0], z[0][1], z[1][0], z[1][1]))
+PY
+)"
+OUT="$(timeout 60 "$SEED_MATMUL" --target="grpc://127.0.0.1:$W0" --x=1,2,3,4 --y=5,6,7,8 \
+  2>"$TMP/seed.err")"
 RC=$?
-[[ $RC -eq 1 ]] || fail "seed_matmul --bogus: exit status $RC"
-grep -q "^usage: seed_matmul" "$TMP/usage.err" || fail "usage: [$(cat "$TMP/usage.err")]"
+[[ $RC -eq 0 ]] || fail "seed_matmul --x --y: exit status $RC, stderr: $(cat "$TMP/seed.err")"
+[[ "$OUT" == "$EXPECTED" ]] || fail "seed_matmul --x --y: stdout [$OUT], expected [$EXPECTED]"
+
+# Bad flags: the usage line and exit status 1, with no session opened.
+for args in --bogus --x=1,2,3 --y=1,2,3,4,5 --x=a,b,c,d; do
+  timeout 30 "$SEED_MATMUL" "$args" >"$TMP/usage.out" 2>"$TMP/usage.err"
+  RC=$?
+  [[ $RC -eq 1 ]] || fail "seed_matmul $args: exit status $RC"
+  grep -q "^usage: seed_matmul" "$TMP/usage.err" || fail "$args: usage: [$(cat "$TMP/usage.err")]"
+done
 
 stop_servers
 

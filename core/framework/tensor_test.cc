@@ -1,5 +1,7 @@
 #include "core/framework/tensor.h"
 
+#include <malloc.h>
+
 #include "core/framework/tensor_codec.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
@@ -148,11 +150,33 @@ TEST(TensorBufferCacheTest, LargeBuffersAreReusedAndStillAligned) {
   EXPECT_EQ(smaller.raw_data(), p);
 }
 
+// Bytes malloc has handed out and not had back: every arena, mmapped blocks
+// included. What the cache keeps stays in use; what it frees does not.
+int64_t MallocInUseBytes() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+}
+
+// With no capacity, a dying tensor's large buffer goes back to malloc there
+// and then; with the default one it is kept, until the capacity drops to 0.
 TEST(TensorBufferCacheTest, ZeroCapacityFreesAtOnce) {
+  constexpr int64_t kBytes = int64_t{1} << 20;
+  const TensorShape shape({kBytes / 4});  // floats
   SetTensorBufferCacheBytes(0);
-  { Tensor t(DT_FLOAT, TensorShape({1 << 18})); }
-  Tensor u(DT_FLOAT, TensorShape({1 << 18}));
-  u.data<float>()[0] = 1;  // usable; whether the address repeats is malloc's business
+  Tensor t(DT_FLOAT, shape);
+  t.data<float>()[0] = 1;
+  int64_t before = MallocInUseBytes();
+  t = Tensor();
+  EXPECT_GE(before - MallocInUseBytes(), kBytes);
+
+  SetTensorBufferCacheBytes(size_t{256} << 20);
+  t = Tensor(DT_FLOAT, shape);
+  before = MallocInUseBytes();
+  t = Tensor();
+  EXPECT_LT(before - MallocInUseBytes(), kBytes);  // cached: still in use
+  before = MallocInUseBytes();
+  SetTensorBufferCacheBytes(0);
+  EXPECT_GE(before - MallocInUseBytes(), kBytes);
   SetTensorBufferCacheBytes(size_t{256} << 20);
 }
 

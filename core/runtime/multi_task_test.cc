@@ -70,6 +70,15 @@ TEST_F(MultiTaskTest, SeedExampleRunsAcrossThreeTasks) {
     for (const NodeDef& n : p.node())
       tasks.insert(n.device().substr(0, n.device().find("/device:")));
   }
+  // Unequal x and y, so that a tensor transposed or reordered between tasks
+  // shows: x = [[1, 2], [3, 4]], y = [[5, 6], [7, 8]]; z1b = x·y + x =
+  // [[20, 24], [46, 54]]; z2b = z1b·x + x = [[93, 138], [211, 312]].
+  ASSERT_OK(master.Run(RunOptions(),
+                       {{"x/initial_value", Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})},
+                        {"y/initial_value", Tensor::FromVector<float>({5, 6, 7, 8}, {2, 2})}},
+                       {}, {"x/Assign", "y/Assign"}, &out, nullptr));
+  ASSERT_OK(master.Run(RunOptions(), {}, {"z2b"}, {}, &out, nullptr));
+  ExpectTensorEqual<float>(out[0], {93, 138, 211, 312}, TensorShape({2, 2}));
   EXPECT_EQ(tasks, (std::set<std::string>{kPs, kWorker0, kWorker1}));
 }
 

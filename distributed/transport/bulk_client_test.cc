@@ -76,7 +76,9 @@ TEST(BulkClientTest, BlockingCallReadsItsAnswerOnTheCallersThread) {
 // A server that takes a request and then goes silent (a frozen process:
 // its kernel keeps the connection up) fails the call once the client has
 // heard nothing for its silence, final; a busy one that beats keeps it
-// alive; one that beat and then hung up ran it (final too).
+// alive; one that beat and then hung up ran it (final too). The busy server
+// beats every 20 ms against a 2 s silence: only a beat 100 times late (a
+// stalled machine, not a loaded one) could fail it.
 TEST(BulkClientTest, SilentServerFailsTheCallBusyOneBeats) {
   for (const bool beat_then_hang_up : {false, true}) {
     int port = 0;
@@ -110,19 +112,19 @@ TEST(BulkClientTest, SilentServerFailsTheCallBusyOneBeats) {
     close(listener);
   }
   BulkServer::Options options;
-  options.beat_interval = absl::Milliseconds(100);
+  options.beat_interval = absl::Milliseconds(20);
   auto server = StartServer(options);
   server->ServeCall(
       "Busy", [](std::string request, absl::Time, CancellationManager*, BulkServer::CallDone done) {
         std::thread([request, done = std::move(done)] {
-          absl::SleepFor(absl::Seconds(1));  // twice the client's silence
+          absl::SleepFor(absl::Seconds(3));  // past the client's silence
           done(absl::OkStatus(), BulkServer::Bytes(request));
         }).detach();
       });
   ServeReverse(*server);
   for (const bool blocking : {false, true}) {
     BulkClient client("127.0.0.1");
-    client.set_peer_silence(absl::Milliseconds(500));
+    client.set_peer_silence(absl::Seconds(2));
     CallResult result;
     if (blocking) {
       ASSERT_TRUE(Call(client, server->port(), "Reverse", "warm")->status.ok());  // pooled

@@ -94,6 +94,8 @@ TEST(BulkRecvBufTest, ChunkThatNeverComesIsDeadlineExceeded) {
   EXPECT_NE(result->status.message().find("never"), std::string::npos) << result->status;
 }
 
+// The request may wait an hour: that it ends within Wait's 30 s once Stop
+// returns (and Stop returns at all) is Stop's doing, not its deadline's.
 TEST(BulkRecvBufTest, StoppingTheServerEndsAWaitingRequest) {
   auto server = StartServer();
   ChunkSource source;
@@ -101,11 +103,10 @@ TEST(BulkRecvBufTest, StoppingTheServerEndsAWaitingRequest) {
   BulkClient client("127.0.0.1");
   Tensor out;
   RecvBufResult result;
-  client.RecvBufAsync(server->port(), "", "never", Soon(), nullptr, &out, result.Callback());
+  client.RecvBufAsync(server->port(), "", "never", absl::Now() + absl::Hours(1), nullptr, &out,
+                      result.Callback());
   absl::SleepFor(absl::Milliseconds(50));
-  const absl::Time start = absl::Now();
   server->Stop();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   ASSERT_TRUE(result.Wait());
   EXPECT_FALSE(result.status.ok());
 }
