@@ -1,5 +1,7 @@
 #include "distributed/transport/bulk_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,6 +25,20 @@ constexpr absl::Duration kSendTimeout = absl::Seconds(60);
 constexpr absl::Duration kSweepInterval = absl::Seconds(5);
 // How long a server keeps a connection that sends no request.
 constexpr absl::Duration kIdleTimeout = absl::Seconds(120);
+
+// The peer's address without its port ("127.0.0.1", "::1"): connections
+// are counted per peer.
+std::string PeerAddress(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, text,
+              sizeof(text));
+  } else if (address.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, text,
+              sizeof(text));
+  }
+  return text;
+}
 
 }  // namespace
 
@@ -182,7 +198,10 @@ void BulkServer::State::AcceptLoop(int fd_listening) {
       SweepExpired();
       if (listening) continue;
     }
-    bulk::UniqueFd fd(accept4(fd_listening, nullptr, nullptr, SOCK_CLOEXEC));
+    sockaddr_storage address{};
+    socklen_t address_size = sizeof(address);
+    bulk::UniqueFd fd(accept4(fd_listening, reinterpret_cast<sockaddr*>(&address),
+                              &address_size, SOCK_CLOEXEC));
     const int error = fd.valid() ? 0 : errno;
     const bool exhausted =
         error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM;
@@ -196,6 +215,8 @@ void BulkServer::State::AcceptLoop(int fd_listening) {
       return;
     }
     if (stopped || static_cast<int>(connections.size()) >= options.max_connections) continue;
+    std::string peer = PeerAddress(address);
+    if (per_peer[peer] >= options.max_connections_per_peer) continue;
     const int connection = fd.get();
     try {
       std::thread([self, connection] { self->Serve(connection); }).detach();
@@ -204,6 +225,8 @@ void BulkServer::State::AcceptLoop(int fd_listening) {
     }
     fd.release();  // Serve closes it
     connections.insert(connection);
+    ++per_peer[peer];
+    peer_of[connection] = std::move(peer);
     ++threads;
   }
 }
@@ -217,33 +240,43 @@ void BulkServer::State::Serve(int fd) {
   // on a new one. (Reads with a deadline poll instead.)
   bulk::SetTimeout(fd, SO_RCVTIMEO, kIdleTimeout);
   for (;;) {
+    // Between requests the connection may idle (kIdleTimeout); once a
+    // request's first byte came, its whole header has Options::header_timeout.
     char magic[bulk::kMagicBytes];
-    if (bulk::ReadFull(fd, magic, sizeof(magic)) != sizeof(magic)) break;
+    if (bulk::ReadFull(fd, magic, 1) != 1) break;
+    const absl::Time header_deadline = absl::Now() + options.header_timeout;
+    if (bulk::ReadFull(fd, magic + 1, sizeof(magic) - 1, header_deadline) != sizeof(magic) - 1) {
+      break;
+    }
     const std::optional<bulk::RequestKind> kind =
         bulk::RequestKindOf(absl::string_view(magic, sizeof(magic)));
     if (!kind) break;  // garbage
     bool served = false;
     switch (*kind) {
-      case bulk::RequestKind::kTicket: served = ServeTicket(fd); break;
+      case bulk::RequestKind::kTicket: served = ServeTicket(fd, header_deadline); break;
       case bulk::RequestKind::kRecvBuf:
-        served = ServeTensorRequest(fd, /*rendezvous=*/false);
+        served = ServeTensorRequest(fd, /*rendezvous=*/false, header_deadline);
         break;
       case bulk::RequestKind::kRecvTensor:
-        served = ServeTensorRequest(fd, /*rendezvous=*/true);
+        served = ServeTensorRequest(fd, /*rendezvous=*/true, header_deadline);
         break;
-      case bulk::RequestKind::kCall: served = ServeCall(fd); break;
+      case bulk::RequestKind::kCall: served = ServeCall(fd, header_deadline); break;
     }
     if (!served) break;
   }
   absl::MutexLock lock(&mu);
   connections.erase(fd);
+  if (auto it = peer_of.find(fd); it != peer_of.end()) {
+    if (--per_peer[it->second] == 0) per_peer.erase(it->second);
+    peer_of.erase(it);
+  }
   close(fd);
   --threads;
 }
 
-bool BulkServer::State::ServeTicket(int fd) {
+bool BulkServer::State::ServeTicket(int fd, absl::Time header_deadline) {
   char id[kBulkTicketBytes];
-  if (bulk::ReadFull(fd, id, sizeof(id)) != sizeof(id)) return false;
+  if (bulk::ReadFull(fd, id, sizeof(id), header_deadline) != sizeof(id)) return false;
   std::optional<Tensor> tensor = Take(absl::string_view(id, sizeof(id)));
   if (tensor) {  // counted before the client can see the bytes
     absl::MutexLock lock(&mu);

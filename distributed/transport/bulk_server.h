@@ -58,8 +58,12 @@ class BulkServer {
     // How long an offered tensor waits for its fetch before it is dropped
     // (within a few seconds of expiring).
     absl::Duration ticket_ttl = absl::Seconds(60);
-    // Connections beyond this are closed as soon as they are accepted.
+    // Connections beyond this, in all or from one peer address, are closed
+    // as soon as they are accepted (one peer cannot hold the port at its cap).
     int max_connections = 1024;
+    int max_connections_per_peer = 256;
+    // How long a request's header may take once its first byte came.
+    absl::Duration header_timeout = absl::Seconds(10);
     // When not empty, every direct request must carry this token (compared
     // in constant time) or is Unauthenticated, and the server hangs up.
     // Tickets need none: they are handed out only in authenticated answers.

@@ -1,13 +1,16 @@
 // The server's side of calls: refusals before a request is read, the
 // token, the addressee, cancellation, and Stop.
 #include "distributed/transport/bulk_server.h"
+#include "distributed/transport/frames.h"
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -284,6 +287,100 @@ TEST(BulkServerTest, GarbageCallHeaderIsDroppedAndTheServerKeepsServing) {
   close(fd);
   BulkClient client("127.0.0.1");
   EXPECT_TRUE(Call(client, server->port(), "Reverse", "ab")->status.ok());
+}
+
+// Whether the server closes `fd` within `within` (reads return 0 or fail).
+bool ServerHangsUp(int fd, absl::Duration within) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(within))) <= 0) return false;
+  char byte;
+  return recv(fd, &byte, 1, MSG_DONTWAIT) <= 0;
+}
+
+// Resident memory of this process, in bytes.
+int64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+TEST(BulkServerTest, OnePeerCannotHoldMoreThanItsShareOfConnections) {
+  BulkServer::Options options;
+  options.max_connections_per_peer = 2;
+  auto server = StartServer(options);
+  ServeReverse(*server);
+  const int a = ConnectToLoopback(server->port());
+  const int b = ConnectToLoopback(server->port());
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  absl::SleepFor(absl::Milliseconds(100));  // both accepted
+  const int c = ConnectToLoopback(server->port());
+  ASSERT_GE(c, 0);
+  EXPECT_TRUE(ServerHangsUp(c, absl::Seconds(30)));  // closed as soon as accepted
+  EXPECT_FALSE(ServerHangsUp(a, absl::Milliseconds(100)));
+  close(a);
+  close(b);
+  close(c);
+  BulkClient client("127.0.0.1");
+  std::unique_ptr<CallResult> result;
+  // The two closed ones are gone from the count within a moment.
+  for (int i = 0; i < 300; ++i) {
+    result = Call(client, server->port(), "Reverse", "ab");
+    if (result->status.ok()) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_TRUE(result->status.ok()) << result->status;
+  EXPECT_EQ(result->answer, "ba");
+}
+
+TEST(BulkServerTest, AHeaderThatTricklesIsCutAtItsDeadlineNotKeptAlive) {
+  BulkServer::Options options;
+  options.header_timeout = absl::Milliseconds(300);
+  auto server = StartServer(options);
+  ServeReverse(*server);
+  const int fd = ConnectToLoopback(server->port());
+  ASSERT_GE(fd, 0);
+  // One byte every 100 ms: each would reset an idle timer.
+  bool cut = false;
+  for (char byte : std::string("TGC2") + std::string(28, '\0')) {
+    if (send(fd, &byte, 1, MSG_NOSIGNAL) != 1 || ServerHangsUp(fd, absl::Milliseconds(100))) {
+      cut = true;
+      break;
+    }
+  }
+  if (!cut) cut = ServerHangsUp(fd, absl::Seconds(30));
+  EXPECT_TRUE(cut);
+  close(fd);
+}
+
+TEST(BulkServerTest, APromisedRequestCostsMemoryOnlyAsItsBytesArrive) {
+  auto server = StartServer();
+  ServeReverse(*server);
+  // Calls that declare 1 GiB each and then send nothing.
+  std::string header = bulk::EncodeCallRequest("", "", "Reverse", 60000, "");
+  const std::string promised = bulk::EncodeCallRequest("", "", "Reverse", 60000,
+                                                        std::string(8, '\0'));
+  // The same header with the declared length set to 2^30 (its last 8 bytes
+  // of the fixed part): built by hand as a hostile peer would.
+  header = promised.substr(0, promised.size() - 8 - std::string("Reverse").size());
+  header.replace(bulk::kMagicBytes + 20, 8, std::string("\0\0\0\x40\0\0\0\0", 8));
+  header += "Reverse";
+  const int64_t before = ResidentBytes();
+  std::vector<int> fds;
+  for (int i = 0; i < 100; ++i) {
+    const int fd = ConnectToLoopback(server->port());
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(send(fd, header.data(), header.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(header.size()));
+    fds.push_back(fd);
+  }
+  absl::SleepFor(absl::Milliseconds(500));  // every header read, bodies awaited
+  const int64_t grown = ResidentBytes() - before;
+  // A buffer sized from the promise would be 100 MiB or more; threads and
+  // their stacks cost far less.
+  EXPECT_LT(grown, int64_t{40} << 20) << grown;
+  for (int fd : fds) close(fd);
 }
 
 }  // namespace

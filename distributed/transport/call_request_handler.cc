@@ -11,17 +11,18 @@
 namespace tensorgrid {
 namespace {
 
-// Reads `n` bytes into `out`, growing it as they arrive rather than all at
-// once (a header may promise more than ever comes). False when the
-// connection ends first or memory runs out.
-bool ReadGrowing(int fd, uint64_t n, std::string* out) {
-  constexpr uint64_t kStep = uint64_t{1} << 20;
+// Reads `n` bytes into `out` by `deadline`, which grows only by what has
+// arrived (a header may promise more than ever comes: memory follows the
+// bytes, not the promise). False when the connection ends first, the
+// deadline passes, or memory runs out.
+bool ReadGrowing(int fd, uint64_t n, absl::Time deadline, std::string* out) {
+  char chunk[64 << 10];
   try {
     while (out->size() < n) {
-      const size_t have = out->size();
-      const size_t more = static_cast<size_t>(std::min(kStep, n - have));
-      out->resize(have + more);
-      if (bulk::ReadFull(fd, out->data() + have, more) != more) return false;
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof(chunk), n - out->size()));
+      const size_t got = bulk::ReadFull(fd, chunk, want, deadline);
+      out->append(chunk, got);
+      if (got != want) return false;
     }
   } catch (const std::bad_alloc&) {
     return false;
@@ -31,8 +32,7 @@ bool ReadGrowing(int fd, uint64_t n, std::string* out) {
 
 }  // namespace
 
-bool BulkServer::State::ServeCall(int fd) {
-  const absl::Time header_deadline = absl::Now() + bulk::kHeaderTimeout;
+bool BulkServer::State::ServeCall(int fd, absl::Time header_deadline) {
   char fixed_bytes[bulk::CallRequestFixed::kBytes];
   if (bulk::ReadFull(fd, fixed_bytes, sizeof(fixed_bytes), header_deadline) !=
       sizeof(fixed_bytes)) {
@@ -66,7 +66,10 @@ bool BulkServer::State::ServeCall(int fd) {
     return false;
   }
   std::string request;
-  if (!ReadGrowing(fd, fixed.request_bytes, &request)) return false;
+  const absl::Time request_deadline =
+      absl::Now() + options.header_timeout +
+      absl::Seconds(static_cast<double>(fixed.request_bytes) / bulk::kMinRequestBytesPerSecond);
+  if (!ReadGrowing(fd, fixed.request_bytes, request_deadline, &request)) return false;
   Answering answering(this, fd);  // before looking at `stopped`, as for tensor requests
   {
     absl::MutexLock lock(&mu);

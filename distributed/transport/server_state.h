@@ -32,12 +32,15 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // Serves the requests on `fd` one after another until the client goes or
   // sends garbage; then closes it.
   void Serve(int fd);
-  bool ServeTicket(int fd);
+  bool ServeTicket(int fd, absl::Time header_deadline);
   std::optional<Tensor> Take(absl::string_view id);
 
   // The handlers of direct requests whose magic was read; false to hang up.
-  bool ServeTensorRequest(int fd, bool rendezvous);  // tensor_request_handler.cc
-  bool ServeCall(int fd);                            // call_request_handler.cc
+  // The rest of the header must arrive by `header_deadline`: a peer that
+  // trickles bytes cannot hold a connection thread for long.
+  bool ServeTensorRequest(int fd, bool rendezvous,
+                          absl::Time header_deadline);  // tensor_request_handler.cc
+  bool ServeCall(int fd, absl::Time header_deadline);   // call_request_handler.cc
 
   // What a handler answers, possibly after we stopped waiting.
   struct Pending {
@@ -109,6 +112,9 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   };
   std::map<std::string, Held> tickets ABSL_GUARDED_BY(mu);
   std::set<int> connections ABSL_GUARDED_BY(mu);
+  // Each connection's peer address, and how many connections each has.
+  std::map<int, std::string> peer_of ABSL_GUARDED_BY(mu);
+  std::map<std::string, int> per_peer ABSL_GUARDED_BY(mu);
   int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
   int64_t fetches ABSL_GUARDED_BY(mu) = 0;
   int64_t calls_served ABSL_GUARDED_BY(mu) = 0;
@@ -127,9 +133,10 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
 
 namespace bulk {
 
-// How long the rest of a request's header may take once its magic came: a
-// peer that trickles bytes cannot hold a connection thread for long.
-constexpr absl::Duration kHeaderTimeout = absl::Seconds(10);
+// The slowest a call's request may arrive once its header did: a deadline
+// for the whole request (Options::header_timeout plus its size at this
+// rate), not an idle timer that any byte resets.
+constexpr uint64_t kMinRequestBytesPerSecond = 1 << 20;
 // How long past a request's deadline the server waits for a handler that
 // answers by that deadline itself (with its own DeadlineExceeded).
 constexpr absl::Duration kHandlerGrace = absl::Seconds(2);

@@ -38,8 +38,7 @@ absl::StatusOr<std::string> ProtoAnswer(const Tensor& tensor, absl::string_view 
 
 }  // namespace
 
-bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous) {
-  const absl::Time header_deadline = absl::Now() + bulk::kHeaderTimeout;
+bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time header_deadline) {
   char fixed_bytes[bulk::TensorRequestFixed::kMaxBytes];
   const size_t fixed_size = bulk::TensorRequestFixed::Bytes(rendezvous);
   if (bulk::ReadFull(fd, fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
