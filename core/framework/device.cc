@@ -7,18 +7,18 @@
 
 namespace tensorgrid {
 
-namespace {
-
-uint64_t NewIncarnation() {
+uint64_t NewDeviceIncarnation() {
   std::random_device rd;
   uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(NowNanos());
   return v == 0 ? 1 : v;
 }
 
+namespace {
+
 class CpuDevice final : public Device {
  public:
   CpuDevice(const std::string& name, int threads)
-      : Device(name, DEVICE_CPU, NewIncarnation()),
+      : Device(name, DEVICE_CPU, NewDeviceIncarnation()),
         pool_(threads),
         eigen_device_(pool_.AsEigenThreadPool(), pool_.NumThreads()) {}
   const Eigen::ThreadPoolDevice& eigen_cpu_device() const override { return eigen_device_; }

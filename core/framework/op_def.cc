@@ -376,11 +376,12 @@ absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector
   return absl::OkStatus();
 }
 
-absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
-                             std::vector<std::pair<int, int>>* ranges) {
+namespace {
+absl::Status ArgRanges(const NodeDef& node, const std::vector<ArgDef>& args,
+                       std::vector<std::pair<int, int>>* ranges) {
   ranges->clear();
   int start = 0;
-  for (const ArgDef& arg : op.outputs) {
+  for (const ArgDef& arg : args) {
     std::vector<DataType> types;
     TG_RETURN_IF_ERROR(AppendArgTypes(node, arg, &types));
     const int end = start + static_cast<int>(types.size());
@@ -388,6 +389,17 @@ absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
     start = end;
   }
   return absl::OkStatus();
+}
+}  // namespace
+
+absl::Status InputArgRanges(const NodeDef& node, const OpDef& op,
+                            std::vector<std::pair<int, int>>* ranges) {
+  return ArgRanges(node, op.inputs, ranges);
+}
+
+absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
+                             std::vector<std::pair<int, int>>* ranges) {
+  return ArgRanges(node, op.outputs, ranges);
 }
 
 }  // namespace tensorgrid

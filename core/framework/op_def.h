@@ -139,10 +139,13 @@ absl::Status ValidateNodeDef(const OpDef& op, NodeDef* node, bool check_inputs =
 absl::Status InOutTypesForNode(const NodeDef& node, const OpDef& op, std::vector<DataType>* inputs,
                                std::vector<DataType>* outputs);
 
-// [start, end) of each of `op`'s output arguments among the outputs of the
-// validated `node` (an "N * T" or list(type) argument spans several).
+// [start, end) of each of `op`'s output (input) arguments among the outputs
+// (inputs) of the validated `node` (an "N * T" or list(type) argument spans
+// several).
 absl::Status OutputArgRanges(const NodeDef& node, const OpDef& op,
                              std::vector<std::pair<int, int>>* ranges);
+absl::Status InputArgRanges(const NodeDef& node, const OpDef& op,
+                            std::vector<std::pair<int, int>>* ranges);
 
 }  // namespace tensorgrid
 

@@ -16,6 +16,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "core/framework/allocator.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/cancellation.h"
 #include "core/framework/collective.h"
@@ -60,6 +61,13 @@ class OpKernelConstruction {
   Device* device() const { return device_; }
   const std::vector<DataType>& input_types() const { return input_types_; }
   const std::vector<DataType>& output_types() const { return output_types_; }
+  // Where each argument lives (empty on host-only devices: all host memory).
+  const std::vector<MemoryType>& input_memory_types() const { return input_memory_types_; }
+  const std::vector<MemoryType>& output_memory_types() const { return output_memory_types_; }
+  void set_memory_types(std::vector<MemoryType> inputs, std::vector<MemoryType> outputs) {
+    input_memory_types_ = std::move(inputs);
+    output_memory_types_ = std::move(outputs);
+  }
   // Kernels report constructor failures here (see TG_REQUIRES_OK_CTOR).
   void SetStatus(absl::Status s) {
     if (status_.ok()) status_ = std::move(s);
@@ -71,6 +79,7 @@ class OpKernelConstruction {
   const NodeDef& def_;
   const OpDef& op_def_;
   std::vector<DataType> input_types_, output_types_;
+  std::vector<MemoryType> input_memory_types_, output_memory_types_;
   absl::Status status_;
 };
 
@@ -107,11 +116,22 @@ class OpKernel {
   int num_outputs() const { return static_cast<int>(output_types_.size()); }
   DataType input_type(int i) const { return input_types_[i]; }
   DataType output_type(int i) const { return output_types_[i]; }
+  // Where input/output i lives: DEVICE_MEMORY unless the registration says
+  // HostMemory (or the dtype is a string or handle); always HOST_MEMORY on a
+  // host-only device.
+  MemoryType input_memory_type(int i) const {
+    return input_memory_types_.empty() ? HOST_MEMORY : input_memory_types_[i];
+  }
+  MemoryType output_memory_type(int i) const {
+    return output_memory_types_.empty() ? HOST_MEMORY : output_memory_types_[i];
+  }
 
  private:
   const NodeDef def_;
   const std::vector<DataType> input_types_;
   const std::vector<DataType> output_types_;
+  const std::vector<MemoryType> input_memory_types_;
+  const std::vector<MemoryType> output_memory_types_;
 };
 
 class AsyncOpKernel : public OpKernel {
@@ -210,6 +230,11 @@ class KernelRegistry {
  public:
   static KernelRegistry* Global();
   void Register(const KernelDefBuilder& def, KernelFactory factory);
+  // Registers every kernel of `op` for device type `from` again for `to`,
+  // with `host_memory` as its HostMemory arguments (the fake GPU of tests
+  // runs CPU kernels). Returns how many were copied.
+  int RegisterCopies(const std::string& op, absl::string_view from, const std::string& to,
+                     const std::vector<std::string>& host_memory);
   // Whether a kernel of `device_type` matches the node's attrs.
   bool HasKernel(const NodeDef& node, absl::string_view device_type) const;
   // Unimplemented (naming op, node and device type) when no kernel matches;

@@ -26,6 +26,13 @@ void DestroyObjects(void* data, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i].~T();
 }
 
+std::string FormatStats(Allocator* allocator) {
+  AllocatorStats s = allocator->GetStats();
+  std::string out = absl::StrCat(" (", s.bytes_in_use, " bytes in use");
+  if (s.bytes_limit > 0) absl::StrAppend(&out, " of a ", s.bytes_limit, "-byte limit");
+  return out + ")";
+}
+
 size_t ElementBytes(DataType dtype) {
   if (dtype == DT_STRING) return sizeof(std::string);
   if (dtype == DT_RESOURCE) return sizeof(ResourceHandle);
@@ -101,15 +108,19 @@ void SetMaxTensorBytes(int64_t bytes) { max_tensor_bytes.store(bytes); }
 void SetTensorBufferCacheBytes(size_t bytes) { BlockCache().SetCapacity(bytes); }
 int64_t MaxTensorBytes() { return max_tensor_bytes.load(); }
 
-TensorBuffer* TensorBuffer::New(DataType dtype, int64_t num_elements, size_t bytes) {
+TensorBuffer* TensorBuffer::New(Allocator* allocator, DataType dtype, int64_t num_elements,
+                                size_t bytes) {
   size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   if (rounded == 0) rounded = kTensorAlignment;
   void* data = nullptr;
-  if (rounded >= LargeBlockCache::kMinBytes) {
+  if (allocator != nullptr) {
+    TG_CHECK(!DataTypeIsObject(dtype));  // strings and handles live on the host heap
+    data = allocator->Allocate(rounded);
+  } else if (rounded >= LargeBlockCache::kMinBytes) {
     rounded = LargeBlockCache::SizeClass(rounded);
     data = BlockCache().Get(rounded);
   }
-  if (data == nullptr) data = std::aligned_alloc(kTensorAlignment, rounded);
+  if (data == nullptr && allocator == nullptr) data = std::aligned_alloc(kTensorAlignment, rounded);
   if (data == nullptr) return nullptr;
   auto* buf = new TensorBuffer();
   buf->dtype_ = dtype;
@@ -117,6 +128,8 @@ TensorBuffer* TensorBuffer::New(DataType dtype, int64_t num_elements, size_t byt
   buf->bytes_ = bytes;
   buf->capacity_ = rounded;
   buf->data_ = data;
+  buf->allocator_ = allocator;
+  buf->on_host_ = allocator == nullptr || allocator->OnHost();
   if (dtype == DT_STRING) ConstructObjects<std::string>(data, num_elements);
   if (dtype == DT_RESOURCE) ConstructObjects<ResourceHandle>(data, num_elements);
   return buf;
@@ -125,12 +138,20 @@ TensorBuffer* TensorBuffer::New(DataType dtype, int64_t num_elements, size_t byt
 void TensorBuffer::Delete() {
   if (dtype_ == DT_STRING) DestroyObjects<std::string>(data_, num_elements_);
   if (dtype_ == DT_RESOURCE) DestroyObjects<ResourceHandle>(data_, num_elements_);
-  if (capacity_ < LargeBlockCache::kMinBytes || !BlockCache().Put(data_, capacity_))
+  if (allocator_ != nullptr) {
+    allocator_->Deallocate(data_, capacity_);
+  } else if (capacity_ < LargeBlockCache::kMinBytes || !BlockCache().Put(data_, capacity_))
     std::free(data_);
   delete this;
 }
 
 absl::StatusOr<Tensor> Tensor::Allocate(DataType dtype, const TensorShape& shape) {
+  return Allocate(nullptr, dtype, shape);
+}
+
+absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
+                                        const TensorShape& shape) {
+  if (DataTypeIsObject(dtype)) allocator = nullptr;  // strings and handles live on the host
   if (!DataTypeIsSupported(dtype) || IsRefType(dtype)) {
     return errors::InvalidArgument("cannot allocate a tensor of type ", DataTypeString(dtype));
   }
@@ -145,10 +166,12 @@ absl::StatusOr<Tensor> Tensor::Allocate(DataType dtype, const TensorShape& shape
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
-  t.buf_ = TensorBuffer::New(dtype, shape.num_elements(), static_cast<size_t>(bytes));
+  t.buf_ = TensorBuffer::New(allocator, dtype, shape.num_elements(), static_cast<size_t>(bytes));
   if (t.buf_ == nullptr) {
-    return errors::ResourceExhausted("out of memory allocating ", bytes,
-                                     " bytes for a tensor of shape ", shape.DebugString());
+    return errors::ResourceExhausted(
+        "out of memory allocating ", bytes, " bytes for a tensor of shape ", shape.DebugString(),
+        allocator == nullptr ? std::string(" on the host")
+                             : absl::StrCat(" from ", allocator->Name(), FormatStats(allocator)));
   }
   return t;
 }
@@ -220,6 +243,7 @@ Tensor Tensor::Reshaped(const TensorShape& shape) const {
 
 Tensor Tensor::DeepCopy() const {
   if (!IsInitialized()) return Tensor();
+  TG_CHECK(OnHost());  // device memory is copied with EnsureMemory
   Tensor t(dtype_, shape_);
   if (dtype_ == DT_STRING) {
     std::copy_n(data<std::string>(), NumElements(), t.data<std::string>());
@@ -251,6 +275,7 @@ std::string FormatValue(const T& v) {
 }  // namespace
 
 std::string Tensor::SummarizeValue(int max_entries) const {
+  if (!OnHost()) return absl::StrCat("<in ", allocator()->Name(), " memory>");
   std::string out;
   int64_t n = std::min<int64_t>(NumElements(), max_entries);
   auto append = [&](auto* p) {

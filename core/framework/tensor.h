@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/framework/allocator.h"
 #include "core/framework/resource_handle.h"
 #include "core/framework/tensor_shape.h"
 #include "core/framework/types.h"
@@ -33,11 +34,15 @@ int64_t MaxTensorBytes();
 // in all (default 256 MiB; 0 frees them at once).
 void SetTensorBufferCacheBytes(size_t bytes);
 
-// Reference-counted, aligned storage. Object dtypes (string, resource) are
-// constructed on allocation and destroyed with the buffer.
+// Reference-counted, aligned storage, from the host heap or from an
+// Allocator (device memory, pinned memory). Object dtypes (string, resource)
+// live on the host heap only; they are constructed on allocation and
+// destroyed with the buffer.
 class TensorBuffer {
  public:
-  static TensorBuffer* New(DataType dtype, int64_t num_elements, size_t bytes);
+  // nullptr when the memory is exhausted.
+  static TensorBuffer* New(Allocator* allocator, DataType dtype, int64_t num_elements,
+                           size_t bytes);
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Delete();
@@ -45,6 +50,8 @@ class TensorBuffer {
   bool RefCountIsOne() const { return refs_.load(std::memory_order_acquire) == 1; }
   void* data() const { return data_; }
   size_t size() const { return bytes_; }
+  Allocator* allocator() const { return allocator_; }  // null: the host heap
+  bool on_host() const { return on_host_; }
 
  private:
   TensorBuffer() = default;
@@ -55,6 +62,8 @@ class TensorBuffer {
   size_t bytes_ = 0;
   size_t capacity_ = 0;  // bytes actually allocated
   void* data_ = nullptr;
+  Allocator* allocator_ = nullptr;
+  bool on_host_ = true;
 };
 
 class Tensor {
@@ -65,6 +74,10 @@ class Tensor {
   // Checked allocation: ResourceExhausted above MaxTensorBytes(), InvalidArgument
   // for dtypes that cannot be stored.
   static absl::StatusOr<Tensor> Allocate(DataType dtype, const TensorShape& shape);
+  // The same from `allocator` (null: the host heap); ResourceExhausted naming
+  // the allocator when it has no room.
+  static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
+                                         const TensorShape& shape);
 
   template <typename T>
   static Tensor Scalar(T value) {
@@ -116,12 +129,17 @@ class Tensor {
     return data<T>()[0];
   }
   void* raw_data() const { return buf_ ? static_cast<char*>(buf_->data()) + offset_ : nullptr; }
+  // Whether the host can read the bytes (false for device memory: copy it
+  // with EnsureMemory, device_context.h).
+  bool OnHost() const { return buf_ == nullptr || buf_->on_host(); }
+  // The allocator the bytes came from (null: the host heap).
+  Allocator* allocator() const { return buf_ ? buf_->allocator() : nullptr; }
 
   // Rows [start, limit) of dimension 0, sharing this tensor's buffer.
   Tensor Slice(int64_t start, int64_t limit) const;
   // The same buffer viewed with another shape of equal element count.
   Tensor Reshaped(const TensorShape& shape) const;
-  // A copy with its own buffer.
+  // A copy with its own host buffer (CHECKs OnHost()).
   Tensor DeepCopy() const;
 
   bool SharesBufferWith(const Tensor& other) const { return buf_ != nullptr && buf_ == other.buf_; }

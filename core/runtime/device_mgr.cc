@@ -1,6 +1,7 @@
 #include "core/runtime/device_mgr.h"
 
 #include "absl/strings/str_join.h"
+#include "core/framework/device_factory.h"
 #include "core/framework/device_name.h"
 #include "core/platform/status.h"
 
@@ -18,7 +19,19 @@ std::unique_ptr<DeviceMgr> DeviceMgr::ForTask(const std::string& task_prefix,
     devices.push_back(NewCpuDevice(absl::StrCat(task_prefix, "/device:CPU:", i),
                                    config.intra_op_parallelism_threads()));
   }
-  return std::make_unique<DeviceMgr>(std::move(devices));
+  absl::Status status;
+  for (const auto& [type, factory] : DeviceFactories()) {
+    std::vector<std::unique_ptr<Device>> more;
+    absl::Status s = factory(config, task_prefix, &more);
+    if (!s.ok()) {
+      if (status.ok()) status = WithContext(s, absl::StrCat(type, " devices of ", task_prefix));
+      continue;
+    }
+    for (auto& d : more) devices.push_back(std::move(d));
+  }
+  auto mgr = std::make_unique<DeviceMgr>(std::move(devices));
+  mgr->status_ = std::move(status);
+  return mgr;
 }
 
 absl::StatusOr<Device*> DeviceMgr::LookupDevice(const std::string& name) const {

@@ -5,6 +5,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "core/framework/attr_value_util.h"
+#include "core/framework/device_context.h"
 #include "core/platform/blocking.h"
 #include "core/platform/logging.h"
 #include "core/platform/status.h"
@@ -22,6 +23,7 @@ Executor::~Executor() = default;
 
 absl::Status Executor::Initialize() {
   TG_RETURN_IF_ERROR(TopologicalSort(*graph_).status());
+  device_allocator_ = device_->GetAllocator(DEVICE_MEMORY);
   items_.resize(graph_->num_node_ids());
   initial_pending_.assign(graph_->num_node_ids(), 0);
   for (Node* n : graph_->nodes()) {
@@ -130,6 +132,15 @@ class ExecutorState {
         }
         in[i].tensor = var.tensor;
         in[i].ref.reset();
+      }
+      // Each input where the kernel wants it: a tensor from another device
+      // (or from host memory, for a device-memory argument) is copied here.
+      Tensor& t = in[i].tensor;
+      Allocator* device_memory = exec_->device_allocator_;
+      const MemoryType want =
+          device_memory == nullptr ? HOST_MEMORY : item.kernel->input_memory_type(i);
+      if (want == HOST_MEMORY ? !t.OnHost() : t.allocator() != device_memory) {
+        TG_ASSIGN_OR_RETURN(t, EnsureMemory(t, want, device_memory));
       }
     }
     return absl::OkStatus();
@@ -349,6 +360,12 @@ class ExecutorState {
 
   void Finish() {
     absl::Status s = std::move(status_);
+    // A device with its own memory ran the step asynchronously: the step is
+    // over when that work is, and its errors are the step's.
+    if (exec_->device_allocator_ != nullptr) {
+      absl::Status synced = exec_->device_->Sync();
+      if (s.ok()) s = std::move(synced);
+    }
     Executor::DoneCallback done = std::move(done_);
     delete this;
     done(std::move(s));

@@ -88,6 +88,7 @@ class Executor {
   absl::Status Initialize();
 
   Device* const device_;
+  Allocator* device_allocator_ = nullptr;  // the device's own memory; null on CPUs
   const std::unique_ptr<const Graph> graph_;
   std::vector<NodeItem> items_;  // by node id; node == null for removed ids
   std::vector<int> roots_;

@@ -164,7 +164,7 @@ absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def)
 void Worker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
   response->devices.clear();
   for (const auto& d : device_mgr_->devices()) {
-    response->devices.push_back(DeviceInfo{d->name(), d->device_type(), d->incarnation()});
+    response->devices.push_back(d->info());
   }
   done(absl::OkStatus());
 }
@@ -265,6 +265,10 @@ void Worker::RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key,
 
 void Worker::RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                                 StatusCallback done) {
+  if (!device_mgr_->status().ok()) {  // a malformed device option: say so, on every graph
+    done(device_mgr_->status());
+    return;
+  }
   auto item = Build(request.graph);
   if (!item.ok()) {
     done(item.status());

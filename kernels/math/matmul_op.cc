@@ -7,9 +7,32 @@
 #include "core/framework/eigen_views.h"
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
+#include "kernels/math/matmul_shape.h"
 
 namespace tensorgrid {
 namespace math {
+
+absl::StatusOr<TensorShape> MatMulOutputShape(const TensorShape& a, const TensorShape& b,
+                                              bool transpose_a, bool transpose_b) {
+  if (a.dims() != 2) {
+    return errors::InvalidArgument("In[0] is not a matrix. Instead it has shape ",
+                                   a.DebugString());
+  }
+  if (b.dims() != 2) {
+    return errors::InvalidArgument("In[1] is not a matrix. Instead it has shape ",
+                                   b.DebugString());
+  }
+  const int a_inner = transpose_a ? 0 : 1;
+  const int b_inner = transpose_b ? 1 : 0;
+  if (a.dim_size(a_inner) != b.dim_size(b_inner)) {
+    return errors::InvalidArgument("Matrix size-incompatible: In[0]: ", a.DebugString(),
+                                   ", In[1]: ", b.DebugString(),
+                                   " (transpose_a=", transpose_a ? "true" : "false",
+                                   ", transpose_b=", transpose_b ? "true" : "false", ")");
+  }
+  return TensorShape({a.dim_size(1 - a_inner), b.dim_size(1 - b_inner)});
+}
+
 namespace {
 
 template <typename T>
@@ -23,25 +46,12 @@ class MatMulOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    if (a.dims() != 2) {
-      return errors::InvalidArgument("In[0] is not a matrix. Instead it has shape ",
-                                     a.shape().DebugString());
-    }
-    if (b.dims() != 2) {
-      return errors::InvalidArgument("In[1] is not a matrix. Instead it has shape ",
-                                     b.shape().DebugString());
-    }
+    TG_ASSIGN_OR_RETURN(TensorShape shape,
+                        MatMulOutputShape(a.shape(), b.shape(), transpose_a_, transpose_b_));
     const int a_inner = transpose_a_ ? 0 : 1;
     const int b_inner = transpose_b_ ? 1 : 0;
-    if (a.dim_size(a_inner) != b.dim_size(b_inner)) {
-      return errors::InvalidArgument("Matrix size-incompatible: In[0]: ", a.shape().DebugString(),
-                                     ", In[1]: ", b.shape().DebugString(),
-                                     " (transpose_a=", transpose_a_ ? "true" : "false",
-                                     ", transpose_b=", transpose_b_ ? "true" : "false", ")");
-    }
     Tensor* product;
-    TG_RETURN_IF_ERROR(ctx.allocate_output(
-        0, TensorShape({a.dim_size(1 - a_inner), b.dim_size(1 - b_inner)}), &product));
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, shape, &product));
     if (product->NumElements() == 0) return absl::OkStatus();
     auto out = EigenMatrix<T>(*product);
     if (a.dim_size(a_inner) == 0) {  // an empty sum

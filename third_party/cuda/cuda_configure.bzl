@@ -1,0 +1,48 @@
+"""Finds the CUDA toolkit and makes it a repository: @local_cuda.
+
+The toolkit is TG_CUDA_PATH when set, else /usr/local/cuda. TG_CUDA=0 turns
+CUDA off. Without a toolkit (or with CUDA off) the repository still exists:
+its defs.bzl says CUDA_AVAILABLE = False and its libraries are empty, so
+everything that is not GPU code builds the same.
+
+@local_cuda//:defs.bzl   CUDA_AVAILABLE, NVCC (the real path; a symlink to
+                         nvcc elsewhere loses its headers), CUDA_PATH
+@local_cuda//:headers    the toolkit's include/ (cuda_runtime.h, cublas_v2.h, nccl.h)
+@local_cuda//:cudart     the static CUDA runtime
+@local_cuda//:cublas     cuBLAS (shared, found through the binary's rpath)
+"""
+
+def _cuda_configure_impl(ctx):
+    path = ctx.os.environ.get("TG_CUDA_PATH", "/usr/local/cuda")
+    enabled = ctx.os.environ.get("TG_CUDA", "1") != "0"
+    nvcc = ctx.path(path + "/bin/nvcc")
+    available = enabled and nvcc.exists
+    build = ['package(default_visibility = ["//visibility:public"])', ""]
+    if available:
+        real = ctx.execute(["readlink", "-f", path]).stdout.strip()
+        ctx.symlink(real + "/include", "cuda_include")
+        lib = real + "/lib64"
+        if not ctx.path(lib + "/libcudart_static.a").exists:
+            lib = real + "/lib"
+        build += [
+            'cc_library(name = "headers", hdrs = glob(["cuda_include/**"]), includes = ["cuda_include"])',
+            'cc_library(name = "cudart", deps = [":headers"], linkopts = ["-L%s", "-Wl,-rpath,%s", "-lcudart_static", "-ldl", "-lrt", "-lpthread"])' % (lib, lib),
+            'cc_library(name = "cublas", deps = [":cudart"], linkopts = ["-L%s", "-lcublas"])' % lib,
+        ]
+        defs = 'CUDA_AVAILABLE = True\nNVCC = "%s/bin/nvcc"\nCUDA_PATH = "%s"\n' % (real, real)
+    else:
+        build += [
+            'cc_library(name = "headers")',
+            'cc_library(name = "cudart")',
+            'cc_library(name = "cublas")',
+        ]
+        defs = 'CUDA_AVAILABLE = False\nNVCC = ""\nCUDA_PATH = ""\n'
+    ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % ctx.name)
+    ctx.file("BUILD", "\n".join(build) + "\n")
+    ctx.file("defs.bzl", defs)
+
+cuda_configure = repository_rule(
+    implementation = _cuda_configure_impl,
+    environ = ["TG_CUDA_PATH", "TG_CUDA"],
+    local = True,
+)
