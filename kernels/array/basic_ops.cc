@@ -135,4 +135,13 @@ TG_REGISTER_KERNEL(KernelDefBuilder("NoOp").Device(DEVICE_CPU), NoOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("_Arg").Device(DEVICE_CPU), ArgOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("_Retval").Device(DEVICE_CPU), RetvalOp);
 
+// On a GPU these move handles only: feeds arrive and fetches leave in host
+// memory (the executor copies a fetched device tensor out), and Identity
+// passes its input on wherever it lives. Const on a GPU is in //kernels/gpu.
+TG_REGISTER_KERNEL(KernelDefBuilder("Placeholder").Device(DEVICE_GPU), PlaceholderOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Identity").Device(DEVICE_GPU), IdentityOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("NoOp").Device(DEVICE_GPU), NoOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("_Arg").Device(DEVICE_GPU).HostMemory("output"), ArgOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("_Retval").Device(DEVICE_GPU).HostMemory("input"), RetvalOp);
+
 }  // namespace tensorgrid

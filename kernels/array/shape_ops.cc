@@ -106,5 +106,17 @@ TG_REGISTER_KERNEL(KernelDefBuilder("Shape").Device(DEVICE_CPU).TypeConstraint<i
                    ShapeOp<int32_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Shape").Device(DEVICE_CPU).TypeConstraint<int64_t>("out_type"),
                    ShapeOp<int64_t>);
+// On a GPU the data stays where it is; shapes live in host memory.
+TG_REGISTER_KERNEL(KernelDefBuilder("Reshape").Device(DEVICE_GPU).HostMemory("shape"), ReshapeOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Shape")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("out_type")
+                       .HostMemory("output"),
+                   ShapeOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("Shape")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int64_t>("out_type")
+                       .HostMemory("output"),
+                   ShapeOp<int64_t>);
 
 }  // namespace tensorgrid

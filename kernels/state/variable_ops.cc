@@ -225,6 +225,12 @@ TG_REGISTER_KERNEL(KernelDefBuilder("Assign").Device(DEVICE_CPU), AssignOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("VarHandleOp").Device(DEVICE_CPU), VarHandleOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ReadVariableOp").Device(DEVICE_CPU), ReadVariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(DEVICE_CPU), AssignVariableOp);
+// A GPU variable's tensor is in device memory; these only hand it around
+// (handles live in host memory). Assign and the updates are in //kernels/gpu.
+TG_REGISTER_KERNEL(KernelDefBuilder("VariableV2").Device(DEVICE_GPU), VariableOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Variable").Device(DEVICE_GPU), VariableOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("VarHandleOp").Device(DEVICE_GPU), VarHandleOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("ReadVariableOp").Device(DEVICE_GPU), ReadVariableOp);
 
 #define TG_REGISTER_UPDATE_KERNELS_(T)                                                        \
   TG_REGISTER_KERNEL(KernelDefBuilder("AssignAdd").Device(DEVICE_CPU).TypeConstraint<T>("T"), \
