@@ -226,7 +226,10 @@ TG_REGISTER_KERNEL(KernelDefBuilder("VarHandleOp").Device(DEVICE_CPU), VarHandle
 TG_REGISTER_KERNEL(KernelDefBuilder("ReadVariableOp").Device(DEVICE_CPU), ReadVariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(DEVICE_CPU), AssignVariableOp);
 // A GPU variable's tensor is in device memory; these only hand it around
-// (handles live in host memory). Assign and the updates are in //kernels/gpu.
+// (handles live in host memory), and assignment shares the value's buffer.
+// The in-place updates (AssignAdd, ...) are in //kernels/gpu.
+TG_REGISTER_KERNEL(KernelDefBuilder("Assign").Device(DEVICE_GPU), AssignOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(DEVICE_GPU), AssignVariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("VariableV2").Device(DEVICE_GPU), VariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("Variable").Device(DEVICE_GPU), VariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("VarHandleOp").Device(DEVICE_GPU), VarHandleOp);
