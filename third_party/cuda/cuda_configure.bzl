@@ -8,7 +8,7 @@ everything that is not GPU code builds the same.
 @local_cuda//:defs.bzl   CUDA_AVAILABLE, NVCC (the real path; a symlink to
                          nvcc elsewhere loses its headers), CUDA_PATH
 @local_cuda//:headers    the toolkit's include/ (cuda_runtime.h, cublas_v2.h, nccl.h)
-@local_cuda//:cudart     the static CUDA runtime
+@local_cuda//:cudart     the CUDA runtime (shared: tests link their libraries dynamically)
 @local_cuda//:cublas     cuBLAS (shared, found through the binary's rpath)
 """
 
@@ -22,11 +22,11 @@ def _cuda_configure_impl(ctx):
         real = ctx.execute(["readlink", "-f", path]).stdout.strip()
         ctx.symlink(real + "/include", "cuda_include")
         lib = real + "/lib64"
-        if not ctx.path(lib + "/libcudart_static.a").exists:
+        if not ctx.path(lib + "/libcudart.so").exists:
             lib = real + "/lib"
         build += [
             'cc_library(name = "headers", hdrs = glob(["cuda_include/**"]), includes = ["cuda_include"])',
-            'cc_library(name = "cudart", deps = [":headers"], linkopts = ["-L%s", "-Wl,-rpath,%s", "-lcudart_static", "-ldl", "-lrt", "-lpthread"])' % (lib, lib),
+            'cc_library(name = "cudart", deps = [":headers"], linkopts = ["-L%s", "-Wl,-rpath,%s", "-lcudart"])' % (lib, lib),
             'cc_library(name = "cublas", deps = [":cudart"], linkopts = ["-L%s", "-lcublas"])' % lib,
         ]
         defs = 'CUDA_AVAILABLE = True\nNVCC = "%s/bin/nvcc"\nCUDA_PATH = "%s"\n' % (real, real)
