@@ -1,0 +1,205 @@
+// GPU figures against their physical peers, in one binary and one run
+// (docs/gpu.md, docs/PERFORMANCE.md; run on a GPU machine by
+// scripts/gpu_check.sh). Without a GPU it says so and exits 0.
+//
+//  1. MatMul n×n fp32, n = 1024 and 4096: a tensorgrid step (a callable whose
+//     target is MatMul of two resource variables on /device:GPU:0; the step
+//     ends when the GPU has finished) against cublasSgemm called directly,
+//     each iteration followed by a stream synchronization, same sizes, same
+//     math mode. TFLOP/s = 2n³ / time per step.
+//  2. 64 MiB host→device and device→host through the GPU device's
+//     DeviceContext from/to pinned host tensors, against cudaMemcpy between
+//     cudaHostAlloc'ed memory and cudaMalloc'ed memory. GB/s.
+//
+//   va ─ ReadVariableOp ─┐
+//                        MatMul (target)        all on /device:GPU:0
+//   vb ─ ReadVariableOp ─┘
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/framework/attr_value_util.h"
+#include "core/framework/device_context.h"
+#include "core/framework/device_factory.h"
+#include "core/public/session.h"
+#include "devices/gpu/gpu_device.h"
+
+namespace tensorgrid {
+namespace {
+
+void Check(const absl::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s failed: %s\n", what, s.ToString().c_str());
+    std::exit(1);
+  }
+}
+void CheckCuda(cudaError_t e, const char* what) { Check(CudaStatus(e, what), what); }
+
+// Seconds per call of `step`, after warm-up, over at least `min_seconds`.
+double SecondsPer(const std::function<void()>& step, double min_seconds = 1.0) {
+  for (int i = 0; i < 3; ++i) step();
+  int64_t iters = 0;
+  auto start = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  do {
+    step();
+    ++iters;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } while (elapsed < min_seconds);
+  return elapsed / static_cast<double>(iters);
+}
+
+NodeDef Node(const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+  NodeDef n;
+  n.set_name(name);
+  n.set_op(op);
+  n.set_device("/device:GPU:0");
+  for (auto& i : inputs) n.add_input(i);
+  return n;
+}
+
+GraphDef MatMulGraph(int64_t n) {
+  GraphDef g;
+  for (const char* v : {"a", "b"}) {
+    NodeDef handle = Node(std::string("v") + v, "VarHandleOp", {});
+    SetAttr(&handle, "dtype", DT_FLOAT);
+    SetAttr(&handle, "shape", PartialTensorShape({n, n}));
+    SetAttr(&handle, "shared_name", std::string("v") + v);
+    *g.add_node() = handle;
+    NodeDef feed = Node(std::string("init_") + v, "Placeholder", {});
+    feed.set_device("/device:CPU:0");
+    SetAttr(&feed, "dtype", DT_FLOAT);
+    *g.add_node() = feed;
+    NodeDef assign = Node(std::string("assign_") + v, "AssignVariableOp",
+                          {std::string("v") + v, std::string("init_") + v});
+    SetAttr(&assign, "dtype", DT_FLOAT);
+    *g.add_node() = assign;
+    NodeDef read = Node(std::string("read_") + v, "ReadVariableOp", {std::string("v") + v});
+    SetAttr(&read, "dtype", DT_FLOAT);
+    *g.add_node() = read;
+  }
+  NodeDef m = Node("m", "MatMul", {"read_a", "read_b"});
+  SetAttr(&m, "T", DT_FLOAT);
+  *g.add_node() = m;
+  return g;
+}
+
+Tensor Filled(int64_t n) {
+  Tensor t(DT_FLOAT, TensorShape({n, n}));
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < n * n; ++i) p[i] = static_cast<float>(i % 17) * 0.25f - 2.0f;
+  return t;
+}
+
+void MatMulRow(int64_t n) {
+  auto created = NewSession(SessionOptions());
+  Check(created.status(), "NewSession");
+  std::unique_ptr<Session> session = std::move(created).value();
+  Check(session->Create(MatMulGraph(n)), "Create");
+  std::vector<Tensor> out;
+  Check(session->Run({{"init_a", Filled(n)}, {"init_b", Filled(n)}}, {}, {"assign_a", "assign_b"},
+                     &out),
+        "initializing the variables");
+  CallableOptions callable;
+  callable.add_target("m");
+  auto handle = session->MakeCallable(callable);
+  Check(handle.status(), "MakeCallable");
+  const double tg = SecondsPer([&] { Check(session->RunCallable(*handle, {}, &out, nullptr), "step"); });
+
+  // The peer: cuBLAS on its own stream and handle, same math mode.
+  cudaStream_t stream;
+  CheckCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  cublasHandle_t blas;
+  Check(CublasStatus(cublasCreate(&blas), "cublasCreate"), "cublasCreate");
+  cublasSetStream(blas, stream);
+  const char* tf32 = std::getenv("TG_GPU_ALLOW_TF32");
+  cublasSetMathMode(blas, tf32 != nullptr && std::strcmp(tf32, "1") == 0
+                              ? CUBLAS_TF32_TENSOR_OP_MATH
+                              : CUBLAS_DEFAULT_MATH);
+  float *a, *b, *c;
+  const size_t bytes = static_cast<size_t>(n * n) * sizeof(float);
+  CheckCuda(cudaMalloc(&a, bytes), "cudaMalloc");
+  CheckCuda(cudaMalloc(&b, bytes), "cudaMalloc");
+  CheckCuda(cudaMalloc(&c, bytes), "cudaMalloc");
+  Tensor host = Filled(n);
+  CheckCuda(cudaMemcpy(a, host.raw_data(), bytes, cudaMemcpyHostToDevice), "copy");
+  CheckCuda(cudaMemcpy(b, host.raw_data(), bytes, cudaMemcpyHostToDevice), "copy");
+  const float one = 1, zero = 0;
+  const int ni = static_cast<int>(n);
+  const double peer = SecondsPer([&] {
+    cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, b, ni, a, ni, &zero, c, ni);
+    CheckCuda(cudaStreamSynchronize(stream), "sync");
+  });
+  const double flop = 2.0 * static_cast<double>(n) * n * n;
+  std::printf("| MatMul %lldx%lld fp32 | %.1f TFLOP/s (%.1f us/step) | %.1f TFLOP/s (%.1f us) | %.2fx |\n",
+              static_cast<long long>(n), static_cast<long long>(n), flop / tg / 1e12, tg * 1e6,
+              flop / peer / 1e12, peer * 1e6, peer / tg);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  cublasDestroy(blas);
+  cudaStreamDestroy(stream);
+}
+
+void CopyRows() {
+  std::vector<std::unique_ptr<Device>> devices;
+  Check(DeviceFactories().at(DEVICE_GPU)(ConfigProto(), "/job:bench/replica:0/task:0", &devices),
+        "making the GPU device");
+  auto* gpu = static_cast<GpuDevice*>(devices[0].get());
+  const int64_t n = (int64_t{64} << 20) / 4;
+  auto pinned = Tensor::Allocate(gpu->pinned_allocator(), DT_FLOAT, TensorShape({n}));
+  Check(pinned.status(), "pinned");
+  std::memset(pinned->raw_data(), 1, pinned->TotalBytes());
+  auto dev = Tensor::Allocate(gpu->GetAllocator(DEVICE_MEMORY), DT_FLOAT, TensorShape({n}));
+  Check(dev.status(), "device tensor");
+  DeviceContext* ctx = gpu->device_context();
+  const double bytes = static_cast<double>(pinned->TotalBytes());
+  const double h2d = SecondsPer([&] {
+    Check(ctx->CopyCPUTensorToDevice(*pinned, &*dev), "h2d");
+    Check(ctx->Sync(), "sync");
+  });
+  const double d2h = SecondsPer([&] { Check(ctx->CopyDeviceTensorToCPU(*dev, &*pinned), "d2h"); });
+  void *host, *device;
+  CheckCuda(cudaHostAlloc(&host, pinned->TotalBytes(), cudaHostAllocDefault), "cudaHostAlloc");
+  CheckCuda(cudaMalloc(&device, pinned->TotalBytes()), "cudaMalloc");
+  std::memset(host, 1, pinned->TotalBytes());
+  const double peer_h2d = SecondsPer([&] {
+    CheckCuda(cudaMemcpy(device, host, pinned->TotalBytes(), cudaMemcpyHostToDevice), "memcpy");
+  });
+  const double peer_d2h = SecondsPer([&] {
+    CheckCuda(cudaMemcpy(host, device, pinned->TotalBytes(), cudaMemcpyDeviceToHost), "memcpy");
+  });
+  std::printf("| 64 MiB host->device | %.1f GB/s | %.1f GB/s | %.2fx |\n", bytes / h2d / 1e9,
+              bytes / peer_h2d / 1e9, peer_h2d / h2d);
+  std::printf("| 64 MiB device->host | %.1f GB/s | %.1f GB/s | %.2fx |\n", bytes / d2h / 1e9,
+              bytes / peer_d2h / 1e9, peer_d2h / d2h);
+  cudaFreeHost(host);
+  cudaFree(device);
+}
+
+}  // namespace
+}  // namespace tensorgrid
+
+int main() {
+  using namespace tensorgrid;
+  if (VisibleGpuCount() == 0) {
+    std::printf("gpu_benchmark: skipped: no GPU (cudaGetDeviceCount found none)\n");
+    return 0;
+  }
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  std::printf("GPU: %s; TG_GPU_ALLOW_TF32=%s\n\n", prop.name,
+              std::getenv("TG_GPU_ALLOW_TF32") ? std::getenv("TG_GPU_ALLOW_TF32") : "unset");
+  std::printf("| what | tensorgrid | peer (cuBLAS / cudaMemcpy) | ratio |\n|---|---|---|---|\n");
+  MatMulRow(1024);
+  MatMulRow(4096);
+  CopyRows();
+  return 0;
+}
