@@ -7,7 +7,12 @@
 //     ends when the GPU has finished) against cublasSgemm called directly,
 //     each iteration followed by a stream synchronization, same sizes, same
 //     math mode. TFLOP/s = 2n³ / time per step.
-//  2. 64 MiB host→device and device→host through the GPU device's
+//  2. One training step of the 784-500-500-10 MLP with Adam
+//     (examples/fashion_mnist_model: the Fashion-MNIST examples' network),
+//     batch 32 and 256, every node on /device:GPU:0, the batch fed from host
+//     memory each step; bench/gpu_mlp_torch.py times PyTorch's eager step on
+//     the same GPU (run beside this by scripts/gpu_run.sh).
+//  3. 64 MiB host→device and device→host through the GPU device's
 //     DeviceContext from/to pinned host tensors, against cudaMemcpy between
 //     cudaHostAlloc'ed memory and cudaMalloc'ed memory. GB/s.
 //
@@ -18,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,8 +34,12 @@
 #include "core/framework/attr_value_util.h"
 #include "core/framework/device_context.h"
 #include "core/framework/device_factory.h"
+#include "client/client_session.h"
+#include "client/training/optimizer.h"
+#include "client/training/variables.h"
 #include "core/public/session.h"
 #include "devices/gpu/gpu_device.h"
+#include "examples/fashion_mnist_model.h"
 
 namespace tensorgrid {
 namespace {
@@ -148,6 +158,50 @@ void MatMulRow(int64_t n) {
   cudaStreamDestroy(stream);
 }
 
+absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) {
+  Scope root = Scope::NewRootScope();
+  Scope scope = root.WithDevice(device);
+  fashion_mnist::Classifier net = fashion_mnist::BuildClassifier(scope, /*seed=*/1);
+  training::AdamOptimizer adam(1e-4);
+  TG_ASSIGN_OR_RETURN(Operation train, adam.Minimize(scope, net.loss));
+  Operation init = training::GlobalVariablesInitializer(scope);
+  TG_RETURN_IF_ERROR(root.status());
+  ClientSession session(root);
+  TG_RETURN_IF_ERROR(session.Run({}, {}, {init}, nullptr));
+  Tensor images(DT_FLOAT, TensorShape({batch, 784}));
+  Tensor labels(DT_INT64, TensorShape({batch}));
+  for (int64_t i = 0; i < images.NumElements(); ++i) images.data<float>()[i] = (i % 255) / 255.f;
+  for (int64_t i = 0; i < batch; ++i) labels.data<int64_t>()[i] = i % 10;
+  CallableOptions callable;
+  callable.add_feed(net.images.name());
+  callable.add_feed(net.labels.name());
+  callable.add_target(train.node()->name());
+  TG_ASSIGN_OR_RETURN(auto handle, session.MakeCallable(callable));
+  std::vector<Tensor> out;
+  absl::Status status;
+  const double t = SecondsPer([&] {
+    if (status.ok()) status = session.RunCallable(handle, {images, labels}, &out, nullptr);
+  });
+  TG_RETURN_IF_ERROR(status);
+  // The loss after training is finite (the step really ran on the device).
+  TG_RETURN_IF_ERROR(session.Run({{net.images, images}, {net.labels, labels}}, {net.loss}, &out));
+  if (!std::isfinite(out[0].scalar<float>())) return errors::Internal("loss is not finite");
+  return t;
+}
+
+void MlpRows() {
+  for (int64_t batch : {32, 256}) {
+    auto gpu = MlpStepSeconds("/device:GPU:0", batch);
+    if (!gpu.ok()) {
+      std::printf("| MLP 784-500-500-10 Adam, batch %lld | failed: %s | | |\n",
+                  static_cast<long long>(batch), gpu.status().ToString().c_str());
+      continue;
+    }
+    std::printf("| MLP 784-500-500-10 Adam step, batch %lld | %.3f ms | see gpu_mlp_torch.py | |\n",
+                static_cast<long long>(batch), *gpu * 1e3);
+  }
+}
+
 void CopyRows() {
   std::vector<std::unique_ptr<Device>> devices;
   Check(DeviceFactories().at(DEVICE_GPU)(ConfigProto(), "/job:bench/replica:0/task:0", &devices),
@@ -201,5 +255,6 @@ int main() {
   MatMulRow(1024);
   MatMulRow(4096);
   CopyRows();
+  MlpRows();
   return 0;
 }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the bundle scripts/gpu_check.sh builds
+# (copied there as .gpu_bundle/run.sh): every GPU test, then the GPU
+# benchmark. Usage: bash .gpu_bundle/run.sh OUT_DIR. Ends with
+# "N passed, N failed" over the test binaries.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/results}
+mkdir -p "$out"
+log=$out/gpu_check.log
+exec > >(tee "$log") 2>&1
+
+# cuBLAS from the machine's own CUDA (never carried: it is half a gigabyte).
+cublas=$(ldconfig -p | awk '/libcublas\.so\.13 /{print $NF; exit}')
+if [ -z "$cublas" ]; then
+  cublas=$(find /usr/local/cuda* /usr/lib /opt /usr/local/lib -name 'libcublas.so.13' 2>/dev/null | head -1)
+fi
+if [ -z "$cublas" ]; then echo "gpu_run: libcublas.so.13 not found on this machine"; exit 1; fi
+export LD_LIBRARY_PATH="$here/lib:$(dirname "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "gpu_run: $(date -u +%FT%TZ) on $(hostname); cuBLAS from $(dirname "$cublas")"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true
+
+passed=0 failed=0
+while read -r t; do
+  echo "=== $t"
+  if timeout 300 "$here/bin/$t" --gtest_output="xml:$out/$t.xml"; then
+    passed=$((passed + 1))
+  else
+    echo "gpu_run: $t FAILED"
+    failed=$((failed + 1))
+  fi
+done < "$here/tests.txt"
+
+echo "=== gpu_benchmark"
+timeout 300 "$here/bin/gpu_benchmark" || echo "gpu_run: gpu_benchmark FAILED"
+echo "=== gpu_mlp_torch.py (the peer of the MLP rows)"
+timeout 120 python3 "$here/gpu_mlp_torch.py" || echo "gpu_run: gpu_mlp_torch.py FAILED"
+echo "$passed passed, $failed failed"
