@@ -456,9 +456,7 @@ grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext* context,
     DeviceAttributesProto* out = DeviceNameUtils::IsSameAddressSpace(d.name, master->default_task())
                                      ? response->add_local_device()
                                      : response->add_remote_device();
-    out->set_name(d.name);
-    out->set_device_type(d.type);
-    out->set_incarnation(d.incarnation);
+    DeviceInfoToProto(d, out);
   }
   return grpc::Status::OK;
 }

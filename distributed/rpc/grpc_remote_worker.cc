@@ -144,7 +144,7 @@ void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback 
         if (s.ok()) {
           response->devices.clear();
           for (const DeviceAttributesProto& d : call->response.device_attributes()) {
-            response->devices.push_back({d.name(), d.device_type(), d.incarnation()});
+            response->devices.push_back(DeviceInfoFromProto(d));
           }
         }
         call.reset();  // before done: see Call

@@ -293,7 +293,7 @@ absl::StatusOr<std::vector<DeviceInfo>> GrpcSession::ListDevices() {
   std::vector<DeviceInfo> devices;
   for (const auto* list : {&response.local_device(), &response.remote_device()}) {
     for (const DeviceAttributesProto& d : *list) {
-      devices.push_back(DeviceInfo{d.name(), d.device_type(), d.incarnation()});
+      devices.push_back(DeviceInfoFromProto(d));
     }
   }
   return devices;

@@ -75,6 +75,24 @@ void DecodeDetails(const std::string& details, absl::Status* status) {
 
 }  // namespace
 
+void DeviceInfoToProto(const DeviceInfo& info, DeviceAttributesProto* proto) {
+  proto->set_name(info.name);
+  proto->set_device_type(info.type);
+  proto->set_incarnation(info.incarnation);
+  proto->set_memory_limit(info.memory_limit);
+  proto->set_physical_device_desc(info.description);
+}
+
+DeviceInfo DeviceInfoFromProto(const DeviceAttributesProto& proto) {
+  DeviceInfo info;
+  info.name = proto.name();
+  info.type = proto.device_type();
+  info.incarnation = proto.incarnation();
+  info.memory_limit = proto.memory_limit();
+  info.description = proto.physical_device_desc();
+  return info;
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()),

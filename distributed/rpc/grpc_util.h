@@ -19,13 +19,19 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/framework/device.h"
 #include "distributed/rpc_security.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "proto/worker.pb.h"
 
 namespace tensorgrid {
+
+// DeviceInfo and its wire form (GetStatus, ListDevices).
+void DeviceInfoToProto(const DeviceInfo& info, DeviceAttributesProto* proto);
+DeviceInfo DeviceInfoFromProto(const DeviceAttributesProto& proto);
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);

@@ -199,10 +199,7 @@ grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const Ge
   absl::Status s = worker_->GetStatus(&result);
   if (!s.ok()) return ToGrpcStatus(s);
   for (const DeviceInfo& d : result.devices) {
-    DeviceAttributesProto* attributes = response->add_device_attributes();
-    attributes->set_name(d.name);
-    attributes->set_device_type(d.type);
-    attributes->set_incarnation(d.incarnation);
+    DeviceInfoToProto(d, response->add_device_attributes());
   }
   if (bulk_ != nullptr) response->set_bulk_port(bulk_->port());
   return grpc::Status::OK;
