@@ -166,7 +166,10 @@ absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) 
   TG_ASSIGN_OR_RETURN(Operation train, adam.Minimize(scope, net.loss));
   Operation init = training::GlobalVariablesInitializer(scope);
   TG_RETURN_IF_ERROR(root.status());
-  ClientSession session(root);
+  // Ops without a GPU kernel (BroadcastGradientArgs: shapes) go to the CPU.
+  SessionOptions options;
+  options.config.set_allow_soft_placement(true);
+  ClientSession session(root, options);
   TG_RETURN_IF_ERROR(session.Run({}, {}, {init}, nullptr));
   Tensor images(DT_FLOAT, TensorShape({batch, 784}));
   Tensor labels(DT_INT64, TensorShape({batch}));
