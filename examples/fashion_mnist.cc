@@ -10,7 +10,8 @@
 //   dense_2 500x10  -> logits --> sparse softmax xent <----+
 //                                      |
 //                  loss = mean --> Adam(1e-4).Minimize(loss, global_step)
-//   all on the local CPU; every --save_every steps: Saver -> DIR/model-<step>
+//   on the local CPU (--device=gpu: every node with a GPU kernel on GPU:0);
+//   every --save_every steps: Saver -> DIR/model-<step>
 //
 //   bazel run --config=opt //examples:fashion_mnist -- --steps=6000 --checkpoint_dir=/tmp/fm
 //
@@ -24,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -51,12 +53,16 @@ struct Options {
   int32_t threads = 0;  // intra-op threads; 0: one per core
   double learning_rate = 1e-4;
   std::string checkpoint_dir, data_dir = kFashionMnistDir;
+  std::string device = "cpu";  // cpu | gpu
 };
 
 // What Flags::Parse leaves to the program: positional arguments (none), the ranges.
 absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
   if (o.threads < 0) return errors::InvalidArgument("--threads=", o.threads, " is negative");
+  if (o.device != "cpu" && o.device != "gpu") {
+    return errors::InvalidArgument("--device=", o.device, ": cpu or gpu");
+  }
   const std::pair<const char*, double> positive[] = {{"steps", o.steps},
                                                      {"batch_size", o.batch_size},
                                                      {"learning_rate", o.learning_rate},
@@ -201,11 +207,23 @@ absl::Status Run(const Options& o) {
   TG_ASSIGN_OR_RETURN(MnistData train, Load(o, MnistSplit::kTrain));
   TG_ASSIGN_OR_RETURN(MnistData test, Load(o, MnistSplit::kTest));
   Scope root = Scope::NewRootScope();
-  TG_ASSIGN_OR_RETURN(Model m, BuildModel(root, o));
+  // On a GPU: the model there, what has no GPU kernel (shape arithmetic, the
+  // int64 global step's increment) on the CPU by soft placement.
+  const Scope model = o.device == "gpu" ? root.WithDevice("/device:GPU:0") : root;
+  TG_ASSIGN_OR_RETURN(Model m, BuildModel(model, o));
   training::Saver saver(root);  // every variable: weights, Adam's slots and powers, global_step
   SessionOptions session_options;
   session_options.config.set_intra_op_parallelism_threads(o.threads);
+  session_options.config.set_allow_soft_placement(o.device == "gpu");
   ClientSession session(root, session_options);
+  if (o.device == "gpu") {
+    TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, session.session()->ListDevices());
+    if (std::none_of(devices.begin(), devices.end(),
+                     [](const DeviceInfo& d) { return d.type == "GPU"; })) {
+      return errors::FailedPrecondition(
+          "--device=gpu: no GPU here (CUDA sees none, or this build has no CUDA; docs/gpu.md)");
+    }
+  }
   TG_ASSIGN_OR_RETURN(int64_t step, RestoreOrInitialize(session, saver, m, o));
   TG_RETURN_IF_ERROR(Train(session, saver, m, o, train, step));
   TG_ASSIGN_OR_RETURN(double accuracy, fashion_mnist::TestAccuracy(session, m.net, test));
@@ -229,6 +247,7 @@ int main(int argc, char** argv) {
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
       Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),
       Flag("threads", &o.threads, "threads per kernel (0: one per core)"),
+      Flag("device", &o.device, "cpu, or gpu: the model on /device:GPU:0 (docs/gpu.md)"),
   };
   const std::string usage = Flags::Usage(
       "fashion_mnist [--steps=N] [--batch_size=N] [--learning_rate=X] [--checkpoint_dir=DIR]",
