@@ -198,6 +198,13 @@ class ExecutorState {
     stats->set_op_end_rel_micros(rel / 1000);
     stats->set_all_end_rel_micros(rel / 1000);
     RecordOutputs(outputs, stats);
+    if (Allocator* a = exec_->device_allocator_; a != nullptr) {
+      const AllocatorStats s = a->GetStats();
+      AllocatorMemoryUsed* used = stats->add_memory();
+      used->set_allocator_name(a->Name());
+      used->set_peak_bytes(s.peak_bytes_in_use);
+      used->set_allocator_bytes_in_use(s.bytes_in_use);
+    }
     const Node& n = *item.node;
     std::string label = absl::StrCat(n.name(), " = ", n.op());
     if (n.op() == "_Send" || n.op() == "_Recv") {
@@ -280,8 +287,9 @@ class ExecutorState {
       TensorDescription* d = out->mutable_tensor_description();
       d->set_dtype(t.dtype());
       t.shape().AsProto(d->mutable_shape());
-      d->mutable_allocation_description()->set_requested_bytes(
-          static_cast<int64_t>(t.TotalBytes()));
+      AllocationDescription* a = d->mutable_allocation_description();
+      a->set_requested_bytes(static_cast<int64_t>(t.TotalBytes()));
+      a->set_allocator_name(t.allocator() == nullptr ? "cpu" : t.allocator()->Name());
     }
   }
 

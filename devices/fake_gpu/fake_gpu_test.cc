@@ -102,6 +102,17 @@ TEST_F(FakeGpuTest, PlacementPrefersTheGpuAndFallsBackWhereNoKernelExists) {
   EXPECT_EQ(out[0].SummarizeValue(4), "7 10 15 22");
   EXPECT_EQ(DeviceOf(meta, "m"), "/job:localhost/replica:0/task:0/device:GPU:0");
   EXPECT_EQ(DeviceOf(meta, "c"), "/job:localhost/replica:0/task:0/device:CPU:0");
+  // The GPU node's stats name its allocator and how much of it is in use.
+  for (const auto& dev : meta.step_stats().dev_stats()) {
+    for (const auto& n : dev.node_stats()) {
+      if (n.node_name() != "m") continue;
+      ASSERT_EQ(n.memory_size(), 1);
+      EXPECT_EQ(n.memory(0).allocator_name().rfind("fake_gpu_", 0), 0u);
+      EXPECT_GE(n.memory(0).allocator_bytes_in_use(), 16);  // m's 2x2 floats at least
+      EXPECT_EQ(n.output(0).tensor_description().allocation_description().allocator_name(),
+                n.memory(0).allocator_name());
+    }
+  }
 }
 
 TEST_F(FakeGpuTest, RunningOutOfDeviceMemoryIsResourceExhaustedNamingNodeAndDevice) {
