@@ -250,13 +250,13 @@ cudaError_t LaunchFillScalar(T value, T* out, int64_t n, int sms, cudaStream_t s
   return cudaGetLastError();
 }
 
-#define TG_INSTANTIATE_NUMERIC_(T)                                                            \
-  template cudaError_t LaunchBinary<T>(BinaryFn, const T*, const T*, T*, int64_t,            \
-                                       const BroadcastLoop&, int, cudaStream_t);             \
-  template cudaError_t LaunchUnary<T>(UnaryFn, const T*, T*, int64_t, int, cudaStream_t);    \
+#define TG_INSTANTIATE_NUMERIC_(T)                                                              \
+  template cudaError_t LaunchBinary<T>(BinaryFn, const T*, const T*, T*, int64_t,               \
+                                       const BroadcastLoop&, int, cudaStream_t);                \
+  template cudaError_t LaunchUnary<T>(UnaryFn, const T*, T*, int64_t, int, cudaStream_t);       \
   template cudaError_t LaunchEqual<T>(const T*, const T*, bool*, int64_t, const BroadcastLoop&, \
-                                      int, cudaStream_t);                                    \
-  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, int, cudaStream_t);              \
+                                      int, cudaStream_t);                                       \
+  template cudaError_t LaunchFill<T>(const T*, T*, int64_t, int, cudaStream_t);                 \
   template cudaError_t LaunchFillScalar<T>(T, T*, int64_t, int, cudaStream_t);
 TG_INSTANTIATE_NUMERIC_(float)
 TG_INSTANTIATE_NUMERIC_(double)
@@ -267,15 +267,13 @@ template cudaError_t LaunchEqual<bool>(const bool*, const bool*, bool*, int64_t,
 template cudaError_t LaunchFill<bool>(const bool*, bool*, int64_t, int, cudaStream_t);
 template cudaError_t LaunchFillScalar<bool>(bool, bool*, int64_t, int, cudaStream_t);
 
-#define TG_INSTANTIATE_CAST_FROM_(S)                                                      \
-  template cudaError_t LaunchCast<S, float>(const S*, float*, int64_t, bool, int,        \
-                                            cudaStream_t);                                \
-  template cudaError_t LaunchCast<S, double>(const S*, double*, int64_t, bool, int,      \
-                                             cudaStream_t);                               \
-  template cudaError_t LaunchCast<S, int32_t>(const S*, int32_t*, int64_t, bool, int,    \
-                                              cudaStream_t);                              \
-  template cudaError_t LaunchCast<S, int64_t>(const S*, int64_t*, int64_t, bool, int,    \
-                                              cudaStream_t);                              \
+#define TG_INSTANTIATE_CAST_FROM_(S)                                                               \
+  template cudaError_t LaunchCast<S, float>(const S*, float*, int64_t, bool, int, cudaStream_t);   \
+  template cudaError_t LaunchCast<S, double>(const S*, double*, int64_t, bool, int, cudaStream_t); \
+  template cudaError_t LaunchCast<S, int32_t>(const S*, int32_t*, int64_t, bool, int,              \
+                                              cudaStream_t);                                       \
+  template cudaError_t LaunchCast<S, int64_t>(const S*, int64_t*, int64_t, bool, int,              \
+                                              cudaStream_t);                                       \
   template cudaError_t LaunchCast<S, bool>(const S*, bool*, int64_t, bool, int, cudaStream_t);
 TG_INSTANTIATE_CAST_FROM_(float)
 TG_INSTANTIATE_CAST_FROM_(double)

@@ -49,7 +49,18 @@ enum class BinaryFn {
   kSqrtGrad,     // dy * 0.5 / y
 };
 
-enum class UnaryFn { kNeg, kSquare, kSqrt, kRsqrt, kExp, kLog, kTanh, kSigmoid, kRelu, kReciprocal };
+enum class UnaryFn {
+  kNeg,
+  kSquare,
+  kSqrt,
+  kRsqrt,
+  kExp,
+  kLog,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kReciprocal
+};
 
 // z = fn(x, y) over `loop`, n = prod(loop.dims) elements. T: float, double,
 // int32_t, int64_t (kDiv and the gradient helpers: float and double).

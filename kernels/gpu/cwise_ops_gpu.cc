@@ -102,8 +102,8 @@ class EqualGpuOp final : public OpKernel {
         if (incompatible_shape_error_) return bcast.status();
         Tensor* z;  // incompatible shapes compare unequal
         TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape(), &z));
-        return CudaStatus(LaunchFillScalar<bool>(false, z->data<bool>(), 1,
-                                                 gpu->multiprocessors(), gpu->stream()),
+        return CudaStatus(LaunchFillScalar<bool>(false, z->data<bool>(), 1, gpu->multiprocessors(),
+                                                 gpu->stream()),
                           "Equal");
       }
       TG_ASSIGN_OR_RETURN(loop, LoopOf(*bcast));
@@ -153,10 +153,10 @@ class CwiseGradGpuOp final : public OpKernel {
     Tensor* z;
     TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(1, 0, y.shape(), &z));
     GpuDevice* gpu = GpuDevice::From(ctx);
-    return CudaStatus(LaunchBinary<T>(kFn, y.data<T>(), dy.data<T>(), z->data<T>(),
-                                      y.NumElements(), SameShapeLoop(y.NumElements()),
-                                      gpu->multiprocessors(), gpu->stream()),
-                      type_string());
+    return CudaStatus(
+        LaunchBinary<T>(kFn, y.data<T>(), dy.data<T>(), z->data<T>(), y.NumElements(),
+                        SameShapeLoop(y.NumElements()), gpu->multiprocessors(), gpu->stream()),
+        type_string());
   }
 };
 
@@ -214,10 +214,10 @@ class AddNGpuOp final : public OpKernel {
     // only to write element i, so running in place is safe.
     const T* acc = ctx.input(0).data<T>();
     for (int i = 1; i < n; ++i) {
-      TG_RETURN_IF_ERROR(CudaStatus(
-          LaunchBinary<T>(BinaryFn::kAdd, acc, ctx.input(i).data<T>(), sum->data<T>(), elements,
-                          loop, gpu->multiprocessors(), gpu->stream()),
-          "AddN"));
+      TG_RETURN_IF_ERROR(
+          CudaStatus(LaunchBinary<T>(BinaryFn::kAdd, acc, ctx.input(i).data<T>(), sum->data<T>(),
+                                     elements, loop, gpu->multiprocessors(), gpu->stream()),
+                     "AddN"));
       acc = sum->data<T>();
     }
     return absl::OkStatus();
@@ -227,35 +227,35 @@ class AddNGpuOp final : public OpKernel {
 #define TG_GPU_KERNEL_(op, T, ...) \
   TG_REGISTER_KERNEL(KernelDefBuilder(op).Device(DEVICE_GPU).TypeConstraint<T>("T"), __VA_ARGS__)
 
-#define TG_REGISTER_ARITHMETIC_(T)                                   \
-  TG_GPU_KERNEL_("Add", T, BinaryGpuOp<T, BinaryFn::kAdd>);          \
-  TG_GPU_KERNEL_("AddV2", T, BinaryGpuOp<T, BinaryFn::kAdd>);        \
-  TG_GPU_KERNEL_("Sub", T, BinaryGpuOp<T, BinaryFn::kSub>);          \
-  TG_GPU_KERNEL_("Mul", T, BinaryGpuOp<T, BinaryFn::kMul>);          \
-  TG_GPU_KERNEL_("Maximum", T, BinaryGpuOp<T, BinaryFn::kMaximum>);  \
-  TG_GPU_KERNEL_("Minimum", T, BinaryGpuOp<T, BinaryFn::kMinimum>);  \
-  TG_GPU_KERNEL_("Equal", T, EqualGpuOp<T>);                         \
-  TG_GPU_KERNEL_("Neg", T, UnaryGpuOp<T, UnaryFn::kNeg>);            \
-  TG_GPU_KERNEL_("Square", T, UnaryGpuOp<T, UnaryFn::kSquare>);      \
+#define TG_REGISTER_ARITHMETIC_(T)                                  \
+  TG_GPU_KERNEL_("Add", T, BinaryGpuOp<T, BinaryFn::kAdd>);         \
+  TG_GPU_KERNEL_("AddV2", T, BinaryGpuOp<T, BinaryFn::kAdd>);       \
+  TG_GPU_KERNEL_("Sub", T, BinaryGpuOp<T, BinaryFn::kSub>);         \
+  TG_GPU_KERNEL_("Mul", T, BinaryGpuOp<T, BinaryFn::kMul>);         \
+  TG_GPU_KERNEL_("Maximum", T, BinaryGpuOp<T, BinaryFn::kMaximum>); \
+  TG_GPU_KERNEL_("Minimum", T, BinaryGpuOp<T, BinaryFn::kMinimum>); \
+  TG_GPU_KERNEL_("Equal", T, EqualGpuOp<T>);                        \
+  TG_GPU_KERNEL_("Neg", T, UnaryGpuOp<T, UnaryFn::kNeg>);           \
+  TG_GPU_KERNEL_("Square", T, UnaryGpuOp<T, UnaryFn::kSquare>);     \
   TG_GPU_KERNEL_("AddN", T, AddNGpuOp<T>)
 TG_REGISTER_ARITHMETIC_(float);
 TG_REGISTER_ARITHMETIC_(double);
 TG_REGISTER_ARITHMETIC_(int64_t);
 TG_GPU_KERNEL_("Equal", bool, EqualGpuOp<bool>);
 
-#define TG_REGISTER_FLOATING_(T)                                         \
-  TG_GPU_KERNEL_("RealDiv", T, BinaryGpuOp<T, BinaryFn::kDiv>);          \
-  TG_GPU_KERNEL_("Sqrt", T, UnaryGpuOp<T, UnaryFn::kSqrt>);              \
-  TG_GPU_KERNEL_("Rsqrt", T, UnaryGpuOp<T, UnaryFn::kRsqrt>);            \
-  TG_GPU_KERNEL_("Exp", T, UnaryGpuOp<T, UnaryFn::kExp>);                \
-  TG_GPU_KERNEL_("Log", T, UnaryGpuOp<T, UnaryFn::kLog>);                \
-  TG_GPU_KERNEL_("Tanh", T, UnaryGpuOp<T, UnaryFn::kTanh>);              \
-  TG_GPU_KERNEL_("Sigmoid", T, UnaryGpuOp<T, UnaryFn::kSigmoid>);        \
-  TG_GPU_KERNEL_("Reciprocal", T, UnaryGpuOp<T, UnaryFn::kReciprocal>);  \
-  TG_GPU_KERNEL_("Relu", T, UnaryGpuOp<T, UnaryFn::kRelu>);              \
-  TG_GPU_KERNEL_("ReluGrad", T, ReluGradGpuOp<T>);                       \
+#define TG_REGISTER_FLOATING_(T)                                               \
+  TG_GPU_KERNEL_("RealDiv", T, BinaryGpuOp<T, BinaryFn::kDiv>);                \
+  TG_GPU_KERNEL_("Sqrt", T, UnaryGpuOp<T, UnaryFn::kSqrt>);                    \
+  TG_GPU_KERNEL_("Rsqrt", T, UnaryGpuOp<T, UnaryFn::kRsqrt>);                  \
+  TG_GPU_KERNEL_("Exp", T, UnaryGpuOp<T, UnaryFn::kExp>);                      \
+  TG_GPU_KERNEL_("Log", T, UnaryGpuOp<T, UnaryFn::kLog>);                      \
+  TG_GPU_KERNEL_("Tanh", T, UnaryGpuOp<T, UnaryFn::kTanh>);                    \
+  TG_GPU_KERNEL_("Sigmoid", T, UnaryGpuOp<T, UnaryFn::kSigmoid>);              \
+  TG_GPU_KERNEL_("Reciprocal", T, UnaryGpuOp<T, UnaryFn::kReciprocal>);        \
+  TG_GPU_KERNEL_("Relu", T, UnaryGpuOp<T, UnaryFn::kRelu>);                    \
+  TG_GPU_KERNEL_("ReluGrad", T, ReluGradGpuOp<T>);                             \
   TG_GPU_KERNEL_("SigmoidGrad", T, CwiseGradGpuOp<T, BinaryFn::kSigmoidGrad>); \
-  TG_GPU_KERNEL_("TanhGrad", T, CwiseGradGpuOp<T, BinaryFn::kTanhGrad>); \
+  TG_GPU_KERNEL_("TanhGrad", T, CwiseGradGpuOp<T, BinaryFn::kTanhGrad>);       \
   TG_GPU_KERNEL_("SqrtGrad", T, CwiseGradGpuOp<T, BinaryFn::kSqrtGrad>)
 TG_REGISTER_FLOATING_(float);
 TG_REGISTER_FLOATING_(double);

@@ -78,10 +78,10 @@ class ConstantLikeGpuOp final : public OpKernel {
     Tensor* out;
     TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(0, 0, ctx.input(0).shape(), &out));
     GpuDevice* gpu = GpuDevice::From(ctx);
-    return CudaStatus(LaunchFillScalar<T>(static_cast<T>(kValue), out->data<T>(),
-                                          out->NumElements(), gpu->multiprocessors(),
-                                          gpu->stream()),
-                      type_string());
+    return CudaStatus(
+        LaunchFillScalar<T>(static_cast<T>(kValue), out->data<T>(), out->NumElements(),
+                            gpu->multiprocessors(), gpu->stream()),
+        type_string());
   }
 };
 
@@ -111,7 +111,7 @@ class CastGpuOp final : public OpKernel {
   bool truncate_ = false;
 };
 
-#define TG_REGISTER_CONST_(T) \
+#define TG_REGISTER_CONST_(T)                                                                 \
   TG_REGISTER_KERNEL(KernelDefBuilder("Const").Device(DEVICE_GPU).TypeConstraint<T>("dtype"), \
                      ConstGpuOp)
 TG_REGISTER_CONST_(float);
@@ -124,24 +124,24 @@ TG_REGISTER_KERNEL(KernelDefBuilder("Const")
                        .HostMemory("output"),
                    ConstGpuOp);
 
-#define TG_REGISTER_FILL_(T)                                                                   \
-  TG_REGISTER_KERNEL(                                                                          \
-      KernelDefBuilder("Fill").Device(DEVICE_GPU).TypeConstraint<T>("T").HostMemory("dims"),   \
-      FillGpuOp<T>);                                                                           \
-  TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_GPU).TypeConstraint<T>("T"),  \
-                     ConstantLikeGpuOp<T, 0>);                                                 \
-  TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_GPU).TypeConstraint<T>("T"),   \
+#define TG_REGISTER_FILL_(T)                                                                  \
+  TG_REGISTER_KERNEL(                                                                         \
+      KernelDefBuilder("Fill").Device(DEVICE_GPU).TypeConstraint<T>("T").HostMemory("dims"),  \
+      FillGpuOp<T>);                                                                          \
+  TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_GPU).TypeConstraint<T>("T"), \
+                     ConstantLikeGpuOp<T, 0>);                                                \
+  TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_GPU).TypeConstraint<T>("T"),  \
                      ConstantLikeGpuOp<T, 1>)
 TG_REGISTER_FILL_(float);
 TG_REGISTER_FILL_(double);
 TG_REGISTER_FILL_(int64_t);
 TG_REGISTER_FILL_(bool);
 
-#define TG_REGISTER_CAST_(S, D)                       \
-  TG_REGISTER_KERNEL(KernelDefBuilder("Cast")         \
-                         .Device(DEVICE_GPU)          \
-                         .TypeConstraint<S>("SrcT")   \
-                         .TypeConstraint<D>("DstT"),  \
+#define TG_REGISTER_CAST_(S, D)                      \
+  TG_REGISTER_KERNEL(KernelDefBuilder("Cast")        \
+                         .Device(DEVICE_GPU)         \
+                         .TypeConstraint<S>("SrcT")  \
+                         .TypeConstraint<D>("DstT"), \
                      CastGpuOp<S, D>)
 #define TG_REGISTER_CAST_FROM_(S) \
   TG_REGISTER_CAST_(S, float);    \

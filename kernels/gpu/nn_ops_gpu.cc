@@ -66,9 +66,9 @@ class SoftmaxXentGpuOp final : public OpKernel {
     TG_RETURN_IF_ERROR(ctx.allocate_output(1, TensorShape({batch, classes}), &backprop));
     GpuDevice* gpu = GpuDevice::From(ctx);
     if (classes == 0) {  // an empty sum: every loss is 0
-      return CudaStatus(LaunchFillScalar<T>(T(0), loss->data<T>(), batch, gpu->multiprocessors(),
-                                            gpu->stream()),
-                        "SoftmaxCrossEntropyWithLogits");
+      return CudaStatus(
+          LaunchFillScalar<T>(T(0), loss->data<T>(), batch, gpu->multiprocessors(), gpu->stream()),
+          "SoftmaxCrossEntropyWithLogits");
     }
     // A dimension of size 1 against a larger one repeats: stride 0.
     auto row_stride = [&](const Tensor& t) { return t.dim_size(0) == 1 ? 0 : t.dim_size(1); };
@@ -112,8 +112,8 @@ class SparseSoftmaxXentGpuOp final : public OpKernel {
     TG_RETURN_IF_ERROR(ctx.allocate_output(1, features.shape(), &backprop));
     if (batch == 0) return absl::OkStatus();
     GpuDevice* gpu = GpuDevice::From(ctx);
-    TG_ASSIGN_OR_RETURN(Tensor bad_row, Tensor::Allocate(gpu->GetAllocator(DEVICE_MEMORY),
-                                                         DT_INT64, TensorShape({})));
+    TG_ASSIGN_OR_RETURN(Tensor bad_row, Tensor::Allocate(gpu->GetAllocator(DEVICE_MEMORY), DT_INT64,
+                                                         TensorShape({})));
     TG_RETURN_IF_ERROR(CudaStatus(LaunchFillScalar<int64_t>(batch, bad_row.data<int64_t>(), 1,
                                                             gpu->multiprocessors(), gpu->stream()),
                                   "SparseSoftmaxCrossEntropyWithLogits"));
@@ -143,22 +143,21 @@ class SparseSoftmaxXentGpuOp final : public OpKernel {
     Tensor host_labels(labels.dtype(), labels.shape());
     TG_RETURN_IF_ERROR(gpu->device_context()->CopyDeviceTensorToCPU(labels, &host_labels));
     return errors::InvalidArgument("Received a label value of ", IndexValues(host_labels)[r],
-                                   " which is outside the valid range of [0, ", classes,
-                                   ") (row ", r, " of labels, logits shape ",
-                                   features.shape().DebugString(), ")");
+                                   " which is outside the valid range of [0, ", classes, ") (row ",
+                                   r, " of labels, logits shape ", features.shape().DebugString(),
+                                   ")");
   }
 };
 
-#define TG_REGISTER_NN_(T)                                                                   \
-  TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_GPU).TypeConstraint<T>("T"), \
-                     SoftmaxGpuOp<T>);                                                       \
-  TG_REGISTER_KERNEL(KernelDefBuilder("SoftmaxCrossEntropyWithLogits")                       \
-                         .Device(DEVICE_GPU)                                                 \
-                         .TypeConstraint<T>("T"),                                            \
-                     SoftmaxXentGpuOp<T>);                                                   \
-  TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits")                 \
-                         .Device(DEVICE_GPU)                                                 \
-                         .TypeConstraint<T>("T"),                                            \
+#define TG_REGISTER_NN_(T)                                                                         \
+  TG_REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(DEVICE_GPU).TypeConstraint<T>("T"),        \
+                     SoftmaxGpuOp<T>);                                                             \
+  TG_REGISTER_KERNEL(                                                                              \
+      KernelDefBuilder("SoftmaxCrossEntropyWithLogits").Device(DEVICE_GPU).TypeConstraint<T>("T"), \
+      SoftmaxXentGpuOp<T>);                                                                        \
+  TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits")                       \
+                         .Device(DEVICE_GPU)                                                       \
+                         .TypeConstraint<T>("T"),                                                  \
                      SparseSoftmaxXentGpuOp<T>)
 TG_REGISTER_NN_(float);
 TG_REGISTER_NN_(double);

@@ -27,12 +27,16 @@ __device__ bool IsNan(T v) {
 
 struct SumOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 // NaN propagates, as Eigen's PropagateNaN max does on the CPU.
 struct MaxOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return IsNan(a) ? a : IsNan(b) ? b : (a > b ? a : b); }
+  __device__ T operator()(T a, T b) const {
+    return IsNan(a) ? a : IsNan(b) ? b : (a > b ? a : b);
+  }
 };
 
 template <typename T>
@@ -52,7 +56,8 @@ __device__ T BlockReduce(T v, Op op) {
   scratch[threadIdx.x] = v;
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) scratch[threadIdx.x] = op(scratch[threadIdx.x], scratch[threadIdx.x + half]);
+    if (threadIdx.x < half)
+      scratch[threadIdx.x] = op(scratch[threadIdx.x], scratch[threadIdx.x + half]);
     __syncthreads();
   }
   const T result = scratch[0];
@@ -221,8 +226,8 @@ template <typename T, typename Tout>
 cudaError_t LaunchArgMax(const T* in, Tout* out, int64_t outer, int64_t axis, int64_t inner,
                          int sms, cudaStream_t stream) {
   if (outer * inner <= 0 || axis <= 0) return cudaSuccess;
-  ArgMaxKernel<T, Tout><<<BlocksFor(outer * inner, sms), kThreads, 0, stream>>>(in, out, outer,
-                                                                                axis, inner);
+  ArgMaxKernel<T, Tout>
+      <<<BlocksFor(outer * inner, sms), kThreads, 0, stream>>>(in, out, outer, axis, inner);
   return cudaGetLastError();
 }
 
@@ -263,25 +268,25 @@ cudaError_t LaunchXent(const T* logits, int64_t logits_row_stride, int64_t logit
   return cudaGetLastError();
 }
 
-#define TG_INSTANTIATE_REDUCE_(T)                                                             \
+#define TG_INSTANTIATE_REDUCE_(T)                                                                \
   template cudaError_t LaunchReduce<T>(ReduceFn, const T*, T*, const ReduceLoop&, cudaStream_t); \
-  template cudaError_t LaunchArgMax<T, int32_t>(const T*, int32_t*, int64_t, int64_t, int64_t, \
-                                                int, cudaStream_t);                           \
-  template cudaError_t LaunchArgMax<T, int64_t>(const T*, int64_t*, int64_t, int64_t, int64_t, \
-                                                int, cudaStream_t);                           \
-  template cudaError_t LaunchBiasAdd<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int, \
+  template cudaError_t LaunchArgMax<T, int32_t>(const T*, int32_t*, int64_t, int64_t, int64_t,   \
+                                                int, cudaStream_t);                              \
+  template cudaError_t LaunchArgMax<T, int64_t>(const T*, int64_t*, int64_t, int64_t, int64_t,   \
+                                                int, cudaStream_t);                              \
+  template cudaError_t LaunchBiasAdd<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int,  \
                                         cudaStream_t);
 TG_INSTANTIATE_REDUCE_(float)
 TG_INSTANTIATE_REDUCE_(double)
 TG_INSTANTIATE_REDUCE_(int32_t)
 TG_INSTANTIATE_REDUCE_(int64_t)
 
-#define TG_INSTANTIATE_SOFTMAX_(T)                                                             \
-  template cudaError_t LaunchSoftmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);         \
-  template cudaError_t LaunchSparseXent<T, int32_t>(const T*, const int32_t*, T*, T*, int64_t, \
-                                                    int64_t, int64_t*, cudaStream_t);          \
-  template cudaError_t LaunchSparseXent<T, int64_t>(const T*, const int64_t*, T*, T*, int64_t, \
-                                                    int64_t, int64_t*, cudaStream_t);          \
+#define TG_INSTANTIATE_SOFTMAX_(T)                                                               \
+  template cudaError_t LaunchSoftmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);           \
+  template cudaError_t LaunchSparseXent<T, int32_t>(const T*, const int32_t*, T*, T*, int64_t,   \
+                                                    int64_t, int64_t*, cudaStream_t);            \
+  template cudaError_t LaunchSparseXent<T, int64_t>(const T*, const int64_t*, T*, T*, int64_t,   \
+                                                    int64_t, int64_t*, cudaStream_t);            \
   template cudaError_t LaunchXent<T>(const T*, int64_t, int64_t, const T*, int64_t, int64_t, T*, \
                                      T*, int64_t, int64_t, cudaStream_t);
 TG_INSTANTIATE_SOFTMAX_(float)

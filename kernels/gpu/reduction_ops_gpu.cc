@@ -67,9 +67,8 @@ class ReductionGpuOp final : public OpKernel {
     // The plan drops size-1 dimensions; its groups cover every output.
     loop.num_outputs = output->NumElements();
     GpuDevice* gpu = GpuDevice::From(ctx);
-    return CudaStatus(
-        LaunchReduce<T>(kFn, input.data<T>(), output->data<T>(), loop, gpu->stream()),
-        type_string());
+    return CudaStatus(LaunchReduce<T>(kFn, input.data<T>(), output->data<T>(), loop, gpu->stream()),
+                      type_string());
   }
 
  private:
@@ -108,10 +107,10 @@ class ArgMaxGpuOp final : public OpKernel {
     for (int i = 0; i < d; ++i) outer *= input.dim_size(i);
     for (int i = d + 1; i < rank; ++i) inner *= input.dim_size(i);
     GpuDevice* gpu = GpuDevice::From(ctx);
-    return CudaStatus(LaunchArgMax<T, Tout>(input.data<T>(), output->data<Tout>(), outer,
-                                            input.dim_size(d), inner, gpu->multiprocessors(),
-                                            gpu->stream()),
-                      "ArgMax");
+    return CudaStatus(
+        LaunchArgMax<T, Tout>(input.data<T>(), output->data<Tout>(), outer, input.dim_size(d),
+                              inner, gpu->multiprocessors(), gpu->stream()),
+        "ArgMax");
   }
 };
 
@@ -152,10 +151,10 @@ class BiasAddGpuOp final : public OpKernel {
     const int64_t inner =
         channels_first_ ? value.NumElements() / (value.dim_size(0) * channels) : 1;
     GpuDevice* gpu = GpuDevice::From(ctx);
-    return CudaStatus(LaunchBiasAdd<T>(value.data<T>(), bias.data<T>(), output->data<T>(),
-                                       value.NumElements(), channels, inner,
-                                       gpu->multiprocessors(), gpu->stream()),
-                      "BiasAdd");
+    return CudaStatus(
+        LaunchBiasAdd<T>(value.data<T>(), bias.data<T>(), output->data<T>(), value.NumElements(),
+                         channels, inner, gpu->multiprocessors(), gpu->stream()),
+        "BiasAdd");
   }
 
  private:
@@ -186,54 +185,53 @@ class BiasAddGradGpuOp final : public OpKernel {
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < channel_dim; ++i) outer *= grad.dim_size(i);
     for (int i = channel_dim + 1; i < grad.dims(); ++i) inner *= grad.dim_size(i);
-    const math::ReductionPlan::Group groups[] = {
-        {outer, true}, {channels, false}, {inner, true}};
+    const math::ReductionPlan::Group groups[] = {{outer, true}, {channels, false}, {inner, true}};
     TG_ASSIGN_OR_RETURN(ReduceLoop loop, LoopOf(groups));
     GpuDevice* gpu = GpuDevice::From(ctx);
-    return CudaStatus(LaunchReduce<T>(ReduceFn::kSum, grad.data<T>(), output->data<T>(), loop,
-                                      gpu->stream()),
-                      "BiasAddGrad");
+    return CudaStatus(
+        LaunchReduce<T>(ReduceFn::kSum, grad.data<T>(), output->data<T>(), loop, gpu->stream()),
+        "BiasAddGrad");
   }
 
  private:
   bool channels_first_ = false;
 };
 
-#define TG_REGISTER_REDUCTIONS_(T)                                                          \
-  TG_REGISTER_KERNEL(KernelDefBuilder("Sum")                                                \
-                         .Device(DEVICE_GPU)                                                \
-                         .TypeConstraint<T>("T")                                            \
-                         .HostMemory("reduction_indices"),                                  \
-                     ReductionGpuOp<T, ReduceFn::kSum>);                                    \
-  TG_REGISTER_KERNEL(KernelDefBuilder("Mean")                                               \
-                         .Device(DEVICE_GPU)                                                \
-                         .TypeConstraint<T>("T")                                            \
-                         .HostMemory("reduction_indices"),                                  \
-                     ReductionGpuOp<T, ReduceFn::kMean>);                                   \
-  TG_REGISTER_KERNEL(KernelDefBuilder("Max")                                                \
-                         .Device(DEVICE_GPU)                                                \
-                         .TypeConstraint<T>("T")                                            \
-                         .HostMemory("reduction_indices"),                                  \
-                     ReductionGpuOp<T, ReduceFn::kMax>);                                    \
-  TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")                                             \
-                         .Device(DEVICE_GPU)                                                \
-                         .TypeConstraint<T>("T")                                            \
-                         .TypeConstraint<int64_t>("output_type")                            \
-                         .HostMemory("dimension"),                                          \
-                     ArgMaxGpuOp<T, int64_t>);                                              \
-  TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")                                             \
-                         .Device(DEVICE_GPU)                                                \
-                         .TypeConstraint<T>("T")                                            \
-                         .TypeConstraint<int32_t>("output_type")                            \
-                         .HostMemory("dimension"),                                          \
+#define TG_REGISTER_REDUCTIONS_(T)                               \
+  TG_REGISTER_KERNEL(KernelDefBuilder("Sum")                     \
+                         .Device(DEVICE_GPU)                     \
+                         .TypeConstraint<T>("T")                 \
+                         .HostMemory("reduction_indices"),       \
+                     ReductionGpuOp<T, ReduceFn::kSum>);         \
+  TG_REGISTER_KERNEL(KernelDefBuilder("Mean")                    \
+                         .Device(DEVICE_GPU)                     \
+                         .TypeConstraint<T>("T")                 \
+                         .HostMemory("reduction_indices"),       \
+                     ReductionGpuOp<T, ReduceFn::kMean>);        \
+  TG_REGISTER_KERNEL(KernelDefBuilder("Max")                     \
+                         .Device(DEVICE_GPU)                     \
+                         .TypeConstraint<T>("T")                 \
+                         .HostMemory("reduction_indices"),       \
+                     ReductionGpuOp<T, ReduceFn::kMax>);         \
+  TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")                  \
+                         .Device(DEVICE_GPU)                     \
+                         .TypeConstraint<T>("T")                 \
+                         .TypeConstraint<int64_t>("output_type") \
+                         .HostMemory("dimension"),               \
+                     ArgMaxGpuOp<T, int64_t>);                   \
+  TG_REGISTER_KERNEL(KernelDefBuilder("ArgMax")                  \
+                         .Device(DEVICE_GPU)                     \
+                         .TypeConstraint<T>("T")                 \
+                         .TypeConstraint<int32_t>("output_type") \
+                         .HostMemory("dimension"),               \
                      ArgMaxGpuOp<T, int32_t>)
 TG_REGISTER_REDUCTIONS_(float);
 TG_REGISTER_REDUCTIONS_(double);
 TG_REGISTER_REDUCTIONS_(int64_t);
 
-#define TG_REGISTER_BIAS_(T)                                                                   \
-  TG_REGISTER_KERNEL(KernelDefBuilder("BiasAdd").Device(DEVICE_GPU).TypeConstraint<T>("T"),    \
-                     BiasAddGpuOp<T>);                                                         \
+#define TG_REGISTER_BIAS_(T)                                                                    \
+  TG_REGISTER_KERNEL(KernelDefBuilder("BiasAdd").Device(DEVICE_GPU).TypeConstraint<T>("T"),     \
+                     BiasAddGpuOp<T>);                                                          \
   TG_REGISTER_KERNEL(KernelDefBuilder("BiasAddGrad").Device(DEVICE_GPU).TypeConstraint<T>("T"), \
                      BiasAddGradGpuOp<T>)
 TG_REGISTER_BIAS_(float);

@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define TG_GRID_STRIDE_(i, n)                                                           \
+#define TG_GRID_STRIDE_(i, n)                                                            \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
@@ -23,8 +23,8 @@ __global__ void GradientDescentKernel(T* var, const T* alpha, const T* delta, in
 }
 
 template <typename T>
-__global__ void MomentumKernel(T* var, T* accum, const T* lr_p, const T* grad,
-                               const T* momentum_p, bool use_nesterov, int64_t n) {
+__global__ void MomentumKernel(T* var, T* accum, const T* lr_p, const T* grad, const T* momentum_p,
+                               bool use_nesterov, int64_t n) {
   const T lr = *lr_p, momentum = *momentum_p;
   TG_GRID_STRIDE_(i, n) {
     const T a = accum[i] * momentum + grad[i];
@@ -82,8 +82,8 @@ template <typename T>
 cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum,
                                 bool use_nesterov, int64_t n, int sms, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  MomentumKernel<T><<<BlocksFor(n, sms), kThreads, 0, stream>>>(var, accum, lr, grad, momentum,
-                                                                use_nesterov, n);
+  MomentumKernel<T>
+      <<<BlocksFor(n, sms), kThreads, 0, stream>>>(var, accum, lr, grad, momentum, use_nesterov, n);
   return cudaGetLastError();
 }
 
@@ -91,8 +91,8 @@ template <typename T>
 cudaError_t LaunchApplyAdagrad(T* var, T* accum, const T* lr, const T* grad, bool update_slots,
                                int64_t n, int sms, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  AdagradKernel<T><<<BlocksFor(n, sms), kThreads, 0, stream>>>(var, accum, lr, grad,
-                                                               update_slots, n);
+  AdagradKernel<T>
+      <<<BlocksFor(n, sms), kThreads, 0, stream>>>(var, accum, lr, grad, update_slots, n);
   return cudaGetLastError();
 }
 
@@ -115,15 +115,15 @@ cudaError_t LaunchAssignUpdate(T* var, const T* value, bool add, int64_t n, int 
   return cudaGetLastError();
 }
 
-#define TG_INSTANTIATE_APPLY_(T)                                                               \
-  template cudaError_t LaunchApplyGradientDescent<T>(T*, const T*, const T*, int64_t, int,     \
-                                                     cudaStream_t);                            \
-  template cudaError_t LaunchApplyMomentum<T>(T*, T*, const T*, const T*, const T*, bool,      \
-                                              int64_t, int, cudaStream_t);                     \
-  template cudaError_t LaunchApplyAdagrad<T>(T*, T*, const T*, const T*, bool, int64_t, int,   \
-                                             cudaStream_t);                                    \
-  template cudaError_t LaunchApplyAdam<T>(T*, T*, T*, const T*, const T*, const T*, const T*,  \
-                                          const T*, const T*, const T*, bool, int64_t, int,    \
+#define TG_INSTANTIATE_APPLY_(T)                                                                   \
+  template cudaError_t LaunchApplyGradientDescent<T>(T*, const T*, const T*, int64_t, int,         \
+                                                     cudaStream_t);                                \
+  template cudaError_t LaunchApplyMomentum<T>(T*, T*, const T*, const T*, const T*, bool, int64_t, \
+                                              int, cudaStream_t);                                  \
+  template cudaError_t LaunchApplyAdagrad<T>(T*, T*, const T*, const T*, bool, int64_t, int,       \
+                                             cudaStream_t);                                        \
+  template cudaError_t LaunchApplyAdam<T>(T*, T*, T*, const T*, const T*, const T*, const T*,      \
+                                          const T*, const T*, const T*, bool, int64_t, int,        \
                                           cudaStream_t);
 TG_INSTANTIATE_APPLY_(float)
 TG_INSTANTIATE_APPLY_(double)

@@ -53,10 +53,10 @@ class ApplyGradientDescentGpuOp final : public ApplyGpuOp<T, kResource> {
     const VariableArg args[] = {{0, "var"}};
     return this->Update(ctx, args, [&](absl::Span<Tensor> vars) {
       TG_RETURN_IF_ERROR(CheckInputShape(ctx, 2, "delta", vars[0].shape()));
-      return CudaStatus(LaunchApplyGradientDescent<T>(vars[0].data<T>(), Base::In(ctx, 1),
-                                                      Base::In(ctx, 2), vars[0].NumElements(),
-                                                      gpu.multiprocessors(), gpu.stream()),
-                        "ApplyGradientDescent");
+      return CudaStatus(
+          LaunchApplyGradientDescent<T>(vars[0].data<T>(), Base::In(ctx, 1), Base::In(ctx, 2),
+                                        vars[0].NumElements(), gpu.multiprocessors(), gpu.stream()),
+          "ApplyGradientDescent");
     });
   }
 };
@@ -133,10 +133,9 @@ class ApplyAdamGpuOp final : public ApplyGpuOp<T, kResource> {
       TG_RETURN_IF_ERROR(CheckInputShape(ctx, 9, "grad", vars[0].shape()));
       return CudaStatus(
           LaunchApplyAdam<T>(vars[0].data<T>(), vars[1].data<T>(), vars[2].data<T>(),
-                             Base::In(ctx, 3), Base::In(ctx, 4), Base::In(ctx, 5),
-                             Base::In(ctx, 6), Base::In(ctx, 7), Base::In(ctx, 8),
-                             Base::In(ctx, 9), use_nesterov_, vars[0].NumElements(),
-                             gpu.multiprocessors(), gpu.stream()),
+                             Base::In(ctx, 3), Base::In(ctx, 4), Base::In(ctx, 5), Base::In(ctx, 6),
+                             Base::In(ctx, 7), Base::In(ctx, 8), Base::In(ctx, 9), use_nesterov_,
+                             vars[0].NumElements(), gpu.multiprocessors(), gpu.stream()),
           "ApplyAdam");
     });
   }
@@ -149,10 +148,10 @@ class ApplyAdamGpuOp final : public ApplyGpuOp<T, kResource> {
                      kernel<T, false>);                                                         \
   TG_REGISTER_KERNEL(KernelDefBuilder("Resource" op).Device(DEVICE_GPU).TypeConstraint<T>("T"), \
                      kernel<T, true>)
-#define TG_REGISTER_APPLY_ALL_(T)                                              \
-  TG_REGISTER_APPLY_("ApplyGradientDescent", T, ApplyGradientDescentGpuOp);    \
-  TG_REGISTER_APPLY_("ApplyMomentum", T, ApplyMomentumGpuOp);                  \
-  TG_REGISTER_APPLY_("ApplyAdagrad", T, ApplyAdagradGpuOp);                    \
+#define TG_REGISTER_APPLY_ALL_(T)                                           \
+  TG_REGISTER_APPLY_("ApplyGradientDescent", T, ApplyGradientDescentGpuOp); \
+  TG_REGISTER_APPLY_("ApplyMomentum", T, ApplyMomentumGpuOp);               \
+  TG_REGISTER_APPLY_("ApplyAdagrad", T, ApplyAdagradGpuOp);                 \
   TG_REGISTER_APPLY_("ApplyAdam", T, ApplyAdamGpuOp)
 TG_REGISTER_APPLY_ALL_(float);
 TG_REGISTER_APPLY_ALL_(double);

@@ -31,8 +31,7 @@ absl::Status UpdateLocked(GpuDevice& gpu, Var& var, const std::string& variable,
     TG_ASSIGN_OR_RETURN(var.tensor, CopyForWrite(var.tensor));
   }
   return CudaStatus(LaunchAssignUpdate<T>(var.tensor.data<T>(), value.data<T>(), kAdd,
-                                          value.NumElements(), gpu.multiprocessors(),
-                                          gpu.stream()),
+                                          value.NumElements(), gpu.multiprocessors(), gpu.stream()),
                     kAdd ? "AssignAdd" : "AssignSub");
 }
 
