@@ -131,6 +131,15 @@ __global__ void CastKernel(const Src* in, Dst* out, int64_t n) {
   }
 }
 
+template <typename Unit>
+__global__ void BroadcastCopyKernel(const Unit* in, Unit* out, int64_t n, BroadcastLoop loop) {
+  for (int64_t i = GlobalIndex(); i < n; i += GridStride()) {
+    int64_t xo, yo;
+    Offsets(loop, i, &xo, &yo);
+    out[i] = in[xo];
+  }
+}
+
 template <typename T>
 __global__ void FillKernel(const T* value, T* out, int64_t n) {
   const T v = *value;
@@ -232,6 +241,32 @@ cudaError_t LaunchCast(const Src* in, Dst* out, int64_t n, bool truncate, int sm
     CastKernel<Src, Dst, true><<<BlocksFor(n, sms), kThreads, 0, stream>>>(in, out, n);
   } else {
     CastKernel<Src, Dst, false><<<BlocksFor(n, sms), kThreads, 0, stream>>>(in, out, n);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchBroadcastCopy(const void* in, void* out, int element_size, int64_t n,
+                                const BroadcastLoop& loop, int sms, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  const unsigned blocks = BlocksFor(n, sms);
+  switch (element_size) {
+    case 1:
+      BroadcastCopyKernel<uint8_t><<<blocks, kThreads, 0, stream>>>(
+          static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), n, loop);
+      break;
+    case 2:
+      BroadcastCopyKernel<uint16_t><<<blocks, kThreads, 0, stream>>>(
+          static_cast<const uint16_t*>(in), static_cast<uint16_t*>(out), n, loop);
+      break;
+    case 4:
+      BroadcastCopyKernel<uint32_t><<<blocks, kThreads, 0, stream>>>(
+          static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n, loop);
+      break;
+    case 8:
+      BroadcastCopyKernel<uint64_t><<<blocks, kThreads, 0, stream>>>(
+          static_cast<const uint64_t*>(in), static_cast<uint64_t*>(out), n, loop);
+      break;
+    default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }

@@ -87,6 +87,12 @@ template <typename Src, typename Dst>
 cudaError_t LaunchCast(const Src* in, Dst* out, int64_t n, bool truncate, int sms,
                        cudaStream_t stream);
 
+// out[i] = in[sum(index[d] * loop.x_strides[d])] for n = prod(loop.dims)
+// elements of `element_size` bytes (1, 2, 4 or 8): BroadcastTo, Tile-like
+// copies that move elements by size whatever their dtype.
+cudaError_t LaunchBroadcastCopy(const void* in, void* out, int element_size, int64_t n,
+                                const BroadcastLoop& loop, int sms, cudaStream_t stream);
+
 // out[i] = *value (a device pointer), n elements. T: float, double, int32_t,
 // int64_t, bool.
 template <typename T>

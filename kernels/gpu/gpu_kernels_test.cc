@@ -294,6 +294,44 @@ TEST_F(GpuKernelTest, SoftmaxCrossEntropy) {
   }
 }
 
+TEST_F(GpuKernelTest, BroadcastTo) {
+  auto shape = [](std::initializer_list<int32_t> dims) { return Axes(dims); };
+  struct Case {
+    TensorShape input;
+    Tensor shape;
+  };
+  for (const Case& c : std::vector<Case>{{{3}, shape({2, 3})},
+                                         {{1}, shape({4, 1, 5})},
+                                         {{}, shape({2, 2})},
+                                         {{2, 1, 3}, shape({5, 2, 4, 3})},
+                                         {{1, 3}, shape({0, 3})},
+                                         {{2, 3}, shape({2, 3})},
+                                         {{2, 3}, shape({3, 3})},  // error
+                                         {{2, 3}, shape({3})},     // error
+                                         {{2}, Axes({})}}) {       // error
+    NodeDefBuilder b = Node("BroadcastTo", DT_FLOAT);
+    ExpectSameOutputs(b, {Random<float>(c.input), c.shape}, 0);
+    NodeDefBuilder b64 = Node("BroadcastTo", DT_INT64);
+    ExpectSameOutputs(b64, {Random<int64_t>(c.input, -9, 9), c.shape}, 0);
+  }
+}
+
+// int32 arithmetic on the GPU device runs on the host (HostMemory
+// everywhere), and still matches.
+TEST_F(GpuKernelTest, Int32OpsStayOnTheHost) {
+  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "Equal"}) {
+    for (const auto& [x, y] : BinaryShapes()) {
+      ExpectSameOutputs(Node(op, DT_INT32), {Random<int32_t>(x, -9, 9), Random<int32_t>(y, -9, 9)});
+    }
+  }
+  ExpectSameOutputs(Node("RealDiv", DT_INT32),
+                    {Random<int32_t>({4}, 1, 9), Random<int32_t>({4}, 1, 9)});
+  ExpectSameOutputs(Node("RealDiv", DT_INT32),
+                    {Random<int32_t>({4}, 1, 9), Tensor::FromVector<int32_t>({1, 0, 2, 3}, {4})});
+  ExpectSameOutputs(Node("Neg", DT_INT32), {Random<int32_t>({6}, -9, 9)});
+  ExpectSameOutputs(Node("Square", DT_INT32), {Random<int32_t>({6}, -9, 9)});
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace tensorgrid
