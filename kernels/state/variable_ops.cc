@@ -225,15 +225,17 @@ TG_REGISTER_KERNEL(KernelDefBuilder("Assign").Device(DEVICE_CPU), AssignOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("VarHandleOp").Device(DEVICE_CPU), VarHandleOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ReadVariableOp").Device(DEVICE_CPU), ReadVariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(DEVICE_CPU), AssignVariableOp);
-// A GPU variable's tensor is in device memory; these only hand it around
-// (handles live in host memory), and assignment shares the value's buffer.
-// The in-place updates (AssignAdd, ...) are in //kernels/gpu.
-TG_REGISTER_KERNEL(KernelDefBuilder("Assign").Device(DEVICE_GPU), AssignOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(DEVICE_GPU), AssignVariableOp);
+// On a GPU these move handles and share buffers but never touch an element,
+// so the same kernels serve (a variable then holds a device-memory tensor);
+// AssignAdd and the other updates that compute are in kernels/gpu. Resource
+// handles stay in host memory by their dtype, as TensorFlow's
+// HostMemory("resource") says.
 TG_REGISTER_KERNEL(KernelDefBuilder("VariableV2").Device(DEVICE_GPU), VariableOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("Variable").Device(DEVICE_GPU), VariableOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("Assign").Device(DEVICE_GPU), AssignOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("VarHandleOp").Device(DEVICE_GPU), VarHandleOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("ReadVariableOp").Device(DEVICE_GPU), ReadVariableOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(DEVICE_GPU), AssignVariableOp);
 
 #define TG_REGISTER_UPDATE_KERNELS_(T)                                                        \
   TG_REGISTER_KERNEL(KernelDefBuilder("AssignAdd").Device(DEVICE_CPU).TypeConstraint<T>("T"), \

@@ -86,12 +86,13 @@ class UninitializedVariableNamesOp final : public OpKernel {
 TG_REGISTER_KERNEL(KernelDefBuilder("IsVariableInitialized").Device(DEVICE_CPU),
                    IsVariableInitializedOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("VarIsInitializedOp").Device(DEVICE_CPU), VarIsInitializedOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("IsVariableInitialized")
-                       .Device(DEVICE_GPU)
-                       .HostMemory("is_initialized"),
-                   IsVariableInitializedOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("VarIsInitializedOp").Device(DEVICE_GPU).HostMemory("is_initialized"),
-                   VarIsInitializedOp);
+// On a GPU: only the variable's state is read; the answer is in host memory.
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("IsVariableInitialized").Device(DEVICE_GPU).HostMemory("is_initialized"),
+    IsVariableInitializedOp);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("VarIsInitializedOp").Device(DEVICE_GPU).HostMemory("is_initialized"),
+    VarIsInitializedOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("_UninitializedVariableNames").Device(DEVICE_CPU),
                    UninitializedVariableNamesOp);
 

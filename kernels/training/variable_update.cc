@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/framework/device_context.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -47,7 +48,9 @@ absl::StatusOr<Tensor> PrepareLocked(Var& var, const VariableArg& arg, DataType 
                                    DataTypeString(var.dtype()), ", but the update's T is ",
                                    DataTypeString(dtype));
   }
-  if (!var.tensor.RefCountIsOne()) var.tensor = var.tensor.DeepCopy();
+  if (!var.tensor.RefCountIsOne()) {
+    TG_ASSIGN_OR_RETURN(var.tensor, CopyForWrite(var.tensor));
+  }
   return var.tensor;
 }
 
@@ -109,6 +112,17 @@ absl::Status UpdateVariables(OpKernelContext& ctx, bool resource, bool use_locki
     }
   }
   return update(absl::MakeSpan(buffers));
+}
+
+absl::StatusOr<Tensor> CopyForWrite(const Tensor& t) {
+  if (t.OnHost()) return t.DeepCopy();
+  DeviceContext* context = t.allocator()->device_context();
+  if (context == nullptr) {
+    return errors::Internal("no device context copies tensors in ", t.allocator()->Name());
+  }
+  TG_ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(t.allocator(), t.dtype(), t.shape()));
+  TG_RETURN_IF_ERROR(context->CopyTensorInSameDevice(t, &copy));
+  return copy;
 }
 
 absl::Status CheckScalarInput(const OpKernelContext& ctx, int input, const char* name) {

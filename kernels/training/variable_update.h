@@ -48,6 +48,11 @@ absl::Status UpdateVariables(OpKernelContext& ctx, bool resource, bool use_locki
                              absl::Span<const VariableArg> args,
                              const std::function<absl::Status(absl::Span<Tensor> vars)>& update);
 
+// A copy of `t` with its own buffer in the same memory: DeepCopy on the
+// host; in device memory, a copy queued through the memory's DeviceContext.
+// Writers use it to stop sharing a buffer that a reader still holds.
+absl::StatusOr<Tensor> CopyForWrite(const Tensor& t);
+
 // InvalidArgument unless input `input` (named `name`) is a scalar.
 absl::Status CheckScalarInput(const OpKernelContext& ctx, int input, const char* name);
 
