@@ -15,14 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TESTS=(
-  //devices/gpu:gpu_device_test
-)
-# GPU kernel tests, where they exist.
-for t in //kernels/gpu:gpu_kernels_test //kernels/gpu:gpu_training_test; do
-  pkg=${t%%:*}; name=${t##*:}
-  if grep -q "name = \"$name\"" "${pkg#//}/BUILD" 2>/dev/null; then TESTS+=("$t"); fi
-done
+# Every test of the GPU packages (each skips where there is no GPU).
+mapfile -t TESTS < <(bazel query 'tests(//devices/gpu/... + //kernels/gpu/...)' 2>/dev/null)
 BINARIES=(//bench:gpu_benchmark)
 
 # x86-64-v3 (AVX2) rather than -march=native: the binaries run on another
