@@ -178,7 +178,7 @@ absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) 
   CallableOptions callable;
   callable.add_feed(net.images.name());
   callable.add_feed(net.labels.name());
-  callable.add_target(train.node()->name());
+  callable.add_target(train.name());
   TG_ASSIGN_OR_RETURN(auto handle, session.MakeCallable(callable));
   std::vector<Tensor> out;
   absl::Status status;
