@@ -154,8 +154,14 @@ absl::StatusOr<std::shared_ptr<const Master::ExecutionUnit>> Master::Build(
   options.allow_soft_placement = config_.allow_soft_placement();
   options.log_device_placement = config_.log_device_placement();
   options.default_device = default_task_;
+  options.pinned = stateful_placements_;
   Placer placer(graph.get(), std::move(devices), options);
   TG_RETURN_IF_ERROR(placer.Run());
+  for (const Node* n : graph->nodes()) {
+    if (n->op_def() != nullptr && n->op_def()->is_stateful) {
+      stateful_placements_.emplace(n->name(), n->assigned_device_name());
+    }
+  }
   TG_RETURN_IF_ERROR(RegisterPartitions(*graph, unit.get()));
   return std::shared_ptr<const ExecutionUnit>(std::move(unit));
 }

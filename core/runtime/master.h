@@ -164,6 +164,9 @@ class Master {
   std::atomic<bool> closed_{false};  // written under mu_
   std::vector<DeviceInfo> devices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, WorkerInterface*> device_workers_ ABSL_GUARDED_BY(mu_);  // by device name
+  // Where the first step that ran each stateful node put it; later steps
+  // keep it there (a variable's value lives on its device).
+  absl::flat_hash_map<std::string, std::string> stateful_placements_ ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex cache_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionUnit>> cache_
       ABSL_GUARDED_BY(cache_mu_);

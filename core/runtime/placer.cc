@@ -292,7 +292,8 @@ absl::Status Placer::AssignDevices() {
     const NodeState& s = nodes_[n->id()];
     Group& group = groups_[s.group];
     if (group.device >= 0) continue;
-    const bool free = !s.has_request && group.members.size() == 1;
+    const bool free =
+        !s.has_request && group.members.size() == 1 && !options_.pinned.contains(n->name());
     const size_t consumers = DataConsumers(n).size();
     if (free && ((IsGenerator(n) && consumers == 1) || (n->op() == "_Arg" && consumers > 0))) {
       deferred.push_back(n);
@@ -355,6 +356,27 @@ int Placer::BestCandidate(const std::vector<int>& candidates) const {
 }
 
 absl::Status Placer::AssignGroup(Group& group, Node* trigger) {
+  for (Node* m : group.members) {
+    auto pin = options_.pinned.find(m->name());
+    if (pin == options_.pinned.end()) continue;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (devices_[i].attrs.name != pin->second) continue;
+      if (!Contains(group.types, devices_[i].attrs.type)) {
+        return errors::InvalidArgument(
+            "stateful node ", Describe(m), " lives on ", pin->second,
+            ", where an earlier step of this session placed it, but its colocation group now "
+            "has no kernel there for every member (kernels for: ", TypeList(group.types),
+            ")\n  colocation group:\n", DescribeGroup(group, "    "));
+      }
+      group.device = static_cast<int>(i);
+      group.soft_reason = absl::StrCat("kept on ", pin->second, ", where an earlier step placed '",
+                                       m->name(), "' (stateful)");
+      for (Node* member : group.members) nodes_[member->id()].device = group.device;
+      return absl::OkStatus();
+    }
+    return errors::Internal("stateful node '", m->name(), "' was placed on ", pin->second,
+                            ", which is no longer a device of this session");
+  }
   std::vector<int> candidates = Candidates(group.spec, group);
   if (candidates.empty() && options_.allow_soft_placement) {
     candidates = Candidates(DeviceNameUtils::AddressSpace(group.spec), group);

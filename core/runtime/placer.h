@@ -64,6 +64,11 @@ struct PlacerOptions {
   // Partial spec preferred for what requests leave open, e.g.
   // "/job:localhost/replica:0/task:0".
   std::string default_device;
+  // Stateful nodes (variables, queues) that earlier steps of the session
+  // placed, by name: each stays on that device with its colocation group,
+  // since its state lives there (TensorFlow keeps them the same way). A
+  // group that cannot run there is InvalidArgument, never a silent move.
+  absl::flat_hash_map<std::string, std::string> pinned;
 };
 
 struct Placement {

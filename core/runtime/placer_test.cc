@@ -13,8 +13,10 @@
 
 namespace tensorgrid {
 
-// Test-only ops: one with CPU and (fake) GPU kernels, one with no kernel.
+// Test-only ops: one with CPU and (fake) GPU kernels, one with a CPU kernel
+// only, one with no kernel.
 TG_REGISTER_OP("TestCpuAndGpu").Output("out: float");
+TG_REGISTER_OP("TestCpuOnly").Output("out: float");
 TG_REGISTER_OP("TestNoKernel").Output("out: float");
 
 namespace {
@@ -26,6 +28,7 @@ class NothingOp final : public OpKernel {
 };
 TG_REGISTER_KERNEL(KernelDefBuilder("TestCpuAndGpu").Device(DEVICE_CPU), NothingOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("TestCpuAndGpu").Device(DEVICE_GPU), NothingOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("TestCpuOnly").Device(DEVICE_CPU), NothingOp);
 
 NodeDef N(const std::string& name, const std::string& op, std::vector<std::string> inputs = {},
           const std::string& device = "") {
@@ -198,13 +201,28 @@ TEST_F(PlacerTest, SoftPlacementKeepsTheTask) {
 TEST_F(PlacerTest, SoftPlacementWhenTheRequestedDeviceHasNoKernel) {
   const std::vector<std::string> devices = {"/job:localhost/replica:0/task:0/device:CPU:0",
                                             "/job:localhost/replica:0/task:0/device:GPU:0"};
-  ASSERT_OK(Place({N("p", "Placeholder"), N("n", "Identity", {"p"}, "/gpu:0")}, devices, Soft()));
+  ASSERT_OK(Place({N("n", "TestCpuOnly", {}, "/gpu:0")}, devices, Soft()));
   EXPECT_EQ(Device("n"), devices[0]);
   EXPECT_EQ(Reason("n"),
             "soft placement: requested '/device:GPU:0' but no matching device has a kernel for "
             "every node of its group (kernels for: CPU); the device type and id were dropped");
-  EXPECT_STATUS(Place({N("p", "Placeholder"), N("n", "Identity", {"p"}, "/gpu:0")}, devices),
-                kInvalidArgument, "kernels: 'n' (Identity): CPU");
+  EXPECT_STATUS(Place({N("n", "TestCpuOnly", {}, "/gpu:0")}, devices), kInvalidArgument,
+                "kernels: 'n' (TestCpuOnly): CPU");
+}
+
+TEST_F(PlacerTest, AStatefulNodeStaysWhereAnEarlierStepPutItWithItsGroup) {
+  PlacerOptions options = Soft();
+  options.pinned["v"] = kPs;
+  // The request says worker 1; the variable's state is on the ps.
+  ASSERT_OK(Place({N("v", "VariableV2", {}, "/job:worker/task:1"), N("read", "Identity", {"v"})},
+                  kPsWorkers, options));
+  EXPECT_EQ(Device("v"), kPs);
+  EXPECT_EQ(Device("read"), kPs);
+  EXPECT_NE(Reason("v").find("where an earlier step placed 'v' (stateful)"), std::string::npos)
+      << Reason("v");
+  options.pinned["v"] = "/job:gone/replica:0/task:0/device:CPU:0";
+  EXPECT_STATUS(Place({N("v", "VariableV2")}, kPsWorkers, options), kInternal,
+                "no longer a device of this session");
 }
 
 TEST_F(PlacerTest, ImpossiblePlacementNamesEveryConstraint) {
@@ -225,7 +243,8 @@ TEST_F(PlacerTest, ImpossiblePlacementNamesEveryConstraint) {
                 "devices: /job:ps/replica:0/task:0 (CPU:0), /job:worker/replica:0/task:0 (CPU:0), "
                 "/job:worker/replica:0/task:1 (CPU:0)");
   EXPECT_STATUS(s, kInvalidArgument,
-                "kernels: 'v' (VariableV2): CPU; 'read' (Identity): CPU; every member: CPU");
+                "kernels: 'v' (VariableV2): CPU, GPU; 'read' (Identity): CPU, GPU; every member: "
+                "CPU");
   EXPECT_STATUS(s, kInvalidArgument,
                 "hint: allow_soft_placement would drop the device type and id");
 }
@@ -336,7 +355,7 @@ TEST_F(PlacerTest, CallFrameNodesFollowTheirConsumerAndInput) {
 TEST_F(PlacerTest, DefaultPrefersTheDefaultTaskThenGpuThenLowestName) {
   std::vector<std::string> devices = kPsWorkers;
   devices.push_back("/job:worker/replica:0/task:1/device:GPU:0");
-  ASSERT_OK(Place({N("g", "TestCpuAndGpu"), N("p", "Placeholder")}, devices));
+  ASSERT_OK(Place({N("g", "TestCpuAndGpu"), N("p", "TestCpuOnly")}, devices));
   EXPECT_EQ(Device("g"), "/job:worker/replica:0/task:1/device:GPU:0");
   EXPECT_EQ(Device("p"), kPs);  // no GPU kernel; lowest name
   EXPECT_EQ(Reason("p"), "default device");

@@ -169,3 +169,36 @@ TEST_F(FakeGpuTest, EnsureMemoryMovesOnlyWhatIsElsewhere) {
 
 }  // namespace
 }  // namespace tensorgrid
+
+namespace tensorgrid {
+namespace {
+
+TEST_F(FakeGpuTest, AVariableStaysOnTheDeviceItsFirstStepPlacedItOn) {
+  Scope root = Scope::NewRootScope();
+  Scope gpu = root.WithDevice("/device:GPU:0");
+  auto v = ops::Variable(gpu.WithOpName("v"), {2, 2}, DT_FLOAT);
+  // The initializer is colocated with the variable, as training::Variable
+  // does, and has no GPU kernel here: the first step (initialization) puts
+  // the whole group, variable included, on the CPU. A later step without the
+  // initializer could run the variable on the GPU — a different, never
+  // initialized variable — unless the variable stays where it was put.
+  Scope colocated = gpu.ColocateWith(v.operation);
+  auto init_value = ops::RandomUniform(colocated.WithOpName("init_value"), {2, 2}, DT_FLOAT);
+  auto init = ops::Assign(colocated.WithOpName("init"), v, init_value);
+  auto m = ops::MatMul(gpu.WithOpName("m"), v, v);
+  SessionOptions options;
+  options.config.set_allow_soft_placement(true);
+  ClientSession session(root, options);
+  std::vector<Tensor> out;
+  RunOptions trace;
+  trace.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata meta;
+  ASSERT_OK(session.Run(trace, {}, {}, {init.operation}, nullptr, &meta));
+  EXPECT_EQ(DeviceOf(meta, "v"), "/job:localhost/replica:0/task:0/device:CPU:0");
+  ASSERT_OK(session.Run(trace, {}, {m}, {}, &out, &meta));
+  EXPECT_EQ(DeviceOf(meta, "v"), "/job:localhost/replica:0/task:0/device:CPU:0");
+  EXPECT_EQ(DeviceOf(meta, "m"), "/job:localhost/replica:0/task:0/device:GPU:0");
+}
+
+}  // namespace
+}  // namespace tensorgrid
