@@ -63,8 +63,12 @@ class ReductionGpuOp final : public OpKernel {
     }
     Tensor* output;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, plan.output_shape, &output));
-    TG_ASSIGN_OR_RETURN(ReduceLoop loop, LoopOf(plan.groups));
-    // The plan drops size-1 dimensions; its groups cover every output.
+    ReduceLoop loop;
+    if (input.NumElements() > 0) {
+      TG_ASSIGN_OR_RETURN(loop, LoopOf(plan.groups));
+    } else {
+      loop.reduced_count = 0;  // each output folds nothing: 0, NaN (a float mean) or lowest
+    }
     loop.num_outputs = output->NumElements();
     GpuDevice* gpu = GpuDevice::From(ctx);
     return CudaStatus(LaunchReduce<T>(kFn, input.data<T>(), output->data<T>(), loop, gpu->stream()),
