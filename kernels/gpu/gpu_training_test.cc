@@ -103,7 +103,8 @@ TEST(GpuTrainingTest, MlpTrainsOnTheGpuAsOnTheCpu) {
                                {gpu.net.loss, gpu.net.correct}, {gpu.train}, &gpu_out, &metadata));
     const float cpu_loss = cpu_out[0].scalar<float>(), gpu_loss = gpu_out[0].scalar<float>();
     EXPECT_NEAR(cpu_loss, gpu_loss, 1e-3 * std::max(1.0f, std::fabs(cpu_loss)));
-    EXPECT_EQ(cpu_out[1].scalar<float>(), gpu_out[1].scalar<float>());
+    // Correct counts: at most one near-tie of two logits may fall differently.
+    EXPECT_NEAR(cpu_out[1].scalar<float>(), gpu_out[1].scalar<float>(), 1.0f);
     std::cout << "loss: CPU " << cpu_loss << ", GPU " << gpu_loss << "\n";
     for (const DeviceStepStats& dev : metadata.step_stats().dev_stats()) {
       const bool is_gpu = dev.device().find("GPU") != std::string::npos;

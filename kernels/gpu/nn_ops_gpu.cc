@@ -1,5 +1,5 @@
 // Softmax and the softmax cross-entropies on the GPU. Checks and messages
-// are the CPU kernels' (kernels/nn/softmax_op.cc, cross_entropy_ops.cc).
+// are the CPU kernels' (kernels/nn/softmax_op.cc, cross_entropy_shape.h).
 //
 // SparseSoftmaxCrossEntropyWithLogits keeps its labels in device memory, as
 // in TensorFlow, yet still rejects a label outside [0, classes) with the CPU
@@ -12,6 +12,7 @@
 #include "kernels/gpu/cwise_ops.cu.h"
 #include "kernels/gpu/reduction_ops.cu.h"
 #include "kernels/index_values.h"
+#include "kernels/nn/cross_entropy_shape.h"
 
 namespace tensorgrid {
 namespace gpu {
@@ -48,19 +49,8 @@ class SoftmaxXentGpuOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& features = ctx.input(0);
     const Tensor& labels = ctx.input(1);
-    auto incompatible = [&](absl::string_view why) {
-      return errors::InvalidArgument("logits and labels must ", why, ", got logits shape ",
-                                     features.shape().DebugString(), " and labels shape ",
-                                     labels.shape().DebugString());
-    };
-    if (features.dims() != 2 || labels.dims() != 2) return incompatible("be 2-D");
-    int64_t dims[2];
-    for (int d = 0; d < 2; ++d) {
-      const int64_t a = features.dim_size(d), b = labels.dim_size(d);
-      if (a != b && a != 1 && b != 1) return incompatible("be broadcastable");
-      dims[d] = a == 1 ? b : a;
-    }
-    const int64_t batch = dims[0], classes = dims[1];
+    TG_ASSIGN_OR_RETURN(auto dims, SoftmaxXentDims(features.shape(), labels.shape()));
+    const int64_t batch = dims.first, classes = dims.second;
     Tensor *loss, *backprop;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({batch}), &loss));
     TG_RETURN_IF_ERROR(ctx.allocate_output(1, TensorShape({batch, classes}), &backprop));
@@ -89,24 +79,8 @@ class SparseSoftmaxXentGpuOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& features = ctx.input(0);
     const Tensor& labels = ctx.input(1);
-    if (features.dims() != 2) {
-      return errors::InvalidArgument("logits must be 2-D, but got shape ",
-                                     features.shape().DebugString());
-    }
-    if (labels.dims() != 1) {
-      return errors::InvalidArgument("labels must be 1-D, but got shape ",
-                                     labels.shape().DebugString());
-    }
+    TG_RETURN_IF_ERROR(CheckSparseXentShapes(features.shape(), labels.shape()));
     const int64_t batch = features.dim_size(0), classes = features.dim_size(1);
-    if (labels.dim_size(0) != batch) {
-      return errors::InvalidArgument(
-          "logits and labels must have the same first dimension, got logits shape ",
-          features.shape().DebugString(), " and labels shape ", labels.shape().DebugString());
-    }
-    if (classes == 0 && batch > 0) {
-      return errors::InvalidArgument("Must have at least one class, but got logits shape ",
-                                     features.shape().DebugString());
-    }
     Tensor *loss, *backprop;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({batch}), &loss));
     TG_RETURN_IF_ERROR(ctx.allocate_output(1, features.shape(), &backprop));
@@ -128,24 +102,21 @@ class SparseSoftmaxXentGpuOp final : public OpKernel {
                                          bad_row.data<int64_t>(), gpu->stream());
     }
     TG_RETURN_IF_ERROR(CudaStatus(err, "SparseSoftmaxCrossEntropyWithLogits"));
-    return CheckLabels(gpu, features, labels, bad_row, batch, classes);
+    return CheckLabels(gpu, features, labels, bad_row, batch);
   }
 
  private:
   // Waits for the kernel's verdict; on a bad label, reads the labels back to
   // name it as the CPU kernel does.
   static absl::Status CheckLabels(GpuDevice* gpu, const Tensor& features, const Tensor& labels,
-                                  const Tensor& bad_row, int64_t batch, int64_t classes) {
+                                  const Tensor& bad_row, int64_t batch) {
     Tensor row(DT_INT64, TensorShape({}));
     TG_RETURN_IF_ERROR(gpu->device_context()->CopyDeviceTensorToCPU(bad_row, &row));
     const int64_t r = row.scalar<int64_t>();
     if (r >= batch) return absl::OkStatus();
     Tensor host_labels(labels.dtype(), labels.shape());
     TG_RETURN_IF_ERROR(gpu->device_context()->CopyDeviceTensorToCPU(labels, &host_labels));
-    return errors::InvalidArgument("Received a label value of ", IndexValues(host_labels)[r],
-                                   " which is outside the valid range of [0, ", classes, ") (row ",
-                                   r, " of labels, logits shape ", features.shape().DebugString(),
-                                   ")");
+    return LabelOutOfRange(IndexValues(host_labels)[r], r, features.shape());
   }
 };
 

@@ -1,12 +1,14 @@
 // Folding ops on the GPU: Sum, Mean and Max over axes (planned on the host by
 // ReductionPlan, as on the CPU), ArgMax, BiasAdd and BiasAddGrad. Checks and
 // messages are the CPU kernels' (kernels/math/reduction_ops.cc,
-// argmax_op.cc, bias_add_op.cc, bias_add_grad_op.cc). HostMemory as in
+// argmax_shape.h, bias_add_shape.h). HostMemory as in
 // TensorFlow: the axes (reduction_indices, dimension).
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "devices/gpu/gpu_device.h"
 #include "kernels/gpu/reduction_ops.cu.h"
+#include "kernels/math/argmax_shape.h"
+#include "kernels/math/bias_add_shape.h"
 #include "kernels/math/reduction_plan.h"
 
 namespace tensorgrid {
@@ -63,8 +65,12 @@ class ReductionGpuOp final : public OpKernel {
     }
     Tensor* output;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, plan.output_shape, &output));
-    TG_ASSIGN_OR_RETURN(ReduceLoop loop, LoopOf(plan.groups));
-    // The plan drops size-1 dimensions; its groups cover every output.
+    ReduceLoop loop;
+    if (input.NumElements() > 0) {
+      TG_ASSIGN_OR_RETURN(loop, LoopOf(plan.groups));
+    } else {
+      loop.reduced_count = 0;  // each output folds nothing: 0, NaN (a float mean) or lowest
+    }
     loop.num_outputs = output->NumElements();
     GpuDevice* gpu = GpuDevice::From(ctx);
     return CudaStatus(LaunchReduce<T>(kFn, input.data<T>(), output->data<T>(), loop, gpu->stream()),
@@ -83,22 +89,8 @@ class ArgMaxGpuOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
     const Tensor& dimension = ctx.input(1);  // host memory
-    if (dimension.dims() != 0) {
-      return errors::InvalidArgument("dimension must be a scalar, got shape ",
-                                     dimension.shape().DebugString());
-    }
-    const int64_t axis =
-        dimension.dtype() == DT_INT32 ? dimension.scalar<int32_t>() : dimension.scalar<int64_t>();
+    TG_ASSIGN_OR_RETURN(const int d, math::ArgMaxAxis(input.shape(), dimension));
     const int rank = input.dims();
-    if (axis < -rank || axis >= rank) {
-      return errors::InvalidArgument("Expected dimension in the range [", -rank, ", ", rank,
-                                     "), but got ", axis);
-    }
-    const int d = static_cast<int>(axis < 0 ? axis + rank : axis);
-    if (input.dim_size(d) == 0) {
-      return errors::InvalidArgument("Reduction axis ", axis, " is empty in shape ",
-                                     input.shape().DebugString());
-    }
     TensorShape out_shape = input.shape();
     out_shape.RemoveDim(d);
     Tensor* output;
@@ -130,21 +122,9 @@ class BiasAddGpuOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& value = ctx.input(0);
     const Tensor& bias = ctx.input(1);
-    if (value.dims() < 2) {
-      return errors::InvalidArgument("Input tensor must be at least 2D: ",
-                                     value.shape().DebugString());
-    }
-    if (bias.dims() != 1) {
-      return errors::InvalidArgument("Biases must be 1D: ", bias.shape().DebugString());
-    }
-    const int channel_dim = channels_first_ ? 1 : value.dims() - 1;
+    TG_ASSIGN_OR_RETURN(const int channel_dim,
+                        math::BiasAddChannelDim(value.shape(), bias.shape(), channels_first_));
     const int64_t channels = value.dim_size(channel_dim);
-    if (bias.dim_size(0) != channels) {
-      return errors::InvalidArgument("Must provide as many biases as the ",
-                                     channels_first_ ? "channel" : "last",
-                                     " dimension of the input tensor: ", bias.shape().DebugString(),
-                                     " vs. ", value.shape().DebugString());
-    }
     Tensor* output;
     TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(0, 0, value.shape(), &output));
     if (output->NumElements() == 0) return absl::OkStatus();
@@ -174,11 +154,8 @@ class BiasAddGradGpuOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& grad = ctx.input(0);
-    if (grad.dims() < 2) {
-      return errors::InvalidArgument("Input tensor must be at least 2D: ",
-                                     grad.shape().DebugString());
-    }
-    const int channel_dim = channels_first_ ? 1 : grad.dims() - 1;
+    TG_ASSIGN_OR_RETURN(const int channel_dim,
+                        math::BiasAddGradChannelDim(grad.shape(), channels_first_));
     const int64_t channels = grad.dim_size(channel_dim);
     Tensor* output;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({channels}), &output));

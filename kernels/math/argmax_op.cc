@@ -9,6 +9,7 @@
 
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
+#include "kernels/math/argmax_shape.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
@@ -33,22 +34,8 @@ class ArgMaxOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
     const Tensor& dimension = ctx.input(1);
-    if (dimension.dims() != 0) {
-      return errors::InvalidArgument("dimension must be a scalar, got shape ",
-                                     dimension.shape().DebugString());
-    }
-    const int64_t axis =
-        dimension.dtype() == DT_INT32 ? dimension.scalar<int32_t>() : dimension.scalar<int64_t>();
+    TG_ASSIGN_OR_RETURN(const int d, ArgMaxAxis(input.shape(), dimension));
     const int rank = input.dims();
-    if (axis < -rank || axis >= rank) {
-      return errors::InvalidArgument("Expected dimension in the range [", -rank, ", ", rank,
-                                     "), but got ", axis);
-    }
-    const int d = static_cast<int>(axis < 0 ? axis + rank : axis);
-    if (input.dim_size(d) == 0) {
-      return errors::InvalidArgument("Reduction axis ", axis, " is empty in shape ",
-                                     input.shape().DebugString());
-    }
     TensorShape out_shape = input.shape();
     out_shape.RemoveDim(d);
     Tensor* output;

@@ -5,6 +5,7 @@
 
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
+#include "kernels/math/bias_add_shape.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
@@ -22,11 +23,8 @@ class BiasAddGradOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& grad = ctx.input(0);
-    if (grad.dims() < 2) {
-      return errors::InvalidArgument("Input tensor must be at least 2D: ",
-                                     grad.shape().DebugString());
-    }
-    const int channel_dim = channels_first_ ? 1 : grad.dims() - 1;
+    TG_ASSIGN_OR_RETURN(const int channel_dim,
+                        BiasAddGradChannelDim(grad.shape(), channels_first_));
     const int64_t channels = grad.dim_size(channel_dim);
     Tensor* output;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({channels}), &output));

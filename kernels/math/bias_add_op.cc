@@ -4,6 +4,7 @@
 
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
+#include "kernels/math/bias_add_shape.h"
 #include "kernels/math/parallel_for.h"
 
 namespace tensorgrid {
@@ -26,21 +27,9 @@ class BiasAddOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& value = ctx.input(0);
     const Tensor& bias = ctx.input(1);
-    if (value.dims() < 2) {
-      return errors::InvalidArgument("Input tensor must be at least 2D: ",
-                                     value.shape().DebugString());
-    }
-    if (bias.dims() != 1) {
-      return errors::InvalidArgument("Biases must be 1D: ", bias.shape().DebugString());
-    }
-    const int channel_dim = channels_first_ ? 1 : value.dims() - 1;
+    TG_ASSIGN_OR_RETURN(const int channel_dim,
+                        BiasAddChannelDim(value.shape(), bias.shape(), channels_first_));
     const int64_t channels = value.dim_size(channel_dim);
-    if (bias.dim_size(0) != channels) {
-      return errors::InvalidArgument("Must provide as many biases as the ",
-                                     channels_first_ ? "channel" : "last",
-                                     " dimension of the input tensor: ", bias.shape().DebugString(),
-                                     " vs. ", value.shape().DebugString());
-    }
     Tensor* output;
     TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(0, 0, value.shape(), &output));
     if (output->NumElements() == 0) return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
+#include "kernels/nn/cross_entropy_shape.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {
@@ -47,19 +48,8 @@ class SoftmaxXentOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& features = ctx.input(0);
     const Tensor& labels = ctx.input(1);
-    auto incompatible = [&](absl::string_view why) {
-      return errors::InvalidArgument("logits and labels must ", why, ", got logits shape ",
-                                     features.shape().DebugString(), " and labels shape ",
-                                     labels.shape().DebugString());
-    };
-    if (features.dims() != 2 || labels.dims() != 2) return incompatible("be 2-D");
-    int64_t dims[2];
-    for (int d = 0; d < 2; ++d) {
-      const int64_t a = features.dim_size(d), b = labels.dim_size(d);
-      if (a != b && a != 1 && b != 1) return incompatible("be broadcastable");
-      dims[d] = a == 1 ? b : a;
-    }
-    const int64_t batch = dims[0], classes = dims[1];
+    TG_ASSIGN_OR_RETURN(auto dims, SoftmaxXentDims(features.shape(), labels.shape()));
+    const int64_t batch = dims.first, classes = dims.second;
     const Tensor x = BroadcastMatrix<T>(features, batch, classes);
     const Tensor l = BroadcastMatrix<T>(labels, batch, classes);
     Tensor *loss, *backprop;
@@ -98,32 +88,12 @@ class SparseSoftmaxXentOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& features = ctx.input(0);
     const Tensor& labels_tensor = ctx.input(1);
-    if (features.dims() != 2) {
-      return errors::InvalidArgument("logits must be 2-D, but got shape ",
-                                     features.shape().DebugString());
-    }
-    if (labels_tensor.dims() != 1) {
-      return errors::InvalidArgument("labels must be 1-D, but got shape ",
-                                     labels_tensor.shape().DebugString());
-    }
+    TG_RETURN_IF_ERROR(CheckSparseXentShapes(features.shape(), labels_tensor.shape()));
     const int64_t batch = features.dim_size(0), classes = features.dim_size(1);
-    if (labels_tensor.dim_size(0) != batch) {
-      return errors::InvalidArgument(
-          "logits and labels must have the same first dimension, got logits shape ",
-          features.shape().DebugString(), " and labels shape ",
-          labels_tensor.shape().DebugString());
-    }
-    if (classes == 0 && batch > 0) {
-      return errors::InvalidArgument("Must have at least one class, but got logits shape ",
-                                     features.shape().DebugString());
-    }
     const std::vector<int64_t> labels = IndexValues(labels_tensor);
     for (int64_t r = 0; r < batch; ++r) {
       if (labels[r] < 0 || labels[r] >= classes) {
-        return errors::InvalidArgument("Received a label value of ", labels[r],
-                                       " which is outside the valid range of [0, ", classes,
-                                       ") (row ", r, " of labels, logits shape ",
-                                       features.shape().DebugString(), ")");
+        return LabelOutOfRange(labels[r], r, features.shape());
       }
     }
     Tensor *loss, *backprop;

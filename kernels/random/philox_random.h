@@ -43,6 +43,11 @@ class PhiloxRandom {
                 static_cast<uint32_t>(high), static_cast<uint32_t>(high >> 32)};
   }
 
+  // The position in the stream and the key, e.g. for a device kernel that
+  // computes the same blocks.
+  const Block& counter() const { return counter_; }
+  const Key& key() const { return key_; }
+
   // The block at the current counter; then advances by one.
   Block operator()() {
     Block block = counter_;
