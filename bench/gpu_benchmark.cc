@@ -186,9 +186,18 @@ absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) 
     if (status.ok()) status = session.RunCallable(handle, {images, labels}, &out, nullptr);
   });
   TG_RETURN_IF_ERROR(status);
-  // The loss after training is finite (the step really ran on the device).
-  TG_RETURN_IF_ERROR(session.Run({{net.images, images}, {net.labels, labels}}, {net.loss}, &out));
+  // The loss after training is finite (the step really ran on the device),
+  // and where the step's nodes ran.
+  RunOptions trace;
+  trace.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata meta;
+  TG_RETURN_IF_ERROR(session.Run(trace, {{net.images, images}, {net.labels, labels}}, {net.loss},
+                                 {train}, &out, &meta));
   if (!std::isfinite(out[0].scalar<float>())) return errors::Internal("loss is not finite");
+  for (const auto& dev : meta.step_stats().dev_stats()) {
+    std::printf("  batch %lld: %d nodes on %s\n", static_cast<long long>(batch),
+                dev.node_stats_size(), dev.device().c_str());
+  }
   return t;
 }
 

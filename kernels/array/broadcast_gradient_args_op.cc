@@ -74,6 +74,18 @@ class BroadcastGradientArgsOp final : public OpKernel {
 TG_REGISTER_KERNEL(
     KernelDefBuilder("BroadcastGradientArgs").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
     BroadcastGradientArgsOp<int32_t>);
+
+// On a GPU: shape arithmetic, every argument in host memory (TensorFlow's
+// registrations for int32 on GPU), so the gradient graph's index math runs
+// beside the GPU kernels without a copy or a trip to the CPU device.
+TG_REGISTER_KERNEL(KernelDefBuilder("BroadcastGradientArgs")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("T")
+                       .HostMemory("s0")
+                       .HostMemory("s1")
+                       .HostMemory("r0")
+                       .HostMemory("r1"),
+                   BroadcastGradientArgsOp<int32_t>);
 TG_REGISTER_KERNEL(
     KernelDefBuilder("BroadcastGradientArgs").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
     BroadcastGradientArgsOp<int64_t>);

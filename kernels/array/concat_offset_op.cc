@@ -72,6 +72,17 @@ class ConcatOffsetOp final : public OpKernel {
 TG_REGISTER_KERNEL(
     KernelDefBuilder("ConcatOffset").Device(DEVICE_CPU).TypeConstraint<int32_t>("shape_type"),
     ConcatOffsetOp<int32_t>);
+
+// On a GPU: shape arithmetic, every argument in host memory (TensorFlow's
+// registrations for int32 on GPU), so the gradient graph's index math runs
+// beside the GPU kernels without a copy or a trip to the CPU device.
+TG_REGISTER_KERNEL(KernelDefBuilder("ConcatOffset")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("shape_type")
+                       .HostMemory("concat_dim")
+                       .HostMemory("shape")
+                       .HostMemory("offset"),
+                   ConcatOffsetOp<int32_t>);
 TG_REGISTER_KERNEL(
     KernelDefBuilder("ConcatOffset").Device(DEVICE_CPU).TypeConstraint<int64_t>("shape_type"),
     ConcatOffsetOp<int64_t>);

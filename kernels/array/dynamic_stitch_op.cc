@@ -111,6 +111,17 @@ TG_REGISTER_KERNEL(
 TG_REGISTER_KERNEL(
     KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
     DynamicStitchOp);
+
+// On a GPU: shape arithmetic, every argument in host memory (TensorFlow's
+// registrations for int32 on GPU), so the gradient graph's index math runs
+// beside the GPU kernels without a copy or a trip to the CPU device.
+TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("T")
+                       .HostMemory("indices")
+                       .HostMemory("data")
+                       .HostMemory("merged"),
+                   DynamicStitchOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
                    DynamicStitchOp);
 TG_REGISTER_KERNEL(

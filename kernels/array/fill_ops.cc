@@ -97,6 +97,13 @@ TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstrai
                    ZerosLikeOp<double>);
 TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
                    ZerosLikeOp<int32_t>);
+// int32 on a GPU lives in host memory (TensorFlow's rule for shapes).
+TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("T")
+                       .HostMemory("x")
+                       .HostMemory("y"),
+                   ZerosLikeOp<int32_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
                    ZerosLikeOp<int64_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("ZerosLike").Device(DEVICE_CPU).TypeConstraint<bool>("T"),
@@ -110,6 +117,12 @@ TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstrain
 TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<double>("T"),
                    OnesLikeOp<double>);
 TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
+                   OnesLikeOp<int32_t>);
+TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("T")
+                       .HostMemory("x")
+                       .HostMemory("y"),
                    OnesLikeOp<int32_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("OnesLike").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
                    OnesLikeOp<int64_t>);

@@ -36,5 +36,12 @@ TG_REGISTER_KERNEL(KernelDefBuilder("Size").Device(DEVICE_CPU).TypeConstraint<in
                    SizeOp<int32_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Size").Device(DEVICE_CPU).TypeConstraint<int64_t>("out_type"),
                    SizeOp<int64_t>);
+// On a GPU Size reads only the shape: the data stays where it is.
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("Size").Device(DEVICE_GPU).TypeConstraint<int32_t>("out_type").HostMemory("output"),
+    SizeOp<int32_t>);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("Size").Device(DEVICE_GPU).TypeConstraint<int64_t>("out_type").HostMemory("output"),
+    SizeOp<int64_t>);
 
 }  // namespace tensorgrid

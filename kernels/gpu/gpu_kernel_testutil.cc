@@ -20,6 +20,7 @@ template <typename T>
     const T x = a.data<T>()[i], y = b.data<T>()[i];
     if constexpr (std::is_floating_point<T>::value) {
       if (std::isnan(x) && std::isnan(y)) continue;
+      if (x == y) continue;  // equal infinities too (their difference is NaN)
       const double scale = std::max({1.0, std::fabs(double(x)), std::fabs(double(y))});
       if (std::fabs(double(x) - double(y)) <= tolerance * scale) continue;
     } else {

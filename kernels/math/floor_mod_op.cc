@@ -41,6 +41,17 @@ using FloorModOp = BinaryOp<T, FloorModFunctor<T>>;
 
 TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod").Device(DEVICE_CPU).TypeConstraint<int32_t>("T"),
                    FloorModOp<int32_t>);
+
+// On a GPU: shape arithmetic, every argument in host memory (TensorFlow's
+// registrations for int32 on GPU), so the gradient graph's index math runs
+// beside the GPU kernels without a copy or a trip to the CPU device.
+TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("T")
+                       .HostMemory("x")
+                       .HostMemory("y")
+                       .HostMemory("z"),
+                   FloorModOp<int32_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
                    FloorModOp<int64_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("FloorMod").Device(DEVICE_CPU).TypeConstraint<float>("T"),

@@ -65,6 +65,18 @@ TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<i
                    RangeOp<int32_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<int64_t>("Tidx"),
                    RangeOp<int64_t>);
+
+// On a GPU: shape arithmetic, every argument in host memory (TensorFlow's
+// registrations for int32 on GPU), so the gradient graph's index math runs
+// beside the GPU kernels without a copy or a trip to the CPU device.
+TG_REGISTER_KERNEL(KernelDefBuilder("Range")
+                       .Device(DEVICE_GPU)
+                       .TypeConstraint<int32_t>("Tidx")
+                       .HostMemory("start")
+                       .HostMemory("limit")
+                       .HostMemory("delta")
+                       .HostMemory("output"),
+                   RangeOp<int32_t>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<float>("Tidx"),
                    RangeOp<float>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Range").Device(DEVICE_CPU).TypeConstraint<double>("Tidx"),
