@@ -2,12 +2,12 @@
 
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/platform/malloc_tuning.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
-#include "grpcpp/alarm.h"
 
 namespace tensorgrid {
 
@@ -19,18 +19,13 @@ class GrpcCall::Reactor final : public grpc::ServerGenericBidiReactor {
  public:
   using Arrival = std::function<void(std::shared_ptr<GrpcCall>)>;
 
-  explicit Reactor(std::shared_ptr<GrpcCall> call) : call_(std::move(call)) {}
+  Reactor(std::shared_ptr<GrpcCall> call, GrpcFrontDoor* door)
+      : call_(std::move(call)), door_(door) {}
 
-  // Reads the request and passes it to `arrive`, unless it has not arrived
-  // whole `timeout` from now (if positive): that answers DeadlineExceeded.
-  void Read(absl::Duration timeout, Arrival arrive) {
+  // Reads the request and passes it to `arrive`, unless the call was
+  // answered first (its request did not arrive in time).
+  void Read(Arrival arrive) {
     arrive_ = std::move(arrive);
-    if (timeout > absl::ZeroDuration()) {
-      arrival_deadline_.Set(absl::ToChronoTime(absl::Now() + timeout),
-                            [call = call_, timeout](bool fired) {
-                              if (fired) call->TimeOut(timeout);
-                            });
-    }
     StartRead(&call_->request_);
   }
 
@@ -41,7 +36,7 @@ class GrpcCall::Reactor final : public grpc::ServerGenericBidiReactor {
   }
 
   void OnReadDone(bool ok) override {
-    arrival_deadline_.Cancel();  // no effect if it fired
+    door_->Arrived(*call_);
     // Once the handler has answered, gRPC may delete this reactor.
     std::shared_ptr<GrpcCall> call = call_;
     Arrival arrive = std::move(arrive_);
@@ -72,8 +67,8 @@ class GrpcCall::Reactor final : public grpc::ServerGenericBidiReactor {
 
  private:
   const std::shared_ptr<GrpcCall> call_;
+  GrpcFrontDoor* const door_;
   Arrival arrive_;
-  grpc::Alarm arrival_deadline_;
 };
 
 bool GrpcCall::Finish(grpc::Status status) {
@@ -146,12 +141,63 @@ struct GrpcFrontDoor::OwnThreads {
 };
 
 GrpcFrontDoor::GrpcFrontDoor(Options options)
-    : options_(std::move(options)), own_threads_(std::make_shared<OwnThreads>()) {}
+    : options_(std::move(options)), own_threads_(std::make_shared<OwnThreads>()) {
+  if (options_.request_timeout > absl::ZeroDuration()) {
+    arrivals_thread_ = std::thread([this] { CutLateArrivals(); });
+  }
+}
 
 GrpcFrontDoor::~GrpcFrontDoor() {
+  if (arrivals_thread_.joinable()) {
+    {
+      absl::MutexLock lock(&arrivals_mu_);
+      stopping_ = true;
+    }
+    arrivals_thread_.join();
+  }
   absl::MutexLock lock(&own_threads_->mu);
   own_threads_->mu.Await(absl::Condition(
       +[](int* running) { return *running == 0; }, &own_threads_->running));
+}
+
+void GrpcFrontDoor::AwaitArrival(std::shared_ptr<GrpcCall> call) {
+  GrpcCall* c = call.get();
+  absl::MutexLock lock(&arrivals_mu_);
+  c->arrive_by_ = absl::Now() + options_.request_timeout;
+  c->waiting_at_ = arriving_.insert(arriving_.end(), std::move(call));
+  c->waiting_ = true;
+}
+
+void GrpcFrontDoor::Arrived(GrpcCall& call) {
+  std::shared_ptr<GrpcCall> released;  // outside the lock
+  absl::MutexLock lock(&arrivals_mu_);
+  if (!call.waiting_) return;  // not watched, or cut already
+  released = std::move(*call.waiting_at_);
+  arriving_.erase(call.waiting_at_);
+  call.waiting_ = false;
+}
+
+void GrpcFrontDoor::CutLateArrivals() {
+  absl::MutexLock lock(&arrivals_mu_);
+  while (!stopping_) {
+    // A call added later has a later deadline: waking for the earliest one
+    // (or one timeout from now) is never late.
+    const absl::Time wake = arriving_.empty() ? absl::Now() + options_.request_timeout
+                                              : arriving_.front()->arrive_by_;
+    arrivals_mu_.AwaitWithDeadline(absl::Condition(&stopping_), wake);
+    std::vector<std::shared_ptr<GrpcCall>> late;
+    const absl::Time now = absl::Now();
+    while (!arriving_.empty() && arriving_.front()->arrive_by_ <= now) {
+      late.push_back(std::move(arriving_.front()));
+      late.back()->waiting_ = false;
+      arriving_.pop_front();
+    }
+    if (late.empty()) continue;
+    arrivals_mu_.Unlock();
+    for (const std::shared_ptr<GrpcCall>& call : late) call->TimeOut(options_.request_timeout);
+    late.clear();
+    arrivals_mu_.Lock();
+  }
 }
 
 void GrpcFrontDoor::Add(std::string method, Runs runs, Handler handler) {
@@ -171,7 +217,7 @@ void GrpcFrontDoor::RegisterOn(grpc::ServerBuilder* builder) {
 grpc::ServerGenericBidiReactor* GrpcFrontDoor::CreateReactor(
     grpc::GenericCallbackServerContext* context) {
   std::shared_ptr<GrpcCall> call(new GrpcCall(context->method(), context->deadline()));
-  auto* reactor = new GrpcCall::Reactor(call);
+  auto* reactor = new GrpcCall::Reactor(call, this);
   {
     absl::MutexLock lock(&call->mu_);
     call->reactor_ = reactor;
@@ -189,7 +235,8 @@ grpc::ServerGenericBidiReactor* GrpcFrontDoor::CreateReactor(
     return reactor;
   }
   const Method* method = &it->second;
-  reactor->Read(options_.request_timeout, [this, method](std::shared_ptr<GrpcCall> call) {
+  if (arrivals_thread_.joinable()) AwaitArrival(call);
+  reactor->Read([this, method](std::shared_ptr<GrpcCall> call) {
     if (method->runs == Runs::kInline) return method->handler(std::move(call));
     RunOnOwnThread(
         [method, call = std::move(call)]() mutable { method->handler(std::move(call)); });

@@ -41,8 +41,10 @@
 
 #include <chrono>
 #include <functional>
+#include <list>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -93,6 +95,13 @@ class GrpcCall {
   // Answers DeadlineExceeded if the request has not arrived yet.
   void TimeOut(absl::Duration timeout);
 
+  // While the request is on its way: when it must have arrived, and the
+  // call's place among the door's calls waiting for theirs (guarded by the
+  // door's arrivals_mu_).
+  absl::Time arrive_by_;
+  std::list<std::shared_ptr<GrpcCall>>::iterator waiting_at_;
+  bool waiting_ = false;
+
   const std::string method_;
   const std::chrono::system_clock::time_point deadline_;
   grpc::ByteBuffer request_;   // read into by the reactor, before any handler runs
@@ -116,8 +125,8 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
     // Every call must carry it (see AttachAuth in grpc_util.h); empty: none
     // needs to.
     std::string auth_token;
-    // The largest request gRPC's transport accepts; larger ones are
-    // ResourceExhausted.
+    // The largest request gRPC accepts; larger ones are ResourceExhausted
+    // once they have arrived (gRPC 1.51 checks no sooner).
     int max_request_bytes = 1 << 30;
     // How long a request may take to arrive whole, from its call's start.
     // Zero: as long as the client's deadline.
@@ -146,8 +155,6 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
   // and the keepalive policy our clients (NewChannel) expect.
   void RegisterOn(grpc::ServerBuilder* builder);
 
-  const Options& options() const { return options_; }
-
   grpc::ServerGenericBidiReactor* CreateReactor(
       grpc::GenericCallbackServerContext* context) override;
 
@@ -159,10 +166,26 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
   // Runs `work` on a thread of its own; the destructor waits for it.
   void RunOnOwnThread(std::function<void()> work);
 
+  // Request deadlines. One thread waits for the earliest (a grpc::Alarm per
+  // call would cost every call a hop to gRPC's executor, when it is
+  // cancelled on arrival): it answers DeadlineExceeded to calls whose
+  // request has not arrived by then.
+  friend class GrpcCall::Reactor;
+  void AwaitArrival(std::shared_ptr<GrpcCall> call);  // Options::request_timeout
+  void Arrived(GrpcCall& call);                       // or answered without it
+  void CutLateArrivals();                             // the thread
+
   const Options options_;
   absl::flat_hash_map<std::string, Method> methods_;  // fixed once serving
   struct OwnThreads;
   const std::shared_ptr<OwnThreads> own_threads_;
+
+  absl::Mutex arrivals_mu_;
+  // Calls whose request is on its way, the earliest deadline first (they
+  // all have the same timeout).
+  std::list<std::shared_ptr<GrpcCall>> arriving_ ABSL_GUARDED_BY(arrivals_mu_);
+  bool stopping_ ABSL_GUARDED_BY(arrivals_mu_) = false;
+  std::thread arrivals_thread_;  // with a request_timeout
 };
 
 // Implementation details follow.

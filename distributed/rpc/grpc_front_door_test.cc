@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/platform/status_testutil.h"
 #include "distributed/rpc/grpc_util.h"
@@ -25,6 +26,7 @@ constexpr char kToken[] = "s3cret";
 constexpr char kEcho[] = "/test.Door/Echo";
 constexpr char kTyped[] = "/test.Door/Typed";
 constexpr char kWaitForCancel[] = "/test.Door/WaitForCancel";
+constexpr char kSlow[] = "/test.Door/Slow";
 
 class GrpcFrontDoorTest : public ::testing::Test {
  protected:
@@ -40,6 +42,11 @@ class GrpcFrontDoorTest : public ::testing::Test {
           response->set_graph_handle(request.graph_handle());
           done(absl::OkStatus());
         });
+    // Answers after twice the request_timeout.
+    door_.Add(kSlow, GrpcFrontDoor::Runs::kOnOwnThread, [](std::shared_ptr<GrpcCall> call) {
+      absl::SleepFor(2 * DoorOptions().request_timeout);
+      call->Reply(call->request());
+    });
     // Answers only once the client cancels.
     door_.Add(kWaitForCancel, GrpcFrontDoor::Runs::kInline, [this](std::shared_ptr<GrpcCall> call) {
       call->OnCancel([this, call] {
@@ -160,6 +167,13 @@ TEST_F(GrpcFrontDoorTest, RequestThatNeverArrivesIsDeadlineExceeded) {
   EXPECT_STATUS(CallWithoutMessage(kEcho, /*half_close=*/false), kDeadlineExceeded,
                 "the request to /test.Door/Echo did not arrive within 1s of the call's start "
                 "(request_timeout)");
+}
+
+// The timeout bounds the request's arrival, not the work on it.
+TEST_F(GrpcFrontDoorTest, HandlerMayTakeLongerThanTheRequestTimeout) {
+  std::string response;
+  ASSERT_OK(Call(kSlow, "slow", kToken, &response));
+  EXPECT_EQ(response, "slow");
 }
 
 TEST_F(GrpcFrontDoorTest, CallThatEndsWithoutARequestIsInvalidArgument) {
