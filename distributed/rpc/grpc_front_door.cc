@@ -222,8 +222,8 @@ grpc::ServerGenericBidiReactor* GrpcFrontDoor::CreateReactor(
     absl::MutexLock lock(&call->mu_);
     call->reactor_ = reactor;
   }
-  // Nothing of the request has been read: a refusal here costs the peer's
-  // bytes nothing but one stream window.
+  // Nothing of the request has been read: a call refused here can have
+  // pushed at most one HTTP/2 stream window of it.
   if (grpc::Status denied = CheckAuth(*context, options_.auth_token); !denied.ok()) {
     call->Finish(std::move(denied));
     return reactor;
