@@ -12,7 +12,8 @@
 // Every task is a separate process: the tasks run distributed::Server exactly
 // as tg_server does (default ConfigProto), forked from this binary before it
 // starts any thread, on loopback ports picked free just before; the echo
-// server picks its own port. Children stop on SIGTERM when the benchmarks
+// server picks its own port. With TG_BULK_TRANSFER=0 the tasks open no bulk
+// port, so steps take gRPC all the way. Children stop on SIGTERM when the benchmarks
 // end, and get SIGTERM from the kernel if this process dies first.
 //
 // Rows:
@@ -81,10 +82,16 @@ constexpr std::chrono::seconds kCallTimeout(10);
 
 // ---- the cluster and the echo server --------------------------------------------
 
-// One task of `cluster`, as tg_server runs it.
+// One task of `cluster`, as tg_server runs it (TG_BULK_TRANSFER=0 turns
+// its bulk port off, as tg_server's: steps then go over gRPC).
 void ServeTask(const ClusterSpec& cluster, const std::string& job, int report_fd,
                const sigset_t& signals) {
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(cluster, job, 0, ConfigProto());
+  ServerOptions options;
+  const char* bulk = std::getenv("TG_BULK_TRANSFER");
+  options.bulk_transfer =
+      bulk == nullptr || (std::string(bulk) != "0" && std::string(bulk) != "false");
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(cluster, job, 0, ConfigProto(), options);
   absl::Status status = server.ok() ? (*server)->Start() : server.status();
   if (!status.ok()) {
     Report(report_fd, "error " + status.ToString());

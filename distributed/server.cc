@@ -9,9 +9,11 @@
 #include "core/platform/status.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
+#include "distributed/rpc/grpc_front_door.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_remote_worker.h"
-#include "distributed/rpc/grpc_worker_service_factory.h"
+#include "distributed/rpc/grpc_util.h"
+#include "distributed/rpc/grpc_worker_service.h"
 #include "distributed/transport/bulk_server.h"
 #include "grpcpp/grpcpp.h"
 
@@ -101,12 +103,16 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
                                         ? DefaultCollectiveGroupLeader(cluster, task_)
                                         : config.collective_group_leader(),
                                     std::move(tasks));
+  GrpcFrontDoor::Options door_options;
+  door_options.auth_token = options.security.auth_token;
+  door_options.max_request_bytes = options.max_request_bytes;
+  door_options.request_timeout = options.request_timeout;
+  front_door_ = std::make_unique<GrpcFrontDoor>(door_options);
   master_service_ = std::make_unique<GrpcMasterService>(
       [workers, task = task_](const ConfigProto& session_config) {
         return std::make_unique<Master>(session_config, workers, task);
       },
-      options.security.auth_token,
-      GrpcMasterService::Options{options.session_gc, options.max_sessions});
+      front_door_.get(), GrpcMasterService::Options{options.session_gc, options.max_sessions});
 }
 
 Server::~Server() {
@@ -142,20 +148,18 @@ absl::Status Server::Start() {
                    task_.c_str(), std::string(bulk.status().message()).c_str());
     }
   }
-  worker_service_ = NewGrpcWorkerService(worker_.get(), options_.security.auth_token, bulk_.get());
+  worker_service_ =
+      std::make_unique<GrpcWorkerService>(worker_.get(), front_door_.get(), bulk_.get());
   if (bulk_ != nullptr) master_service_->ServeStepsOn(bulk_.get());  // same token
   grpc::ServerBuilder builder;
   int selected_port = 0;
   builder.AddListeningPort(address, ServerCredentials(options_.security), &selected_port);
-  builder.SetMaxReceiveMessageSize(options_.max_request_bytes);
   // Fetched tensors may be large: allow the most a gRPC message can hold.
   builder.SetMaxSendMessageSize(INT_MAX);
   // gRPC sets SO_REUSEPORT by default, which would let a second server share
   // the port silently; a port in use must be an error instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  ApplyServerDefaults(&builder);
-  builder.RegisterService(worker_service_.get());
-  builder.RegisterService(master_service_.get());
+  front_door_->RegisterOn(&builder);  // the receive limit too
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || selected_port == 0) {
     if (server != nullptr) server->Shutdown();

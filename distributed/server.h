@@ -38,14 +38,15 @@
 
 namespace grpc {
 class Server;
-class Service;
 }  // namespace grpc
 
 namespace tensorgrid {
 
 class BulkServer;
+class GrpcFrontDoor;
 class GrpcMasterService;
 class GrpcRemoteWorker;
+class GrpcWorkerService;
 class Worker;
 
 struct ServerOptions {
@@ -58,8 +59,14 @@ struct ServerOptions {
   // other tasks (which must all use the same).
   RpcSecurity security;
   // The largest request the server accepts; larger ones are refused with
-  // ResourceExhausted before they are read. Feeds travel in requests.
+  // ResourceExhausted (by gRPC, once it has received them: only callers
+  // that hold the token, if there is one, get that far). Feeds travel in
+  // requests.
   int max_request_bytes = 1 << 30;
+  // How long a request may take to arrive whole from its call's start;
+  // one that has not is answered DeadlineExceeded and its stream reset.
+  // Zero: as long as the client's deadline.
+  absl::Duration request_timeout = absl::Seconds(60);
   // A second port of this server's, a plain TCP one the kernel picks on the
   // same host (docs/bulk_transfer.md): large received tensors travel there
   // by ticket, and RunGraph and collective chunks go there directly. Off, or
@@ -122,8 +129,11 @@ class Server {
   std::unique_ptr<Worker> worker_;
   // The other tasks, by task name.
   std::map<std::string, std::unique_ptr<GrpcRemoteWorker>> remote_workers_;
-  std::unique_ptr<BulkServer> bulk_;  // made by Start; outlives the service
-  std::unique_ptr<grpc::Service> worker_service_;
+  std::unique_ptr<BulkServer> bulk_;  // made by Start; outlives the services
+  // Every call of the port comes in through the door: it checks the token,
+  // then hands the call to a method of the services.
+  std::unique_ptr<GrpcFrontDoor> front_door_;
+  std::unique_ptr<GrpcWorkerService> worker_service_;  // made by Start
   std::unique_ptr<GrpcMasterService> master_service_;
 
   mutable absl::Mutex mu_;

@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   bazel-bootstrap bazel-rules-java bazel-platforms
   g++ pkg-config python3
+  python3-grpcio  # tests/attacker_test.py: an independent gRPC client
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libeigen3-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libtbb-dev zlib1g-dev
   dataset-fashion-mnist  # the demo's data: /usr/share/datasets/fashion-mnist (docs/data.md)

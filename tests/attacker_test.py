@@ -12,24 +12,58 @@ the bounds that now hold:
     hang up at once are withdrawn: memory comes back under the bound, and a
     later request for one of their keys is not refused as "wanted twice".
 
+Then the gRPC port of a second task, one with a token, from an independent
+client (Debian's python3-grpcio) and from raw HTTP/2 frames:
+  - a 512 MiB RunGraph without the token is UNAUTHENTICATED, and the task's
+    resident memory does not grow by its body (it is refused unread);
+  - garbage to each of the 21 methods without the token, or with a wrong
+    one, is UNAUTHENTICATED, not INVALID_ARGUMENT (nothing is parsed first);
+  - a request over --max_request_bytes from a caller with the token is
+    RESOURCE_EXHAUSTED;
+  - a frame that declares a 0xFFFFFFFF-byte message and never sends it is
+    ended at --request_timeout_seconds with DEADLINE_EXCEEDED (and at once,
+    UNAUTHENTICATED, without the token).
+
 The bulk port is found the way an attacker would: the task's listening
-sockets in /proc. Every wait is bounded; the server is killed at the end.
+sockets in /proc. Every wait is bounded; the servers are killed at the end.
 
 usage: attacker_test.py TG_SERVER
 """
 
 import os
+import re
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+
+try:
+    import grpc  # Debian's python3-grpcio (scripts/setup.sh installs it)
+except ImportError:
+    grpc = None
 
 # What the task may hold, resident, while under attack (it starts near 20 MB;
 # before the fix, 1,024 such connections took it to 1.08 GB).
 RSS_BOUND = 400 << 20
 HEADER_DEADLINE = 10  # seconds, BulkServer::Options::header_timeout
+# The gRPC task's limits (flags), and how much its resident memory may grow
+# while a 512 MiB request without the token is refused (before, it read
+# about 300 MB of it first, and kept it).
+MAX_REQUEST_BYTES = 64 << 20
+REQUEST_TIMEOUT = 2  # seconds
+UNREAD_GROWTH_BOUND = 64 << 20
+TOKEN = "attacker-test-token"
+MASTER_METHODS = ["CreateSession", "ExtendSession", "RunStep", "MakeCallable", "RunCallable",
+                  "ReleaseCallable", "CloseSession", "ListDevices", "Reset"]
+WORKER_METHODS = ["GetStatus", "CreateWorkerSession", "DeleteWorkerSession", "RegisterGraph",
+                  "DeregisterGraph", "RunGraph", "CleanupGraph", "RecvTensor", "CleanupAll",
+                  "CompleteGroup", "CompleteInstance", "RecvBuf"]
+METHODS = (["/tensorgrid.MasterService/" + m for m in MASTER_METHODS] +
+           ["/tensorgrid.WorkerService/" + m for m in WORKER_METHODS])
+RUN_GRAPH = "/tensorgrid.WorkerService/RunGraph"
 FAILURES = []
 
 
@@ -125,26 +159,38 @@ def read_answer_kind_and_error(s, timeout):
     return kind, f"code {code}: " + body[4 : 4 + message_len].decode(errors="replace")
 
 
-def main():
-    tg_server = sys.argv[1]
+def start_server(tg_server, tmp, name, flags=()):
+    """A one-task tg_server on a free port, once it says it is ready (30 s at
+    most): (process, port), or (None, port) after a failed check."""
     port = free_port()
-    tmp = tempfile.mkdtemp()
-    out = open(os.path.join(tmp, "server.out"), "w+")
+    out = open(os.path.join(tmp, name + ".out"), "w+")
     server = subprocess.Popen(
-        [tg_server, f"--cluster=worker=127.0.0.1:{port}", "--job_name=worker"],
+        [tg_server, f"--cluster=worker=127.0.0.1:{port}", "--job_name=worker", *flags],
         stdout=out,
         stderr=subprocess.STDOUT,
     )
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        out.seek(0)
+        if "tg_server ready" in out.read():
+            return server, port
+        if server.poll() is not None:
+            break
+        time.sleep(0.1)
+    out.seek(0)
+    check(False, f"tg_server ({name}) became ready: {out.read()[-500:]}")
+    server.kill()
+    server.wait(timeout=30)
+    return None, port
+
+
+def main():
+    tg_server = sys.argv[1]
+    tmp = tempfile.mkdtemp()
+    server, port = start_server(tg_server, tmp, "bulk")
+    if server is None:
+        return 1
     try:
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            out.seek(0)
-            if "tg_server ready" in out.read():
-                break
-            time.sleep(0.1)
-        else:
-            check(False, "tg_server became ready")
-            return 1
         ports = listening_ports(server.pid) - {port}
         check(len(ports) == 1, f"the task listens on one bulk port beside gRPC: {ports}")
         bulk = ports.pop()
@@ -233,8 +279,196 @@ def main():
     finally:
         server.kill()
         server.wait(timeout=30)
+
+    grpc_attacks(tg_server, tmp)
     print(f"{len(FAILURES)} failure(s)")
     return 1 if FAILURES else 0
+
+
+def varint(n):
+    out = b""
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if not n:
+            return out + bytes([byte])
+        out += bytes([byte | 0x80])
+
+
+def field(number, payload):
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def run_graph_request(feed_bytes):
+    """A tensorgrid.RunGraphRequest feeding one float tensor of `feed_bytes`."""
+    shape = field(2, varint(1 << 3) + varint(feed_bytes // 4))  # dim { size }
+    head = varint(1 << 3) + varint(1) + field(2, shape)  # dtype: DT_FLOAT, tensor_shape
+    tensor_head = head + varint(4 << 3 | 2) + varint(feed_bytes)  # tensor_content's prefix
+    named_head = field(1, b"0") + varint(2 << 3 | 2) + varint(len(tensor_head) + feed_bytes)
+    request_head = (field(1, b"graph") + varint(3 << 3 | 2) +
+                    varint(len(named_head) + len(tensor_head) + feed_bytes))
+    return request_head + named_head + tensor_head + bytes(feed_bytes)
+
+
+def grpc_code(method, body, channel, token=None):
+    """The status code of a unary call of `method` with raw bytes `body`."""
+    metadata = [("authorization", "Bearer " + token)] if token else None
+    try:
+        channel.unary_unary(method)(body, metadata=metadata, timeout=120)
+        return grpc.StatusCode.OK, ""
+    except grpc.RpcError as e:
+        return e.code(), e.details()
+
+
+def peak_rss_during(pid, action):
+    """Runs `action`; returns (its result, the most `pid` held resident
+    above what it held before, sampled every 10 ms)."""
+    before = rss(pid)
+    peak = [before]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss(pid))
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        result = action()
+    finally:
+        done.set()
+        sampler.join()
+    return result, max(peak[0], rss(pid)) - before
+
+
+def h2_frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def hpack_literal(name, value):
+    """A header field as an HPACK literal without indexing, no Huffman."""
+    assert len(name) < 127 and len(value) < 127
+    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+def recv_exactly(s, n):
+    data = b""
+    while len(data) < n:
+        chunk = s.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        data += chunk
+    return data
+
+
+def unsent_message_call(port, token, within):
+    """Opens a RunGraph call over raw HTTP/2 whose only DATA is a gRPC
+    message prefix declaring 0xFFFFFFFF bytes, then waits up to `within`
+    seconds for the server to end the call. Returns how it ended: "status N"
+    (its trailers' grpc-status), "reset", "closed", or "open"."""
+    headers = b"".join(hpack_literal(n, v) for n, v in [
+        (b":method", b"POST"), (b":scheme", b"http"), (b":path", RUN_GRAPH.encode()),
+        (b":authority", f"127.0.0.1:{port}".encode()), (b"content-type", b"application/grpc"),
+        (b"te", b"trailers")] + ([(b"authorization", b"Bearer " + token.encode())] if token else []))
+    s = connect(port)
+    try:
+        s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0) +
+                  h2_frame(1, 0x4, 1, headers) +              # HEADERS, END_HEADERS
+                  h2_frame(0, 0, 1, b"\x00\xff\xff\xff\xff"))  # DATA: the prefix alone
+        deadline = time.time() + within
+        while time.time() < deadline:
+            s.settimeout(max(0.1, deadline - time.time()))
+            try:
+                length, kind, flags, stream = struct.unpack(">IBBI", b"\x00" + recv_exactly(s, 9))
+                payload = recv_exactly(s, length)
+            except socket.timeout:
+                break
+            except (ConnectionError, OSError):
+                return "closed"
+            if kind == 4 and not flags & 0x1:  # SETTINGS: acknowledge
+                s.sendall(h2_frame(4, 0x1, 0))
+            elif kind == 6 and not flags & 0x1:  # PING: answer
+                s.sendall(h2_frame(6, 0x1, 0, payload))
+            elif kind == 3 and stream == 1:  # RST_STREAM
+                return "reset"
+            elif kind == 7:  # GOAWAY
+                return "closed"
+            elif kind == 1 and stream == 1 and flags & 0x1:  # trailers: the call's end
+                # gRPC's HPACK encoder writes literals without Huffman coding.
+                m = re.search(rb"grpc-status([\x01-\x02])(\d+)", payload)
+                return f"status {int(m.group(2))}" if m else "status ?"
+        return "open"
+    finally:
+        s.close()
+
+
+def grpc_attacks(tg_server, tmp):
+    if grpc is None:
+        check(False, "python3-grpcio is installed (scripts/setup.sh installs it)")
+        return
+    token_file = os.path.join(tmp, "token")
+    with open(token_file, "w") as f:
+        f.write(TOKEN + "\n")
+    server, port = start_server(tg_server, tmp, "grpc", [
+        f"--auth_token_file={token_file}", f"--max_request_bytes={MAX_REQUEST_BYTES}",
+        f"--request_timeout_seconds={REQUEST_TIMEOUT}"])
+    if server is None:
+        return
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
+        ("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)])
+    try:
+        code, details = grpc_code("/tensorgrid.WorkerService/GetStatus", b"", channel, TOKEN)
+        check(code == grpc.StatusCode.OK, f"GetStatus with the token is OK: {code} {details}")
+        print(f"resident at start: {rss(server.pid) >> 20} MiB", flush=True)
+
+        # 1. 512 MiB without the token.
+        body = run_graph_request(512 << 20)
+        (code, details), growth = peak_rss_during(
+            server.pid, lambda: grpc_code(RUN_GRAPH, body, channel))
+        del body
+        check(code == grpc.StatusCode.UNAUTHENTICATED,
+              f"a 512 MiB RunGraph without the token is UNAUTHENTICATED: {code} {details}")
+        check(growth < UNREAD_GROWTH_BOUND,
+              f"... and the task's resident memory grew by {growth >> 20} MiB "
+              f"< {UNREAD_GROWTH_BOUND >> 20} MiB while it was refused")
+
+        # 2. Garbage to every method, without the token and with a wrong one.
+        garbage = b"\xff\xff\xff\xff\x0f\x12garbage\x00\x01"
+        for token in (None, "guess"):
+            wrong = [(m, code, details) for m in METHODS
+                     for code, details in [grpc_code(m, garbage, channel, token)]
+                     if code != grpc.StatusCode.UNAUTHENTICATED]
+            check(not wrong, f"garbage to all {len(METHODS)} methods with "
+                  f"{'no token' if token is None else 'a wrong token'} is UNAUTHENTICATED: "
+                  f"{wrong[:3]}")
+        code, details = grpc_code(RUN_GRAPH, garbage, channel, TOKEN)
+        check(code == grpc.StatusCode.INVALID_ARGUMENT and "not a valid message" in details,
+              f"the same garbage with the token is INVALID_ARGUMENT: {code} {details}")
+
+        # 3. A few bytes over the limit, with the token.
+        code, details = grpc_code(RUN_GRAPH, run_graph_request(MAX_REQUEST_BYTES), channel, TOKEN)
+        check(code == grpc.StatusCode.RESOURCE_EXHAUSTED,
+              f"a request over --max_request_bytes is RESOURCE_EXHAUSTED: {code} {details}")
+
+        # 4. A message declared and never sent.
+        ended = unsent_message_call(port, TOKEN, REQUEST_TIMEOUT + 60)
+        check(ended == "status 4",
+              f"a declared 0xFFFFFFFF-byte message that never comes is ended "
+              f"DEADLINE_EXCEEDED (grpc-status 4) at --request_timeout_seconds: {ended}")
+        ended = unsent_message_call(port, None, 60)
+        check(ended == "status 16",
+              f"... and without the token, UNAUTHENTICATED (grpc-status 16): {ended}")
+
+        code, details = grpc_code("/tensorgrid.WorkerService/GetStatus", b"", channel, TOKEN)
+        check(code == grpc.StatusCode.OK and server.poll() is None,
+              f"the task still serves: {code} {details}")
+        print(f"resident at the end: {rss(server.pid) >> 20} MiB", flush=True)
+    finally:
+        channel.close()
+        server.kill()
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@
 #
 # Also: a task started with TF_CONFIG instead of flags (and the bulk port
 # off by TG_BULK_TRANSFER=0), a second server on a port in use, a bad
-# TG_BULK_TRANSFER, and SIGTERM/SIGINT stopping every server with exit
-# status 0.
+# TG_BULK_TRANSFER, a bad --request_timeout_seconds, and SIGTERM/SIGINT
+# stopping every server with exit status 0.
 # Every wait is bounded; an EXIT trap kills whatever is left.
 #
 # Usage: cluster_test.sh TG_SERVER TG_RUN CLUSTER_LIB  (Bazel passes the rootpaths.)
@@ -72,6 +72,14 @@ RC=$?
 [[ $RC -eq 1 ]] || fail "TG_BULK_TRANSFER=maybe: exit status $RC"
 grep -q "INVALID_ARGUMENT: TG_BULK_TRANSFER='maybe' is not true, false, 1 or 0" "$TMP/bulk.err" ||
   fail "TG_BULK_TRANSFER=maybe: stderr [$(cat "$TMP/bulk.err")]"
+
+# A negative --request_timeout_seconds is a usage error naming it.
+timeout 30 "$TG_SERVER" --cluster="worker=127.0.0.1:0" --job_name=worker \
+  --request_timeout_seconds=-1 >"$TMP/timeout.out" 2>"$TMP/timeout.err"
+RC=$?
+[[ $RC -eq 2 ]] || fail "--request_timeout_seconds=-1: exit status $RC"
+grep -q -- "--request_timeout_seconds='-1' is not a number of seconds" "$TMP/timeout.err" ||
+  fail "--request_timeout_seconds=-1: stderr [$(cat "$TMP/timeout.err")]"
 
 # Graceful stops: SIGTERM for two, SIGINT for one; each exits 0.
 kill -TERM "$PS_PID" "$W0_PID"

@@ -37,6 +37,7 @@ struct Options {
   // Empty: the TG_* environment variable of the same meaning, if set.
   std::string auth_token_file, tls_ca_file, tls_cert_file, tls_key_file;
   int max_request_bytes = 1 << 30;
+  int64_t request_timeout_seconds = 60;
   int64_t session_gc_seconds = 0;
   int max_sessions = 1024;
   std::string bulk_transfer;  // "true"/"false"; empty: $TG_BULK_TRANSFER, else true
@@ -64,6 +65,9 @@ const std::vector<tools::Flag>& Table() {
        "must then present one too: mutual TLS (default: $TG_TLS_CA_FILE)"},
       {"max_request_bytes", "N", false,
        "refuse larger requests with ResourceExhausted (default 1 GiB)"},
+      {"request_timeout_seconds", "N", false,
+       "a request must arrive whole within N seconds of its call's\n"
+       "start, or is DeadlineExceeded (default 60; 0: the client's deadline)"},
       {"session_gc_seconds", "N", false,
        "close a client session with no call for N seconds (default 0:\n"
        "never, as TensorFlow); its next call is NotFound saying why"},
@@ -83,7 +87,7 @@ std::string Usage() {
       "usage: tg_server --cluster=SPEC --job_name=JOB [--task_index=N] [--bind=HOST]\n"
       "                 [--auth_token_file=FILE] [--tls_cert_file=FILE --tls_key_file=FILE]\n"
       "                 [--tls_ca_file=FILE] [--max_request_bytes=N] [--bulk_transfer=false]\n"
-      "                 [--session_gc_seconds=N] [--max_sessions=N]\n"
+      "                 [--request_timeout_seconds=N] [--session_gc_seconds=N] [--max_sessions=N]\n"
       "       TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": JOB, \"index\": N}}' tg_server\n"
       "\n"
       "Serves one task of a cluster until SIGTERM or SIGINT, then stops gracefully\n"
@@ -110,6 +114,12 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
              options.max_request_bytes <= 0)) {
           return errors::InvalidArgument("--max_request_bytes='", f.value,
                                          "' is not a positive number of bytes below 2 GiB");
+        }
+        if (f.name == "request_timeout_seconds" &&
+            (!absl::SimpleAtoi(f.value, &options.request_timeout_seconds) ||
+             options.request_timeout_seconds < 0)) {
+          return errors::InvalidArgument("--request_timeout_seconds='", f.value,
+                                         "' is not a number of seconds");
         }
         if (f.name == "session_gc_seconds" &&
             (!absl::SimpleAtoi(f.value, &options.session_gc_seconds) ||
@@ -160,6 +170,7 @@ absl::Status Serve(const TfConfig& config, const Options& options, const sigset_
   ServerOptions server_options;
   server_options.bind_host = options.bind_host;
   server_options.max_request_bytes = options.max_request_bytes;
+  server_options.request_timeout = absl::Seconds(options.request_timeout_seconds);
   server_options.session_gc = absl::Seconds(options.session_gc_seconds);
   server_options.max_sessions = options.max_sessions;
   auto flag_or_env = [](const std::string& flag, const char* env) {

@@ -21,7 +21,8 @@
 #include "core/runtime/worker.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_util.h"
-#include "distributed/rpc/grpc_worker_service_factory.h"
+#include "distributed/rpc/grpc_front_door.h"
+#include "distributed/rpc/grpc_worker_service.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
@@ -33,22 +34,22 @@ constexpr char kPs[] = "/job:ps/replica:0/task:0";
 constexpr char kWorker0[] = "/job:worker/replica:0/task:0";
 constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
 
-// One task: its Worker served on a free loopback port.
+// One task: its Worker served on a free loopback port, as Server serves it.
 struct Task {
   explicit Task(const std::string& name)
-      : worker(name, ConfigProto()), service(NewGrpcWorkerService(&worker)) {
+      : worker(name, ConfigProto()), door(GrpcFrontDoor::Options()), service(&worker, &door) {
     grpc::ServerBuilder builder;
-    ApplyServerDefaults(&builder);  // as Server does
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service.get());
+    door.RegisterOn(&builder);
     server = builder.BuildAndStart();
     address = "127.0.0.1:" + std::to_string(port);
   }
   ~Task() { server->Shutdown(); }
 
   Worker worker;
-  std::unique_ptr<grpc::Service> service;
+  GrpcFrontDoor door;
+  GrpcWorkerService service;
   std::unique_ptr<grpc::Server> server;
   std::string address;
 };

@@ -9,6 +9,7 @@
 #include "core/framework/device_name.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
+#include "distributed/rpc/grpc_front_door.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
 
@@ -132,35 +133,56 @@ struct CallableCall {
 
 }  // namespace
 
-// One RunStep or RunCallable call: the client's cancellation cancels the
-// step. Deleted by itself in OnDone, which gRPC calls last (after Finish,
-// and after OnCancel has returned), so the CancellationManager outlives the
-// step whose end calls Finish.
-class GrpcMasterService::StepReactor final : public grpc::ServerUnaryReactor {
- public:
-  CancellationManager* cancellation() { return &cancellation_; }
-  void OnCancel() override { cancellation_.StartCancel(); }
-  void OnDone() override { delete this; }
-
- private:
-  CancellationManager cancellation_;
-};
-
-grpc::ServerUnaryReactor* GrpcMasterService::StartStep(grpc::CallbackServerContext* context,
-                                                       size_t request_bytes,
-                                                       std::function<void(StepReactor*)> start) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
-  auto* reactor = new StepReactor;
-  OffloadIf(request_bytes > kInlineBytes, [reactor, start = std::move(start)] { start(reactor); });
-  return reactor;
+GrpcMasterService::GrpcMasterService(MasterFactory factory, GrpcFrontDoor* door,
+                                     const Options& options)
+    : factory_(std::move(factory)), options_(options) {
+  AddMethods(door);
 }
 
-void GrpcMasterService::EndStep(StepReactor* reactor, const absl::Status& status,
-                                size_t output_bytes, std::function<void()> encode_and_finish) {
-  if (!status.ok()) return reactor->Finish(ToGrpcStatus(status));
-  OffloadIf(output_bytes > kInlineBytes, std::move(encode_and_finish));
+void GrpcMasterService::AddMethods(GrpcFrontDoor* door) {
+  using Done = std::function<void(absl::Status)>;
+  // Each waits for other tasks (or for the signature's RegisterGraph calls):
+  // on a thread of its own.
+  constexpr GrpcFrontDoor::Runs kOwnThread = GrpcFrontDoor::Runs::kOnOwnThread;
+  const std::string service = "/tensorgrid.MasterService/";
+  door->Add<CreateSessionRequest, CreateSessionResponse>(
+      service + "CreateSession", kOwnThread,
+      [this](const CreateSessionRequest& request, CreateSessionResponse* response, Done done) {
+        done(CreateSession(request, response));
+      });
+  door->Add<ExtendSessionRequest, ExtendSessionResponse>(
+      service + "ExtendSession", kOwnThread,
+      [this](const ExtendSessionRequest& request, ExtendSessionResponse*, Done done) {
+        done(ExtendSession(request));
+      });
+  door->Add<MakeCallableRequest, MakeCallableResponse>(
+      service + "MakeCallable", kOwnThread,
+      [this](const MakeCallableRequest& request, MakeCallableResponse* response, Done done) {
+        done(MakeCallable(request, response));
+      });
+  door->Add<ReleaseCallableRequest, ReleaseCallableResponse>(
+      service + "ReleaseCallable", kOwnThread,
+      [this](const ReleaseCallableRequest& request, ReleaseCallableResponse*, Done done) {
+        done(ReleaseCallable(request));
+      });
+  door->Add<CloseSessionRequest, CloseSessionResponse>(
+      service + "CloseSession", kOwnThread,
+      [this](const CloseSessionRequest& request, CloseSessionResponse*, Done done) {
+        done(CloseSession(request));
+      });
+  door->Add<ListDevicesRequest, ListDevicesResponse>(
+      service + "ListDevices", kOwnThread,
+      [this](const ListDevicesRequest& request, ListDevicesResponse* response, Done done) {
+        done(ListDevices(request, response));
+      });
+  door->Add<ResetRequest, ResetResponse>(
+      service + "Reset", kOwnThread,
+      [this](const ResetRequest& request, ResetResponse*, Done done) { done(Reset(request)); });
+  // Steps hold no thread while they run.
+  door->Add(service + kBulkRunStep, GrpcFrontDoor::Runs::kInline,
+            [this](std::shared_ptr<GrpcCall> call) { ServeStep<StepCall>(std::move(call)); });
+  door->Add(service + kBulkRunCallable, GrpcFrontDoor::Runs::kInline,
+            [this](std::shared_ptr<GrpcCall> call) { ServeStep<CallableCall>(std::move(call)); });
 }
 
 GrpcMasterService::~GrpcMasterService() {
@@ -263,14 +285,12 @@ void GrpcMasterService::CloseLater(std::vector<std::shared_ptr<Master>> closing)
   }
 }
 
-grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
-                                              const CreateSessionRequest* request,
+absl::Status GrpcMasterService::CreateSession(const CreateSessionRequest& request,
                                               CreateSessionResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  std::shared_ptr<Master> master = factory_(request->config());
-  if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
+  std::shared_ptr<Master> master = factory_(request.config());
+  if (master == nullptr) return errors::Unavailable("this server runs no sessions");
   // The graph is checked before the session exists: a bad graph leaves nothing behind.
-  if (absl::Status s = master->Create(request->graph_def()); !s.ok()) return ToGrpcStatus(s);
+  TG_RETURN_IF_ERROR(master->Create(request.graph_def()));
   std::string handle;
   std::vector<std::shared_ptr<Master>> closing;
   absl::Status room;
@@ -289,41 +309,45 @@ grpc::Status GrpcMasterService::CreateSession(grpc::ServerContext* context,
   CloseLater(std::move(closing));
   if (!room.ok()) {
     master->Close().IgnoreError();
-    return ToGrpcStatus(room);
+    return room;
   }
   response->set_session_handle(std::move(handle));
   response->set_bulk_port(bulk_port_);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status GrpcMasterService::ExtendSession(grpc::ServerContext* context,
-                                              const ExtendSessionRequest* request,
-                                              ExtendSessionResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
-  if (!master.ok()) return ToGrpcStatus(master.status());
-  return ToGrpcStatus((*master)->Extend(request->graph_def()));
+absl::Status GrpcMasterService::ExtendSession(const ExtendSessionRequest& request) {
+  TG_ASSIGN_OR_RETURN(std::shared_ptr<Master> master, Find(request.session_handle()));
+  return master->Extend(request.graph_def());
 }
 
 template <typename Call>
-grpc::ServerUnaryReactor* GrpcMasterService::ServeStep(grpc::CallbackServerContext* context,
-                                                       const grpc::ByteBuffer* wire,
-                                                       grpc::ByteBuffer* wire_response) {
-  return StartStep(context, wire->Length(), [this, wire, wire_response](StepReactor* reactor) {
+void GrpcMasterService::ServeStep(std::shared_ptr<GrpcCall> grpc_call) {
+  // Parsing and decoding a large request would hold a callback thread.
+  const bool large = grpc_call->request().Length() > kInlineBytes;
+  OffloadIf(large, [this, grpc_call = std::move(grpc_call)] {
     auto call = std::make_shared<Call>();
-    if (!ParseFromByteBuffer(*wire, &call->request)) {
-      return reactor->Finish(
-          InvalidMessageStatus(absl::StrCat("/tensorgrid.MasterService/", Call::kMethod)));
+    if (!ParseRequest(*grpc_call, &call->request)) return;
+    if (absl::Status s = Open(*call); !s.ok()) {
+      grpc_call->Finish(ToGrpcStatus(s));
+      return;
     }
-    if (absl::Status s = Open(*call); !s.ok()) return reactor->Finish(ToGrpcStatus(s));
-    auto run = [this, reactor, call, wire_response] {
-      call->Run(reactor->cancellation(), [this, reactor, call, wire_response](absl::Status s) {
-        EndStep(reactor, s, call->OutputBytes(), [reactor, call, wire_response] {
+    // The client cancelling the call, or going away, cancels the step.
+    auto cancellation = std::make_shared<CancellationManager>();
+    grpc_call->OnCancel([cancellation] { cancellation->StartCancel(); });
+    auto run = [this, grpc_call, call, cancellation] {
+      call->Run(cancellation.get(), [this, grpc_call, call, cancellation](absl::Status s) {
+        if (!s.ok()) {
+          grpc_call->Finish(ToGrpcStatus(s));
+          return;
+        }
+        OffloadIf(call->OutputBytes() > kInlineBytes, [grpc_call, call] {
           call->Encode();
           if (absl::Status s = CheckAnswerSize(Call::kMethod, call->response); !s.ok()) {
-            return reactor->Finish(ToGrpcStatus(s));
+            grpc_call->Finish(ToGrpcStatus(s));
+            return;
           }
-          FinishWith(reactor, call->response, wire_response);
+          grpc_call->Reply(call->response);
         });
       });
     };
@@ -338,28 +362,12 @@ absl::Status GrpcMasterService::Open(Call& call) {
   return call.Unpack();
 }
 
-grpc::ServerUnaryReactor* GrpcMasterService::RunStep(grpc::CallbackServerContext* context,
-                                                     const grpc::ByteBuffer* wire,
-                                                     grpc::ByteBuffer* wire_response) {
-  return ServeStep<StepCall>(context, wire, wire_response);
-}
-
-grpc::Status GrpcMasterService::MakeCallable(grpc::ServerContext* context,
-                                             const MakeCallableRequest* request,
+absl::Status GrpcMasterService::MakeCallable(const MakeCallableRequest& request,
                                              MakeCallableResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
-  if (!master.ok()) return ToGrpcStatus(master.status());
-  absl::StatusOr<int64_t> handle = (*master)->MakeCallable(request->options());
-  if (!handle.ok()) return ToGrpcStatus(handle.status());
-  response->set_handle(*handle);
-  return grpc::Status::OK;
-}
-
-grpc::ServerUnaryReactor* GrpcMasterService::RunCallable(grpc::CallbackServerContext* context,
-                                                         const grpc::ByteBuffer* wire,
-                                                         grpc::ByteBuffer* wire_response) {
-  return ServeStep<CallableCall>(context, wire, wire_response);
+  TG_ASSIGN_OR_RETURN(std::shared_ptr<Master> master, Find(request.session_handle()));
+  TG_ASSIGN_OR_RETURN(int64_t handle, master->MakeCallable(request.options()));
+  response->set_handle(handle);
+  return absl::OkStatus();
 }
 
 template <typename Call>
@@ -409,65 +417,50 @@ void GrpcMasterService::OffloadIf(bool slow, std::function<void()> work) {
   }
 }
 
-grpc::Status GrpcMasterService::ReleaseCallable(grpc::ServerContext* context,
-                                                const ReleaseCallableRequest* request,
-                                                ReleaseCallableResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  absl::StatusOr<std::shared_ptr<Master>> master = Find(request->session_handle());
-  if (!master.ok()) return ToGrpcStatus(master.status());
-  return ToGrpcStatus((*master)->ReleaseCallable(request->handle()));
+absl::Status GrpcMasterService::ReleaseCallable(const ReleaseCallableRequest& request) {
+  TG_ASSIGN_OR_RETURN(std::shared_ptr<Master> master, Find(request.session_handle()));
+  return master->ReleaseCallable(request.handle());
 }
 
-grpc::Status GrpcMasterService::CloseSession(grpc::ServerContext* context,
-                                             const CloseSessionRequest* request,
-                                             CloseSessionResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
+absl::Status GrpcMasterService::CloseSession(const CloseSessionRequest& request) {
   std::shared_ptr<Master> master;
   {
     absl::MutexLock lock(&mu_);
-    auto it = sessions_.find(request->session_handle());
+    auto it = sessions_.find(request.session_handle());
     if (it == sessions_.end()) {
-      return ToGrpcStatus(
-          errors::NotFound("no session with handle '", request->session_handle(), "'"));
+      return errors::NotFound("no session with handle '", request.session_handle(), "'");
     }
     master = std::move(it->second.master);
     sessions_.erase(it);
   }
   // Outside the lock: Close makes calls to the workers (DeregisterGraph).
-  return ToGrpcStatus(master->Close());
+  return master->Close();
 }
 
-grpc::Status GrpcMasterService::ListDevices(grpc::ServerContext* context,
-                                            const ListDevicesRequest* request,
+absl::Status GrpcMasterService::ListDevices(const ListDevicesRequest& request,
                                             ListDevicesResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
   std::shared_ptr<Master> master;
-  if (request->session_handle().empty()) {
-    master = factory_(request->config());
-    if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
+  if (request.session_handle().empty()) {
+    master = factory_(request.config());
+    if (master == nullptr) return errors::Unavailable("this server runs no sessions");
   } else {
-    absl::StatusOr<std::shared_ptr<Master>> found = Find(request->session_handle());
-    if (!found.ok()) return ToGrpcStatus(found.status());
-    master = *std::move(found);
+    TG_ASSIGN_OR_RETURN(master, Find(request.session_handle()));
   }
-  absl::StatusOr<std::vector<DeviceInfo>> devices = master->ListDevices();
-  if (!devices.ok()) return ToGrpcStatus(devices.status());
-  for (const DeviceInfo& d : *devices) {
+  TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, master->ListDevices());
+  for (const DeviceInfo& d : devices) {
     DeviceAttributesProto* out = DeviceNameUtils::IsSameAddressSpace(d.name, master->default_task())
                                      ? response->add_local_device()
                                      : response->add_remote_device();
     DeviceInfoToProto(d, out);
   }
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status GrpcMasterService::Reset(grpc::ServerContext* context, const ResetRequest* request,
-                                      ResetResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
+absl::Status GrpcMasterService::Reset(const ResetRequest& request) {
   ConfigProto config;
-  for (const std::string& f : request->device_filters()) config.add_device_filters(f);
+  for (const std::string& f : request.device_filters()) config.add_device_filters(f);
   std::shared_ptr<Master> master = factory_(config);
-  if (master == nullptr) return ToGrpcStatus(errors::Unavailable("this server runs no sessions"));
+  if (master == nullptr) return errors::Unavailable("this server runs no sessions");
   absl::flat_hash_map<std::string, Session> sessions;
   {
     absl::MutexLock lock(&mu_);
@@ -476,9 +469,9 @@ grpc::Status GrpcMasterService::Reset(grpc::ServerContext* context, const ResetR
   // Outside the lock, as in CloseSession. A session that fails to close
   // cleanly is gone from this master all the same.
   for (auto& [handle, session] : sessions) session.master->Close().IgnoreError();
-  const std::vector<std::string> containers(request->container().begin(),
-                                            request->container().end());
-  return ToGrpcStatus(master->Reset(containers));
+  const std::vector<std::string> containers(request.container().begin(),
+                                            request.container().end());
+  return master->Reset(containers);
 }
 
 }  // namespace tensorgrid

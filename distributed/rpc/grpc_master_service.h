@@ -1,13 +1,15 @@
-// GrpcMasterService: tensorgrid.MasterService, one Master per client session.
+// GrpcMasterService: tensorgrid.MasterService, one Master per client session,
+// served through a task's GrpcFrontDoor (grpc_front_door.h), which checks the
+// token, the request's size and its arrival before any method here runs.
 // The server decides which workers a session's master drives: it passes a
 // factory that builds a Master for a session's ConfigProto.
 //
 //   Worker worker("/job:localhost/replica:0/task:0", ConfigProto());
+//   GrpcFrontDoor door{GrpcFrontDoor::Options()};
 //   GrpcMasterService service([&](const ConfigProto& config) {
 //     return std::make_unique<Master>(config, &worker, "/job:localhost/replica:0/task:0");
-//   });
-//   grpc::ServerBuilder builder;
-//   builder.RegisterService(&service);
+//   }, &door);
+//   door.RegisterOn(&builder);
 //
 // CreateSession answers with a random handle that names the session in every
 // later call; an unknown handle is NotFound naming it. Feeds arrive named by
@@ -20,7 +22,7 @@
 // containers (all of them if none is named) on every task matching the
 // request's device_filters.
 //
-// Thread-safe. RunStep and RunCallable are served on gRPC's callback API: a
+// Thread-safe. RunStep and RunCallable run on gRPC's callback threads: a
 // step holds no server thread while its partitions run, its answer goes out
 // from the thread that finishes it, and a client that cancels the call or
 // goes away cancels the step on every task at once. (The first RunStep of a
@@ -29,7 +31,8 @@
 // answers of more than 1 MiB.) A step of the master's own task
 // starts on that callback thread, as the worker's RunGraph does: kernels
 // must never block waiting for an RPC (the asynchronous ones do not), since
-// gRPC has only a few such threads. The other methods are synchronous.
+// gRPC has only a few such threads. The other methods, which wait for other
+// tasks, each run on a thread of their own.
 // Steps of one session run concurrently (the Master allows it), and a step
 // in flight keeps its Master alive across a concurrent CloseSession (the
 // step then fails with FailedPrecondition, "session is closed").
@@ -62,14 +65,14 @@
 #include "core/platform/env.h"
 #include "core/runtime/master.h"
 #include "distributed/transport/bulk_server.h"
-#include "grpcpp/grpcpp.h"
-#include "proto/master.grpc.pb.h"
+#include "proto/master.pb.h"
 
 namespace tensorgrid {
 
-class GrpcMasterService final
-    : public MasterService::WithRawCallbackMethod_RunStep<
-          MasterService::WithRawCallbackMethod_RunCallable<MasterService::Service>> {
+class GrpcCall;
+class GrpcFrontDoor;
+
+class GrpcMasterService final {
  public:
   // Builds the Master of a new session. The workers it drives must outlive
   // the service.
@@ -85,43 +88,33 @@ class GrpcMasterService final
     int max_sessions = 1024;
     absl::Duration min_idle_to_evict = absl::Minutes(1);
   };
-  // With a non-empty `auth_token`, every call must carry it (see
-  // RpcSecurity in distributed/rpc_security.h) or is Unauthenticated before
-  // any work.
-  explicit GrpcMasterService(MasterFactory factory, std::string auth_token = "")
-      : GrpcMasterService(std::move(factory), std::move(auth_token), Options()) {}
-  GrpcMasterService(MasterFactory factory, std::string auth_token, const Options& options)
-      : factory_(std::move(factory)), auth_token_(std::move(auth_token)), options_(options) {}
+  // Serves tensorgrid.MasterService's methods through `door` (not owned),
+  // before its server starts; the service must outlive that server.
+  GrpcMasterService(MasterFactory factory, GrpcFrontDoor* door)
+      : GrpcMasterService(std::move(factory), door, Options()) {}
+  GrpcMasterService(MasterFactory factory, GrpcFrontDoor* door, const Options& options);
   // Closes every session still open. Destroy the service after its server's
   // Shutdown, and after Stop of the bulk port it serves on.
-  ~GrpcMasterService() override;
+  ~GrpcMasterService();
+
+  GrpcMasterService(const GrpcMasterService&) = delete;
+  GrpcMasterService& operator=(const GrpcMasterService&) = delete;
 
   // Serves RunStep and RunCallable on `bulk` as well, whose token must be
-  // this service's. Call before the gRPC server starts.
+  // the door's. Call before the gRPC server starts.
   void ServeStepsOn(BulkServer* bulk);
 
-  grpc::Status CreateSession(grpc::ServerContext* context, const CreateSessionRequest* request,
-                             CreateSessionResponse* response) override;
-  grpc::Status ExtendSession(grpc::ServerContext* context, const ExtendSessionRequest* request,
-                             ExtendSessionResponse* response) override;
-  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext* context,
-                                    const grpc::ByteBuffer* request,
-                                    grpc::ByteBuffer* response) override;
-  grpc::Status MakeCallable(grpc::ServerContext* context, const MakeCallableRequest* request,
-                            MakeCallableResponse* response) override;
-  grpc::ServerUnaryReactor* RunCallable(grpc::CallbackServerContext* context,
-                                        const grpc::ByteBuffer* request,
-                                        grpc::ByteBuffer* response) override;
-  grpc::Status ReleaseCallable(grpc::ServerContext* context, const ReleaseCallableRequest* request,
-                               ReleaseCallableResponse* response) override;
-  grpc::Status CloseSession(grpc::ServerContext* context, const CloseSessionRequest* request,
-                            CloseSessionResponse* response) override;
-  grpc::Status ListDevices(grpc::ServerContext* context, const ListDevicesRequest* request,
-                           ListDevicesResponse* response) override;
-  grpc::Status Reset(grpc::ServerContext* context, const ResetRequest* request,
-                     ResetResponse* response) override;
-
  private:
+  void AddMethods(GrpcFrontDoor* door);
+  absl::Status CreateSession(const CreateSessionRequest& request,
+                             CreateSessionResponse* response);
+  absl::Status ExtendSession(const ExtendSessionRequest& request);
+  absl::Status MakeCallable(const MakeCallableRequest& request, MakeCallableResponse* response);
+  absl::Status ReleaseCallable(const ReleaseCallableRequest& request);
+  absl::Status CloseSession(const CloseSessionRequest& request);
+  absl::Status ListDevices(const ListDevicesRequest& request, ListDevicesResponse* response);
+  absl::Status Reset(const ResetRequest& request);
+
   // The session's Master, shared so that a step in flight outlives
   // CloseSession; the session counts as used now.
   absl::StatusOr<std::shared_ptr<Master>> Find(const std::string& handle);
@@ -144,7 +137,6 @@ class GrpcMasterService final
   void CloseLater(std::vector<std::shared_ptr<Master>> closing);
 
   const MasterFactory factory_;
-  const std::string auth_token_;
   const Options options_;
   int bulk_port_ = 0;  // set before serving
   absl::Mutex mu_;
@@ -156,26 +148,15 @@ class GrpcMasterService final
   std::deque<std::string> ended_order_ ABSL_GUARDED_BY(mu_);
   // Runs `work` on slow_ if `slow`, else here.
   void OffloadIf(bool slow, std::function<void()> work);
-  // RunStep and RunCallable share these. StartStep checks the token, then
-  // runs `start` (on slow_ for a large request); EndStep answers a failed
-  // step at once, and otherwise runs `encode_and_finish` (on slow_ for large
-  // outputs).
-  class StepReactor;
   // RunStep's and RunCallable's shared body over gRPC (Call: StepCall or
   // CallableCall, whose kMethod names the method), and over the bulk port.
   template <typename Call>
-  grpc::ServerUnaryReactor* ServeStep(grpc::CallbackServerContext* context,
-                                      const grpc::ByteBuffer* wire,
-                                      grpc::ByteBuffer* wire_response);
+  void ServeStep(std::shared_ptr<GrpcCall> grpc_call);
   template <typename Call>
   void ServeStepOn(BulkServer* bulk);
   // Finds the call's session and unpacks its request.
   template <typename Call>
   absl::Status Open(Call& call);
-  grpc::ServerUnaryReactor* StartStep(grpc::CallbackServerContext* context, size_t request_bytes,
-                                      std::function<void(StepReactor*)> start);
-  void EndStep(StepReactor* reactor, const absl::Status& status, size_t output_bytes,
-               std::function<void()> encode_and_finish);
 
   // What must not hold one of gRPC's few callback threads: building a
   // signature (RegisterGraph calls, whose answers need those threads) and

@@ -20,6 +20,7 @@
 #include "core/public/session.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
+#include "distributed/rpc/grpc_front_door.h"
 #include "distributed/rpc/grpc_master_service.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/transport/bulk_client.h"
@@ -27,6 +28,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
+#include "proto/master.grpc.pb.h"
 
 namespace tensorgrid {
 namespace {
@@ -92,9 +94,11 @@ void MakeNeverCallable(MasterService::Stub& stub, const std::string& session,
 class GrpcSessionTest : public ::testing::TestWithParam<bool> {
  protected:
   GrpcSessionTest()
-      : worker_(kTask, ConfigProto()), service_([this](const ConfigProto& config) {
+      : worker_(kTask, ConfigProto()),
+        door_(GrpcFrontDoor::Options()),
+        service_([this](const ConfigProto& config) {
           return std::make_unique<Master>(config, &worker_, kTask);
-        }) {
+        }, &door_) {
     if (GetParam()) {
       absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start("127.0.0.1");
       EXPECT_TRUE(bulk.ok()) << bulk.status();
@@ -106,7 +110,7 @@ class GrpcSessionTest : public ::testing::TestWithParam<bool> {
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service_);
+    door_.RegisterOn(&builder);
     server_ = builder.BuildAndStart();
     address_ = "127.0.0.1:" + std::to_string(port);
   }
@@ -132,6 +136,7 @@ class GrpcSessionTest : public ::testing::TestWithParam<bool> {
   }
 
   Worker worker_;
+  GrpcFrontDoor door_;
   GrpcMasterService service_;
   std::unique_ptr<BulkServer> bulk_;
   std::unique_ptr<grpc::Server> server_;
@@ -542,11 +547,11 @@ class GrpcSessionGcTest : public ::testing::Test {
         [this](const ConfigProto& config) {
           return std::make_unique<Master>(config, &worker_, kTask);
         },
-        "", options);
+        &door_, options);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
+    door_.RegisterOn(&builder);
     server_ = builder.BuildAndStart();
     address_ = "127.0.0.1:" + std::to_string(port);
   }
@@ -568,6 +573,7 @@ class GrpcSessionGcTest : public ::testing::Test {
   }
 
   Worker worker_{kTask, ConfigProto()};
+  GrpcFrontDoor door_{GrpcFrontDoor::Options()};
   std::unique_ptr<GrpcMasterService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
@@ -751,16 +757,20 @@ class SecureMaster {
  public:
   explicit SecureMaster(const RpcSecurity& security)
       : worker_(kTask, ConfigProto()),
+        door_([&] {
+          GrpcFrontDoor::Options options;
+          options.auth_token = security.auth_token;
+          return options;
+        }()),
         service_(
             [this](const ConfigProto& config) {
               return std::make_unique<Master>(config, &worker_, kTask);
             },
-            security.auth_token) {
+            &door_) {
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", ServerCredentials(security), &port);
-    builder.RegisterService(&service_);
-    ApplyServerDefaults(&builder);
+    door_.RegisterOn(&builder);
     server_ = builder.BuildAndStart();
     address_ = "127.0.0.1:" + std::to_string(port);
   }
@@ -785,6 +795,7 @@ class SecureMaster {
 
  private:
   Worker worker_;
+  GrpcFrontDoor door_;
   GrpcMasterService service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;

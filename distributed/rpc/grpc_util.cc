@@ -134,36 +134,6 @@ bool SameSecret(absl::string_view a, absl::string_view b) {
   return diff == 0;
 }
 
-class BadRequestInterceptor final : public grpc::experimental::Interceptor {
- public:
-  explicit BadRequestInterceptor(std::string method) : method_(std::move(method)) {}
-  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
-      const grpc::Status status = methods->GetSendStatus();
-      // gRPC's own answer to a request that does not parse; our handlers
-      // never answer Internal without a message.
-      if (status.error_code() == grpc::StatusCode::INTERNAL &&
-          (status.error_message().empty() || status.error_message() == "No payload")) {
-        methods->ModifySendStatus(InvalidMessageStatus(method_));
-      }
-    }
-    methods->Proceed();
-  }
-
- private:
-  const std::string method_;
-};
-
-class BadRequestInterceptorFactory final
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
- public:
-  grpc::experimental::Interceptor* CreateServerInterceptor(
-      grpc::experimental::ServerRpcInfo* info) override {
-    return new BadRequestInterceptor(info->method() == nullptr ? "" : info->method());
-  }
-};
-
 }  // namespace
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const RpcSecurity& security) {
@@ -194,7 +164,8 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const RpcS
   // During a call, ping the peer every 10 s and give up on it after 10 s
   // more without an answer: a long step on a peer that froze or vanished
   // without closing its connection fails Unavailable instead of waiting for
-  // its deadline. (Servers allow pings this often: see Server::Start.)
+  // its deadline. (Servers allow pings this often: see
+  // GrpcFrontDoor::RegisterOn.)
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // keep pinging a silent call
@@ -224,32 +195,10 @@ grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string
   return grpc::Status::OK;
 }
 
-void ApplyServerDefaults(grpc::ServerBuilder* builder) {
-  KeepLargeFreedMemory();  // gRPC's receive buffers: see malloc_tuning.h
-  // Clients ping every 10 s during long calls; without these gRPC would take
-  // that for abuse and close the connection ("too_many_pings").
-  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
-  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(std::make_unique<BadRequestInterceptorFactory>());
-  builder->experimental().SetInterceptorCreators(std::move(interceptors));
-}
-
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(std::move(status));
-  return reactor;
-}
-
 grpc::Status InvalidMessageStatus(absl::string_view method) {
   return grpc::Status(
       grpc::StatusCode::INVALID_ARGUMENT,
       absl::StrCat("request to ", method, " is not a valid message for that method"));
-}
-
-grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
-                                           absl::string_view method) {
-  return FinishNow(context, InvalidMessageStatus(method));
 }
 
 }  // namespace tensorgrid

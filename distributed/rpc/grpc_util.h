@@ -24,7 +24,6 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
-#include "grpcpp/support/server_interceptor.h"
 #include "proto/worker.pb.h"
 
 namespace tensorgrid {
@@ -50,32 +49,14 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const RpcS
                                           int max_receive_bytes);
 // Adds the token (if any) to an outgoing call.
 void AttachAuth(grpc::ClientContext* context, const RpcSecurity& security);
-// OK if `token` is empty or the call carries it; else Unauthenticated. The
-// comparison takes the same time wherever the tokens differ.
+// OK if `token` is empty or the call carries it; else Unauthenticated,
+// saying which. Looks at the call's metadata only. The comparison takes the
+// same time wherever the tokens differ.
 grpc::Status CheckAuth(const grpc::ServerContextBase& context, const std::string& token);
 
-// What every server of ours sets on its builder: it accepts the keepalive
-// pings NewChannel's channels send during long calls, and a request that
-// does not parse gets InvalidArgument naming the method (gRPC's own answer
-// is an Internal with no message), so garbage on the wire reads as the
-// caller's error.
-void ApplyServerDefaults(grpc::ServerBuilder* builder);
-
-// For handlers on gRPC's raw callback API.
-// A call answered at once, from the handler itself.
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status);
-// The answer to a raw request that does not parse as the message of `method`
-// ("/tensorgrid.WorkerService/RunGraph"): InvalidArgument naming it (the
-// generated callback handler would say a bare Unimplemented).
+// The answer to a request that does not parse as the message of `method`
+// ("/tensorgrid.WorkerService/RunGraph"): InvalidArgument naming it.
 grpc::Status InvalidMessageStatus(absl::string_view method);
-grpc::ServerUnaryReactor* NotAValidMessage(grpc::CallbackServerContext* context,
-                                           absl::string_view method);
-// Finishes a raw call with `message` serialized as its response.
-template <typename Message>
-void FinishWith(grpc::ServerUnaryReactor* reactor, const Message& message, grpc::ByteBuffer* wire) {
-  bool own_buffer = false;
-  reactor->Finish(grpc::SerializationTraits<Message>::Serialize(message, wire, &own_buffer));
-}
 
 }  // namespace tensorgrid
 

@@ -1,6 +1,7 @@
 #include "distributed/rpc/grpc_worker_service.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -15,11 +16,12 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
+#include "distributed/rpc/grpc_front_door.h"
 #include "distributed/rpc/grpc_util.h"
-#include "distributed/rpc/grpc_worker_service_factory.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "distributed/transport/bulk_server.h"
 #include "grpcpp/alarm.h"
+#include "proto/worker.pb.h"
 
 namespace tensorgrid {
 namespace {
@@ -54,32 +56,27 @@ absl::Status DecodeFeeds(const google::protobuf::RepeatedPtrField<NamedTensorPro
 // How long a RecvTensor may wait: until a little before the client's
 // deadline (so the client learns which key timed out rather than just that
 // its deadline passed), and at most kMaxRecvWait.
-absl::Duration RecvWait(const grpc::CallbackServerContext& context) {
-  const absl::Duration left =
-      absl::FromChrono(context.deadline() - std::chrono::system_clock::now());
+absl::Duration RecvWait(const GrpcCall& call) {
+  const absl::Duration left = absl::FromChrono(call.deadline() - std::chrono::system_clock::now());
   const absl::Duration margin = std::min(absl::Milliseconds(100), left / 10);
   return std::min(kMaxRecvWait, left - margin);
 }
 
-// The answer to a raw request that does not parse as `method`'s message.
-grpc::ServerUnaryReactor* NotAWorkerMessage(grpc::CallbackServerContext* context,
-                                            const char* method) {
-  return NotAValidMessage(context, absl::StrCat("/tensorgrid.WorkerService/", method));
+// How long a leader may wait for a group's members: what the member asked,
+// at most until a little before its deadline.
+absl::Duration JoinWait(const GrpcCall& call, int64_t timeout_ms) {
+  return std::max(absl::ZeroDuration(), std::min(absl::Milliseconds(timeout_ms), RecvWait(call)));
 }
 
 // One RecvTensor or RecvBuf call, answered by whichever comes first: the
 // worker's callback with the tensor (or the step's failure), the deadline
-// alarm, or the client's cancellation. No thread waits meanwhile.
-//
-// gRPC owns the call until OnDone, which comes after Finish; the reactor
-// deletes itself there, as gRPC's callback API expects. The worker's
-// callback and the alarm may run after that, so they hold the shared Latch
-// rather than the reactor, and only the event that takes the reactor from
-// the latch may touch it.
-class TensorReactor final : public grpc::ServerUnaryReactor {
+// alarm, or the client's cancellation (GrpcCall sends only the first
+// answer). No thread waits meanwhile. Held by the worker's callback and the
+// call's cancellation; the alarm holds it weakly, since it owns the alarm.
+class TensorWait final : public std::enable_shared_from_this<TensorWait> {
  public:
   // Asks the worker for the tensor: fills `out`, then calls `done`. The
-  // reactor cancels `cancellation` once the call is answered otherwise (the
+  // wait cancels `cancellation` once the call is answered otherwise (the
   // client cancelled it or went away, the deadline passed): the worker then
   // withdraws the request.
   using Fetch =
@@ -88,68 +85,49 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
   // `key` names the tensor in the response; `what` the call in errors
   // ("RecvTensor of 'k' for step 3"). With `bulk`, a large tensor is
   // answered with a ticket for its bytes (distributed/transport/bulk_server.h).
-  TensorReactor(std::string key, std::string what, BulkServer* bulk, grpc::ByteBuffer* response)
-      : key_(std::move(key)),
-        what_(std::move(what)),
-        bulk_(bulk),
-        response_(response),
-        latch_(std::make_shared<Latch>(this)) {}
+  TensorWait(std::shared_ptr<GrpcCall> call, std::string key, std::string what, BulkServer* bulk)
+      : call_(std::move(call)), key_(std::move(key)), what_(std::move(what)), bulk_(bulk) {}
 
   // Fetches the tensor and arms the deadline `wait` from now.
   void Start(const Fetch& fetch, absl::Duration wait) {
     wait = std::max(wait, absl::ZeroDuration());
-    std::shared_ptr<Latch> latch = latch_;
-    deadline_.Set(std::chrono::system_clock::now() +
-                      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                          absl::ToChronoNanoseconds(wait)),
-                  [latch, wait](bool fired) {
-                    if (!fired) return;  // cancelled: the call was answered otherwise
-                    if (TensorReactor* self = latch->Take()) self->AnswerDeadlineExceeded(wait);
-                    latch->cancellation.StartCancel();
-                  });
-    fetch(&latch->tensor, &latch->cancellation, [latch](absl::Status status) {
-      Tensor tensor = std::move(latch->tensor);  // even if nobody waits
-      if (TensorReactor* self = latch->Take()) self->AnswerWithTensor(status, tensor);
+    std::weak_ptr<TensorWait> weak = weak_from_this();
+    deadline_.Set(absl::ToChronoTime(absl::Now() + wait), [weak, wait](bool fired) {
+      if (!fired) return;  // cancelled: the call was answered otherwise
+      if (std::shared_ptr<TensorWait> self = weak.lock()) self->AnswerDeadlineExceeded(wait);
+    });
+    std::shared_ptr<TensorWait> self = shared_from_this();
+    call_->OnCancel([self] {
+      if (!self->Claim()) return;
+      self->Answer(grpc::Status(grpc::StatusCode::CANCELLED,
+                                absl::StrCat(self->what_, " was cancelled by the client")));
+    });
+    fetch(&tensor_, &cancellation_, [self](absl::Status status) {
+      Tensor tensor = std::move(self->tensor_);  // even if nobody waits
+      if (self->Claim()) self->AnswerWithTensor(status, tensor);
     });
   }
 
-  void OnCancel() override {
-    std::shared_ptr<Latch> latch = latch_;  // the reactor may be gone after Answer
-    if (latch->Take() == nullptr) return;
-    Answer(grpc::Status(grpc::StatusCode::CANCELLED,
-                        absl::StrCat(what_, " was cancelled by the client")));
-    latch->cancellation.StartCancel();
-  }
-
-  void OnDone() override { delete this; }
-
  private:
-  struct Latch {
-    explicit Latch(TensorReactor* r) : reactor(r) {}
-    // The reactor the first time, null afterwards: exactly one event answers.
-    TensorReactor* Take() {
-      absl::MutexLock lock(&mu);
-      return std::exchange(reactor, nullptr);
-    }
-    absl::Mutex mu;
-    TensorReactor* reactor ABSL_GUARDED_BY(mu);
-    Tensor tensor;  // written by the worker just before its callback runs
-    CancellationManager cancellation;  // withdraws the worker's wait
-  };
+  // True for the first event only: exactly one answers.
+  bool Claim() { return !answered_.exchange(true); }
 
   void AnswerWithTensor(const absl::Status& status, const Tensor& tensor) {
     if (!status.ok()) return Answer(ToGrpcStatus(status));
-    if (bulk_ != nullptr && WantsBulk(tensor)) {
-      if (const std::string id = bulk_->Offer(tensor); !id.empty()) {
-        absl::Status encoded = EncodeBulkResponse(tensor, id, bulk_->port(), response_);
-        return Answer(encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
-      }
+    grpc::ByteBuffer response;
+    absl::Status encoded;
+    const std::string id = bulk_ != nullptr && WantsBulk(tensor) ? bulk_->Offer(tensor) : "";
+    if (!id.empty()) {
+      encoded = EncodeBulkResponse(tensor, id, bulk_->port(), &response);
+    } else {
+      encoded = EncodeRecvTensorResponse(tensor, key_, &response);
     }
-    absl::Status encoded = EncodeRecvTensorResponse(tensor, key_, response_);
-    Answer(encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
+    if (!encoded.ok()) return Answer(ToGrpcStatus(encoded));
+    Answer(std::move(response));
   }
 
   void AnswerDeadlineExceeded(absl::Duration waited) {
+    if (!Claim()) return;
     Answer(
         grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                      absl::StrCat(what_, ": no tensor sent within ", absl::FormatDuration(waited),
@@ -157,87 +135,54 @@ class TensorReactor final : public grpc::ServerUnaryReactor {
                                   absl::FormatDuration(kMaxRecvWait), ")")));
   }
 
-  // The last thing any event does with the reactor: after Finish, gRPC may
-  // call OnDone (and so delete it) at any moment.
+  // Whoever answers also ends the others: the alarm, and the worker's wait
+  // (withdrawn, unless the worker is what answered).
   void Answer(grpc::Status status) {
-    deadline_.Cancel();  // no effect when it is the alarm answering
-    Finish(std::move(status));
+    call_->Finish(std::move(status));
+    Settle();
+  }
+  void Answer(grpc::ByteBuffer response) {
+    call_->Reply(std::move(response));
+    Settle();
+  }
+  void Settle() {
+    deadline_.Cancel();
+    cancellation_.StartCancel();  // no effect once the worker has answered
   }
 
+  const std::shared_ptr<GrpcCall> call_;
   const std::string key_;
   const std::string what_;
   BulkServer* const bulk_;
-  grpc::ByteBuffer* const response_;
-  const std::shared_ptr<Latch> latch_;
+  std::atomic<bool> answered_{false};
+  Tensor tensor_;                     // written by the worker just before its callback runs
+  CancellationManager cancellation_;  // withdraws the worker's wait
   grpc::Alarm deadline_;
 };
 
 // The answer to a request for the bytes of ticket `id` over gRPC, from a
 // client that could not reach the bulk port.
-grpc::ServerUnaryReactor* AnswerTicket(grpc::CallbackServerContext* context, BulkServer* bulk,
-                                       const std::string& id, const std::string& what,
-                                       grpc::ByteBuffer* response) {
+void AnswerTicket(GrpcCall& call, BulkServer* bulk, const std::string& id,
+                  const std::string& what) {
   std::optional<Tensor> tensor;
   if (bulk != nullptr) tensor = bulk->Take(id);
   if (!tensor.has_value()) {
-    return FinishNow(context, grpc::Status(grpc::StatusCode::NOT_FOUND,
-                                           absl::StrCat(what,
-                                                        ": this task holds no such bulk ticket "
-                                                        "(fetched already, expired, or the task "
-                                                        "restarted)")));
+    call.Finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
+                             absl::StrCat(what,
+                                          ": this task holds no such bulk ticket "
+                                          "(fetched already, expired, or the task "
+                                          "restarted)")));
+    return;
   }
-  absl::Status encoded = EncodeRecvTensorResponse(*tensor, what, response);
-  return FinishNow(context, encoded.ok() ? grpc::Status::OK : ToGrpcStatus(encoded));
+  grpc::ByteBuffer response;
+  if (absl::Status encoded = EncodeRecvTensorResponse(*tensor, what, &response); !encoded.ok()) {
+    call.Finish(ToGrpcStatus(encoded));
+    return;
+  }
+  call.Reply(std::move(response));
 }
 
 }  // namespace
-
-grpc::Status GrpcWorkerService::GetStatus(grpc::ServerContext* context, const GetStatusRequest*,
-                                          GetStatusResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  GetStatusResult result;
-  absl::Status s = worker_->GetStatus(&result);
-  if (!s.ok()) return ToGrpcStatus(s);
-  for (const DeviceInfo& d : result.devices) {
-    DeviceInfoToProto(d, response->add_device_attributes());
-  }
-  if (bulk_ != nullptr) response->set_bulk_port(bulk_->port());
-  return grpc::Status::OK;
-}
-
-// Worker sessions keep no state yet: every graph is registered task-wide.
-grpc::Status GrpcWorkerService::CreateWorkerSession(grpc::ServerContext* context,
-                                                    const CreateWorkerSessionRequest*,
-                                                    CreateWorkerSessionResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  return grpc::Status::OK;
-}
-
-grpc::Status GrpcWorkerService::DeleteWorkerSession(grpc::ServerContext* context,
-                                                    const DeleteWorkerSessionRequest*,
-                                                    DeleteWorkerSessionResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  return grpc::Status::OK;
-}
-
-grpc::Status GrpcWorkerService::RegisterGraph(grpc::ServerContext* context,
-                                              const RegisterGraphRequest* request,
-                                              RegisterGraphResponse* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  RegisterGraphArgs args;
-  args.graph = request->graph_def();
-  RegisterGraphResult result;
-  absl::Status s = worker_->RegisterGraph(args, &result);
-  if (s.ok()) response->set_graph_handle(std::move(result.graph_handle));
-  return ToGrpcStatus(s);
-}
-
-grpc::Status GrpcWorkerService::DeregisterGraph(grpc::ServerContext* context,
-                                                const DeregisterGraphRequest* request,
-                                                DeregisterGraphResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  return ToGrpcStatus(worker_->DeregisterGraph(request->graph_handle()));
-}
 
 namespace {
 
@@ -293,10 +238,85 @@ void RunGraphFromWire(WorkerInterface* worker, std::shared_ptr<const RunGraphReq
 
 }  // namespace
 
-GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_token,
-                                     BulkServer* bulk)
-    : worker_(worker), auth_token_(std::move(auth_token)), bulk_(bulk) {
-  if (bulk_ == nullptr) return;
+GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, GrpcFrontDoor* door, BulkServer* bulk)
+    : worker_(worker), bulk_(bulk) {
+  AddMethods(door);
+  if (bulk_ != nullptr) ServeOnBulkPort();
+}
+
+void GrpcWorkerService::AddMethods(GrpcFrontDoor* door) {
+  using Runs = GrpcFrontDoor::Runs;
+  using Done = std::function<void(absl::Status)>;
+  const std::string service = "/tensorgrid.WorkerService/";
+  WorkerInterface* const worker = worker_;
+  door->Add<GetStatusRequest, GetStatusResponse>(
+      service + "GetStatus", Runs::kInline,
+      [this](const GetStatusRequest&, GetStatusResponse* response, Done done) {
+        auto result = std::make_shared<GetStatusResult>();
+        worker_->GetStatusAsync(result.get(), [this, result, response, done](absl::Status s) {
+          for (const DeviceInfo& d : result->devices) {
+            DeviceInfoToProto(d, response->add_device_attributes());
+          }
+          if (bulk_ != nullptr) response->set_bulk_port(bulk_->port());
+          done(s);
+        });
+      });
+  // Worker sessions keep no state yet: every graph is registered task-wide.
+  door->Add<CreateWorkerSessionRequest, CreateWorkerSessionResponse>(
+      service + "CreateWorkerSession", Runs::kInline,
+      [](const CreateWorkerSessionRequest&, CreateWorkerSessionResponse*, Done done) {
+        done(absl::OkStatus());
+      });
+  door->Add<DeleteWorkerSessionRequest, DeleteWorkerSessionResponse>(
+      service + "DeleteWorkerSession", Runs::kInline,
+      [](const DeleteWorkerSessionRequest&, DeleteWorkerSessionResponse*, Done done) {
+        done(absl::OkStatus());
+      });
+  // Building the partition's executor takes a while for a large graph.
+  door->Add<RegisterGraphRequest, RegisterGraphResponse>(
+      service + "RegisterGraph", Runs::kOnOwnThread,
+      [worker](const RegisterGraphRequest& request, RegisterGraphResponse* response, Done done) {
+        auto args = std::make_shared<RegisterGraphArgs>();
+        args->graph = request.graph_def();
+        auto result = std::make_shared<RegisterGraphResult>();
+        worker->RegisterGraphAsync(*args, result.get(),
+                                   [args, result, response, done](absl::Status s) {
+                                     if (s.ok())
+                                       response->set_graph_handle(std::move(result->graph_handle));
+                                     done(s);
+                                   });
+      });
+  door->Add<DeregisterGraphRequest, DeregisterGraphResponse>(
+      service + "DeregisterGraph", Runs::kInline,
+      [worker](const DeregisterGraphRequest& request, DeregisterGraphResponse*, Done done) {
+        worker->DeregisterGraphAsync(request.graph_handle(), std::move(done));
+      });
+  door->Add<CleanupGraphRequest, CleanupGraphResponse>(
+      service + "CleanupGraph", Runs::kInline,
+      [worker](const CleanupGraphRequest& request, CleanupGraphResponse*, Done done) {
+        worker->CleanupGraphAsync(request.step_id(), std::move(done));
+      });
+  door->Add<CleanupAllRequest, CleanupAllResponse>(
+      service + "CleanupAll", Runs::kInline,
+      [worker](const CleanupAllRequest& request, CleanupAllResponse*, Done done) {
+        const std::vector<std::string> containers(request.container().begin(),
+                                                  request.container().end());
+        worker->CleanupAllAsync(containers, std::move(done));
+      });
+  door->Add(service + "RunGraph", Runs::kInline,
+            [this](std::shared_ptr<GrpcCall> call) { RunGraph(std::move(call)); });
+  door->Add(service + "RecvTensor", Runs::kInline,
+            [this](std::shared_ptr<GrpcCall> call) { RecvTensor(std::move(call)); });
+  door->Add(service + "CompleteGroup", Runs::kInline,
+            [this](std::shared_ptr<GrpcCall> call) { CompleteGroup(std::move(call)); });
+  door->Add(service + "CompleteInstance", Runs::kInline,
+            [this](std::shared_ptr<GrpcCall> call) { CompleteInstance(std::move(call)); });
+  door->Add(service + "RecvBuf", Runs::kInline,
+            [this](std::shared_ptr<GrpcCall> call) { RecvBuf(std::move(call)); });
+}
+
+void GrpcWorkerService::ServeOnBulkPort() {
+  WorkerInterface* const worker = worker_;
   bulk_->ServeRecvBuf([worker](const std::string& key, absl::Time deadline, Tensor* out,
                                CancellationManager* cancellation, StatusCallback done) {
     worker->RecvBufAsync(key, deadline, out, std::move(done), cancellation);
@@ -327,94 +347,55 @@ GrpcWorkerService::GrpcWorkerService(WorkerInterface* worker, std::string auth_t
   });
 }
 
-// On the callback API: the partition runs without a server thread waiting
-// for it, and the response goes out from whichever thread finishes it. Raw
-// bytes in and out, so that a request that does not parse is answered with
-// InvalidArgument by this handler (the generated callback handler would say
-// a bare Unimplemented).
-grpc::ServerUnaryReactor* GrpcWorkerService::RunGraph(grpc::CallbackServerContext* context,
-                                                      const grpc::ByteBuffer* wire,
-                                                      grpc::ByteBuffer* wire_response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
+// The partition runs without a thread waiting for it, and the response goes
+// out from whichever thread finishes it.
+void GrpcWorkerService::RunGraph(std::shared_ptr<GrpcCall> call) {
   auto request = std::make_shared<RunGraphRequest>();
-  if (!ParseFromByteBuffer(*wire, request.get())) return NotAWorkerMessage(context, "RunGraph");
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!ParseRequest(*call, request.get())) return;
   RunGraphFromWire(worker_, std::move(request),
-                   [reactor, wire_response](absl::Status s, RunGraphResponse* response) {
+                   [call = std::move(call)](absl::Status s, RunGraphResponse* response) {
                      if (s.ok()) {
-                       FinishWith(reactor, *response, wire_response);
+                       call->Reply(*response);
                      } else {
-                       reactor->Finish(ToGrpcStatus(s));
+                       call->Finish(ToGrpcStatus(s));
                      }
                    });
-  return reactor;
 }
 
-grpc::Status GrpcWorkerService::CleanupGraph(grpc::ServerContext* context,
-                                             const CleanupGraphRequest* request,
-                                             CleanupGraphResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  return ToGrpcStatus(worker_->CleanupGraph(request->step_id()));
-}
-
-grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerContext* context,
-                                                        const grpc::ByteBuffer* request,
-                                                        grpc::ByteBuffer* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
+void GrpcWorkerService::RecvTensor(std::shared_ptr<GrpcCall> call) {
   RecvTensorRequest parsed;
-  if (!ParseFromByteBuffer(*request, &parsed)) return NotAWorkerMessage(context, "RecvTensor");
+  if (!ParseRequest(*call, &parsed)) return;
   std::string what =
       absl::StrCat("RecvTensor of '", parsed.rendezvous_key(), "' for step ", parsed.step_id());
-  if (!parsed.bulk_ticket().empty()) {
-    return AnswerTicket(context, bulk_, parsed.bulk_ticket(), what, response);
-  }
-  // Deleted by itself in OnDone, once gRPC is through with the call.
-  auto* reactor = new TensorReactor(parsed.rendezvous_key(), std::move(what),
-                                    parsed.accept_bulk() ? bulk_ : nullptr, response);
+  if (!parsed.bulk_ticket().empty()) return AnswerTicket(*call, bulk_, parsed.bulk_ticket(), what);
+  const absl::Duration wait = RecvWait(*call);
+  auto tensor_wait =
+      std::make_shared<TensorWait>(std::move(call), parsed.rendezvous_key(), std::move(what),
+                                   parsed.accept_bulk() ? bulk_ : nullptr);
   WorkerInterface* worker = worker_;
-  reactor->Start(
+  tensor_wait->Start(
       [worker, parsed](Tensor* out, CancellationManager* cancellation, StatusCallback done) {
         worker->RecvTensorAsync(parsed.step_id(), parsed.rendezvous_key(), out, std::move(done),
                                 cancellation);
       },
-      RecvWait(*context));
-  return reactor;
+      wait);
 }
 
-namespace {
-// How long a leader may wait for a group's members: what the member asked,
-// at most until a little before its deadline.
-absl::Duration JoinWait(const grpc::CallbackServerContext& context, int64_t timeout_ms) {
-  return std::max(absl::ZeroDuration(),
-                  std::min(absl::Milliseconds(timeout_ms), RecvWait(context)));
-}
-}  // namespace
-
-grpc::ServerUnaryReactor* GrpcWorkerService::CompleteGroup(grpc::CallbackServerContext* context,
-                                                           const grpc::ByteBuffer* wire,
-                                                           grpc::ByteBuffer* wire_response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
+void GrpcWorkerService::CompleteGroup(std::shared_ptr<GrpcCall> call) {
   CompleteGroupRequest request;
-  if (!ParseFromByteBuffer(*wire, &request)) return NotAWorkerMessage(context, "CompleteGroup");
+  if (!ParseRequest(*call, &request)) return;
   CompleteGroupArgs args;
   args.group_key = request.group_key();
   args.group_size = request.group_size();
   args.device_type = request.device_type();
   args.device = request.device_name();
   args.incarnation = request.incarnation();
-  args.timeout = JoinWait(*context, request.timeout_ms());
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  args.timeout = JoinWait(*call, request.timeout_ms());
   auto result = std::make_shared<CompleteGroupResult>();
   // The leader always answers, at the latest after args.timeout.
-  worker_->CompleteGroupAsync(args, result.get(), [reactor, wire_response, result](absl::Status s) {
+  worker_->CompleteGroupAsync(args, result.get(), [call, result](absl::Status s) {
     if (!s.ok()) {
-      reactor->Finish(ToGrpcStatus(s));
+      call->Finish(ToGrpcStatus(s));
       return;
     }
     CompleteGroupResponse response;
@@ -423,19 +404,13 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteGroup(grpc::CallbackServerC
     response.set_device_type(result->device_type);
     for (const std::string& d : result->devices) response.add_device_name(d);
     for (uint64_t i : result->incarnations) response.add_incarnation(i);
-    FinishWith(reactor, response, wire_response);
+    call->Reply(response);
   });
-  return reactor;
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(grpc::CallbackServerContext* context,
-                                                              const grpc::ByteBuffer* wire,
-                                                              grpc::ByteBuffer* wire_response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
+void GrpcWorkerService::CompleteInstance(std::shared_ptr<GrpcCall> call) {
   CompleteInstanceRequest request;
-  if (!ParseFromByteBuffer(*wire, &request)) return NotAWorkerMessage(context, "CompleteInstance");
+  if (!ParseRequest(*call, &request)) return;
   CompleteInstanceArgs args;
   args.group_key = request.group_key();
   args.group_size = request.group_size();
@@ -445,62 +420,40 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(grpc::CallbackServ
   args.dtype = request.dtype();
   args.shape.assign(request.shape().begin(), request.shape().end());
   args.is_source = request.is_source();
-  args.timeout = JoinWait(*context, request.timeout_ms());
+  args.timeout = JoinWait(*call, request.timeout_ms());
   args.next_seq = request.next_seq();
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto result = std::make_shared<CompleteInstanceResult>();
-  worker_->CompleteInstanceAsync(args, result.get(),
-                                 [reactor, wire_response, result](absl::Status s) {
-                                   if (!s.ok()) {
-                                     reactor->Finish(ToGrpcStatus(s));
-                                     return;
-                                   }
-                                   CompleteInstanceResponse response;
-                                   response.set_source_rank(result->source_rank);
-                                   response.set_exec_seq(result->exec_seq);
-                                   FinishWith(reactor, response, wire_response);
-                                 });
-  return reactor;
+  worker_->CompleteInstanceAsync(args, result.get(), [call, result](absl::Status s) {
+    if (!s.ok()) {
+      call->Finish(ToGrpcStatus(s));
+      return;
+    }
+    CompleteInstanceResponse response;
+    response.set_source_rank(result->source_rank);
+    response.set_exec_seq(result->exec_seq);
+    call->Reply(response);
+  });
 }
 
-grpc::ServerUnaryReactor* GrpcWorkerService::RecvBuf(grpc::CallbackServerContext* context,
-                                                     const grpc::ByteBuffer* request,
-                                                     grpc::ByteBuffer* response) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) {
-    return FinishNow(context, std::move(denied));
-  }
+void GrpcWorkerService::RecvBuf(std::shared_ptr<GrpcCall> call) {
   RecvBufRequest parsed;
-  if (!ParseFromByteBuffer(*request, &parsed) || parsed.buf_key().empty()) {
-    return NotAWorkerMessage(context, "RecvBuf");
+  if (!ParseRequest(*call, &parsed)) return;
+  if (parsed.buf_key().empty()) {
+    call->Finish(InvalidMessageStatus(call->method()));
+    return;
   }
   std::string what = absl::StrCat("RecvBuf of '", parsed.buf_key(), "'");
-  if (!parsed.bulk_ticket().empty()) {
-    return AnswerTicket(context, bulk_, parsed.bulk_ticket(), what, response);
-  }
-  auto* reactor = new TensorReactor(parsed.buf_key(), std::move(what),
-                                    parsed.accept_bulk() ? bulk_ : nullptr, response);
+  if (!parsed.bulk_ticket().empty()) return AnswerTicket(*call, bulk_, parsed.bulk_ticket(), what);
+  const absl::Duration wait = RecvWait(*call);
+  auto tensor_wait = std::make_shared<TensorWait>(
+      std::move(call), parsed.buf_key(), std::move(what), parsed.accept_bulk() ? bulk_ : nullptr);
   WorkerInterface* worker = worker_;
-  const absl::Duration wait = RecvWait(*context);
   const std::string key = parsed.buf_key();
-  reactor->Start(
+  tensor_wait->Start(
       [worker, key, wait](Tensor* out, CancellationManager* cancellation, StatusCallback done) {
         worker->RecvBufAsync(key, absl::Now() + wait, out, std::move(done), cancellation);
       },
       wait);
-  return reactor;
-}
-
-grpc::Status GrpcWorkerService::CleanupAll(grpc::ServerContext* context,
-                                           const CleanupAllRequest* request, CleanupAllResponse*) {
-  if (grpc::Status denied = CheckAuth(*context, auth_token_); !denied.ok()) return denied;
-  const std::vector<std::string> containers(request->container().begin(),
-                                            request->container().end());
-  return ToGrpcStatus(worker_->CleanupAll(containers));
-}
-
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(WorkerInterface* worker, std::string auth_token,
-                                                    BulkServer* bulk) {
-  return std::make_unique<GrpcWorkerService>(worker, std::move(auth_token), bulk);
 }
 
 }  // namespace tensorgrid

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,7 +29,8 @@
 #include "core/runtime/worker.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_util.h"
-#include "distributed/rpc/grpc_worker_service_factory.h"
+#include "distributed/rpc/grpc_front_door.h"
+#include "distributed/rpc/grpc_worker_service.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "distributed/transport/bulk_client.h"
 #include "distributed/transport/bulk_server.h"
@@ -45,20 +47,31 @@ constexpr char kCpu[] = "/job:worker/replica:0/task:0/device:CPU:0";
 constexpr char kPeer[] = "/job:worker/replica:0/task:1/device:CPU:0";
 constexpr char kRecvTensorMethod[] = "/tensorgrid.WorkerService/RecvTensor";
 
-// A gRPC server for `service` on a free loopback port.
+// A gRPC server on a free loopback port: a WorkerService over `worker` as
+// Server serves it (through a GrpcFrontDoor), or any other `service`.
 struct LoopbackServer {
+  explicit LoopbackServer(WorkerInterface* worker, BulkServer* bulk = nullptr) {
+    GrpcFrontDoor::Options options;
+    // Feeds of the large-tensor tests arrive in one RunGraph request.
+    options.max_request_bytes = static_cast<int>(kMaxGrpcMessageBytes);
+    door = std::make_unique<GrpcFrontDoor>(options);
+    worker_service = std::make_unique<GrpcWorkerService>(worker, door.get(), bulk);
+    Start([this](grpc::ServerBuilder* builder) { door->RegisterOn(builder); });
+  }
   explicit LoopbackServer(grpc::Service* service) {
+    Start([service](grpc::ServerBuilder* builder) { builder->RegisterService(service); });
+  }
+  void Start(const std::function<void(grpc::ServerBuilder*)>& add_services) {
     grpc::ServerBuilder builder;
-    ApplyServerDefaults(&builder);  // as Server does
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    // Feeds of the large-tensor tests arrive in one RunGraph request.
-    builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
-    builder.RegisterService(service);
+    add_services(&builder);
     server = builder.BuildAndStart();
     address = "127.0.0.1:" + std::to_string(port);
   }
-  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<GrpcFrontDoor> door;
+  std::unique_ptr<GrpcWorkerService> worker_service;
+  std::unique_ptr<grpc::Server> server;  // goes first
   std::string address;
 };
 
@@ -114,8 +127,7 @@ class GrpcWorkerTest : public ::testing::Test {
   GrpcWorkerTest()
       : worker_(kTask, ConfigProto()),
         bulk_(*BulkServer::Start("127.0.0.1")),
-        service_(NewGrpcWorkerService(&worker_, "", bulk_.get())),
-        server_(service_.get()),
+        server_(&worker_, bulk_.get()),
         address_(server_.address),
         remote_(std::make_unique<GrpcRemoteWorker>(address_)) {}
   ~GrpcWorkerTest() override { server_.server->Shutdown(); }
@@ -203,7 +215,6 @@ class GrpcWorkerTest : public ::testing::Test {
 
   Worker worker_;
   std::unique_ptr<BulkServer> bulk_;  // tensors of >= 1 MiB go by ticket
-  std::unique_ptr<grpc::Service> service_;
   LoopbackServer server_;
   std::string address_;
   std::unique_ptr<GrpcRemoteWorker> remote_;
@@ -349,8 +360,7 @@ TEST_F(GrpcWorkerTest, RunGraphMeantForAnotherTaskNeverRunsThere) {
   BulkServer::Options options;
   options.task = kTask;
   std::unique_ptr<BulkServer> bulk = *BulkServer::Start("127.0.0.1", options);
-  std::unique_ptr<grpc::Service> service = NewGrpcWorkerService(&worker_, "", bulk.get());
-  LoopbackServer server(service.get());
+  LoopbackServer server(&worker_, bulk.get());
   auto run = [&](const std::string& task) {
     GrpcRemoteWorker::Options remote_options;
     remote_options.task = task;
@@ -525,9 +535,7 @@ TEST_F(GrpcWorkerTest, UnreachableBulkPortFallsBackToGrpc) {
 
 TEST_F(GrpcWorkerTest, RequestForAnUnknownTicketIsNotFound) {
   for (bool with_bulk : {true, false}) {
-    std::unique_ptr<grpc::Service> service =
-        NewGrpcWorkerService(&worker_, "", with_bulk ? bulk_.get() : nullptr);
-    LoopbackServer server(service.get());
+    LoopbackServer server(&worker_, with_bulk ? bulk_.get() : nullptr);
     auto raw = WorkerService::NewStub(
         grpc::CreateChannel(server.address, grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;
@@ -718,8 +726,7 @@ class RecvWatchingWorker final : public WorkerInterface {
 TEST(GrpcWorkerServiceTest, RecvTensorCancelledByTheClientEndsTheCallOnTheServer) {
   Worker worker(kTask, ConfigProto());
   RecvWatchingWorker watching(&worker);
-  std::unique_ptr<grpc::Service> service = NewGrpcWorkerService(&watching);
-  LoopbackServer server(service.get());
+  LoopbackServer server(&watching);
 
   // A receive for a key nobody sends, with a deadline far beyond the test.
   auto stub = WorkerService::NewStub(
