@@ -1,13 +1,10 @@
 // Softmax and the softmax cross-entropies on the GPU. Checks and messages
 // are the CPU kernels' (kernels/nn/softmax_op.cc, cross_entropy_shape.h).
 //
-// SparseSoftmaxCrossEntropyWithLogits takes its labels in host memory (they
-// come from a feed, a batch of ints): it rejects a label outside
-// [0, classes) there with the CPU kernel's InvalidArgument, before anything
-// is queued, and copies them in. TensorFlow keeps them on the device and
-// answers a bad label with NaN; checking them there would make every step
-// wait for the GPU to catch up in the middle (measured on an H100: that
-// wait was most of the MLP step's time).
+// SparseSoftmaxCrossEntropyWithLogits keeps its labels in device memory, as
+// in TensorFlow, yet still rejects a label outside [0, classes) with the CPU
+// kernel's InvalidArgument: the kernel records the first bad row in a device
+// word, which is copied back (a wait for the stream) before the op returns.
 #include "core/framework/device_context.h"
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
@@ -88,26 +85,38 @@ class SparseSoftmaxXentGpuOp final : public OpKernel {
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, TensorShape({batch}), &loss));
     TG_RETURN_IF_ERROR(ctx.allocate_output(1, features.shape(), &backprop));
     if (batch == 0) return absl::OkStatus();
-    const std::vector<int64_t> values = IndexValues(labels);
-    for (int64_t r = 0; r < batch; ++r) {
-      if (values[r] < 0 || values[r] >= classes) {
-        return LabelOutOfRange(values[r], r, features.shape());
-      }
-    }
     GpuDevice* gpu = GpuDevice::From(ctx);
-    TG_ASSIGN_OR_RETURN(Tensor on_device,
-                        EnsureMemory(labels, DEVICE_MEMORY, gpu->GetAllocator(DEVICE_MEMORY)));
+    TG_ASSIGN_OR_RETURN(Tensor bad_row, Tensor::Allocate(gpu->GetAllocator(DEVICE_MEMORY), DT_INT64,
+                                                         TensorShape({})));
+    TG_RETURN_IF_ERROR(CudaStatus(LaunchFillScalar<int64_t>(batch, bad_row.data<int64_t>(), 1,
+                                                            gpu->multiprocessors(), gpu->stream()),
+                                  "SparseSoftmaxCrossEntropyWithLogits"));
     cudaError_t err;
     if (labels.dtype() == DT_INT32) {
-      err = LaunchSparseXent<T, int32_t>(features.data<T>(), on_device.data<int32_t>(),
+      err = LaunchSparseXent<T, int32_t>(features.data<T>(), labels.data<int32_t>(),
                                          loss->data<T>(), backprop->data<T>(), batch, classes,
-                                         /*bad_row=*/nullptr, gpu->stream());
+                                         bad_row.data<int64_t>(), gpu->stream());
     } else {
-      err = LaunchSparseXent<T, int64_t>(features.data<T>(), on_device.data<int64_t>(),
+      err = LaunchSparseXent<T, int64_t>(features.data<T>(), labels.data<int64_t>(),
                                          loss->data<T>(), backprop->data<T>(), batch, classes,
-                                         /*bad_row=*/nullptr, gpu->stream());
+                                         bad_row.data<int64_t>(), gpu->stream());
     }
-    return CudaStatus(err, "SparseSoftmaxCrossEntropyWithLogits");
+    TG_RETURN_IF_ERROR(CudaStatus(err, "SparseSoftmaxCrossEntropyWithLogits"));
+    return CheckLabels(gpu, features, labels, bad_row, batch);
+  }
+
+ private:
+  // Waits for the kernel's verdict; on a bad label, reads the labels back to
+  // name it as the CPU kernel does.
+  static absl::Status CheckLabels(GpuDevice* gpu, const Tensor& features, const Tensor& labels,
+                                  const Tensor& bad_row, int64_t batch) {
+    Tensor row(DT_INT64, TensorShape({}));
+    TG_RETURN_IF_ERROR(gpu->device_context()->CopyDeviceTensorToCPU(bad_row, &row));
+    const int64_t r = row.scalar<int64_t>();
+    if (r >= batch) return absl::OkStatus();
+    Tensor host_labels(labels.dtype(), labels.shape());
+    TG_RETURN_IF_ERROR(gpu->device_context()->CopyDeviceTensorToCPU(labels, &host_labels));
+    return LabelOutOfRange(IndexValues(host_labels)[r], r, features.shape());
   }
 };
 
@@ -119,8 +128,7 @@ class SparseSoftmaxXentGpuOp final : public OpKernel {
       SoftmaxXentGpuOp<T>);                                                                        \
   TG_REGISTER_KERNEL(KernelDefBuilder("SparseSoftmaxCrossEntropyWithLogits")                       \
                          .Device(DEVICE_GPU)                                                       \
-                         .TypeConstraint<T>("T")                                                   \
-                         .HostMemory("labels"),                                                    \
+                         .TypeConstraint<T>("T"),                                                  \
                      SparseSoftmaxXentGpuOp<T>)
 TG_REGISTER_NN_(float);
 TG_REGISTER_NN_(double);

@@ -148,7 +148,7 @@ __global__ void SparseXentKernel(const T* logits, const L* labels, T* loss, T* b
     const int64_t label = static_cast<int64_t>(labels[r]);
     if (label < 0 || label >= cols) {
       if (threadIdx.x == 0) {
-        if (bad_row != nullptr) atomicMin(bad_row, static_cast<unsigned long long>(r));
+        atomicMin(bad_row, static_cast<unsigned long long>(r));
         loss[r] = std::numeric_limits<T>::quiet_NaN();
       }
       for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {

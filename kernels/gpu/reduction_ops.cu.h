@@ -56,7 +56,6 @@ cudaError_t LaunchSoftmax(const T* logits, T* out, int64_t rows, int64_t cols, c
 // SparseSoftmaxCrossEntropyWithLogits over [rows, cols] logits (cols > 0).
 // A label outside [0, cols) leaves its row NaN and lowers *bad_row (which
 // the caller sets to `rows` first) to that row: the caller reads it back.
-// `bad_row` may be null (labels already checked on the host).
 // T: float, double; L: int32_t, int64_t.
 template <typename T, typename L>
 cudaError_t LaunchSparseXent(const T* logits, const L* labels, T* loss, T* backprop, int64_t rows,
