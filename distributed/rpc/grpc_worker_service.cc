@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
+#include "distributed/rpc/feed_decoding.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
 #include "distributed/rpc/tensor_coding.h"
@@ -28,28 +28,6 @@ namespace {
 // deadline: a request for a step that never runs here must not stay open
 // forever (it would also hold up the server's shutdown).
 constexpr absl::Duration kMaxRecvWait = absl::Hours(1);  // = GrpcRemoteWorker's step_rpc_timeout
-
-// Feeds arrive named by their _Arg index as text, in any order; each index
-// in [0, n) must appear exactly once.
-absl::Status DecodeFeeds(const google::protobuf::RepeatedPtrField<NamedTensorProto>& send,
-                         std::vector<Tensor>* feeds) {
-  const int n = send.size();
-  feeds->assign(n, Tensor());
-  std::vector<bool> seen(n, false);
-  for (const NamedTensorProto& named : send) {
-    int index = -1;
-    if (!absl::SimpleAtoi(named.name(), &index) || index < 0 || index >= n) {
-      return errors::InvalidArgument("feed '", named.name(), "' is not an _Arg index in [0, ", n,
-                                     ")");
-    }
-    if (seen[index]) return errors::InvalidArgument("feed ", index, " is given twice");
-    seen[index] = true;
-    absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
-    if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("feed ", index));
-    (*feeds)[index] = *std::move(tensor);
-  }
-  return absl::OkStatus();
-}
 
 // How long a RecvTensor may wait: until a little before the client's
 // deadline (so the client learns which key timed out rather than just that
@@ -258,7 +236,7 @@ void RunGraphFromWire(WorkerInterface* worker, std::shared_ptr<const RunGraphReq
   auto call = std::make_shared<Call>();
   call->request = std::move(request);
   const RunGraphRequest& r = *call->request;
-  absl::Status s = DecodeFeeds(r.send(), &call->args.feeds);
+  absl::Status s = DecodeRunGraphFeeds(r.send(), &call->args.feeds);
   if (!s.ok()) {
     done(WithContext(s, absl::StrCat("RunGraph '", r.graph_handle(), "'")), nullptr);
     return;
