@@ -111,6 +111,16 @@ TEST(TensorCodecTest, RejectsInconsistentProtos) {
   EXPECT_STATUS(TensorFromProto(bad_type).status(), kInvalidArgument, "unsupported dtype");
 }
 
+TEST(TensorCodecTest, HugeDtypeIsInvalidArgumentNamingIt) {
+  // Once a stack overflow: the dtype's name stripped "_ref" 21 million times.
+  TensorProto huge;
+  huge.set_dtype(static_cast<DataType>(2147483647));
+  EXPECT_STATUS(TensorFromProto(huge).status(), kInvalidArgument,
+                "unsupported dtype unknown dtype 2147483647");
+  EXPECT_EQ(DataTypeString(static_cast<DataType>(205)), "unknown dtype 205");
+  EXPECT_EQ(DataTypeString(MakeRefType(DT_FLOAT)), "float_ref");
+}
+
 TEST(TensorCodecTest, StringsAndInt64AndBool) {
   TensorProto p;
   p.set_dtype(DT_STRING);
