@@ -235,7 +235,12 @@ std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in,
       return std::nullopt;
     }
   }
-  if (!tensor.has_value() || !in.ConsumedEntireMessage()) return std::nullopt;
+  // Ending where field 1 says it ends, not at the end of the bytes: a field
+  // that claims more bytes than follow is truncated (found by
+  // recv_tensor_response_fuzzer: protobuf refuses it, so the fast path must).
+  if (!tensor.has_value() || !in.ConsumedEntireMessage() || in.BytesUntilLimit() != 0) {
+    return std::nullopt;
+  }
   in.PopLimit(limit);
   // Nothing may follow: a second tensor field would be merged into the first.
   if (in.ReadTag() != 0 || !in.ConsumedEntireMessage()) return std::nullopt;

@@ -190,6 +190,18 @@ TEST(TensorCodingTest, TruncatedResponsesAreErrorsNotCrashes) {
   }
 }
 
+TEST(TensorCodingTest, TensorFieldThatClaimsMoreBytesThanFollowIsDataLoss) {
+  // The tensor's fields are all there, but field 1 says it is 4 bytes
+  // longer: protobuf refuses it, and so must the fast path.
+  std::string bytes = ProtobufEncoding(Iota(4));
+  ASSERT_LT(static_cast<uint8_t>(bytes[1]), 0x7c);  // a one-byte length
+  bytes[1] = static_cast<char>(bytes[1] + 4);
+  for (const size_t chunk : {size_t{1}, size_t{7}, bytes.size()}) {
+    absl::StatusOr<Tensor> decoded = DecodeRecvTensorResponse(Sliced(bytes, chunk));
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << decoded.status();
+  }
+}
+
 TEST(TensorCodingTest, GarbageIsDataLoss) {
   absl::StatusOr<Tensor> decoded =
       DecodeRecvTensorResponse(Sliced("\x0a\xff\xff\xff\xff\x0f garbage", 4));
