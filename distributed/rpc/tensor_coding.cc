@@ -259,6 +259,11 @@ absl::StatusOr<BulkResponse> TicketOf(const RecvTensorResponse& response, const 
   absl::StatusOr<TensorShape> dims = TensorShapeFromProto(proto.tensor_shape());
   if (!dims.ok()) return WithContext(dims.status(), "bulk ticket");
   const BulkTicket& ticket = response.bulk();
+  // An empty id means "no ticket, the content is here" to every caller.
+  if (ticket.id().empty()) {
+    return errors::InvalidArgument("a bulk ticket without an id for ", DataTypeString(type), " ",
+                                   dims->DebugString());
+  }
   const uint64_t elements = static_cast<uint64_t>(dims->num_elements());
   const uint64_t size = static_cast<uint64_t>(DataTypeSize(type));
   const bool fits = size == 0 || elements <= UINT64_MAX / size;

@@ -340,5 +340,25 @@ TEST(BulkResponseTest, TicketThatDescribesNoTensorIsInvalidArgument) {
   EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument) << got->status();
 }
 
+TEST(BulkResponseTest, TicketWithoutAnIdIsInvalidArgument) {
+  // Callers take an empty id for "the content is here": such a ticket would
+  // hand them a tensor whose bytes were never written.
+  RecvTensorResponse response;
+  response.mutable_tensor()->set_dtype(DT_FLOAT);
+  response.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(4);
+  response.mutable_bulk()->set_port(4444);
+  response.mutable_bulk()->set_bytes(16);
+  BulkResponse ticket;
+  absl::StatusOr<Tensor> decoded =
+      DecodeRecvTensorResponse(Sliced(response.SerializeAsString(), 3), nullptr, &ticket);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument) << decoded.status();
+  EXPECT_NE(decoded.status().message().find("without an id"), std::string::npos)
+      << decoded.status();
+  std::optional<absl::StatusOr<BulkResponse>> got =
+      DecodeBulkResponse(Sliced(response.SerializeAsString(), 5));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument) << got->status();
+}
+
 }  // namespace
 }  // namespace tensorgrid
