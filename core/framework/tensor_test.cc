@@ -111,6 +111,20 @@ TEST(TensorCodecTest, RejectsInconsistentProtos) {
   EXPECT_STATUS(TensorFromProto(bad_type).status(), kInvalidArgument, "unsupported dtype");
 }
 
+TEST(TensorCodecTest, BoolContentBytesBecomeZeroOrOne) {
+  // Once bool 61 (undefined behaviour to read): any nonzero byte is true.
+  TensorProto p;
+  p.set_dtype(DT_BOOL);
+  p.mutable_tensor_shape()->add_dim()->set_size(3);
+  p.set_tensor_content(std::string("=\x01\x00", 3));
+  auto t = TensorFromProto(p);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const uint8_t* bytes = static_cast<const uint8_t*>(t->raw_data());
+  EXPECT_EQ(bytes[0], 1);
+  EXPECT_EQ(bytes[1], 1);
+  EXPECT_EQ(bytes[2], 0);
+}
+
 TEST(TensorCodecTest, HugeDtypeIsInvalidArgumentNamingIt) {
   // Once a stack overflow: the dtype's name stripped "_ref" 21 million times.
   TensorProto huge;

@@ -230,6 +230,7 @@ std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in,
                                        t->TotalBytes());
       }
       if (!in.ReadRaw(t->raw_data(), bytes)) return std::nullopt;  // truncated
+      CanonicalizeBools(&*t);  // as TensorFromProto does
       tensor = *std::move(t);
     } else {
       return std::nullopt;

@@ -202,6 +202,17 @@ TEST(TensorCodingTest, TensorFieldThatClaimsMoreBytesThanFollowIsDataLoss) {
   }
 }
 
+TEST(TensorCodingTest, BoolContentBytesBecomeZeroOrOne) {
+  RecvTensorResponse response;
+  response.mutable_tensor()->set_dtype(DT_BOOL);
+  response.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(2);
+  response.mutable_tensor()->set_tensor_content(std::string("\x07\x00", 2));
+  absl::StatusOr<Tensor> decoded = DecodeRecvTensorResponse(Sliced(response.SerializeAsString(), 3));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(static_cast<const uint8_t*>(decoded->raw_data())[0], 1);
+  EXPECT_EQ(static_cast<const uint8_t*>(decoded->raw_data())[1], 0);
+}
+
 TEST(TensorCodingTest, GarbageIsDataLoss) {
   absl::StatusOr<Tensor> decoded =
       DecodeRecvTensorResponse(Sliced("\x0a\xff\xff\xff\xff\x0f garbage", 4));

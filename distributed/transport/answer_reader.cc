@@ -166,6 +166,7 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
   if (!copied && ReadFull(fd, dst, header.length, deadline) != header.length) {
     return Broken(what, "reading the chunk");
   }
+  CanonicalizeBools(&*tensor);  // the peer's bytes, as they came
   *out = *std::move(tensor);
   return {absl::OkStatus(), true};
 }
