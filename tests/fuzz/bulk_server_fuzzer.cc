@@ -72,11 +72,13 @@ std::unique_ptr<BulkServer> StartServer(const std::string& token) {
   auto server = BulkServer::Start("127.0.0.1", options);
   if (!server.ok()) fuzz::Fail(server.status().ToString());
   (*server)->ServeRecvBuf(
-      [](const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
+      [](const std::string& key, absl::Time, Tensor* out, CancellationManager*,
+         StatusCallback done) {
         done(Lookup(key, out));
       });
   (*server)->ServeRecvTensor(
-      [](int64_t step_id, const std::string& key, absl::Time, Tensor* out, StatusCallback done) {
+      [](int64_t step_id, const std::string& key, absl::Time, Tensor* out, CancellationManager*,
+         StatusCallback done) {
         done(step_id < 0 ? absl::AbortedError("step is over") : Lookup(key, out));
       });
   (*server)->ServeCall("Echo", [](std::string request, absl::Time, CancellationManager*,
