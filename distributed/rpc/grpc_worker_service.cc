@@ -14,6 +14,7 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
+#include "distributed/rpc/collective_requests.h"
 #include "distributed/rpc/feed_decoding.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/grpc_worker_service_factory.h"
@@ -366,15 +367,6 @@ grpc::ServerUnaryReactor* GrpcWorkerService::RecvTensor(grpc::CallbackServerCont
   return reactor;
 }
 
-namespace {
-// How long a leader may wait for a group's members: what the member asked,
-// at most until a little before its deadline.
-absl::Duration JoinWait(const grpc::CallbackServerContext& context, int64_t timeout_ms) {
-  return std::max(absl::ZeroDuration(),
-                  std::min(absl::Milliseconds(timeout_ms), RecvWait(context)));
-}
-}  // namespace
-
 grpc::ServerUnaryReactor* GrpcWorkerService::CompleteGroup(grpc::CallbackServerContext* context,
                                                            const grpc::ByteBuffer* wire,
                                                            grpc::ByteBuffer* wire_response) {
@@ -383,13 +375,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteGroup(grpc::CallbackServerC
   }
   CompleteGroupRequest request;
   if (!ParseFromByteBuffer(*wire, &request)) return NotAWorkerMessage(context, "CompleteGroup");
-  CompleteGroupArgs args;
-  args.group_key = request.group_key();
-  args.group_size = request.group_size();
-  args.device_type = request.device_type();
-  args.device = request.device_name();
-  args.incarnation = request.incarnation();
-  args.timeout = JoinWait(*context, request.timeout_ms());
+  const CompleteGroupArgs args = GroupJoinFromRequest(request, RecvWait(*context));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto result = std::make_shared<CompleteGroupResult>();
   // The leader always answers, at the latest after args.timeout.
@@ -417,17 +403,7 @@ grpc::ServerUnaryReactor* GrpcWorkerService::CompleteInstance(grpc::CallbackServ
   }
   CompleteInstanceRequest request;
   if (!ParseFromByteBuffer(*wire, &request)) return NotAWorkerMessage(context, "CompleteInstance");
-  CompleteInstanceArgs args;
-  args.group_key = request.group_key();
-  args.group_size = request.group_size();
-  args.instance_key = request.instance_key();
-  args.device = request.device_name();
-  args.op = request.op();
-  args.dtype = request.dtype();
-  args.shape.assign(request.shape().begin(), request.shape().end());
-  args.is_source = request.is_source();
-  args.timeout = JoinWait(*context, request.timeout_ms());
-  args.next_seq = request.next_seq();
+  const CompleteInstanceArgs args = InstanceJoinFromRequest(request, RecvWait(*context));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto result = std::make_shared<CompleteInstanceResult>();
   worker_->CompleteInstanceAsync(args, result.get(),

@@ -6,7 +6,9 @@
 // gRPC (SerializationTraits); RunGraph, RunStep and RunCallable also arrive
 // on the bulk port as one string. Then each checks what it checks: the feeds
 // of a step (feed_decoding.h), the graph of RegisterGraph, CreateSession and
-// ExtendSession (ImportGraphDef, which the worker and master run first).
+// ExtendSession (ImportGraphDef, which the worker and master run first), the
+// joins of CompleteGroup and CompleteInstance (collective_requests.h, then
+// the group leader's ValidateGroupJoin and ValidateInstanceJoin).
 // A request is either refused with InvalidArgument (ResourceExhausted for a
 // tensor over the limit) or accepted; nothing crashes.
 //
@@ -20,6 +22,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/graph.h"
+#include "core/runtime/collective_group_leader.h"
+#include "distributed/rpc/collective_requests.h"
 #include "distributed/rpc/feed_decoding.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
@@ -60,6 +64,10 @@ struct Method {
   std::function<void(const grpc::ByteBuffer&, const std::string&, bool bulk_port)> serve;
 };
 
+// The longest a join may wait: the worker service's bound (its calls' own
+// deadlines, at most an hour).
+constexpr absl::Duration kMaxWait = absl::Hours(1);
+
 // A method whose handler does no more than parse (and copy fields out).
 template <typename Request>
 Method ParseOnly(const char* name, bool callback = false) {
@@ -94,8 +102,20 @@ const std::vector<Method>& Methods() {
       ParseOnly<CleanupGraphRequest>("CleanupGraph"),
       ParseOnly<CleanupAllRequest>("CleanupAll"),
       ParseOnly<RecvTensorRequest>("RecvTensor", true),
-      ParseOnly<CompleteGroupRequest>("CompleteGroup", true),
-      ParseOnly<CompleteInstanceRequest>("CompleteInstance", true),
+      {"CompleteGroup", true, false,
+       [](const grpc::ByteBuffer& wire, const std::string& flat, bool bulk_port) {
+         CompleteGroupRequest request;
+         if (!Parse(wire, flat, true, bulk_port, &request)) return;
+         ExpectRefusal(ValidateGroupJoin(GroupJoinFromRequest(request, kMaxWait)),
+                       "CompleteGroup's join");
+       }},
+      {"CompleteInstance", true, false,
+       [](const grpc::ByteBuffer& wire, const std::string& flat, bool bulk_port) {
+         CompleteInstanceRequest request;
+         if (!Parse(wire, flat, true, bulk_port, &request)) return;
+         ExpectRefusal(ValidateInstanceJoin(InstanceJoinFromRequest(request, kMaxWait)),
+                       "CompleteInstance's join");
+       }},
       ParseOnly<RecvBufRequest>("RecvBuf", true),
       // MasterService.
       {"CreateSession", false, false,

@@ -269,11 +269,24 @@ void GrpcSeeds(const std::string& workspace) {
                           "device:CPU:0;edge;0:0");
   recv.set_accept_bulk(true);
   request("recv_tensor", 8, recv.SerializeAsString());
+  // Joins that pass the leader's checks, so that mutations start past them.
+  CompleteGroupRequest group;
+  group.set_group_key(1);
+  group.set_group_size(2);
+  group.set_device_type("CPU");
+  group.set_device_name("/job:worker/replica:0/task:1/device:CPU:0");
+  group.set_incarnation(77);
+  group.set_timeout_ms(30000);
+  request("complete_group", 9, group.SerializeAsString());
   CompleteInstanceRequest instance;
   instance.set_group_key(1);
   instance.set_group_size(2);
-  instance.set_op("reduce");
+  instance.set_instance_key(5);
+  instance.set_device_name("/job:worker/replica:0/task:1/device:CPU:0");
+  instance.set_op("CollectiveReduce");
+  instance.set_dtype(DT_FLOAT);
   instance.add_shape(4);
+  instance.set_timeout_ms(30000);
   request("complete_instance", 10, instance.SerializeAsString());
   CreateSessionRequest create;
   *create.mutable_graph_def() = ParseGraph(kGraphs[2][1]);
