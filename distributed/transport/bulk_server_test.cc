@@ -190,8 +190,8 @@ TEST(BulkServerTest, ClientHangingUpCancelsItsCall) {
   NeverAnswered never;
   never.Serve(*server, "Never");
   {
+    CallResult result;  // outlives the client, which answers it as it goes
     BulkClient client("127.0.0.1");
-    CallResult result;
     client.CallAsync(server->port(), "", "Never", "x", Soon(), result.Callback());
     ASSERT_TRUE(never.WaitTaken(1));
   }  // the client closes its connection
