@@ -11,6 +11,10 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libeigen3-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libtbb-dev zlib1g-dev
   dataset-fashion-mnist  # the demo's data: /usr/share/datasets/fashion-mnist (docs/data.md)
+  # The fuzzing build (--config=fuzz, scripts/fuzz.sh, docs/fuzzing.md):
+  # clang with libFuzzer and the sanitizers' runtimes (only recommended by
+  # clang, so named), the lld linker, and llvm-symbolizer for stack traces.
+  clang-14 libclang-rt-14-dev lld-14 llvm-14
 )
 
 missing=()

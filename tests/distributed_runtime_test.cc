@@ -421,7 +421,7 @@ TEST(DistributedRuntimeTest, GarbageRequestsAreInvalidArgumentAndTheTaskKeepsSer
   ASSERT_TRUE(cluster.Start());
   grpc::GenericStub stub(
       grpc::CreateChannel(cluster.address(1), grpc::InsecureChannelCredentials()));
-  const std::string garbage("\xff\xff\xff\xff\x0f\x12garbage\x00\x01", 17);
+  const std::string garbage("\xff\xff\xff\xff\x0f\x12garbage\x00\x01", 15);
   std::vector<std::string> methods;
   for (const char* m : {"CreateSession", "ExtendSession", "RunStep", "MakeCallable", "RunCallable",
                         "ReleaseCallable", "CloseSession", "ListDevices", "Reset"}) {

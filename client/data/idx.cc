@@ -211,7 +211,16 @@ absl::StatusOr<Tensor> ReadIdx(const std::string& path) {
   TensorShape shape;
   TG_RETURN_IF_ERROR(ReadHeader(*src, path, &dtype, &shape));
   const int64_t header_bytes = 4 + 4 * shape.dims();
-  const int64_t data_bytes = shape.num_elements() * DataTypeSize(dtype);
+  int64_t data_bytes;
+  // Dimensions of up to 2^32 - 1 each can describe more bytes than int64
+  // counts (the multiplication overflowed: found by idx_fuzzer). No file
+  // holds that much.
+  if (__builtin_mul_overflow(shape.num_elements(), int64_t{DataTypeSize(dtype)}, &data_bytes) ||
+      data_bytes > INT64_MAX - header_bytes) {
+    return absl::DataLossError(absl::StrCat(path, ": shape ", shape.DebugString(), " of ",
+                                            DataTypeString(dtype),
+                                            " needs more than 2^63 bytes of data; no file has them"));
+  }
   // DataLoss for `found` bytes of data where the header promises data_bytes.
   auto size_mismatch = [&](int64_t found, absl::string_view note) {
     return absl::DataLossError(absl::StrCat(

@@ -178,6 +178,13 @@ TEST(IdxTest, HugeDimsFailWithoutAllocating) {
   EXPECT_NE(std::string(s.message()).find(path), std::string::npos) << s;
 }
 
+TEST(IdxTest, DimsWhoseBytesOverflowAreDataLoss) {
+  // float64 [687339024, 4278190080]: 2.9e18 elements, 2.3e19 bytes.
+  std::string path = TempPath("overflow");
+  WriteBytes(path, std::string("\x00\x00\x0e\x02\x28\xf7\xf6\x10\xff\x00\x00\x00", 12));
+  EXPECT_STATUS(ReadIdx(path).status(), kDataLoss, "needs more than 2^63 bytes");
+}
+
 TEST(IdxTest, CorruptGzipStreamIsDataLoss) {
   std::string path = TempPath("corrupt.gz");
   Tensor t(DT_UINT8, TensorShape({64, 64}));

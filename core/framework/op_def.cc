@@ -300,11 +300,24 @@ absl::Status CheckAttrValue(const NodeDef& node, const AttrDef& def, const AttrV
   return absl::OkStatus();
 }
 
+// The most tensors one "N * T" argument may stand for. N comes from the
+// graph, and every tensor it names costs a slot in the node: without a bound,
+// a NodeDef of 30 bytes (AddN with N = 10^9) made ImportGraphDef allocate
+// gigabytes, and an N past 2^31 was cut to an int (found by graphdef_fuzzer's
+// input kept in tests/fuzz/regressions/graphdef/). A negative N is refused
+// here too, for ops whose attr declares no minimum.
+constexpr int64_t kMaxArgTensors = int64_t{1} << 20;
+
 // Number of tensors `arg` stands for in `node` (1, or N for "N * T" / lists).
 absl::StatusOr<int> ArgCount(const NodeDef& node, const ArgDef& arg) {
   if (!arg.number_attr.empty()) {
     int64_t n;
     TG_RETURN_IF_ERROR(GetNodeAttr(node, arg.number_attr, &n));
+    if (n < 0 || n > kMaxArgTensors) {
+      return errors::InvalidArgument("attr '", arg.number_attr, "' of node '", node.name(), "' (",
+                                     node.op(), ") is ", n, "; an argument stands for 0 to ",
+                                     kMaxArgTensors, " tensors");
+    }
     return static_cast<int>(n);
   }
   if (!arg.type_list_attr.empty()) {

@@ -126,6 +126,17 @@ TEST_F(ValidateNodeDefTest, NamesNodeAndAttrOnMismatch) {
   SetAttr(&extra, "bogus", 1);
   EXPECT_STATUS(ValidateNodeDef(op_, &extra), kInvalidArgument, "'bogus'");
 
+  // Checked before anything is sized by it (and before it is cut to an int).
+  NodeDef huge = Node(2);
+  SetAttr(&huge, "T", DT_FLOAT);
+  SetAttr(&huge, "N", int64_t{1} << 32);
+  EXPECT_STATUS(ValidateNodeDef(op_, &huge), kInvalidArgument,
+                "attr 'N' of node 'v' (V) is 4294967296; an argument stands for 0 to 1048576");
+  std::vector<DataType> in, out;
+  EXPECT_STATUS(InOutTypesForNode(huge, op_, &in, &out), kInvalidArgument, "0 to 1048576");
+  SetAttr(&huge, "N", -1);
+  EXPECT_STATUS(InOutTypesForNode(huge, op_, &in, &out), kInvalidArgument, "is -1; an argument");
+
   NodeDef inputs = Node(3);
   SetAttr(&inputs, "T", DT_FLOAT);
   SetAttr(&inputs, "N", 2);

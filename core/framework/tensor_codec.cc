@@ -91,6 +91,13 @@ absl::Status FillFromTypedFields(const TensorProto& proto, Tensor* t) {
 
 }  // namespace
 
+void CanonicalizeBools(Tensor* tensor) {
+  if (!tensor->IsInitialized() || tensor->dtype() != DT_BOOL) return;
+  // As bytes: loading a bool that is not 0 or 1 is itself the problem.
+  uint8_t* bytes = static_cast<uint8_t*>(tensor->raw_data());
+  for (int64_t i = 0; i < tensor->NumElements(); ++i) bytes[i] = bytes[i] != 0;
+}
+
 absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto) {
   const DataType dtype = proto.dtype();
   if (!DataTypeIsSupported(dtype) || IsRefType(dtype)) {
@@ -110,6 +117,8 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto) {
                                      shape->DebugString(), " needs ", t.TotalBytes());
     }
     std::memcpy(t.raw_data(), proto.tensor_content().data(), t.TotalBytes());
+    // tensor_content "=\x01" made bool 61 (found by tensor_proto_fuzzer).
+    CanonicalizeBools(&t);
     return t;
   }
   TG_RETURN_IF_ERROR(FillFromTypedFields(proto, &t));

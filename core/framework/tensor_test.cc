@@ -2,6 +2,11 @@
 
 #include <malloc.h>
 
+#include "absl/base/config.h"
+#if defined(ABSL_HAVE_ADDRESS_SANITIZER) || defined(ABSL_HAVE_THREAD_SANITIZER)
+#include <sanitizer/allocator_interface.h>
+#endif
+
 #include "core/framework/tensor_codec.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
@@ -111,6 +116,30 @@ TEST(TensorCodecTest, RejectsInconsistentProtos) {
   EXPECT_STATUS(TensorFromProto(bad_type).status(), kInvalidArgument, "unsupported dtype");
 }
 
+TEST(TensorCodecTest, BoolContentBytesBecomeZeroOrOne) {
+  // Once bool 61 (undefined behaviour to read): any nonzero byte is true.
+  TensorProto p;
+  p.set_dtype(DT_BOOL);
+  p.mutable_tensor_shape()->add_dim()->set_size(3);
+  p.set_tensor_content(std::string("=\x01\x00", 3));
+  auto t = TensorFromProto(p);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const uint8_t* bytes = static_cast<const uint8_t*>(t->raw_data());
+  EXPECT_EQ(bytes[0], 1);
+  EXPECT_EQ(bytes[1], 1);
+  EXPECT_EQ(bytes[2], 0);
+}
+
+TEST(TensorCodecTest, HugeDtypeIsInvalidArgumentNamingIt) {
+  // Once a stack overflow: the dtype's name stripped "_ref" 21 million times.
+  TensorProto huge;
+  huge.set_dtype(static_cast<DataType>(2147483647));
+  EXPECT_STATUS(TensorFromProto(huge).status(), kInvalidArgument,
+                "unsupported dtype unknown dtype 2147483647");
+  EXPECT_EQ(DataTypeString(static_cast<DataType>(205)), "unknown dtype 205");
+  EXPECT_EQ(DataTypeString(MakeRefType(DT_FLOAT)), "float_ref");
+}
+
 TEST(TensorCodecTest, StringsAndInt64AndBool) {
   TensorProto p;
   p.set_dtype(DT_STRING);
@@ -152,9 +181,14 @@ TEST(TensorBufferCacheTest, LargeBuffersAreReusedAndStillAligned) {
 
 // Bytes malloc has handed out and not had back: every arena, mmapped blocks
 // included. What the cache keeps stays in use; what it frees does not.
+// (Under a sanitizer, malloc is the sanitizer's, and glibc's counts stay 0.)
 int64_t MallocInUseBytes() {
+#if defined(ABSL_HAVE_ADDRESS_SANITIZER) || defined(ABSL_HAVE_THREAD_SANITIZER)
+  return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
+#else
   const struct mallinfo2 info = mallinfo2();
   return static_cast<int64_t>(info.uordblks + info.hblkhd);
+#endif
 }
 
 // With no capacity, a dying tensor's large buffer goes back to malloc there

@@ -31,7 +31,13 @@ bool DataTypeIsSupported(DataType dtype) {
 }
 
 std::string DataTypeString(DataType dtype) {
-  if (IsRefType(dtype)) return DataTypeString(RemoveRefType(dtype)) + "_ref";
+  // One "_ref" at most: a value from the wire (a TensorProto's dtype, an
+  // attr) may be any int, and stripping 100 until none is left would recurse
+  // up to 21 million times for 2^31 - 1 (a stack overflow, found by
+  // tests/fuzz/tensor_proto_fuzzer.cc); a ref of a ref is no dtype at all.
+  if (IsRefType(dtype) && !IsRefType(RemoveRefType(dtype))) {
+    return DataTypeString(RemoveRefType(dtype)) + "_ref";
+  }
   switch (dtype) {
     case DT_FLOAT: return "float";
     case DT_DOUBLE: return "double";

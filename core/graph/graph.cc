@@ -140,6 +140,13 @@ absl::Status ParseTensorName(absl::string_view tensor, std::string* node, int* p
 
 namespace {
 
+// The most outputs a node of an unregistered op is taken to have. Its
+// consumers say how many it has ("x:7"); without a bound, one input
+// "x:2000000000" made ImportGraphDef allocate 8 GB (and "x:2147483647"
+// overflowed port + 1; found by graphdef_fuzzer's input kept in
+// tests/fuzz/regressions/graphdef/).
+constexpr int kMaxUnregisteredOutputs = 1 << 16;
+
 bool TypesCompatible(DataType produced, DataType expected) {
   if (produced == DT_INVALID || expected == DT_INVALID) return true;  // unregistered op
   if (produced == expected) return true;
@@ -184,6 +191,12 @@ absl::Status AddNodesAndEdges(const GraphDef& def, Graph* graph) {
       }
       if (src->op_def() == nullptr && port >= src->num_outputs()) {
         // Unregistered op: learn its output count from its consumers.
+        if (port >= kMaxUnregisteredOutputs) {
+          return errors::InvalidArgument("node '", node->name(), "' input ", i, " refers to '", in,
+                                         "', but '", src_name, "' (", src->op(),
+                                         ", not a registered op) may have at most ",
+                                         kMaxUnregisteredOutputs, " outputs");
+        }
         graph->EnsureUnknownOutputs(src, port + 1);
       }
       if (port >= src->num_outputs()) {

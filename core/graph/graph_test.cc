@@ -97,6 +97,23 @@ TEST(GraphTest, UnregisteredOpsImportAndLearnOutputsFromConsumers) {
   EXPECT_EQ((*g)->FindNode("w")->op_def(), nullptr);
 }
 
+TEST(GraphTest, UnregisteredOpsOutputsAreBounded) {
+  NodeDef weird;
+  weird.set_name("w");
+  weird.set_op("SomethingTensorFlowHasButWeDoNot");
+  EXPECT_STATUS(
+      ImportGraphDef(G({weird, N("b", "Identity", {"w:2147483647"})})).status(), kInvalidArgument,
+      "(SomethingTensorFlowHasButWeDoNot, not a registered op) may have at most 65536 outputs");
+  EXPECT_TRUE(ImportGraphDef(G({weird, N("b", "Identity", {"w:65535"})})).ok());
+}
+
+TEST(GraphTest, HugeNumberAttrIsInvalidArgument) {
+  NodeDef sum = N("s", "AddN", {});
+  SetAttr(&sum, "N", int64_t{1000000000});
+  EXPECT_STATUS(ImportGraphDef(G({sum})).status(), kInvalidArgument,
+                "attr 'N' of node 's' (AddN) is 1000000000");
+}
+
 TEST(GraphTest, PruneKeepsOnlyAncestors) {
   auto g = ImportGraphDef(G({N("a", "Placeholder", {}), N("b", "Identity", {"a"}),
                              N("c", "Identity", {"a"}), N("d", "NoOp", {"^b"})}));

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "core/framework/tensor_codec.h"
 #include "core/platform/file.h"
 #include "core/platform/status.h"
 
@@ -608,6 +609,7 @@ absl::StatusOr<Tensor> CheckpointReader::Read(const std::string& name) const {
   if (e->dtype == DT_STRING && !DecodeStrings(strings, &t)) {
     return absl::DataLossError(absl::StrCat(where, " is corrupted: string lengths do not fit"));
   }
+  CanonicalizeBools(&t);  // the file's bytes, as they are
   return t;
 }
 

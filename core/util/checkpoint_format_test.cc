@@ -156,6 +156,24 @@ TEST(CheckpointFormatTest, IndexListsEntriesSortedWithDtypeShapeAndPlace) {
   EXPECT_TRUE(absl::StartsWith(Basename((*reader)->data_path()), "model.data-"));
 }
 
+TEST(CheckpointFormatTest, BoolBytesReadBackAsZeroOrOne) {
+  // A file may hold any byte where a bool is stored; a bool read is 0 or 1.
+  const std::string prefix = NewTestDir() + "/model";
+  Tensor flags(DT_BOOL, TensorShape({2}));
+  static_cast<uint8_t*>(flags.raw_data())[0] = 9;
+  static_cast<uint8_t*>(flags.raw_data())[1] = 0;
+  auto writer = CheckpointWriter::Create(prefix);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_OK((*writer)->Add("flags", flags));
+  ASSERT_OK((*writer)->Finish());
+  auto reader = CheckpointReader::Open(prefix);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto read = (*reader)->Read("flags");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(static_cast<const uint8_t*>(read->raw_data())[0], 1);
+  EXPECT_EQ(static_cast<const uint8_t*>(read->raw_data())[1], 0);
+}
+
 TEST(CheckpointFormatTest, MissingCheckpointAndTensorAreNotFound) {
   const std::string prefix = NewTestDir() + "/model";
   EXPECT_FALSE(CheckpointExists(prefix));

@@ -9,6 +9,7 @@
 #include "core/framework/device_name.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
+#include "distributed/rpc/feed_decoding.h"
 #include "distributed/rpc/grpc_front_door.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
@@ -25,20 +26,6 @@ std::string RandomHandle() {
     absl::StrAppend(&handle, absl::Hex(random(), absl::kZeroPad8));
   }
   return handle;
-}
-
-absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> DecodeFeeds(
-    const google::protobuf::RepeatedPtrField<NamedTensorProto>& feed) {
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  feeds.reserve(feed.size());
-  for (const NamedTensorProto& named : feed) {
-    absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
-    if (!tensor.ok()) {
-      return errors::InvalidArgument("feed '", named.name(), "': ", tensor.status().message());
-    }
-    feeds.emplace_back(named.name(), *std::move(tensor));
-  }
-  return feeds;
 }
 
 // Requests and answers of more than this many bytes are decoded and encoded
@@ -77,7 +64,7 @@ struct StepCall {
   // Takes the parsed request apart; InvalidArgument naming a feed that does
   // not decode.
   absl::Status Unpack() {
-    TG_ASSIGN_OR_RETURN(feeds, DecodeFeeds(request.feed()));
+    TG_ASSIGN_OR_RETURN(feeds, DecodeRunStepFeeds(request.feed()));
     for (const auto& feed : feeds) feed_names.push_back(feed.first);
     fetches.assign(request.fetch().begin(), request.fetch().end());
     targets.assign(request.target().begin(), request.target().end());
@@ -110,14 +97,7 @@ struct CallableCall {
   RunCallableResponse response;
 
   absl::Status Unpack() {
-    feeds.reserve(request.feed_size());
-    for (int i = 0; i < request.feed_size(); ++i) {
-      absl::StatusOr<Tensor> tensor = TensorFromProto(request.feed(i));
-      if (!tensor.ok()) {
-        return errors::InvalidArgument("feed ", i, ": ", tensor.status().message());
-      }
-      feeds.push_back(*std::move(tensor));
-    }
+    TG_ASSIGN_OR_RETURN(feeds, DecodeRunCallableFeeds(request.feed()));
     return absl::OkStatus();
   }
   bool IsBuilt() const { return true; }  // a callable is built when it is made

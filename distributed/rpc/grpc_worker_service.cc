@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "core/runtime/worker_interface.h"
-#include "distributed/rpc/grpc_front_door.h"
+#include "distributed/rpc/collective_requests.h"
+#include "distributed/rpc/feed_decoding.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "distributed/transport/bulk_server.h"
@@ -31,28 +31,6 @@ namespace {
 // forever (it would also hold up the server's shutdown).
 constexpr absl::Duration kMaxRecvWait = absl::Hours(1);  // = GrpcRemoteWorker's step_rpc_timeout
 
-// Feeds arrive named by their _Arg index as text, in any order; each index
-// in [0, n) must appear exactly once.
-absl::Status DecodeFeeds(const google::protobuf::RepeatedPtrField<NamedTensorProto>& send,
-                         std::vector<Tensor>* feeds) {
-  const int n = send.size();
-  feeds->assign(n, Tensor());
-  std::vector<bool> seen(n, false);
-  for (const NamedTensorProto& named : send) {
-    int index = -1;
-    if (!absl::SimpleAtoi(named.name(), &index) || index < 0 || index >= n) {
-      return errors::InvalidArgument("feed '", named.name(), "' is not an _Arg index in [0, ", n,
-                                     ")");
-    }
-    if (seen[index]) return errors::InvalidArgument("feed ", index, " is given twice");
-    seen[index] = true;
-    absl::StatusOr<Tensor> tensor = TensorFromProto(named.tensor());
-    if (!tensor.ok()) return WithContext(tensor.status(), absl::StrCat("feed ", index));
-    (*feeds)[index] = *std::move(tensor);
-  }
-  return absl::OkStatus();
-}
-
 // How long a RecvTensor may wait: until a little before the client's
 // deadline (so the client learns which key timed out rather than just that
 // its deadline passed), and at most kMaxRecvWait.
@@ -62,11 +40,6 @@ absl::Duration RecvWait(const GrpcCall& call) {
   return std::min(kMaxRecvWait, left - margin);
 }
 
-// How long a leader may wait for a group's members: what the member asked,
-// at most until a little before its deadline.
-absl::Duration JoinWait(const GrpcCall& call, int64_t timeout_ms) {
-  return std::max(absl::ZeroDuration(), std::min(absl::Milliseconds(timeout_ms), RecvWait(call)));
-}
 
 // One RecvTensor or RecvBuf call, answered by whichever comes first: the
 // worker's callback with the tensor (or the step's failure), the deadline
@@ -200,7 +173,7 @@ void RunGraphFromWire(WorkerInterface* worker, std::shared_ptr<const RunGraphReq
   auto call = std::make_shared<Call>();
   call->request = std::move(request);
   const RunGraphRequest& r = *call->request;
-  absl::Status s = DecodeFeeds(r.send(), &call->args.feeds);
+  absl::Status s = DecodeRunGraphFeeds(r.send(), &call->args.feeds);
   if (!s.ok()) {
     done(WithContext(s, absl::StrCat("RunGraph '", r.graph_handle(), "'")), nullptr);
     return;
@@ -384,13 +357,7 @@ void GrpcWorkerService::RecvTensor(std::shared_ptr<GrpcCall> call) {
 void GrpcWorkerService::CompleteGroup(std::shared_ptr<GrpcCall> call) {
   CompleteGroupRequest request;
   if (!ParseRequest(*call, &request)) return;
-  CompleteGroupArgs args;
-  args.group_key = request.group_key();
-  args.group_size = request.group_size();
-  args.device_type = request.device_type();
-  args.device = request.device_name();
-  args.incarnation = request.incarnation();
-  args.timeout = JoinWait(*call, request.timeout_ms());
+  const CompleteGroupArgs args = GroupJoinFromRequest(request, RecvWait(*call));
   auto result = std::make_shared<CompleteGroupResult>();
   // The leader always answers, at the latest after args.timeout.
   worker_->CompleteGroupAsync(args, result.get(), [call, result](absl::Status s) {
@@ -411,17 +378,7 @@ void GrpcWorkerService::CompleteGroup(std::shared_ptr<GrpcCall> call) {
 void GrpcWorkerService::CompleteInstance(std::shared_ptr<GrpcCall> call) {
   CompleteInstanceRequest request;
   if (!ParseRequest(*call, &request)) return;
-  CompleteInstanceArgs args;
-  args.group_key = request.group_key();
-  args.group_size = request.group_size();
-  args.instance_key = request.instance_key();
-  args.device = request.device_name();
-  args.op = request.op();
-  args.dtype = request.dtype();
-  args.shape.assign(request.shape().begin(), request.shape().end());
-  args.is_source = request.is_source();
-  args.timeout = JoinWait(*call, request.timeout_ms());
-  args.next_seq = request.next_seq();
+  const CompleteInstanceArgs args = InstanceJoinFromRequest(request, RecvWait(*call));
   auto result = std::make_shared<CompleteInstanceResult>();
   worker_->CompleteInstanceAsync(args, result.get(), [call, result](absl::Status s) {
     if (!s.ok()) {

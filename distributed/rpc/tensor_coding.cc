@@ -230,12 +230,18 @@ std::optional<absl::StatusOr<Tensor>> DecodeContentLayout(CodedInputStream& in,
                                        t->TotalBytes());
       }
       if (!in.ReadRaw(t->raw_data(), bytes)) return std::nullopt;  // truncated
+      CanonicalizeBools(&*t);  // as TensorFromProto does
       tensor = *std::move(t);
     } else {
       return std::nullopt;
     }
   }
-  if (!tensor.has_value() || !in.ConsumedEntireMessage()) return std::nullopt;
+  // Ending where field 1 says it ends, not at the end of the bytes: a field
+  // that claims more bytes than follow is truncated (found by
+  // recv_tensor_response_fuzzer: protobuf refuses it, so the fast path must).
+  if (!tensor.has_value() || !in.ConsumedEntireMessage() || in.BytesUntilLimit() != 0) {
+    return std::nullopt;
+  }
   in.PopLimit(limit);
   // Nothing may follow: a second tensor field would be merged into the first.
   if (in.ReadTag() != 0 || !in.ConsumedEntireMessage()) return std::nullopt;
@@ -254,6 +260,11 @@ absl::StatusOr<BulkResponse> TicketOf(const RecvTensorResponse& response, const 
   absl::StatusOr<TensorShape> dims = TensorShapeFromProto(proto.tensor_shape());
   if (!dims.ok()) return WithContext(dims.status(), "bulk ticket");
   const BulkTicket& ticket = response.bulk();
+  // An empty id means "no ticket, the content is here" to every caller.
+  if (ticket.id().empty()) {
+    return errors::InvalidArgument("a bulk ticket without an id for ", DataTypeString(type), " ",
+                                   dims->DebugString());
+  }
   const uint64_t elements = static_cast<uint64_t>(dims->num_elements());
   const uint64_t size = static_cast<uint64_t>(DataTypeSize(type));
   const bool fits = size == 0 || elements <= UINT64_MAX / size;

@@ -78,8 +78,8 @@ struct BulkResponse {
   int port = 0;
 };
 // Nullopt when `wire` is not a ticket's answer; InvalidArgument when the
-// ticket describes no tensor that can be filled with bytes, or a size that
-// is not that tensor's (DecodeRecvTensorResponse checks the same).
+// ticket has no id, describes no tensor that can be filled with bytes, or a
+// size that is not that tensor's (DecodeRecvTensorResponse checks the same).
 std::optional<absl::StatusOr<BulkResponse>> DecodeBulkResponse(const grpc::ByteBuffer& wire,
                                                                const Tensor* into = nullptr);
 

@@ -190,6 +190,29 @@ TEST(TensorCodingTest, TruncatedResponsesAreErrorsNotCrashes) {
   }
 }
 
+TEST(TensorCodingTest, TensorFieldThatClaimsMoreBytesThanFollowIsDataLoss) {
+  // The tensor's fields are all there, but field 1 says it is 4 bytes
+  // longer: protobuf refuses it, and so must the fast path.
+  std::string bytes = ProtobufEncoding(Iota(4));
+  ASSERT_LT(static_cast<uint8_t>(bytes[1]), 0x7c);  // a one-byte length
+  bytes[1] = static_cast<char>(bytes[1] + 4);
+  for (const size_t chunk : {size_t{1}, size_t{7}, bytes.size()}) {
+    absl::StatusOr<Tensor> decoded = DecodeRecvTensorResponse(Sliced(bytes, chunk));
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << decoded.status();
+  }
+}
+
+TEST(TensorCodingTest, BoolContentBytesBecomeZeroOrOne) {
+  RecvTensorResponse response;
+  response.mutable_tensor()->set_dtype(DT_BOOL);
+  response.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(2);
+  response.mutable_tensor()->set_tensor_content(std::string("\x07\x00", 2));
+  absl::StatusOr<Tensor> decoded = DecodeRecvTensorResponse(Sliced(response.SerializeAsString(), 3));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(static_cast<const uint8_t*>(decoded->raw_data())[0], 1);
+  EXPECT_EQ(static_cast<const uint8_t*>(decoded->raw_data())[1], 0);
+}
+
 TEST(TensorCodingTest, GarbageIsDataLoss) {
   absl::StatusOr<Tensor> decoded =
       DecodeRecvTensorResponse(Sliced("\x0a\xff\xff\xff\xff\x0f garbage", 4));
@@ -324,6 +347,26 @@ TEST(BulkResponseTest, TicketThatDescribesNoTensorIsInvalidArgument) {
   response.mutable_tensor()->set_dtype(DT_FLOAT);
   response.mutable_tensor()->mutable_tensor_shape()->mutable_dim(0)->set_size(-3);
   got = DecodeBulkResponse(Sliced(response.SerializeAsString(), 5));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument) << got->status();
+}
+
+TEST(BulkResponseTest, TicketWithoutAnIdIsInvalidArgument) {
+  // Callers take an empty id for "the content is here": such a ticket would
+  // hand them a tensor whose bytes were never written.
+  RecvTensorResponse response;
+  response.mutable_tensor()->set_dtype(DT_FLOAT);
+  response.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(4);
+  response.mutable_bulk()->set_port(4444);
+  response.mutable_bulk()->set_bytes(16);
+  BulkResponse ticket;
+  absl::StatusOr<Tensor> decoded =
+      DecodeRecvTensorResponse(Sliced(response.SerializeAsString(), 3), nullptr, &ticket);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument) << decoded.status();
+  EXPECT_NE(decoded.status().message().find("without an id"), std::string::npos)
+      << decoded.status();
+  std::optional<absl::StatusOr<BulkResponse>> got =
+      DecodeBulkResponse(Sliced(response.SerializeAsString(), 5));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument) << got->status();
 }

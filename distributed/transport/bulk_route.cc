@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/synchronization/notification.h"
+#include "core/framework/tensor_codec.h"
 #include "core/framework/types.h"
 
 namespace tensorgrid {
@@ -146,7 +147,10 @@ void BulkRoute::FetchTicketAsync(int port, std::string id, Tensor tensor, Tensor
       port, std::move(id), dst, bytes, deadline,
       [this, tensor = std::move(tensor), out, deadline, done = std::move(done),
        over_grpc = std::move(over_grpc)](absl::Status s, BulkClient::Fallback fallback) mutable {
-        if (s.ok()) *out = std::move(tensor);
+        if (s.ok()) {
+          CanonicalizeBools(&tensor);  // the peer's bytes, as they came
+          *out = std::move(tensor);
+        }
         if (fallback == BulkClient::Fallback::kNone) return done(std::move(s));
         // The ticket is still there: its bytes over gRPC. The peer has just
         // answered over gRPC, so a refused connection is a firewall too.

@@ -1,6 +1,7 @@
 #include "distributed/transport/bulk_route.h"
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -234,6 +235,24 @@ TEST(BulkRouteTest, ATicketTeachesThePortAndItsBytesArrive) {
   EXPECT_EQ(route.port(), server->port());
   ASSERT_EQ(out.NumElements(), sent.NumElements());
   EXPECT_EQ(out.data<float>()[12345], sent.data<float>()[12345]);
+}
+
+TEST(BulkRouteTest, ATicketsBoolBytesArriveAsZeroOrOne) {
+  auto server = StartServer();
+  Tensor sent(DT_BOOL, TensorShape({1 << 20}));
+  std::memset(sent.raw_data(), 0, sent.TotalBytes());
+  static_cast<uint8_t*>(sent.raw_data())[3] = 0x80;  // a peer's bytes are what they are
+  const std::string id = server->Offer(sent);
+  ASSERT_FALSE(id.empty());
+  BulkRoute route(LoopbackRoute());
+  Tensor out;
+  Outcome fetched;
+  route.FetchTicketAsync(server->port(), id, Tensor(DT_BOOL, sent.shape()), &out,
+                         absl::Seconds(30), fetched.StatusDone(), fetched.Grpc());
+  ASSERT_TRUE(fetched.Wait());
+  ASSERT_OK(fetched.status);
+  EXPECT_EQ(static_cast<const uint8_t*>(out.raw_data())[3], 1);
+  EXPECT_EQ(static_cast<const uint8_t*>(out.raw_data())[4], 0);
 }
 
 }  // namespace

@@ -187,7 +187,6 @@ std::optional<Tensor> BulkServer::State::Take(absl::string_view id) {
 }
 
 void BulkServer::State::AcceptLoop(int fd_listening) {
-  std::shared_ptr<State> self = shared_from_this();
   for (;;) {
     // Wakes at least every kSweepInterval to drop expired tickets, so an
     // idle server does not keep their tensors.
@@ -214,26 +213,49 @@ void BulkServer::State::AcceptLoop(int fd_listening) {
       --threads;
       return;
     }
-    if (stopped || static_cast<int>(connections.size()) >= options.max_connections) continue;
-    std::string peer = PeerAddress(address);
-    if (per_peer[peer] >= options.max_connections_per_peer) continue;
-    const int connection = fd.get();
-    try {
-      std::thread([self, connection] { self->Serve(connection); }).detach();
-    } catch (const std::system_error&) {  // out of threads: as over the limit
-      continue;
-    }
-    fd.release();  // Serve closes it
-    connections.insert(connection);
-    ++per_peer[peer];
-    peer_of[connection] = std::move(peer);
-    ++threads;
+    if (StartServing(fd.get(), PeerAddress(address)).ok()) fd.release();  // Serve closes it
   }
 }
 
+absl::Status BulkServer::State::StartServing(int fd, std::string peer) {
+  if (stopped) return errors::Unavailable("the bulk port is stopped");
+  if (static_cast<int>(connections.size()) >= options.max_connections) {
+    return errors::ResourceExhausted("the bulk port serves ", connections.size(),
+                                     " connections, its limit");
+  }
+  if (per_peer[peer] >= options.max_connections_per_peer) {
+    return errors::ResourceExhausted("the bulk port serves ", per_peer[peer], " connections from ",
+                                     peer, ", its limit per peer");
+  }
+  std::shared_ptr<State> self = shared_from_this();
+  try {
+    std::thread([self, fd] { self->Serve(fd); }).detach();
+  } catch (const std::system_error&) {  // out of threads: as over the limit
+    return errors::ResourceExhausted("the bulk port cannot start a thread for a connection");
+  }
+  connections.insert(fd);
+  ++per_peer[peer];
+  peer_of[fd] = std::move(peer);
+  ++threads;
+  return absl::OkStatus();
+}
+
+absl::Status BulkServer::ServeConnection(int fd) {
+  bulk::UniqueFd connection(fd);
+  sockaddr_storage address{};
+  socklen_t address_size = sizeof(address);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &address_size) != 0) {
+    address.ss_family = AF_UNSPEC;  // counted as the peer "?", as a socketpair's end is
+  }
+  absl::MutexLock lock(&state_->mu);
+  TG_RETURN_IF_ERROR(state_->StartServing(fd, PeerAddress(address)));
+  connection.release();  // Serve closes it
+  return absl::OkStatus();
+}
+
 void BulkServer::State::Serve(int fd) {
-  // AcceptLoop holds `mu` until it has counted this thread, so the
-  // bookkeeping at the end always balances.
+  // StartServing's caller holds `mu` until it has counted this thread, so
+  // the bookkeeping at the end always balances.
   bulk::NoDelay(fd);
   bulk::SetTimeout(fd, SO_SNDTIMEO, kSendTimeout);
   // A pooled connection left idle this long is closed; its client retries

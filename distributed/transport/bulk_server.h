@@ -148,6 +148,15 @@ class BulkServer {
   // An Answer of bytes already made.
   static Answer Bytes(std::string bytes);
 
+  // Serves `fd`, a connected stream socket accepted elsewhere, exactly as a
+  // connection accepted on the port (the same limit, the same thread per
+  // connection, the same limits), and closes it when done; takes it over even
+  // when it fails. For tests and the fuzzer (tests/fuzz/bulk_server_fuzzer.cc),
+  // which feed the server over a socketpair (whose ends count as one peer).
+  // Unavailable once stopped, ResourceExhausted at Options::max_connections
+  // or Options::max_connections_per_peer.
+  absl::Status ServeConnection(int fd);
+
   // Refuses new connections; tickets and open connections stay. (Lets a
   // test see what a client does when the port cannot be reached.)
   void StopListening();

@@ -25,6 +25,7 @@
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
 #include "distributed/transport/bulk_client.h"
+#include "distributed/transport/socket.h"
 #include "distributed/transport/test_util.h"
 #include "gtest/gtest.h"
 
@@ -189,8 +190,8 @@ TEST(BulkServerTest, ClientHangingUpCancelsItsCall) {
   NeverAnswered never;
   never.Serve(*server, "Never");
   {
+    CallResult result;  // outlives the client, which answers it as it goes
     BulkClient client("127.0.0.1");
-    CallResult result;
     client.CallAsync(server->port(), "", "Never", "x", Soon(), result.Callback());
     ASSERT_TRUE(never.WaitTaken(1));
   }  // the client closes its connection
@@ -381,6 +382,57 @@ TEST(BulkServerTest, APromisedRequestCostsMemoryOnlyAsItsBytesArrive) {
   // their stacks cost far less.
   EXPECT_LT(grown, int64_t{40} << 20) << grown;
   for (int fd : fds) close(fd);
+}
+
+TEST(BulkServerTest, ServesAConnectionHandedToIt) {
+  BulkServer::Options options;
+  options.max_connections = 1;
+  auto server = StartServer(options);
+  ServeReverse(*server);
+  int ends[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
+  ASSERT_TRUE(server->ServeConnection(ends[1]).ok());
+  // Over the limit while the first is served: refused, and closed.
+  int other[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, other), 0);
+  const absl::Status refused = server->ServeConnection(other[1]);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  char byte;
+  EXPECT_EQ(recv(other[0], &byte, 1, 0), 0);
+  close(other[0]);
+  // A call on the pair is answered as on the port: kBytes, its length, "ba".
+  const std::string call = bulk::EncodeCallRequest("", "", "Reverse", 10000, "ab");
+  ASSERT_EQ(send(ends[0], call.data(), call.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(call.size()));
+  char answer[1 + bulk::kLengthBytes + 2];
+  ASSERT_EQ(bulk::ReadFull(ends[0], answer, sizeof(answer), absl::Now() + absl::Seconds(10)),
+            sizeof(answer));
+  EXPECT_EQ(static_cast<bulk::AnswerKind>(answer[0]), bulk::AnswerKind::kBytes);
+  EXPECT_EQ(bulk::DecodeLength(answer + 1), 2u);
+  EXPECT_EQ(std::string(answer + 1 + bulk::kLengthBytes, 2), "ba");
+  EXPECT_EQ(server->calls(), 1);
+  close(ends[0]);
+  server->Stop();
+  int late[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, late), 0);
+  EXPECT_EQ(server->ServeConnection(late[1]).code(), absl::StatusCode::kUnavailable);
+  close(late[0]);
+}
+
+TEST(BulkServerTest, ConnectionsHandedToItCountAsOnePeer) {
+  BulkServer::Options options;
+  options.max_connections_per_peer = 1;
+  auto server = StartServer(options);
+  ServeReverse(*server);
+  int first[2], second[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, first), 0);
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, second), 0);
+  ASSERT_TRUE(server->ServeConnection(first[1]).ok());
+  const absl::Status refused = server->ServeConnection(second[1]);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_NE(refused.message().find("its limit per peer"), absl::string_view::npos) << refused;
+  close(first[0]);
+  close(second[0]);
 }
 
 }  // namespace

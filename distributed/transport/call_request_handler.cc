@@ -9,28 +9,6 @@
 #include "distributed/transport/socket.h"
 
 namespace tensorgrid {
-namespace {
-
-// Reads `n` bytes into `out` by `deadline`, which grows only by what has
-// arrived (a header may promise more than ever comes: memory follows the
-// bytes, not the promise). False when the connection ends first, the
-// deadline passes, or memory runs out.
-bool ReadGrowing(int fd, uint64_t n, absl::Time deadline, std::string* out) {
-  char chunk[64 << 10];
-  try {
-    while (out->size() < n) {
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof(chunk), n - out->size()));
-      const size_t got = bulk::ReadFull(fd, chunk, want, deadline);
-      out->append(chunk, got);
-      if (got != want) return false;
-    }
-  } catch (const std::bad_alloc&) {
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 bool BulkServer::State::ServeCall(int fd, absl::Time header_deadline) {
   char fixed_bytes[bulk::CallRequestFixed::kBytes];
@@ -69,7 +47,7 @@ bool BulkServer::State::ServeCall(int fd, absl::Time header_deadline) {
   const absl::Time request_deadline =
       absl::Now() + options.header_timeout +
       absl::Seconds(static_cast<double>(fixed.request_bytes) / bulk::kMinRequestBytesPerSecond);
-  if (!ReadGrowing(fd, fixed.request_bytes, request_deadline, &request)) return false;
+  if (!bulk::ReadGrowing(fd, fixed.request_bytes, &request, request_deadline)) return false;
   Answering answering(this, fd);  // before looking at `stopped`, as for tensor requests
   {
     absl::MutexLock lock(&mu);

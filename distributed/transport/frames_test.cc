@@ -77,7 +77,7 @@ TEST(FramesTest, ErrorsCrossWithCodeMessageAndPayloads) {
 }
 
 TEST(FramesTest, ErrorsThatDoNotParseAreDataLossAndUnknownCodesUnknown) {
-  EXPECT_STATUS(DecodeError(2, std::string("\x05\x00\x00\x00ab", 6), "a call"), kDataLoss,
+  EXPECT_STATUS(DecodeError(2, std::string("\x05\x00\x00\x00" "ab", 6), "a call"), kDataLoss,
                 "a call: an error answer that does not parse");
   EXPECT_STATUS(DecodeError(2, std::string("\x01\x00\x00\x00m\x03\x00\x00\x00url", 12), "x"),
                 kDataLoss, "does not parse");  // a payload without its value

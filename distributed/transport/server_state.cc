@@ -114,7 +114,7 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
   bool cancelled = false;
   absl::Time next_beat = absl::Now() + options.beat_interval;
   // Not under p.mu: a cancelled handler may answer on this thread.
-  auto cancel = [&] {
+  auto cancel = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(p.mu) {
     if (cancelled) return;
     cancelled = true;
     p.mu.Unlock();

@@ -29,6 +29,10 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // drops expired tickets.
   void AcceptLoop(int listener);
   void SweepExpired() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Starts a thread that serves `fd`, a connection from `peer` (its address
+  // without the port), and counts it, or says why not: over a limit, or
+  // stopped (then `fd` is still the caller's).
+  absl::Status StartServing(int fd, std::string peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Serves the requests on `fd` one after another until the client goes or
   // sends garbage; then closes it.
   void Serve(int fd);

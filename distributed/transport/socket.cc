@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
@@ -96,6 +97,25 @@ size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline) {
     }
   }
   return got;
+}
+
+bool ReadGrowing(int fd, uint64_t n, std::string* out, absl::Time deadline) {
+  // Read through a small buffer and appended: `out` never holds more room
+  // than about twice what arrived, whatever `n` claims.
+  char chunk[64 << 10];
+  out->clear();
+  try {
+    while (out->size() < n) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof(chunk), n - out->size()));
+      const size_t got = ReadFull(fd, chunk, want, deadline);
+      out->append(chunk, got);
+      if (got != want) return false;
+    }
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return false;
+  }
+  return true;
 }
 
 bool WriteFull(int fd, iovec* iov, int count) {

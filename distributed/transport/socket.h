@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -55,6 +56,13 @@ class UniqueFd {
 // tells which: 0 for EOF, EAGAIN for the deadline). What has already
 // arrived is read even past the deadline.
 size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline = absl::InfiniteFuture());
+// Reads `n` bytes into `*out` (replacing what it held), growing it as they
+// arrive rather than all at once: a header may promise more than ever comes,
+// and memory is spent only on what came. False when the connection ends or
+// the deadline passes first (errno as for ReadFull), or memory runs out
+// (ENOMEM).
+bool ReadGrowing(int fd, uint64_t n, std::string* out,
+                 absl::Time deadline = absl::InfiniteFuture());
 // Writes every byte of `iov` (it is consumed). False on an error (errno).
 bool WriteFull(int fd, iovec* iov, int count);
 bool WriteFull(int fd, absl::string_view bytes);

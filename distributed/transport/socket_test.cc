@@ -85,6 +85,22 @@ TEST(SocketTest, AReadPastItsDeadlineSaysSo) {
                 "reading the answer: the deadline passed");
 }
 
+TEST(SocketTest, AGrowingReadSpendsMemoryOnlyOnWhatArrives) {
+  int ends[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+  UniqueFd writer(ends[0]), reader(ends[1]);
+  ASSERT_TRUE(WriteFull(writer.get(), "0123456789"));
+  std::string out = "old";
+  ASSERT_TRUE(ReadGrowing(reader.get(), 4, &out));
+  EXPECT_EQ(out, "0123");
+  // A length of 1 GiB of which 6 bytes come: no gigabyte is allocated.
+  writer.reset();
+  EXPECT_FALSE(ReadGrowing(reader.get(), uint64_t{1} << 30, &out));
+  EXPECT_EQ(out, "456789");
+  EXPECT_LE(out.capacity(), size_t{64} << 10);
+  EXPECT_STATUS(IoFailure("reading the answer"), kUnavailable, "the connection was closed");
+}
+
 TEST(SocketTest, APeerThatHangsUpIsSeenAndItsEndReadsAsClosed) {
   Connected c = ConnectOnLoopback();
   ASSERT_TRUE(c.client.valid());

@@ -9,7 +9,7 @@ namespace {
 // softmax([1, 2, 3]) and log(sum(exp([1, 2, 3] - 3))).
 constexpr double kP0 = 0.09003057317038046, kP1 = 0.24472847105479764, kP2 = 0.6652409557748218;
 constexpr double kLogSum = 0.4076059644443804;
-const double kLog3 = std::log(3.0);
+const float kLog3 = std::log(3.0f);
 
 class SoftmaxXentTest : public OpsTestBase {
  protected:
