@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -17,6 +18,7 @@
 #include "core/runtime/worker_interface.h"
 #include "distributed/rpc/collective_requests.h"
 #include "distributed/rpc/feed_decoding.h"
+#include "distributed/rpc/grpc_front_door.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "distributed/transport/bulk_server.h"
