@@ -20,28 +20,6 @@ namespace {
 
 using Dims = absl::InlinedVector<int64_t, 8>;
 
-// Checks that `perm` is a permutation of [0, rank).
-absl::Status ValidatePermutation(const std::vector<int64_t>& perm, int rank) {
-  if (static_cast<int>(perm.size()) != rank) {
-    return errors::InvalidArgument("transpose expects a vector of size ", rank,
-                                   " (the input's rank), but perm ", IndexValuesString(perm),
-                                   " has size ", perm.size());
-  }
-  std::vector<bool> seen(rank, false);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = perm[i];
-    if (d < 0 || d >= rank) {
-      return errors::InvalidArgument("perm[", i, "] = ", d, " is out of range [0, ", rank, ")");
-    }
-    if (seen[d]) {
-      return errors::InvalidArgument("perm ", IndexValuesString(perm), " names dimension ", d,
-                                     " twice");
-    }
-    seen[d] = true;
-  }
-  return absl::OkStatus();
-}
-
 // Calls copy(dst, src) for output elements dst in [first, last), where src is
 // the matching input element. out_dims[d] is output dimension d and
 // src_strides[d] the input stride that moving along it takes.

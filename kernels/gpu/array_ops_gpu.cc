@@ -9,33 +9,13 @@
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "devices/gpu/gpu_device.h"
+#include "kernels/array/concat_shape.h"
 #include "kernels/gpu/cwise_ops.cu.h"
 #include "kernels/index_values.h"
 
 namespace tensorgrid {
 namespace gpu {
 namespace {
-
-absl::Status ValidatePermutation(const std::vector<int64_t>& perm, int rank) {
-  if (static_cast<int>(perm.size()) != rank) {
-    return errors::InvalidArgument("transpose expects a vector of size ", rank,
-                                   " (the input's rank), but perm ", IndexValuesString(perm),
-                                   " has size ", perm.size());
-  }
-  std::vector<bool> seen(rank, false);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = perm[i];
-    if (d < 0 || d >= rank) {
-      return errors::InvalidArgument("perm[", i, "] = ", d, " is out of range [0, ", rank, ")");
-    }
-    if (seen[d]) {
-      return errors::InvalidArgument("perm ", IndexValuesString(perm), " names dimension ", d,
-                                     " twice");
-    }
-    seen[d] = true;
-  }
-  return absl::OkStatus();
-}
 
 class TransposeGpuOp final : public OpKernel {
  public:
@@ -95,26 +75,9 @@ class ConcatV2GpuOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const int n = ctx.num_inputs() - 1;
-    const Tensor& axis_tensor = ctx.input(n);  // host memory
-    if (axis_tensor.dims() != 0) {
-      return errors::InvalidArgument("axis must be a scalar, got a tensor of shape ",
-                                     axis_tensor.shape().DebugString());
-    }
-    const int rank = ctx.input(0).dims();
-    if (rank == 0) {
-      return errors::InvalidArgument("ConcatV2 cannot concatenate scalars (use Pack instead)");
-    }
-    int64_t axis = IndexValues(axis_tensor)[0];
-    if (axis < -rank || axis >= rank) {
-      return errors::InvalidArgument("axis ", axis, " is out of range [", -rank, ", ", rank,
-                                     ") for inputs of rank ", rank);
-    }
-    if (axis < 0) axis += rank;
-    TG_RETURN_IF_ERROR(CheckShapes(ctx, n, static_cast<int>(axis)));
-    TensorShape out_shape = ctx.input(0).shape();
-    int64_t axis_size = 0;
-    for (int i = 0; i < n; ++i) axis_size += ctx.input(i).dim_size(static_cast<int>(axis));
-    out_shape.set_dim(static_cast<int>(axis), axis_size);
+    TG_ASSIGN_OR_RETURN(ConcatShape shape, ConcatV2Shape(ctx));  // the axis is in host memory
+    const int axis = shape.axis;
+    const TensorShape& out_shape = shape.output;
     Tensor* out;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, out_shape, &out));
     if (out->NumElements() == 0) return absl::OkStatus();
@@ -134,24 +97,6 @@ class ConcatV2GpuOp final : public OpKernel {
                                        cudaMemcpyDeviceToDevice, gpu->stream()),
                      "ConcatV2's copy"));
       dst += width;
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  static absl::Status CheckShapes(const OpKernelContext& ctx, int n, int axis) {
-    const TensorShape& first = ctx.input(0).shape();
-    for (int i = 1; i < n; ++i) {
-      const TensorShape& shape = ctx.input(i).shape();
-      bool compatible = shape.dims() == first.dims();
-      for (int d = 0; compatible && d < first.dims(); ++d) {
-        compatible = d == axis || shape.dim_size(d) == first.dim_size(d);
-      }
-      if (!compatible) {
-        return errors::InvalidArgument("ConcatV2 input ", i, " has shape ", shape.DebugString(),
-                                       ", incompatible with input 0's shape ", first.DebugString(),
-                                       " (all dimensions but axis ", axis, " must match)");
-      }
     }
     return absl::OkStatus();
   }
