@@ -15,6 +15,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
+#include "kernels/array/array_shapes.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
@@ -54,23 +55,9 @@ class BroadcastToOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
-    const Tensor& sizes = ctx.input(1);
-    if (sizes.dims() != 1) {
-      return errors::InvalidArgument("shape must be a vector, got a tensor of shape ",
-                                     sizes.shape().DebugString());
-    }
-    TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(IndexValues(sizes)));
+    TG_ASSIGN_OR_RETURN(TensorShape shape, BroadcastToShape(input, ctx.input(1)));
     const int rank = shape.dims();
     const int offset = rank - input.dims();
-    bool compatible = offset >= 0;
-    for (int d = 0; compatible && d < input.dims(); ++d) {
-      compatible = input.dim_size(d) == shape.dim_size(d + offset) || input.dim_size(d) == 1;
-    }
-    if (!compatible) {
-      return errors::InvalidArgument("Unable to broadcast tensor of shape ",
-                                     input.shape().DebugString(), " to tensor of shape ",
-                                     shape.DebugString());
-    }
     if (input.shape() == shape) {
       ctx.set_output(0, input);
       return absl::OkStatus();

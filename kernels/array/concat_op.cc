@@ -14,7 +14,7 @@
 
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
-#include "kernels/array/concat_shape.h"
+#include "kernels/array/array_shapes.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {

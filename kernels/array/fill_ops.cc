@@ -8,6 +8,7 @@
 
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
+#include "kernels/array/array_shapes.h"
 #include "kernels/index_values.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
@@ -30,17 +31,8 @@ class FillOp final : public OpKernel {
   using OpKernel::OpKernel;
 
   absl::Status Compute(OpKernelContext& ctx) override {
-    const Tensor& dims = ctx.input(0);
     const Tensor& value = ctx.input(1);
-    if (dims.dims() != 1) {
-      return errors::InvalidArgument("dims must be a vector, got a tensor of shape ",
-                                     dims.shape().DebugString());
-    }
-    if (value.dims() != 0) {
-      return errors::InvalidArgument("value must be a scalar, got a tensor of shape ",
-                                     value.shape().DebugString());
-    }
-    TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(IndexValues(dims)));
+    TG_ASSIGN_OR_RETURN(TensorShape shape, FillShape(ctx.input(0), value));
     Tensor* out;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, shape, &out));
     FillWith<T>(ctx.eigen_cpu_device(), *out, value.scalar<T>());

@@ -9,7 +9,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "devices/gpu/gpu_device.h"
-#include "kernels/array/concat_shape.h"
+#include "kernels/array/array_shapes.h"
 #include "kernels/gpu/cwise_ops.cu.h"
 #include "kernels/index_values.h"
 

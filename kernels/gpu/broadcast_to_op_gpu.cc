@@ -5,6 +5,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "devices/gpu/gpu_device.h"
+#include "kernels/array/array_shapes.h"
 #include "kernels/gpu/cwise_ops.cu.h"
 #include "kernels/index_values.h"
 #include "kernels/math/broadcast.h"
@@ -19,22 +20,7 @@ class BroadcastToGpuOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
-    const Tensor& sizes = ctx.input(1);  // host memory
-    if (sizes.dims() != 1) {
-      return errors::InvalidArgument("shape must be a vector, got a tensor of shape ",
-                                     sizes.shape().DebugString());
-    }
-    TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(IndexValues(sizes)));
-    const int offset = shape.dims() - input.dims();
-    bool compatible = offset >= 0;
-    for (int d = 0; compatible && d < input.dims(); ++d) {
-      compatible = input.dim_size(d) == shape.dim_size(d + offset) || input.dim_size(d) == 1;
-    }
-    if (!compatible) {
-      return errors::InvalidArgument("Unable to broadcast tensor of shape ",
-                                     input.shape().DebugString(), " to tensor of shape ",
-                                     shape.DebugString());
-    }
+    TG_ASSIGN_OR_RETURN(TensorShape shape, BroadcastToShape(input, ctx.input(1)));  // shape: host memory
     if (input.shape() == shape) {
       ctx.set_output(0, input);
       return absl::OkStatus();

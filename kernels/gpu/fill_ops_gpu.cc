@@ -7,6 +7,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "devices/gpu/gpu_device.h"
+#include "kernels/array/array_shapes.h"
 #include "kernels/gpu/cwise_ops.cu.h"
 #include "kernels/index_values.h"
 
@@ -48,17 +49,8 @@ class FillGpuOp final : public OpKernel {
   explicit FillGpuOp(OpKernelConstruction& ctx) : OpKernel(ctx) {}
 
   absl::Status Compute(OpKernelContext& ctx) override {
-    const Tensor& dims = ctx.input(0);  // host memory
     const Tensor& value = ctx.input(1);
-    if (dims.dims() != 1) {
-      return errors::InvalidArgument("dims must be a vector, got a tensor of shape ",
-                                     dims.shape().DebugString());
-    }
-    if (value.dims() != 0) {
-      return errors::InvalidArgument("value must be a scalar, got a tensor of shape ",
-                                     value.shape().DebugString());
-    }
-    TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(IndexValues(dims)));
+    TG_ASSIGN_OR_RETURN(TensorShape shape, FillShape(ctx.input(0), value));  // dims: host memory
     Tensor* out;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, shape, &out));
     GpuDevice* gpu = GpuDevice::From(ctx);

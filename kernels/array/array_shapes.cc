@@ -1,4 +1,4 @@
-#include "kernels/array/concat_shape.h"
+#include "kernels/array/array_shapes.h"
 
 #include "core/platform/status.h"
 #include "kernels/index_values.h"
@@ -51,6 +51,37 @@ absl::StatusOr<ConcatShape> ConcatV2Shape(const OpKernelContext& ctx) {
   int64_t axis_size = 0;
   for (int i = 0; i < n; ++i) axis_size += ctx.input(i).dim_size(shape.axis);
   shape.output.set_dim(shape.axis, axis_size);
+  return shape;
+}
+
+absl::StatusOr<TensorShape> FillShape(const Tensor& dims, const Tensor& value) {
+  if (dims.dims() != 1) {
+    return errors::InvalidArgument("dims must be a vector, got a tensor of shape ",
+                                   dims.shape().DebugString());
+  }
+  if (value.dims() != 0) {
+    return errors::InvalidArgument("value must be a scalar, got a tensor of shape ",
+                                   value.shape().DebugString());
+  }
+  return BuildTensorShape(IndexValues(dims));
+}
+
+absl::StatusOr<TensorShape> BroadcastToShape(const Tensor& input, const Tensor& sizes) {
+  if (sizes.dims() != 1) {
+    return errors::InvalidArgument("shape must be a vector, got a tensor of shape ",
+                                   sizes.shape().DebugString());
+  }
+  TG_ASSIGN_OR_RETURN(TensorShape shape, BuildTensorShape(IndexValues(sizes)));
+  const int offset = shape.dims() - input.dims();
+  bool compatible = offset >= 0;
+  for (int d = 0; compatible && d < input.dims(); ++d) {
+    compatible = input.dim_size(d) == shape.dim_size(d + offset) || input.dim_size(d) == 1;
+  }
+  if (!compatible) {
+    return errors::InvalidArgument("Unable to broadcast tensor of shape ",
+                                   input.shape().DebugString(), " to tensor of shape ",
+                                   shape.DebugString());
+  }
   return shape;
 }
 
