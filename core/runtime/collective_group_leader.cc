@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/framework/device_name.h"
@@ -219,7 +220,9 @@ void CollectiveGroupLeader::CompleteInstanceAsync(const CompleteInstanceArgs& re
   Answers answers;
   {
     absl::ReleasableMutexLock lock(&mu_);
-    auto fail_now = [&](absl::Status s) {
+    // Called with `lock` held, which clang's analysis cannot follow into a
+    // lambda.
+    auto fail_now = [&](absl::Status s) ABSL_NO_THREAD_SAFETY_ANALYSIS {
       lock.Release();
       done(std::move(s));
     };
