@@ -50,22 +50,36 @@
 #include "client/training/saver.h"
 #include "client/training/variables.h"
 #include "core/framework/tensor.h"
+#include "proto/config.pb.h"
 
 namespace tensorgrid {
 namespace training {
 
-// What a step runs: tensors to fetch, ops to run, tensors to feed. A hook's
-// BeforeRun fills one to add to the caller's step.
+// What a step runs: tensors to fetch, ops to run, tensors to feed, and the
+// RunOptions to run it with. A hook's BeforeRun fills one to add to the
+// caller's step; its options are merged with the caller's and the other
+// hooks' (as TensorFlow merges them): the highest trace_level, the longest
+// timeout_in_ms, output_partition_graphs if anyone asks.
 struct SessionRunArgs {
   std::vector<Output> fetches;
   std::vector<Operation> targets;
   ClientSession::FeedType feeds;
+  RunOptions options;
 };
 
-// The values of a hook's own fetches, in the order it asked for them.
+// What a hook gets after the step: the values of its own fetches, in the
+// order it asked for them, the merged options the step ran with, and what
+// the step recorded (step_stats under a trace level, partition graphs):
+// `run_metadata` is never null, and valid during AfterRun only.
 struct SessionRunValues {
   std::vector<Tensor> results;
+  RunOptions options;
+  const RunMetadata* run_metadata = nullptr;
 };
+
+// `from` merged into `into`: the higher trace_level and timeout_in_ms,
+// output_partition_graphs if either sets it.
+void MergeRunOptions(const RunOptions& from, RunOptions* into);
 
 // The step being run, as a hook sees it.
 class SessionRunContext {

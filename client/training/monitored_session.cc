@@ -284,26 +284,35 @@ absl::Status MonitoredTrainingSession::Run(const ClientSession::FeedType& feeds,
                                            const std::vector<Output>& fetches,
                                            const std::vector<Operation>& targets,
                                            std::vector<Tensor>* outputs) {
+  return Run(RunOptions(), feeds, fetches, targets, outputs, nullptr);
+}
+
+absl::Status MonitoredTrainingSession::Run(const RunOptions& run_options,
+                                           const ClientSession::FeedType& feeds,
+                                           const std::vector<Output>& fetches,
+                                           const std::vector<Operation>& targets,
+                                           std::vector<Tensor>* outputs,
+                                           RunMetadata* run_metadata) {
   if (closed_) return errors::FailedPrecondition(kWho, ": Run after Close");
+  const SessionRunArgs original{fetches, targets, feeds, run_options};
   int attempt = 0;
   while (true) {
-    absl::Status status = RunWithHooks(feeds, fetches, targets, outputs);
+    absl::Status status = RunWithHooks(original, outputs, run_metadata);
     if (status.ok() || !IsRecoverable(status)) return status;
     TG_RETURN_IF_ERROR(CreateSession(status, &attempt));
     Say("running the step again");
   }
 }
 
-absl::Status MonitoredTrainingSession::RunWithHooks(const ClientSession::FeedType& feeds,
-                                                    const std::vector<Output>& fetches,
-                                                    const std::vector<Operation>& targets,
-                                                    std::vector<Tensor>* outputs) {
-  const SessionRunArgs original{fetches, targets, feeds};
+absl::Status MonitoredTrainingSession::RunWithHooks(const SessionRunArgs& original,
+                                                    std::vector<Tensor>* outputs,
+                                                    RunMetadata* run_metadata) {
   SessionRunContext context(original, session_.get());
   MergedStep step;
-  TG_ASSIGN_OR_RETURN(std::vector<size_t> caller_fetches, step.AddFetches(fetches));
-  step.AddTargets(targets);
-  TG_RETURN_IF_ERROR(step.AddFeeds(feeds, /*from_hook=*/false));
+  TG_ASSIGN_OR_RETURN(std::vector<size_t> caller_fetches, step.AddFetches(original.fetches));
+  step.AddTargets(original.targets);
+  TG_RETURN_IF_ERROR(step.AddFeeds(original.feeds, /*from_hook=*/false));
+  RunOptions options = original.options;
   std::vector<std::vector<size_t>> hook_fetches;
   for (const auto& hook : hooks_) {
     SessionRunArgs args;
@@ -312,15 +321,19 @@ absl::Status MonitoredTrainingSession::RunWithHooks(const ClientSession::FeedTyp
     hook_fetches.push_back(std::move(indexes));
     step.AddTargets(args.targets);
     TG_RETURN_IF_ERROR(step.AddFeeds(args.feeds, /*from_hook=*/true));
+    MergeRunOptions(args.options, &options);
   }
   std::vector<Tensor> values;
-  TG_RETURN_IF_ERROR(session_->Run(step.feeds(), step.fetches(), step.targets(), &values));
+  RunMetadata metadata;
+  TG_RETURN_IF_ERROR(session_->Run(options, step.feeds(), step.fetches(), step.targets(), &values,
+                                   &metadata));
   for (size_t i = 0; i < hooks_.size(); ++i) {
-    TG_RETURN_IF_ERROR(
-        hooks_[i]->AfterRun(context, SessionRunValues{Pick(values, hook_fetches[i])}));
+    TG_RETURN_IF_ERROR(hooks_[i]->AfterRun(
+        context, SessionRunValues{Pick(values, hook_fetches[i]), options, &metadata}));
   }
   if (context.stop_requested()) stop_requested_ = true;
   if (outputs != nullptr) *outputs = Pick(values, caller_fetches);
+  if (run_metadata != nullptr) *run_metadata = std::move(metadata);
   return absl::OkStatus();
 }
 

@@ -122,6 +122,13 @@ class MonitoredTrainingSession {
   // Aborted and Unavailable as the header says. FailedPrecondition after Close.
   absl::Status Run(const ClientSession::FeedType& feeds, const std::vector<Output>& fetches,
                    const std::vector<Operation>& targets, std::vector<Tensor>* outputs);
+  // The same, run with `run_options` merged with the hooks' (a ProfilerHook
+  // asks for FULL_TRACE; see SessionRunArgs); `run_metadata` (may be null)
+  // gets what the step recorded (step_stats, partition graphs), as
+  // TensorFlow's run(fetches, feed_dict, options, run_metadata).
+  absl::Status Run(const RunOptions& run_options, const ClientSession::FeedType& feeds,
+                   const std::vector<Output>& fetches, const std::vector<Operation>& targets,
+                   std::vector<Tensor>* outputs, RunMetadata* run_metadata);
 
   // True once a hook asked to stop (StopAtStepHook at its last step) or after Close.
   bool should_stop() const { return stop_requested_ || closed_; }
@@ -149,9 +156,8 @@ class MonitoredTrainingSession {
   absl::Status RestoreOrInitialize();
   absl::Status WaitForChief();
   // One step with the hooks around it, on the current session.
-  absl::Status RunWithHooks(const ClientSession::FeedType& feeds,
-                            const std::vector<Output>& fetches,
-                            const std::vector<Operation>& targets, std::vector<Tensor>* outputs);
+  absl::Status RunWithHooks(const SessionRunArgs& original, std::vector<Tensor>* outputs,
+                            RunMetadata* run_metadata);
   // Waits before recovery `attempt` (1-based) and says why on stderr.
   void BackOff(const absl::Status& cause, const char* what, int attempt) const;
 
