@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/training/global_step.h"
+#include "client/training/summary_saver_hook.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -44,6 +45,13 @@ absl::Status CheckOptions(const MonitoredTrainingSessionOptions& options) {
   if (options.checkpoint_dir.empty() &&
       (options.save_checkpoint_steps.has_value() || options.save_checkpoint_secs.has_value())) {
     return errors::InvalidArgument(kWho, ": save_checkpoint_steps/secs need a checkpoint_dir");
+  }
+  if (options.summary_dir.empty() &&
+      (options.save_summaries_steps.has_value() || options.save_summaries_secs.has_value() ||
+       !options.summary_scalars.empty())) {
+    return errors::InvalidArgument(kWho,
+                                   ": save_summaries_steps/secs and summary_scalars need a "
+                                   "summary_dir");
   }
   if (options.log_step_count_steps < 0) {
     return errors::InvalidArgument(kWho, ": log_step_count_steps must be >= 0, not ",
@@ -156,6 +164,17 @@ absl::Status MonitoredTrainingSession::Build() {
       saving.checkpoint_basename = options_.checkpoint_basename;
       saving.saver = saver_;
       hooks_.push_back(std::make_shared<CheckpointSaverHook>(std::move(saving)));
+    }
+    if (!options_.summary_dir.empty()) {
+      SummarySaverHookOptions summaries;
+      summaries.output_dir = options_.summary_dir;
+      summaries.save_steps = options_.save_summaries_steps;
+      summaries.save_secs = options_.save_summaries_secs;
+      if (!summaries.save_steps.has_value() && !summaries.save_secs.has_value()) {
+        summaries.save_steps = 100;
+      }
+      summaries.scalars = options_.summary_scalars;
+      hooks_.push_back(std::make_shared<SummarySaverHook>(std::move(summaries)));
     }
   }
   hooks_.insert(hooks_.end(), options_.hooks.begin(), options_.hooks.end());

@@ -48,6 +48,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -83,6 +84,15 @@ struct MonitoredTrainingSessionOptions {
   // The chief logs global steps per second (a StepCounterHook) every N
   // steps; 0 turns it off.
   int64_t log_step_count_steps = 100;
+
+  // Where the chief writes TensorBoard event files (a SummarySaverHook):
+  // the graph, `summary_scalars` and global_step/sec every N global steps
+  // or so long (neither given: every 100 steps). "": no summaries (unlike
+  // TensorFlow, checkpoint_dir is not the default). docs/tensorboard.md.
+  std::string summary_dir;
+  std::optional<int64_t> save_summaries_steps;
+  std::optional<absl::Duration> save_summaries_secs;
+  std::vector<std::pair<std::string, Output>> summary_scalars;
   // Run on every task, in this order, after the built-in hooks.
   std::vector<std::shared_ptr<SessionRunHook>> hooks;
   // Run on the chief only, after `hooks`.

@@ -193,6 +193,10 @@ TEST(MonitoredTrainingSessionTest, RejectsBadOptions) {
   EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
                 "max_recoveries must be >= 0, not -1");
   options = Quiet();
+  options.save_summaries_steps = 10;
+  EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
+                "save_summaries_steps/secs and summary_scalars need a summary_dir");
+  options = Quiet();
   options.hooks = {nullptr};
   EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
                 "a hook is null");

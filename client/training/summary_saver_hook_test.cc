@@ -157,6 +157,43 @@ TEST(SummarySaverHookTest, BadOptionsFailCreate) {
                 kFailedPrecondition, "SummaryWriter: logdir '" + file + "'");
 }
 
+TEST(SummarySaverHookTest, MonitoredTrainingSessionWritesSummariesOnTheChiefOnly) {
+  FedModel model;
+  const std::string dir = TestDir();
+  MonitoredTrainingSessionOptions options;
+  options.log_step_count_steps = 0;
+  options.summary_dir = dir + "/chief";
+  options.save_summaries_steps = 2;
+  options.summary_scalars = {{"twice", model.twice}};
+  {
+    auto session = MonitoredTrainingSession::Create(model.root, options);
+    ASSERT_OK(session.status());
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_OK((*session)->Run({{model.x, static_cast<float>(i)}}, {}, {model.train}, nullptr));
+    }
+  }  // the destructor closes: End closes the hook's writer
+  const std::vector<std::string> files = EventFiles(dir + "/chief");
+  ASSERT_EQ(files.size(), 1u);
+  absl::StatusOr<std::vector<Event>> events = ReadEventFile(files[0]);
+  ASSERT_OK(events.status());
+  ASSERT_EQ(events->size(), 4u);  // version, graph, steps 1 and 3
+  EXPECT_EQ((*events)[3].step(), 3);
+  EXPECT_EQ((*events)[3].summary().value(0).simple_value(), 6.f);
+  EXPECT_EQ((*events)[3].summary().value(1).tag(), "global_step/sec");
+
+  // A non-chief writes none (it waits for the chief's variables, which the
+  // chief above initialized in its own session only: give it none to wait for).
+  Scope root = Scope::NewRootScope();
+  GetOrCreateGlobalStep(root);
+  options.is_chief = false;
+  options.summary_dir = dir + "/worker";
+  options.summary_scalars.clear();
+  options.wait_for_chief_timeout = absl::ZeroDuration();
+  auto worker = MonitoredTrainingSession::Create(root, options);
+  EXPECT_STATUS(worker.status(), kDeadlineExceeded, "global_step");
+  EXPECT_TRUE(EventFiles(dir + "/worker").empty());
+}
+
 }  // namespace
 }  // namespace training
 }  // namespace tensorgrid
