@@ -86,7 +86,7 @@ logs="$tmp/logs"
 rm -rf "$logs"
 out=$("$bin" --steps=60 --log_every=20 --logdir="$logs" 2>&1)
 status=$?
-scalars=$(python3 "$(dirname "$0")/tfevents.py" "$logs" 2>&1)
+scalars=$(/usr/bin/python3 "$(dirname "$0")/tfevents.py" "$logs" 2>&1)
 tags=$(awk '{ print $1, $2 }' <<<"$scalars" | tr '\n' ' ')
 want="20 loss 20 accuracy 40 loss 40 accuracy 60 loss 60 accuracy 60 test_accuracy "
 if [[ $status -eq 0 && "$tags" == "$want" ]] &&
