@@ -1,7 +1,8 @@
 // SessionRunHook: code that runs around every step of a
 // MonitoredTrainingSession (TensorFlow's tf.train.SessionRunHook), and the
 // stock hooks: StopAtStepHook, CheckpointSaverHook, StepCounterHook and
-// LoggingTensorHook.
+// LoggingTensorHook (ProfilerHook and SummarySaverHook have files of their
+// own).
 //
 //   class LossWatcher : public training::SessionRunHook {
 //    public:
@@ -21,10 +22,10 @@
 // The calls, in order: Begin(scope) once, before the first session exists
 // (the last moment to add ops to the graph); AfterCreateSession(session) each
 // time a session is created and its variables are ready (again after every
-// recovery); per step BeforeRun, then the step with the fetches, targets and
-// feeds the hooks asked for merged into the caller's, then AfterRun with
-// the values of the hook's own fetches (AfterRun is skipped when the step
-// fails); End(session) once, from Close. A hook's error fails the call it
+// recovery); per step BeforeRun, then the step with the fetches, targets,
+// feeds and RunOptions the hooks asked for merged into the caller's, then
+// AfterRun with the values of the hook's own fetches, the merged options and
+// the step's RunMetadata (AfterRun is skipped when the step fails); End(session) once, from Close. A hook's error fails the call it
 // came from. Hooks may run extra steps through the session they are given;
 // no hook runs around those.
 //
