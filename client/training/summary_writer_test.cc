@@ -1,10 +1,12 @@
 #include "client/training/summary_writer.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -158,6 +160,30 @@ TEST(SummaryWriterTest, AfterCloseAddFailsAndCloseAgainIsOk) {
   EXPECT_STATUS((*writer)->Flush(), kFailedPrecondition, "is closed");
   EXPECT_OK((*writer)->Close());
   EXPECT_STATUS((*writer)->AddScalar("", 1, 1), kInvalidArgument, "empty tag");
+}
+
+TEST(SummaryWriterTest, AFailedWriteIsReturnedAndStays) {
+  SummaryWriterOptions options;
+  options.flush_interval = absl::ZeroDuration();
+  auto writer = SummaryWriter::Create(TestDir(), options);
+  ASSERT_OK(writer.status());
+  // The file may not grow past its version record: writes fail with EFBIG
+  // (a full disk, as far as the writer can tell).
+  struct rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 64;
+  void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const absl::Status first = (*writer)->AddScalar("loss", 1, 1);
+  const absl::Status second = (*writer)->AddScalar("loss", 2, 2);
+  const absl::Status flushed = (*writer)->Flush();
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_STATUS(first, kResourceExhausted, "SummaryWriter: writing '" + (*writer)->path() + "'");
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(flushed, first);
+  EXPECT_EQ((*writer)->Close(), first);
 }
 
 TEST(ReadEventFileTest, DamagedFileIsDataLoss) {
