@@ -14,9 +14,6 @@
 namespace tensorgrid {
 namespace training {
 
-namespace {
-
-// InvalidArgument unless exactly one of the two is given (and a step count is positive).
 absl::Status CheckExactlyOne(const char* hook, const std::optional<int64_t>& steps,
                              const std::optional<absl::Duration>& secs) {
   if (steps.has_value() == secs.has_value()) {
@@ -40,8 +37,6 @@ absl::StatusOr<Variable> FindGlobalStep(const char* hook, const Scope& scope) {
   }
   return step;
 }
-
-}  // namespace
 
 // ------------------------------------------------------------------ timer
 

@@ -146,6 +146,13 @@ class SecondOrStepTimer {
   absl::Time last_time_;
 };
 
+// For hooks that trigger every N steps or so long: InvalidArgument naming
+// `hook` unless exactly one of the two is given, and it is positive.
+absl::Status CheckExactlyOne(const char* hook, const std::optional<int64_t>& steps,
+                             const std::optional<absl::Duration>& secs);
+// The graph's global step; NotFound saying that `hook` needs one.
+absl::StatusOr<Variable> FindGlobalStep(const char* hook, const Scope& scope);
+
 // The value of a global step tensor (int32 or int64 scalar).
 absl::StatusOr<int64_t> GlobalStepValue(const Tensor& value);
 // Runs `global_step`'s value in `session` (a step of its own).

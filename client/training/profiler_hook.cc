@@ -20,22 +20,8 @@ ProfilerHook::ProfilerHook(ProfilerHookOptions options)
     : options_(std::move(options)), timer_(options_.save_steps, options_.save_secs) {}
 
 absl::Status ProfilerHook::Begin(const Scope& scope) {
-  if (options_.save_steps.has_value() == options_.save_secs.has_value()) {
-    return errors::InvalidArgument(kWho, ": give exactly one of save_steps and save_secs");
-  }
-  if (options_.save_steps.has_value() && *options_.save_steps <= 0) {
-    return errors::InvalidArgument(kWho, ": save_steps must be positive, not ",
-                                   *options_.save_steps);
-  }
-  if (options_.save_secs.has_value() && *options_.save_secs <= absl::ZeroDuration()) {
-    return errors::InvalidArgument(kWho, ": save_secs must be positive, not ",
-                                   absl::FormatDuration(*options_.save_secs));
-  }
-  absl::StatusOr<Variable> step = GetGlobalStep(scope);
-  if (!step.ok()) {
-    return WithContext(step.status(), absl::StrCat(kWho, " needs a global step (GetOrCreateGlobalStep)"));
-  }
-  global_step_ = *step;
+  TG_RETURN_IF_ERROR(CheckExactlyOne(kWho, options_.save_steps, options_.save_secs));
+  TG_ASSIGN_OR_RETURN(global_step_, FindGlobalStep(kWho, scope));
   return WithContext(CreateDirectories(options_.output_dir),
                      absl::StrCat(kWho, ": output_dir '", options_.output_dir, "'"));
 }

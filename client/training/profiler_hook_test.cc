@@ -82,13 +82,13 @@ TEST(ProfilerHookTest, BadOptionsAndAnUnwritableDirectoryFailCreate) {
   EXPECT_STATUS(
       MonitoredTrainingSession::Create(model.root, WithHook(std::make_shared<ProfilerHook>(both)))
           .status(),
-      kInvalidArgument, "ProfilerHook: give exactly one of save_steps and save_secs");
+      kInvalidArgument, "ProfilerHook: give exactly one of a step count and a time interval");
   ProfilerHookOptions zero;
   zero.save_steps = 0;
   EXPECT_STATUS(
       MonitoredTrainingSession::Create(model.root, WithHook(std::make_shared<ProfilerHook>(zero)))
           .status(),
-      kInvalidArgument, "save_steps must be positive, not 0");
+      kInvalidArgument, "ProfilerHook: the step count must be positive, not 0");
   const std::string file = TestDir() + "/a_file";
   ASSERT_OK(WriteWholeFile(file, "x"));
   ProfilerHookOptions blocked;

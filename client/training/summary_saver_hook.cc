@@ -35,29 +35,14 @@ SummarySaverHook::SummarySaverHook(SummarySaverHookOptions options)
     : options_(std::move(options)), timer_(options_.save_steps, options_.save_secs) {}
 
 absl::Status SummarySaverHook::Begin(const Scope& scope) {
-  if (options_.save_steps.has_value() == options_.save_secs.has_value()) {
-    return errors::InvalidArgument(kWho, ": give exactly one of save_steps and save_secs");
-  }
-  if (options_.save_steps.has_value() && *options_.save_steps <= 0) {
-    return errors::InvalidArgument(kWho, ": save_steps must be positive, not ",
-                                   *options_.save_steps);
-  }
-  if (options_.save_secs.has_value() && *options_.save_secs <= absl::ZeroDuration()) {
-    return errors::InvalidArgument(kWho, ": save_secs must be positive, not ",
-                                   absl::FormatDuration(*options_.save_secs));
-  }
+  TG_RETURN_IF_ERROR(CheckExactlyOne(kWho, options_.save_steps, options_.save_secs));
   for (const auto& [tag, output] : options_.scalars) {
     if (tag.empty() || !output.valid()) {
       return errors::InvalidArgument(kWho, ": a scalar needs a tag and a valid Output ('", tag,
                                      "')");
     }
   }
-  absl::StatusOr<Variable> step = GetGlobalStep(scope);
-  if (!step.ok()) {
-    return WithContext(step.status(),
-                       absl::StrCat(kWho, " needs a global step (GetOrCreateGlobalStep)"));
-  }
-  global_step_ = *step;
+  TG_ASSIGN_OR_RETURN(global_step_, FindGlobalStep(kWho, scope));
   scope_ = scope;
   writer_ = options_.writer;
   if (writer_ == nullptr) {

@@ -145,7 +145,8 @@ TEST(SummarySaverHookTest, BadOptionsFailCreate) {
   EXPECT_STATUS(MonitoredTrainingSession::Create(
                     model.root, WithHook(std::make_shared<SummarySaverHook>(both)))
                     .status(),
-                kInvalidArgument, "give exactly one of save_steps and save_secs");
+                kInvalidArgument,
+                "SummarySaverHook: give exactly one of a step count and a time interval");
   const std::string file = TestDir() + "/a_file";
   ASSERT_OK(WriteWholeFile(file, "x"));
   SummarySaverHookOptions blocked;
