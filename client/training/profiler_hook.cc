@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/training/global_step.h"
 #include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "core/runtime/trace.h"

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
-#include "client/training/global_step.h"
 #include "core/framework/types.h"
 #include "core/platform/status.h"
 
