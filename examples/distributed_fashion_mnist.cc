@@ -29,7 +29,9 @@
 // The cluster comes from --ps_hosts/--worker_hosts, --cluster (tg_launch's
 // syntax) or TF_CONFIG. Workers print "worker W: step S (global step G),
 // loss L" every --log_every of their own steps; the chief prints
-// "test_accuracy=0.xxxx" last. TG_AUTH_TOKEN_FILE (and the TG_TLS_* files)
+// "test_accuracy=0.xxxx" last. With --logdir the chief writes TensorBoard's
+// event files there (the graph; loss, batch accuracy and global_step/sec
+// every --log_every global steps; docs/tensorboard.md). TG_AUTH_TOKEN_FILE (and the TG_TLS_* files)
 // guard every task, the done signals included, as for tg_server.
 #include <cstdint>
 #include <cstdio>
@@ -61,7 +63,7 @@ namespace {
 
 struct Options {
   TaskFlags task;  // which task this is: --ps_hosts ... --task_index, or TF_CONFIG
-  std::string checkpoint_dir, data_dir = kFashionMnistDir;
+  std::string checkpoint_dir, logdir, data_dir = kFashionMnistDir;
   bool is_sync = false;
   int64_t replicas_to_aggregate = 0;  // 0: every worker
   int64_t sync_timeout_s = 300;
@@ -147,6 +149,12 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   options.checkpoint_dir = o.checkpoint_dir;
   if (!o.checkpoint_dir.empty()) options.save_checkpoint_steps = o.save_every;
   options.wait_for_chief_poll_interval = absl::Milliseconds(200);
+  if (chief && !o.logdir.empty()) {  // TensorBoard's scalars, on the chief only
+    options.summary_dir = o.logdir;
+    options.save_summaries_steps = o.log_every;
+    options.summary_scalars = {{"loss", m.net.loss},
+                               {"accuracy", fashion_mnist::BatchAccuracy(scope, m.net)}};
+  }
   if (m.sync) {  // the chief's aggregation loop; the others' local step
     training::SyncReplicasHookOptions sync_hook;
     sync_hook.master = options.master;
@@ -237,6 +245,9 @@ int main(int argc, char** argv) {
       Flag("checkpoint_dir", &o.checkpoint_dir,
            "the chief restores from and saves here (empty: no checkpoints)"),
       Flag("save_every", &o.save_every, "global steps between the chief's checkpoints"),
+      Flag("logdir", &o.logdir,
+           "the chief writes TensorBoard event files here: the graph, loss\n"
+           "and accuracy every --log_every global steps (empty: none)"),
       Flag("log_every", &o.log_every, "a worker's own steps between its progress lines"),
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
       Flag("seed", &o.seed, "seed of the initial weights and the shuffles"),

@@ -12,6 +12,8 @@
 //                  loss = mean --> Adam(1e-4).Minimize(loss, global_step)
 //   on the local CPU (--device=gpu: every node with a GPU kernel on GPU:0);
 //   every --save_every steps: Saver -> DIR/model-<step>
+//   with --logdir: the graph, then loss and accuracy every --log_every steps
+//   and test_accuracy at the end, in TensorBoard's event files
 //
 //   bazel run --config=opt //examples:fashion_mnist -- --steps=6000 --checkpoint_dir=/tmp/fm
 //
@@ -20,6 +22,7 @@
 // from its global step, over the batches an uninterrupted run would see.
 // Prints "step S/N, loss L, E examples/s" every --log_every steps (a progress
 // bar on a terminal), and "test_accuracy=0.xxxx" as its last line.
+// `tensorboard --logdir DIR` shows what --logdir=DIR recorded (docs/tensorboard.md).
 // The classifier, its batches and the accuracy: examples/fashion_mnist_model.h.
 #include "client/data/fashion_mnist.h"
 
@@ -39,6 +42,7 @@
 #include "client/training/global_step.h"
 #include "client/training/optimizer.h"
 #include "client/training/saver.h"
+#include "client/training/summary_writer.h"
 #include "client/training/variables.h"
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
@@ -52,7 +56,7 @@ struct Options {
   int64_t steps = 6000, batch_size = 32, log_every = 100, save_every = 1000, seed = 1;
   int32_t threads = 0;  // intra-op threads; 0: one per core
   double learning_rate = 1e-4;
-  std::string checkpoint_dir, data_dir = kFashionMnistDir;
+  std::string checkpoint_dir, logdir, data_dir = kFashionMnistDir;
   std::string device = "cpu";  // cpu | gpu
 };
 
@@ -153,8 +157,10 @@ absl::StatusOr<std::unique_ptr<DatasetIterator>> Batches(const MnistData& train,
   return it;
 }
 
+// Trains from global step `step` to o.steps; with a `summaries` writer, the
+// mean loss and training accuracy of every o.log_every steps go there too.
 absl::Status Train(ClientSession& session, training::Saver& saver, const Model& m, const Options& o,
-                   const MnistData& train, int64_t step) {
+                   const MnistData& train, int64_t step, training::SummaryWriter* summaries) {
   if (step >= o.steps) {
     std::printf("global step %lld >= --steps=%lld: nothing to train\n", (long long)step,
                 (long long)o.steps);
@@ -165,6 +171,7 @@ absl::Status Train(ClientSession& session, training::Saver& saver, const Model& 
   call.add_feed(m.net.images.name());
   call.add_feed(m.net.labels.name());
   call.add_fetch(m.net.loss.name());
+  call.add_fetch(m.net.correct.name());
   call.add_target(m.train.name());
   TG_ASSIGN_OR_RETURN(ClientSession::CallableHandle train_step, session.MakeCallable(call));
 
@@ -174,20 +181,27 @@ absl::Status Train(ClientSession& session, training::Saver& saver, const Model& 
   absl::Time since = start;
   std::vector<Tensor> batch, out;
   bool end = false;
-  double loss_sum = 0;
+  double loss_sum = 0, correct_sum = 0;
   int64_t losses = 0;
   std::string saved;  // the latest checkpoint
   while (step < o.steps) {
     TG_RETURN_IF_ERROR(it->GetNext(&batch, &end));
     TG_RETURN_IF_ERROR(session.RunCallable(train_step, batch, &out, nullptr));
     loss_sum += out[0].scalar<float>();
+    correct_sum += out[1].scalar<float>();
     ++losses;
     ++step;
     if (step % o.log_every == 0 || step == o.steps) {
       const double seconds = absl::ToDoubleSeconds(absl::Now() - since);
       Report(tty, step, o.steps, loss_sum / losses, losses * o.batch_size / seconds);
+      if (summaries != nullptr) {
+        TG_RETURN_IF_ERROR(summaries->AddScalars(
+            {{"loss", loss_sum / losses}, {"accuracy", correct_sum / (losses * o.batch_size)}},
+            step));
+      }
       since = absl::Now();
       loss_sum = 0;
+      correct_sum = 0;
       losses = 0;
     }
     if (!o.checkpoint_dir.empty() && (step % o.save_every == 0 || step == o.steps)) {
@@ -225,10 +239,19 @@ absl::Status Run(const Options& o) {
     }
   }
   TG_ASSIGN_OR_RETURN(int64_t step, RestoreOrInitialize(session, saver, m, o));
-  TG_RETURN_IF_ERROR(Train(session, saver, m, o, train, step));
+  std::unique_ptr<training::SummaryWriter> summaries;
+  if (!o.logdir.empty()) {
+    TG_ASSIGN_OR_RETURN(summaries, training::SummaryWriter::Create(o.logdir));
+    GraphDef graph;
+    TG_RETURN_IF_ERROR(root.ToGraphDef(&graph));
+    TG_RETURN_IF_ERROR(summaries->AddGraph(graph));
+  }
+  TG_RETURN_IF_ERROR(Train(session, saver, m, o, train, step, summaries.get()));
   TG_ASSIGN_OR_RETURN(double accuracy, fashion_mnist::TestAccuracy(session, m.net, test));
   std::printf("test_accuracy=%.4f\n", accuracy);
-  return absl::OkStatus();
+  if (summaries == nullptr) return absl::OkStatus();
+  TG_RETURN_IF_ERROR(summaries->AddScalar("test_accuracy", accuracy, std::max(step, o.steps)));
+  return summaries->Close();
 }
 
 }  // namespace
@@ -243,6 +266,9 @@ int main(int argc, char** argv) {
            "restore the latest checkpoint here if there is one; save every\n"
            "--save_every steps and at the end (empty: no checkpoints)"),
       Flag("save_every", &o.save_every, "steps between checkpoints"),
+      Flag("logdir", &o.logdir,
+           "write TensorBoard event files here: the graph, loss and accuracy\n"
+           "every --log_every steps, test_accuracy (empty: none)"),
       Flag("log_every", &o.log_every, "steps between progress reports"),
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
       Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),

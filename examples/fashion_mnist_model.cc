@@ -76,6 +76,11 @@ absl::StatusOr<std::unique_ptr<DatasetIterator>> TrainingBatches(const MnistData
       .MakeIterator();
 }
 
+Output BatchAccuracy(const Scope& scope, const Classifier& net) {
+  auto batch = ops::Cast(scope, ops::Size(scope, net.labels), DT_FLOAT);
+  return ops::RealDiv(scope.WithOpName("accuracy"), net.correct, batch);
+}
+
 absl::StatusOr<double> TestAccuracy(const ClientSession& session, const Classifier& net,
                                     const MnistData& test) {
   TG_ASSIGN_OR_RETURN(

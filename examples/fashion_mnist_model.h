@@ -86,6 +86,10 @@ Classifier BuildClassifier(const Scope& scope, const std::vector<Dense>& layers)
 absl::StatusOr<std::unique_ptr<DatasetIterator>> TrainingBatches(const MnistData& train,
                                                                  int64_t batch_size, int64_t seed);
 
+// "accuracy": the fraction of the batch `net` classifies right (correct
+// over the batch size), built through `scope`, for summaries.
+Output BatchAccuracy(const Scope& scope, const Classifier& net);
+
 // The fraction of `test` that `net` classifies right, run through `session`
 // in batches of 1000.
 absl::StatusOr<double> TestAccuracy(const ClientSession& session, const Classifier& net,

@@ -3,7 +3,8 @@
 # processes: examples/run_distributed_fashion_mnist.sh runs 2 ps + 2 workers
 # on free 127.0.0.1 ports for 300 asynchronous global steps. Both workers
 # train the one model (their steps add up to the global step), the chief's
-# last line is test_accuracy=0.xxxx, and every task exits 0 by itself (the
+# last line is test_accuracy=0.xxxx, the chief alone writes --logdir's
+# event files, and every task exits 0 by itself (the
 # ps tasks once both workers' done tokens are in their queues). Then the same with --is_sync for 60 steps (two
 # worker steps per global step), a ps stopped by SIGTERM
 # before the workers are done exits 0, bad flags are usage errors.
@@ -27,7 +28,7 @@ holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
 # 1. The whole cluster, asynchronous.
 LOGS="$TMP/run"
 BIN="$BIN" TIMEOUT=240 GRACE=30 LOG_DIR="$LOGS" timeout 300 bash "$RUN_SCRIPT" \
-  --steps=300 --log_every=10 >"$TMP/run.out" 2>"$TMP/run.err"
+  --steps=300 --log_every=10 --logdir="$TMP/tb" >"$TMP/run.out" 2>"$TMP/run.err"
 RC=$?
 [[ $RC -eq 0 ]] || fail "run: exit status $RC; stderr: $(tail -n 30 "$TMP/run.err")"
 for task in ps:0 ps:1 worker:0 worker:1; do
@@ -72,6 +73,20 @@ else
 fi
 [[ "$(tail -n 1 "$TMP/run.out")" == "$chief_last" ]] || fail "the script's last line: $(tail -n 1 "$TMP/run.out")"
 grep -q "test_accuracy" "$LOGS/worker1.out" && fail "worker 1 printed an accuracy"
+
+# --logdir: the chief alone wrote one event file (tests/tfevents.py reads
+# it): loss, accuracy and global_step/sec at rising global steps.
+files=("$TMP"/tb/events.out.tfevents.*)
+scalars=$(/usr/bin/python3 "$(dirname "$0")/tfevents.py" "$TMP/tb" 2>&1)
+if ((${#files[@]} == 1)) && awk '
+    $2 == "loss" { if (!($3 > 0) || $1 <= last) bad = 1; last = $1; n++ }
+    $2 == "accuracy" { if (!($3 >= 0 && $3 <= 1)) bad = 1; a++ }
+    $2 == "global_step/sec" { if (!($3 > 0)) bad = 1; r++ }
+    END { exit !(!bad && n >= 10 && a == n && r == n - 1 && last <= 310) }' <<<"$scalars"; then
+  echo "ok: --logdir: the chief's event file has $(grep -c ' loss ' <<<"$scalars") steps of loss and accuracy"
+else
+  fail "--logdir: files [${files[*]}], scalars [$scalars]"
+fi
 
 # 2. --is_sync: every global step averages two gradients, the first two sent
 #    for it, so the workers' steps add up to about twice the global steps

@@ -2,7 +2,8 @@
 # examples/fashion_mnist on the real data: a short training run whose loss
 # falls and whose last line is test_accuracy=0.xxxx; a run that saves
 # checkpoints and one that resumes from them, matching the uninterrupted run;
-# a missing data directory and bad flags. Without Debian's
+# --logdir's event files (read by tests/tfevents.py); a missing data
+# directory and bad flags. Without Debian's
 # dataset-fashion-mnist package it reports a skip (tests/skip_lib.sh).
 set -u
 bin="$1"
@@ -79,7 +80,31 @@ else
   fail "third run at the last step" "$out"
 fi
 
-# 3. Errors: a missing data directory names the package; bad flags are usage errors.
+# 3. --logdir: TensorBoard event files with loss and accuracy every
+#    --log_every steps and test_accuracy, read back by tests/tfevents.py.
+logs="$tmp/logs"
+rm -rf "$logs"
+out=$("$bin" --steps=60 --log_every=20 --logdir="$logs" 2>&1)
+status=$?
+scalars=$(/usr/bin/python3 "$(dirname "$0")/tfevents.py" "$logs" 2>&1)
+tags=$(awk '{ print $1, $2 }' <<<"$scalars" | tr '\n' ' ')
+want="20 loss 20 accuracy 40 loss 40 accuracy 60 loss 60 accuracy 60 test_accuracy "
+if [[ $status -eq 0 && "$tags" == "$want" ]] &&
+   awk '$2 ~ /accuracy/ && !($3 >= 0 && $3 <= 1) { exit 1 } $2 == "loss" && !($3 > 0) { exit 1 }' \
+     <<<"$scalars"; then
+  ok "--logdir: loss and accuracy at steps 20, 40, 60 and test_accuracy in $(ls "$logs")"
+else
+  fail "--logdir: expected '$want', read '$tags' (exit $status)" "$out
+$scalars"
+fi
+out=$("$bin" --steps=1 --logdir="$tmp/ckpt/checkpoint/logs" 2>&1)
+if [[ $? -eq 1 && "$out" == *"SummaryWriter: logdir '$tmp/ckpt/checkpoint/logs'"* ]]; then
+  ok "--logdir under a file: exit 1 naming the logdir"
+else
+  fail "--logdir under a file: expected exit 1 naming the logdir" "$out"
+fi
+
+# 4. Errors: a missing data directory names the package; bad flags are usage errors.
 out=$("$bin" --data_dir="$tmp/nowhere" 2>&1)
 status=$?
 if [[ $status -eq 1 && "$out" == *"NOT_FOUND"* && "$out" == *"dataset-fashion-mnist"* ]]; then

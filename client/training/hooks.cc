@@ -1,5 +1,6 @@
 #include "client/training/hooks.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -13,9 +14,6 @@
 namespace tensorgrid {
 namespace training {
 
-namespace {
-
-// InvalidArgument unless exactly one of the two is given (and a step count is positive).
 absl::Status CheckExactlyOne(const char* hook, const std::optional<int64_t>& steps,
                              const std::optional<absl::Duration>& secs) {
   if (steps.has_value() == secs.has_value()) {
@@ -40,8 +38,6 @@ absl::StatusOr<Variable> FindGlobalStep(const char* hook, const Scope& scope) {
   return step;
 }
 
-}  // namespace
-
 // ------------------------------------------------------------------ timer
 
 bool SecondOrStepTimer::ShouldTriggerForStep(int64_t step) const {
@@ -63,6 +59,13 @@ std::optional<std::pair<absl::Duration, int64_t>> SecondOrStepTimer::UpdateLastT
 }
 
 // ------------------------------------------------------------ global step
+
+void MergeRunOptions(const RunOptions& from, RunOptions* into) {
+  into->set_trace_level(std::max(into->trace_level(), from.trace_level()));
+  into->set_timeout_in_ms(std::max(into->timeout_in_ms(), from.timeout_in_ms()));
+  into->set_output_partition_graphs(into->output_partition_graphs() ||
+                                    from.output_partition_graphs());
+}
 
 absl::StatusOr<int64_t> GlobalStepValue(const Tensor& value) {
   if (value.NumElements() == 1 && value.dtype() == DT_INT64) return value.scalar<int64_t>();

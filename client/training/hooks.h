@@ -1,7 +1,8 @@
 // SessionRunHook: code that runs around every step of a
 // MonitoredTrainingSession (TensorFlow's tf.train.SessionRunHook), and the
 // stock hooks: StopAtStepHook, CheckpointSaverHook, StepCounterHook and
-// LoggingTensorHook.
+// LoggingTensorHook (ProfilerHook and SummarySaverHook have files of their
+// own).
 //
 //   class LossWatcher : public training::SessionRunHook {
 //    public:
@@ -21,10 +22,10 @@
 // The calls, in order: Begin(scope) once, before the first session exists
 // (the last moment to add ops to the graph); AfterCreateSession(session) each
 // time a session is created and its variables are ready (again after every
-// recovery); per step BeforeRun, then the step with the fetches, targets and
-// feeds the hooks asked for merged into the caller's, then AfterRun with
-// the values of the hook's own fetches (AfterRun is skipped when the step
-// fails); End(session) once, from Close. A hook's error fails the call it
+// recovery); per step BeforeRun, then the step with the fetches, targets,
+// feeds and RunOptions the hooks asked for merged into the caller's, then
+// AfterRun with the values of the hook's own fetches, the merged options and
+// the step's RunMetadata (AfterRun is skipped when the step fails); End(session) once, from Close. A hook's error fails the call it
 // came from. Hooks may run extra steps through the session they are given;
 // no hook runs around those.
 //
@@ -50,22 +51,36 @@
 #include "client/training/saver.h"
 #include "client/training/variables.h"
 #include "core/framework/tensor.h"
+#include "proto/config.pb.h"
 
 namespace tensorgrid {
 namespace training {
 
-// What a step runs: tensors to fetch, ops to run, tensors to feed. A hook's
-// BeforeRun fills one to add to the caller's step.
+// What a step runs: tensors to fetch, ops to run, tensors to feed, and the
+// RunOptions to run it with. A hook's BeforeRun fills one to add to the
+// caller's step; its options are merged with the caller's and the other
+// hooks' (as TensorFlow merges them): the highest trace_level, the longest
+// timeout_in_ms, output_partition_graphs if anyone asks.
 struct SessionRunArgs {
   std::vector<Output> fetches;
   std::vector<Operation> targets;
   ClientSession::FeedType feeds;
+  RunOptions options;
 };
 
-// The values of a hook's own fetches, in the order it asked for them.
+// What a hook gets after the step: the values of its own fetches, in the
+// order it asked for them, the merged options the step ran with, and what
+// the step recorded (step_stats under a trace level, partition graphs):
+// `run_metadata` is never null, and valid during AfterRun only.
 struct SessionRunValues {
   std::vector<Tensor> results;
+  RunOptions options;
+  const RunMetadata* run_metadata = nullptr;
 };
+
+// `from` merged into `into`: the higher trace_level and timeout_in_ms,
+// output_partition_graphs if either sets it.
+void MergeRunOptions(const RunOptions& from, RunOptions* into);
 
 // The step being run, as a hook sees it.
 class SessionRunContext {
@@ -130,6 +145,13 @@ class SecondOrStepTimer {
   std::optional<int64_t> last_step_;
   absl::Time last_time_;
 };
+
+// For hooks that trigger every N steps or so long: InvalidArgument naming
+// `hook` unless exactly one of the two is given, and it is positive.
+absl::Status CheckExactlyOne(const char* hook, const std::optional<int64_t>& steps,
+                             const std::optional<absl::Duration>& secs);
+// The graph's global step; NotFound saying that `hook` needs one.
+absl::StatusOr<Variable> FindGlobalStep(const char* hook, const Scope& scope);
 
 // The value of a global step tensor (int32 or int64 scalar).
 absl::StatusOr<int64_t> GlobalStepValue(const Tensor& value);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/training/global_step.h"
+#include "client/training/summary_saver_hook.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -44,6 +45,13 @@ absl::Status CheckOptions(const MonitoredTrainingSessionOptions& options) {
   if (options.checkpoint_dir.empty() &&
       (options.save_checkpoint_steps.has_value() || options.save_checkpoint_secs.has_value())) {
     return errors::InvalidArgument(kWho, ": save_checkpoint_steps/secs need a checkpoint_dir");
+  }
+  if (options.summary_dir.empty() &&
+      (options.save_summaries_steps.has_value() || options.save_summaries_secs.has_value() ||
+       !options.summary_scalars.empty())) {
+    return errors::InvalidArgument(kWho,
+                                   ": save_summaries_steps/secs and summary_scalars need a "
+                                   "summary_dir");
   }
   if (options.log_step_count_steps < 0) {
     return errors::InvalidArgument(kWho, ": log_step_count_steps must be >= 0, not ",
@@ -156,6 +164,17 @@ absl::Status MonitoredTrainingSession::Build() {
       saving.checkpoint_basename = options_.checkpoint_basename;
       saving.saver = saver_;
       hooks_.push_back(std::make_shared<CheckpointSaverHook>(std::move(saving)));
+    }
+    if (!options_.summary_dir.empty()) {
+      SummarySaverHookOptions summaries;
+      summaries.output_dir = options_.summary_dir;
+      summaries.save_steps = options_.save_summaries_steps;
+      summaries.save_secs = options_.save_summaries_secs;
+      if (!summaries.save_steps.has_value() && !summaries.save_secs.has_value()) {
+        summaries.save_steps = 100;
+      }
+      summaries.scalars = options_.summary_scalars;
+      hooks_.push_back(std::make_shared<SummarySaverHook>(std::move(summaries)));
     }
   }
   hooks_.insert(hooks_.end(), options_.hooks.begin(), options_.hooks.end());
@@ -284,26 +303,35 @@ absl::Status MonitoredTrainingSession::Run(const ClientSession::FeedType& feeds,
                                            const std::vector<Output>& fetches,
                                            const std::vector<Operation>& targets,
                                            std::vector<Tensor>* outputs) {
+  return Run(RunOptions(), feeds, fetches, targets, outputs, nullptr);
+}
+
+absl::Status MonitoredTrainingSession::Run(const RunOptions& run_options,
+                                           const ClientSession::FeedType& feeds,
+                                           const std::vector<Output>& fetches,
+                                           const std::vector<Operation>& targets,
+                                           std::vector<Tensor>* outputs,
+                                           RunMetadata* run_metadata) {
   if (closed_) return errors::FailedPrecondition(kWho, ": Run after Close");
+  const SessionRunArgs original{fetches, targets, feeds, run_options};
   int attempt = 0;
   while (true) {
-    absl::Status status = RunWithHooks(feeds, fetches, targets, outputs);
+    absl::Status status = RunWithHooks(original, outputs, run_metadata);
     if (status.ok() || !IsRecoverable(status)) return status;
     TG_RETURN_IF_ERROR(CreateSession(status, &attempt));
     Say("running the step again");
   }
 }
 
-absl::Status MonitoredTrainingSession::RunWithHooks(const ClientSession::FeedType& feeds,
-                                                    const std::vector<Output>& fetches,
-                                                    const std::vector<Operation>& targets,
-                                                    std::vector<Tensor>* outputs) {
-  const SessionRunArgs original{fetches, targets, feeds};
+absl::Status MonitoredTrainingSession::RunWithHooks(const SessionRunArgs& original,
+                                                    std::vector<Tensor>* outputs,
+                                                    RunMetadata* run_metadata) {
   SessionRunContext context(original, session_.get());
   MergedStep step;
-  TG_ASSIGN_OR_RETURN(std::vector<size_t> caller_fetches, step.AddFetches(fetches));
-  step.AddTargets(targets);
-  TG_RETURN_IF_ERROR(step.AddFeeds(feeds, /*from_hook=*/false));
+  TG_ASSIGN_OR_RETURN(std::vector<size_t> caller_fetches, step.AddFetches(original.fetches));
+  step.AddTargets(original.targets);
+  TG_RETURN_IF_ERROR(step.AddFeeds(original.feeds, /*from_hook=*/false));
+  RunOptions options = original.options;
   std::vector<std::vector<size_t>> hook_fetches;
   for (const auto& hook : hooks_) {
     SessionRunArgs args;
@@ -312,15 +340,19 @@ absl::Status MonitoredTrainingSession::RunWithHooks(const ClientSession::FeedTyp
     hook_fetches.push_back(std::move(indexes));
     step.AddTargets(args.targets);
     TG_RETURN_IF_ERROR(step.AddFeeds(args.feeds, /*from_hook=*/true));
+    MergeRunOptions(args.options, &options);
   }
   std::vector<Tensor> values;
-  TG_RETURN_IF_ERROR(session_->Run(step.feeds(), step.fetches(), step.targets(), &values));
+  RunMetadata metadata;
+  TG_RETURN_IF_ERROR(session_->Run(options, step.feeds(), step.fetches(), step.targets(), &values,
+                                   &metadata));
   for (size_t i = 0; i < hooks_.size(); ++i) {
-    TG_RETURN_IF_ERROR(
-        hooks_[i]->AfterRun(context, SessionRunValues{Pick(values, hook_fetches[i])}));
+    TG_RETURN_IF_ERROR(hooks_[i]->AfterRun(
+        context, SessionRunValues{Pick(values, hook_fetches[i]), options, &metadata}));
   }
   if (context.stop_requested()) stop_requested_ = true;
   if (outputs != nullptr) *outputs = Pick(values, caller_fetches);
+  if (run_metadata != nullptr) *run_metadata = std::move(metadata);
   return absl::OkStatus();
 }
 

@@ -48,6 +48,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -83,6 +84,15 @@ struct MonitoredTrainingSessionOptions {
   // The chief logs global steps per second (a StepCounterHook) every N
   // steps; 0 turns it off.
   int64_t log_step_count_steps = 100;
+
+  // Where the chief writes TensorBoard event files (a SummarySaverHook):
+  // the graph, `summary_scalars` and global_step/sec every N global steps
+  // or so long (neither given: every 100 steps). "": no summaries (unlike
+  // TensorFlow, checkpoint_dir is not the default). docs/tensorboard.md.
+  std::string summary_dir;
+  std::optional<int64_t> save_summaries_steps;
+  std::optional<absl::Duration> save_summaries_secs;
+  std::vector<std::pair<std::string, Output>> summary_scalars;
   // Run on every task, in this order, after the built-in hooks.
   std::vector<std::shared_ptr<SessionRunHook>> hooks;
   // Run on the chief only, after `hooks`.
@@ -122,6 +132,13 @@ class MonitoredTrainingSession {
   // Aborted and Unavailable as the header says. FailedPrecondition after Close.
   absl::Status Run(const ClientSession::FeedType& feeds, const std::vector<Output>& fetches,
                    const std::vector<Operation>& targets, std::vector<Tensor>* outputs);
+  // The same, run with `run_options` merged with the hooks' (a ProfilerHook
+  // asks for FULL_TRACE; see SessionRunArgs); `run_metadata` (may be null)
+  // gets what the step recorded (step_stats, partition graphs), as
+  // TensorFlow's run(fetches, feed_dict, options, run_metadata).
+  absl::Status Run(const RunOptions& run_options, const ClientSession::FeedType& feeds,
+                   const std::vector<Output>& fetches, const std::vector<Operation>& targets,
+                   std::vector<Tensor>* outputs, RunMetadata* run_metadata);
 
   // True once a hook asked to stop (StopAtStepHook at its last step) or after Close.
   bool should_stop() const { return stop_requested_ || closed_; }
@@ -149,9 +166,8 @@ class MonitoredTrainingSession {
   absl::Status RestoreOrInitialize();
   absl::Status WaitForChief();
   // One step with the hooks around it, on the current session.
-  absl::Status RunWithHooks(const ClientSession::FeedType& feeds,
-                            const std::vector<Output>& fetches,
-                            const std::vector<Operation>& targets, std::vector<Tensor>* outputs);
+  absl::Status RunWithHooks(const SessionRunArgs& original, std::vector<Tensor>* outputs,
+                            RunMetadata* run_metadata);
   // Waits before recovery `attempt` (1-based) and says why on stderr.
   void BackOff(const absl::Status& cause, const char* what, int attempt) const;
 

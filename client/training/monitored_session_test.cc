@@ -193,6 +193,10 @@ TEST(MonitoredTrainingSessionTest, RejectsBadOptions) {
   EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
                 "max_recoveries must be >= 0, not -1");
   options = Quiet();
+  options.save_summaries_steps = 10;
+  EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
+                "save_summaries_steps/secs and summary_scalars need a summary_dir");
+  options = Quiet();
   options.hooks = {nullptr};
   EXPECT_STATUS(MonitoredTrainingSession::Create(model.root, options).status(), kInvalidArgument,
                 "a hook is null");
@@ -208,6 +212,104 @@ TEST(MonitoredTrainingSessionTest, ChiefOnlyHooksRunOnTheChief) {
   ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
   ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
   EXPECT_TRUE((*session)->should_stop());
+}
+
+// Whether the step's stats name `node`.
+bool Traced(const RunMetadata& metadata, const std::string& node) {
+  for (const auto& dev : metadata.step_stats().dev_stats()) {
+    for (const auto& stats : dev.node_stats()) {
+      if (stats.node_name() == node) return true;
+    }
+  }
+  return false;
+}
+
+// Asks for `options` in every step and records what each step ran with.
+class OptionsHook : public SessionRunHook {
+ public:
+  explicit OptionsHook(RunOptions options) : options_(std::move(options)) {}
+  absl::Status BeforeRun(SessionRunContext& context, SessionRunArgs* args) override {
+    args->options = options_;
+    return absl::OkStatus();
+  }
+  absl::Status AfterRun(SessionRunContext& context, const SessionRunValues& values) override {
+    seen_options.push_back(values.options);
+    seen_traced.push_back(Traced(*values.run_metadata, "train"));
+    return absl::OkStatus();
+  }
+  std::vector<RunOptions> seen_options;
+  std::vector<bool> seen_traced;
+
+ private:
+  RunOptions options_;
+};
+
+TEST(MonitoredTrainingSessionTest, RunOptionsTraceTheStepIntoRunMetadata) {
+  CountingModel model;
+  auto watcher = std::make_shared<OptionsHook>(RunOptions());
+  MonitoredTrainingSessionOptions options = Quiet();
+  options.hooks = {watcher};
+  auto session = MonitoredTrainingSession::Create(model.root, options);
+  ASSERT_OK(session.status());
+  RunOptions trace;
+  trace.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  ASSERT_OK((*session)->Run(trace, {}, {}, {model.train}, nullptr, &metadata));
+  EXPECT_TRUE(Traced(metadata, "train")) << metadata.DebugString();
+  metadata.Clear();
+  ASSERT_OK((*session)->Run(RunOptions(), {}, {}, {model.train}, nullptr, &metadata));
+  EXPECT_EQ(metadata.step_stats().dev_stats_size(), 0);
+  EXPECT_EQ(watcher->seen_traced, (std::vector<bool>{true, false}));
+  EXPECT_EQ(watcher->seen_options[0].trace_level(), RunOptions::FULL_TRACE);
+  EXPECT_EQ(Values(**session, model), std::make_pair(int64_t{2}, 2.f));
+}
+
+TEST(MonitoredTrainingSessionTest, HooksRunOptionsAreMergedWithTheCallers) {
+  CountingModel model;
+  RunOptions asked;
+  asked.set_trace_level(RunOptions::SOFTWARE_TRACE);
+  asked.set_timeout_in_ms(60000);
+  auto tracer = std::make_shared<OptionsHook>(asked);
+  auto watcher = std::make_shared<OptionsHook>(RunOptions());
+  MonitoredTrainingSessionOptions options = Quiet();
+  options.hooks = {tracer, watcher};
+  auto session = MonitoredTrainingSession::Create(model.root, options);
+  ASSERT_OK(session.status());
+  RunOptions caller;
+  caller.set_timeout_in_ms(1000);
+  caller.set_output_partition_graphs(true);
+  RunMetadata metadata;
+  ASSERT_OK((*session)->Run(caller, {}, {}, {model.train}, nullptr, &metadata));
+  ASSERT_EQ(watcher->seen_options.size(), 1u);
+  const RunOptions& merged = watcher->seen_options[0];
+  EXPECT_EQ(merged.trace_level(), RunOptions::SOFTWARE_TRACE);
+  EXPECT_EQ(merged.timeout_in_ms(), 60000);
+  EXPECT_TRUE(merged.output_partition_graphs());
+  EXPECT_TRUE(watcher->seen_traced[0]);
+  // The caller gets the step's metadata, traced at a hook's request.
+  EXPECT_TRUE(Traced(metadata, "train"));
+  EXPECT_GT(metadata.partition_graphs_size(), 0);
+  // The plain Run merges with no options of the caller's.
+  ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
+  EXPECT_EQ(watcher->seen_options[1].timeout_in_ms(), 60000);
+  EXPECT_FALSE(watcher->seen_options[1].output_partition_graphs());
+}
+
+TEST(MergeRunOptionsTest, HighestTraceLongestTimeoutAnyPartitionGraphs) {
+  RunOptions into;
+  into.set_trace_level(RunOptions::FULL_TRACE);
+  into.set_timeout_in_ms(10);
+  RunOptions from;
+  from.set_trace_level(RunOptions::SOFTWARE_TRACE);
+  from.set_timeout_in_ms(20);
+  from.set_output_partition_graphs(true);
+  MergeRunOptions(from, &into);
+  EXPECT_EQ(into.trace_level(), RunOptions::FULL_TRACE);
+  EXPECT_EQ(into.timeout_in_ms(), 20);
+  EXPECT_TRUE(into.output_partition_graphs());
+  MergeRunOptions(RunOptions(), &into);
+  EXPECT_EQ(into.timeout_in_ms(), 20);
+  EXPECT_TRUE(into.output_partition_graphs());
 }
 
 }  // namespace

@@ -20,9 +20,11 @@
 #include "core/framework/tensor_codec.h"
 #include "core/platform/file.h"
 #include "core/util/checkpoint_format.h"
+#include "core/util/tfrecord.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "distributed/transport/frames.h"
 #include "google/protobuf/text_format.h"
+#include "proto/event.pb.h"
 #include "proto/master.pb.h"
 #include "proto/worker.pb.h"
 
@@ -381,6 +383,30 @@ void FileSeeds() {
   (void)WriteIdx(gzip_file, Vector<double>(DT_DOUBLE, {2.5}), /*gzip=*/true);
   Seed("idx", "double_gzip_file", std::string(1, '\0') + *ReadFileToString(gzip_file));
   std::filesystem::remove_all(dir);
+  // Event files: byte 0 (1: the rest is one record's data, framed by the
+  // fuzzer), then what SummaryWriter writes, at fixed times.
+  auto events = [](const std::string& label, const std::vector<Event>& list) {
+    std::string file;
+    for (const Event& e : list) AppendRecord(e.SerializeAsString(), &file);
+    Seed("event_file", label, std::string(1, '\0') + file);
+    Seed("event_file", label + "_unframed", std::string(1, 1) + list.back().SerializeAsString());
+  };
+  Event version;
+  version.set_wall_time(1.7e9);
+  version.set_file_version("brain.Event:2");
+  Event graph;
+  graph.set_wall_time(1.7e9 + 1);
+  graph.set_graph_def(ParseGraph("node { name: 'x' op: 'Const' }").SerializeAsString());
+  Event scalars;
+  scalars.set_wall_time(1.7e9 + 2);
+  scalars.set_step(100);
+  for (const auto& [tag, value] : {std::make_pair("loss", 0.25f), std::make_pair("accuracy", 0.875f)}) {
+    Summary::Value* v = scalars.mutable_summary()->add_value();
+    v->set_tag(tag);
+    v->set_simple_value(value);
+  }
+  events("version_only", {version});
+  events("graph_and_scalars", {version, graph, scalars});
 }
 
 }  // namespace
