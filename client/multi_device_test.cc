@@ -1,6 +1,8 @@
 // A local session with several CPU devices: placement, partitioning, and
 // Send/Recv through the step rendezvous, seen from the Session API.
+#include <map>
 #include <random>
+#include <string>
 
 #include "core/framework/attr_value_util.h"
 #include "core/public/session.h"
@@ -142,7 +144,7 @@ TEST(MultiDeviceTest, VariableOnOneDeviceUpdatedFromAnother) {
   SetAttr(init, "dtype", DT_FLOAT);
   SetAttr(init, "value", Tensor::Scalar<float>(5));
   Add(&g, "assign", "Assign", {"v", "init_value"}, "/device:CPU:0");  // colocated with v
-  Add(&g, "read", "Identity", {"v"});
+  Add(&g, "read", "Identity", {"v"});  // no request: the default device
   Add(&g, "doubled", "AddV2", {"read", "read"}, "/device:CPU:0");
   auto session = NewLocalSession(2);
   ASSERT_OK(session->Create(g));
@@ -153,13 +155,14 @@ TEST(MultiDeviceTest, VariableOnOneDeviceUpdatedFromAnother) {
   RunMetadata metadata;
   ASSERT_OK(session->Run(options, {}, {"doubled"}, {}, &out, &metadata));
   ExpectTensorEqual<float>(out[0], {10}, TensorShape({}));
+  // The value crossed devices: v lives on CPU:1, its read (Identity takes a
+  // value, not the reference) and the sum on CPU:0, as in TensorFlow.
+  std::map<std::string, std::string> device_of;
   for (const GraphDef& p : metadata.partition_graphs()) {
-    for (const NodeDef& n : p.node()) {
-      if (n.name() == "read") {
-        EXPECT_EQ(n.device(), std::string(kCpu) + "1");
-      }
-    }
+    for (const NodeDef& n : p.node()) device_of[n.name()] = n.device();
   }
+  EXPECT_EQ(device_of["v"], std::string(kCpu) + "1");
+  EXPECT_EQ(device_of["read"], std::string(kCpu) + "0");
 }
 
 // Random DAGs of element-wise ops give bit-identical fetches whether placed on

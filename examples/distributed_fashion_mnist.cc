@@ -20,7 +20,7 @@
 //  +----------------------------+         +----------------------------+
 //  When a worker is done it enqueues a token into every done_queue_<k>;
 //  ps task k dequeues one per worker, then stops its server and exits 0
-//  (examples/between_graph_task.h).
+//  (training::ServeUntilWorkersDone, client/training/cluster_task.h).
 //
 //   examples/run_distributed_fashion_mnist.sh --steps=6000     # 2 ps + 2 workers
 //   distributed_fashion_mnist --ps_hosts=localhost:2222,localhost:2223
@@ -43,6 +43,7 @@
 #include "absl/time/clock.h"
 #include "client/client_session.h"
 #include "client/data/fashion_mnist.h"
+#include "client/training/cluster_task.h"
 #include "client/training/device_setter.h"
 #include "client/training/global_step.h"
 #include "client/training/hooks.h"
@@ -138,7 +139,7 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
   setter.worker_device = config.task.name();
   Scope scope = root.WithDeviceFunction(ReplicaDeviceSetter(setter));
   TG_ASSIGN_OR_RETURN(Model m, BuildModel(scope, o, config.cluster.num_tasks("worker"), index));
-  const std::vector<Operation> say_done = SayDone(root, num_ps, index);
+  const std::vector<Operation> say_done = training::WorkerDoneOps(root, config);
 
   training::MonitoredTrainingSessionOptions options;
   options.master = server.target();
@@ -209,8 +210,8 @@ absl::Status Run(const Options& o) {
   TG_ASSIGN_OR_RETURN(TfConfig config, o.task.Resolve());
   // A ps task serves the variables until every worker has said it is done
   // (or until SIGTERM/SIGINT); a worker trains, through its own server.
-  if (config.task.job == "ps") return ServeUntilWorkersDone(config);
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, StartServer(config));
+  if (config.task.job == "ps") return training::ServeUntilWorkersDone(config);
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, training::StartTaskServer(config));
   absl::Status s = RunWorker(config, *server, o);
   server->Stop();
   return s;

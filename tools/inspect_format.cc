@@ -138,8 +138,22 @@ std::string FormatPartitionSummary(const Inspection& inspection) {
     }
     if (devices > 1) rows.push_back(row(total, "total"));
   }
+  // The known total, and how many transfers it leaves out.
   int64_t moved = 0;
-  for (const Transfer& t : inspection.transfers) moved = SumBytes(moved, t.bytes);
+  size_t unknown = 0;
+  for (const Transfer& t : inspection.transfers) {
+    if (t.bytes < 0) {
+      ++unknown;
+    } else {
+      moved += t.bytes;
+    }
+  }
+  const std::string volume =
+      unknown == 0 ? absl::StrCat(moved, " bytes per step")
+                   : absl::StrCat("at least ", moved, " bytes per step (",
+                                  unknown == inspection.transfers.size() ? "all " : "",
+                                  Plural(unknown, "transfer"),
+                                  " of unknown size: --feed_shapes can give them)");
   Row header = {"TASK"};
   std::vector<bool> right = {false};
   if (addresses) {
@@ -152,8 +166,8 @@ std::string FormatPartitionSummary(const Inspection& inspection) {
   }
   return absl::StrCat("Partitions: ", used, " of ", Plural(inspection.partitions.size(), "device"),
                       " in ", Plural(tasks.size(), "task"), " used; ",
-                      Plural(inspection.transfers.size(), "transfer"), ", ", Bytes(moved),
-                      " bytes per step:\n", AlignedTable(header, rows, right));
+                      Plural(inspection.transfers.size(), "transfer"), ", ", volume, ":\n",
+                      AlignedTable(header, rows, right));
 }
 
 std::string FormatTransfers(const Inspection& inspection) {

@@ -62,8 +62,35 @@ const std::vector<tools::Flag>& FlagTable() {
        "convert a saved RunMetadata (binary or text) to\n"
        "Chrome trace JSON (chrome://tracing, ui.perfetto.dev)"},
       {"out", "FILE", true, "where --trace writes (default stdout)"},
+      {"feed_shapes", "NAME=DIMS;...", true,
+       "shapes fed to placeholders, e.g. \"images=32,784;labels=32\"\n"
+       "(-1 for an unknown dimension; NAME= for a scalar), so\n"
+       "that the transfers they reach have sizes"},
   };
   return *table;
+}
+
+// "images=32,784;labels=32;lr=" -> {images: [32,784], labels: [32], lr: []}.
+absl::Status ParseFeedShapes(absl::string_view value,
+                             std::map<std::string, PartialTensorShape>* shapes) {
+  for (absl::string_view entry : absl::StrSplit(value, ';', absl::SkipEmpty())) {
+    const size_t eq = entry.find('=');
+    const absl::string_view name = entry.substr(0, eq);
+    if (eq == absl::string_view::npos || name.empty()) {
+      return errors::InvalidArgument("--feed_shapes: '", entry, "' is not NAME=DIMS");
+    }
+    std::vector<int64_t> dims;
+    for (absl::string_view d : absl::StrSplit(entry.substr(eq + 1), ',', absl::SkipEmpty())) {
+      int64_t size = 0;
+      if (!absl::SimpleAtoi(d, &size) || size < -1) {
+        return errors::InvalidArgument("--feed_shapes: dimension '", d, "' of '", name,
+                                       "' is not a size or -1");
+      }
+      dims.push_back(size);
+    }
+    (*shapes)[std::string(name)] = PartialTensorShape(dims);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
@@ -82,6 +109,7 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
   if (name == "trace") options->trace_path = value;
   if (name == "out") options->out_path = value;
   if (name == "devices") TG_RETURN_IF_ERROR(tools::AppendCommaList(flag, &options->devices));
+  if (name == "feed_shapes") TG_RETURN_IF_ERROR(ParseFeedShapes(value, &options->feed_shapes));
   if (value.empty() && name != "default_device" && name != "devices_per_task") {
     return errors::InvalidArgument("flag '--", name, "' needs a non-empty value");
   }
@@ -117,15 +145,46 @@ absl::Status CheckCombination(const Options& o) {
 
 using ShapeMap = absl::flat_hash_map<const Node*, std::vector<PartialTensorShape>>;
 
+// Checks `fed` against the nodes they name: each must exist, and its first
+// output's inferred shape (a Placeholder's declared one) must allow the fed one.
+absl::Status CheckFeedShapes(const Graph& graph, const ShapeMap& inferred,
+                             const std::map<std::string, PartialTensorShape>& fed) {
+  for (const auto& [name, shape] : fed) {
+    const Node* n = graph.FindNode(name);
+    if (n == nullptr || n->num_outputs() == 0) {
+      return errors::InvalidArgument("--feed_shapes names '", name,
+                                     "', which is not a node of the graph with an output");
+    }
+    const PartialTensorShape& declared = inferred.at(n)[0];
+    if (declared.unknown_rank()) continue;
+    bool fits = declared.dims() == shape.dims();
+    for (int d = 0; fits && d < shape.dims(); ++d) {
+      fits = declared.dim_size(d) < 0 || shape.dim_size(d) < 0 ||
+             declared.dim_size(d) == shape.dim_size(d);
+    }
+    if (!fits) {
+      return errors::InvalidArgument("--feed_shapes gives '", name, "' the shape ",
+                                     shape.DebugString(), ", but its shape is ",
+                                     declared.DebugString());
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Runs every op's shape function in topological order; outputs of ops
-// without one (or whose function fails) stay unknown.
-ShapeMap InferShapes(const Graph& graph) {
+// without one (or whose function fails) stay unknown. A node in `fed` has
+// that shape on its first output instead.
+ShapeMap InferShapes(const Graph& graph, const std::map<std::string, PartialTensorShape>& fed) {
   ShapeMap shapes;
   absl::StatusOr<std::vector<Node*>> order = TopologicalSort(graph);
   if (!order.ok()) return shapes;
   for (const Node* n : *order) {
     std::vector<PartialTensorShape>& out = shapes[n];
     out.assign(n->num_outputs(), PartialTensorShape());
+    if (auto it = fed.find(n->name()); it != fed.end() && n->num_outputs() > 0) {
+      out[0] = it->second;
+      continue;
+    }
     if (n->op_def() == nullptr || !n->op_def()->shape_fn) continue;
     std::vector<PartialTensorShape> inputs(n->num_inputs());
     for (int i = 0; i < n->num_inputs(); ++i) {
@@ -416,7 +475,8 @@ std::map<std::string, std::string> TaskAddresses(const std::vector<Job>& jobs) {
 absl::StatusOr<Inspection> Inspect(const GraphDef& graph_def,
                                    const std::vector<DeviceAttributes>& devices,
                                    const PlacerOptions& options,
-                                   const std::map<std::string, std::string>& addresses) {
+                                   const std::map<std::string, std::string>& addresses,
+                                   const std::map<std::string, PartialTensorShape>& feed_shapes) {
   TG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ImportGraphDef(graph_def));
   Placer placer(graph.get(), devices, options);
   TG_RETURN_IF_ERROR(placer.Run());
@@ -430,7 +490,8 @@ absl::StatusOr<Inspection> Inspect(const GraphDef& graph_def,
   partition.node_to_loc = [](const Node& n) { return n.assigned_device_name(); };
   TG_RETURN_IF_ERROR(Partition(*graph, partition, &inspection.partition_graphs));
 
-  const ShapeMap shapes = InferShapes(*graph);
+  TG_RETURN_IF_ERROR(CheckFeedShapes(*graph, InferShapes(*graph, {}), feed_shapes));
+  const ShapeMap shapes = InferShapes(*graph, feed_shapes);
   inspection.transfers = CollectTransfers(*graph, shapes, inspection.partition_graphs);
   std::vector<std::string> names;
   for (const DeviceAttributes& d : devices) names.push_back(d.name);

@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/framework/tensor_shape.h"
 #include "core/runtime/placer.h"
 #include "proto/config.pb.h"
 #include "proto/graph.pb.h"
@@ -43,7 +44,10 @@ struct Options {
   std::string dot_path;               // --dot=FILE
   std::string trace_path;             // --trace=FILE (a saved RunMetadata)
   std::string out_path;               // --out=FILE (with --trace; default stdout)
-  bool help = false;                  // --help / -h
+  // --feed_shapes="images=32,784;labels=32": the shapes fed to these nodes
+  // (Placeholders), so that the transfers computed from them have sizes.
+  std::map<std::string, PartialTensorShape> feed_shapes;
+  bool help = false;  // --help / -h
 };
 
 // Parses the arguments after argv[0]. Flags take `--flag=value` or
@@ -126,10 +130,13 @@ struct Inspection {
 // and cuts it with Partition per device, as the master does. The Placer's
 // error unchanged for an impossible placement; ImportGraphDef's for a bad graph.
 // `addresses` (TaskAddresses) only labels the summary.
-absl::StatusOr<Inspection> Inspect(const GraphDef& graph,
-                                   const std::vector<DeviceAttributes>& devices,
-                                   const PlacerOptions& options,
-                                   const std::map<std::string, std::string>& addresses = {});
+// `feed_shapes` (Options::feed_shapes) replace the shapes of those nodes'
+// outputs before shapes are inferred: InvalidArgument for a name that is no
+// node of the graph or a shape its own declared shape rules out.
+absl::StatusOr<Inspection> Inspect(
+    const GraphDef& graph, const std::vector<DeviceAttributes>& devices,
+    const PlacerOptions& options, const std::map<std::string, std::string>& addresses = {},
+    const std::map<std::string, PartialTensorShape>& feed_shapes = {});
 
 // Placer::Explain for one node, and how placement went: the explanation is
 // there also when placement fails (as far as the Placer got). NotFound when

@@ -280,9 +280,42 @@ TEST(InspectTest, UnknownShapesAndControlEdges) {
   EXPECT_EQ(inspection->partitions[0].bytes_received, 0);
   EXPECT_EQ(inspection->partitions[0].nodes, 2);  // p, after: not the control Const
   const std::string summary = FormatPartitionSummary(*inspection);
-  EXPECT_NE(summary.find("2 transfers, ? bytes per step"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("2 transfers, at least 0 bytes per step (1 transfer of unknown size: "
+                         "--feed_shapes can give them)"),
+            std::string::npos)
+      << summary;
   EXPECT_NE(summary.find("CPU:0       2      1      1          ?         0"), std::string::npos)
       << summary;
+}
+
+TEST(InspectTest, FeedShapesGiveTheTransfersTheirSizes) {
+  GraphDef g;
+  NodeDef* p = AddNode(&g, "p", "Placeholder", {}, "/device:CPU:0");
+  SetAttr(p, "shape", PartialTensorShape({-1, 3}));
+  AddNode(&g, "neg", "Neg", {"p"}, "/device:CPU:1");
+  absl::StatusOr<std::vector<DeviceAttributes>> devices =
+      ListedDevices({"/job:localhost/replica:0/task:0/device:CPU:0",
+                     "/job:localhost/replica:0/task:0/device:CPU:1"});
+  ASSERT_OK(devices.status());
+  absl::StatusOr<Options> o = ParseFlags({"--graph=g.pbtxt", "--feed_shapes=p=5,3"});
+  ASSERT_OK(o.status());
+  absl::StatusOr<Inspection> inspection = Inspect(g, *devices, PlacerOptions(), {}, o->feed_shapes);
+  ASSERT_OK(inspection.status());
+  ASSERT_EQ(inspection->transfers.size(), 1u);
+  EXPECT_EQ(inspection->transfers[0].bytes, 60);  // 5 x 3 floats
+  EXPECT_NE(FormatPartitionSummary(*inspection).find("1 transfer, 60 bytes per step"),
+            std::string::npos);
+  // What the fed shape must agree with, and what it must name.
+  EXPECT_STATUS(
+      Inspect(g, *devices, PlacerOptions(), {}, {{"p", PartialTensorShape({5, 4})}}).status(),
+      kInvalidArgument, "--feed_shapes gives 'p' the shape [5,4], but its shape is [?,3]");
+  EXPECT_STATUS(
+      Inspect(g, *devices, PlacerOptions(), {}, {{"q", PartialTensorShape({1})}}).status(),
+      kInvalidArgument, "--feed_shapes names 'q', which is not a node of the graph");
+  EXPECT_STATUS(ParseFlags({"--graph=g.pbtxt", "--feed_shapes=p=5,x"}).status(), kInvalidArgument,
+                "--feed_shapes: dimension 'x' of 'p' is not a size or -1");
+  EXPECT_STATUS(ParseFlags({"--graph=g.pbtxt", "--feed_shapes=p"}).status(), kInvalidArgument,
+                "--feed_shapes: 'p' is not NAME=DIMS");
 }
 
 TEST(InspectTest, ImpossiblePlacementIsThePlacersError) {

@@ -88,7 +88,8 @@ absl::Status InspectGraph(const Options& options, const std::vector<DeviceAttrib
     std::cout.flush();
     return explanation.placement;
   }
-  TG_ASSIGN_OR_RETURN(Inspection inspection, Inspect(graph, devices, placer, addresses));
+  TG_ASSIGN_OR_RETURN(Inspection inspection,
+                      Inspect(graph, devices, placer, addresses, options.feed_shapes));
   if (options.json) {
     std::cout << InspectionToJson(inspection);
   } else {

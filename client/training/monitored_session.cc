@@ -36,10 +36,12 @@ absl::Status CheckOptions(const MonitoredTrainingSessionOptions& options) {
   }
   if (options.recovery_backoff < absl::ZeroDuration() ||
       options.max_recovery_backoff < absl::ZeroDuration() ||
+      options.recovery_timeout < absl::ZeroDuration() ||
       options.wait_for_chief_timeout < absl::ZeroDuration() ||
       options.wait_for_chief_poll_interval <= absl::ZeroDuration()) {
     return errors::InvalidArgument(kWho,
-                                   ": the backoffs and the chief wait must not be negative, "
+                                   ": the backoffs, the recovery timeout and the chief wait "
+                                   "must not be negative, "
                                    "and the poll interval must be positive");
   }
   if (options.checkpoint_dir.empty() &&
@@ -188,21 +190,43 @@ absl::Status MonitoredTrainingSession::Build() {
   return scope_.status();
 }
 
-void MonitoredTrainingSession::BackOff(const absl::Status& cause, const char* what,
-                                       int attempt) const {
+absl::Duration MonitoredTrainingSession::BackOffBefore(int attempt) const {
   absl::Duration wait = options_.recovery_backoff;
   for (int i = 1; i < attempt && wait < options_.max_recovery_backoff; ++i) wait *= 2;
-  wait = std::min(wait, options_.max_recovery_backoff);
+  return std::min(wait, options_.max_recovery_backoff);
+}
+
+void MonitoredTrainingSession::BackOff(const absl::Status& cause, const char* what,
+                                       int attempt) const {
+  const absl::Duration wait = BackOffBefore(attempt);
   Say(absl::StrCat(what, " (", cause.ToString(), "); recreating the session in ",
                    absl::FormatDuration(wait), ", attempt ", attempt, "/",
                    options_.max_recoveries));
   absl::SleepFor(wait);
 }
 
+absl::Duration MonitoredTrainingSession::RecoveryTimeout() const {
+  if (options_.recovery_timeout > absl::ZeroDuration()) return options_.recovery_timeout;
+  const int64_t ms = options_.config.operation_timeout_in_ms();
+  return ms > 0 ? absl::Milliseconds(ms) : absl::Seconds(60);
+}
+
 absl::Status MonitoredTrainingSession::CreateSession(absl::Status cause, int* attempt) {
   const char* what = "step failed";
+  if (*attempt == 0) recovery_start_ = absl::Now();
   while (true) {
     if (!cause.ok()) {
+      // The next attempt would start after the recovery timeout.
+      const absl::Duration spent = absl::Now() - recovery_start_;
+      if (*attempt < options_.max_recoveries &&
+          spent + BackOffBefore(*attempt + 1) >= RecoveryTimeout()) {
+        return WithContext(cause,
+                           absl::StrCat(kWho, ": gave up recreating the session after ",
+                                        absl::FormatDuration(absl::Trunc(spent, absl::Seconds(1))),
+                                        ", at attempt ", *attempt, "/", options_.max_recoveries,
+                                        ": the next would start past recovery_timeout ",
+                                        absl::FormatDuration(RecoveryTimeout())));
+      }
       if (*attempt >= options_.max_recoveries) {
         return WithContext(cause, options_.max_recoveries == 0
                                       ? absl::StrCat(kWho,

@@ -36,7 +36,9 @@
 // restores the last checkpoint, so the global step goes back to it — and
 // the step is run again, as TensorFlow does. Up to max_recoveries new
 // sessions per Run (or Create) call, waiting recovery_backoff, doubling up to
-// max_recovery_backoff, before each; every decision is a line on stderr.
+// max_recovery_backoff, before each, and none started once recovery_timeout
+// (by default the startup timeout) has passed since the failure (for Create:
+// since it began); every decision is a line on stderr.
 // Variables not in the last checkpoint lose their progress; a step whose
 // hooks failed after it ran is run twice.
 //
@@ -109,6 +111,12 @@ struct MonitoredTrainingSessionOptions {
   int max_recoveries = 5;
   absl::Duration recovery_backoff = absl::Seconds(1);
   absl::Duration max_recovery_backoff = absl::Seconds(30);
+  // No new session is tried once this has passed since the failure (for
+  // Create, since it began), so that a task that never comes costs about
+  // one startup timeout, not one per attempt. Zero: the startup timeout,
+  // config.operation_timeout_in_ms (60 s when unset). More patience: a
+  // longer duration (each attempt still waits up to the startup timeout).
+  absl::Duration recovery_timeout = absl::ZeroDuration();
 };
 
 class MonitoredTrainingSession {
@@ -162,12 +170,16 @@ class MonitoredTrainingSession {
   // to the hooks; retried after Aborted/Unavailable, counting `attempt` up
   // to max_recoveries (attempt 0 is the first session, not a recovery).
   absl::Status CreateSession(absl::Status cause, int* attempt);
+  // options_.recovery_timeout, or the startup timeout when that is zero.
+  absl::Duration RecoveryTimeout() const;
   absl::Status PrepareSession();
   absl::Status RestoreOrInitialize();
   absl::Status WaitForChief();
   // One step with the hooks around it, on the current session.
   absl::Status RunWithHooks(const SessionRunArgs& original, std::vector<Tensor>* outputs,
                             RunMetadata* run_metadata);
+  // The wait before recovery `attempt` (1-based).
+  absl::Duration BackOffBefore(int attempt) const;
   // Waits before recovery `attempt` (1-based) and says why on stderr.
   void BackOff(const absl::Status& cause, const char* what, int attempt) const;
 
@@ -183,6 +195,7 @@ class MonitoredTrainingSession {
   bool stop_requested_ = false;
   bool closed_ = false;
   int sessions_created_ = 0;
+  absl::Time recovery_start_;  // of the failure being recovered from (or of Create)
   std::string restored_checkpoint_;
 };
 

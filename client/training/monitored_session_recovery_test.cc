@@ -173,6 +173,38 @@ TEST(MonitoredSessionRecoveryTest, APsThatStaysDownEndsInUnavailableNamingIt) {
   EXPECT_NE(status.message().find(kPs), absl::string_view::npos) << status;
 }
 
+// With no ps at all, five attempts must not cost five startup timeouts:
+// recovery stops once recovery_timeout (by default the startup timeout) has
+// passed, both in Create and in Run.
+TEST(MonitoredSessionRecoveryTest, RecoveryEndsAtTheRecoveryTimeoutNotAfterEveryAttempt) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  CountingModel model("/job:ps/task:0", "/job:worker/task:0");
+  MonitoredTrainingSessionOptions options = Options(cluster);
+  options.config.set_operation_timeout_in_ms(1000);  // each session's wait for the ps
+  auto session = MonitoredTrainingSession::Create(model.root, options);
+  ASSERT_OK(session.status());
+  ASSERT_OK((*session)->Run({}, {}, {model.train}, nullptr));
+  cluster.StopPs();
+  // Run: the first new session waits 1 s for the ps; the next would start
+  // past the 1 s recovery timeout.
+  absl::Status status = (*session)->Run({}, {}, {model.train}, nullptr);
+  EXPECT_STATUS(status, kUnavailable,
+                "at attempt 1/5: the next would start past recovery_timeout 1s");
+  EXPECT_NE(status.message().find(kPs), absl::string_view::npos) << status;
+  // Create: the first session alone spends the whole timeout.
+  CountingModel again("/job:ps/task:0", "/job:worker/task:0");
+  auto fresh = MonitoredTrainingSession::Create(again.root, options);
+  EXPECT_STATUS(fresh.status(), kUnavailable,
+                "at attempt 0/5: the next would start past recovery_timeout 1s");
+  // More patience when asked for: attempts until max_recoveries.
+  options.recovery_timeout = absl::Seconds(60);
+  options.max_recoveries = 1;
+  CountingModel patient("/job:ps/task:0", "/job:worker/task:0");
+  fresh = MonitoredTrainingSession::Create(patient.root, options);
+  EXPECT_STATUS(fresh.status(), kUnavailable, "gave up recreating the session after attempt 1/1");
+}
+
 // Records the hook calls it gets (for the non-chief's chief-only hooks).
 class CallCounter : public SessionRunHook {
  public:

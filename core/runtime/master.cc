@@ -1,10 +1,12 @@
 #include "core/runtime/master.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <random>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -73,22 +75,22 @@ absl::Status Master::CheckOpen() const {
   return absl::OkStatus();
 }
 
-absl::Status Master::Create(const GraphDef& graph) {
+absl::Status Master::Create(const GraphDef& graph, absl::Time answer_by) {
   absl::MutexLock lock(&mu_);
   TG_RETURN_IF_ERROR(CheckOpen());
   if (graph_ != nullptr) {
     return errors::AlreadyExists("session already has a graph; use Extend to add nodes");
   }
-  TG_RETURN_IF_ERROR(LoadDevices());
+  TG_RETURN_IF_ERROR(LoadDevices(answer_by));
   TG_ASSIGN_OR_RETURN(graph_, ImportGraphDef(graph));
   return absl::OkStatus();
 }
 
-absl::Status Master::Extend(const GraphDef& graph) {
+absl::Status Master::Extend(const GraphDef& graph, absl::Time answer_by) {
   absl::MutexLock lock(&mu_);
   TG_RETURN_IF_ERROR(CheckOpen());
   if (graph_ == nullptr) {
-    TG_RETURN_IF_ERROR(LoadDevices());
+    TG_RETURN_IF_ERROR(LoadDevices(answer_by));
     TG_ASSIGN_OR_RETURN(graph_, ImportGraphDef(graph));
     return absl::OkStatus();
   }
@@ -207,16 +209,47 @@ absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
   return absl::OkStatus();
 }
 
+void Master::SetWaitReport(absl::Duration every, std::function<void(const std::string&)> sink) {
+  absl::MutexLock lock(&mu_);
+  wait_report_every_ = every;
+  wait_report_ = std::move(sink);
+}
+
+namespace {
+
+// "/job:ps/replica:0/task:0 (connection refused by 127.0.0.1:2222); ..."
+std::string Why(const std::map<std::string, absl::Status>& missing) {
+  std::vector<std::string> why;
+  for (const auto& [task, s] : missing) why.push_back(absl::StrCat(task, " (", s.message(), ")"));
+  return absl::StrJoin(why, "; ");
+}
+
+// When waiting for tasks must end for an answer to reach a caller who needs
+// it by `answer_by`: a margin for the answer's way back (3 s, or half the
+// time there is when that is shorter).
+absl::Time WaitEnd(absl::Time startup_deadline, absl::Time answer_by) {
+  if (answer_by == absl::InfiniteFuture()) return startup_deadline;
+  const absl::Duration left = answer_by - absl::Now();
+  const absl::Duration margin = std::min(absl::Seconds(3), left / 2);
+  return std::min(startup_deadline, answer_by - margin);
+}
+
+}  // namespace
+
 // Asks every task for its devices. Tasks that are not up yet (Unavailable,
 // DeadlineExceeded) are asked again until the startup timeout
-// (operation_timeout_in_ms, default 60 s); then the error names each missing
-// task and why.
-absl::Status Master::LoadDevices() {
+// (operation_timeout_in_ms, default 60 s) or until the caller's answer_by
+// leaves just time to answer; then the error names each missing task and
+// why. Every wait_report_every_ of waiting says so.
+absl::Status Master::LoadDevices(absl::Time answer_by) {
   TG_RETURN_IF_ERROR(filter_error_);
   if (!devices_.empty()) return absl::OkStatus();
   const int64_t timeout_ms =
       config_.operation_timeout_in_ms() > 0 ? config_.operation_timeout_in_ms() : 60000;
-  const absl::Time deadline = absl::Now() + absl::Milliseconds(timeout_ms);
+  const absl::Time start = absl::Now();
+  const absl::Time startup_deadline = start + absl::Milliseconds(timeout_ms);
+  const absl::Time deadline = WaitEnd(startup_deadline, answer_by);
+  absl::Time next_report = start + wait_report_every_;
   std::map<std::string, GetStatusResult> answered;
   std::map<std::string, absl::Status> missing;
   while (true) {
@@ -234,14 +267,30 @@ absl::Status Master::LoadDevices() {
       }
     }
     if (missing.empty()) break;
-    if (absl::Now() >= deadline) {
-      std::vector<std::string> why;
-      for (const auto& [task, s] : missing)
-        why.push_back(absl::StrCat(task, " (", s.message(), ")"));
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      const int64_t waited_ms = absl::ToInt64Milliseconds(now - start);
+      const std::string after =
+          deadline < startup_deadline
+              ? absl::StrCat(waited_ms, " ms (the caller's deadline; the startup timeout is ",
+                             timeout_ms, " ms)")
+              : absl::StrCat(timeout_ms, " ms");
       return errors::Unavailable("cannot reach ", missing.size(), " of ", workers_.size(),
-                                 " tasks after ", timeout_ms, " ms: ", absl::StrJoin(why, "; "));
+                                 " tasks after ", after, ": ", Why(missing));
     }
-    absl::SleepFor(absl::Milliseconds(100));
+    if (now >= next_report) {
+      const std::string line = absl::StrCat(
+          "master of ", default_task_, ": still waiting after ", absl::ToInt64Seconds(now - start),
+          " s for ", missing.size(), " of ", workers_.size(), " tasks (giving up after ",
+          timeout_ms / 1000, " s): ", Why(missing));
+      if (wait_report_) {
+        wait_report_(line);
+      } else {
+        std::fprintf(stderr, "tensorgrid: %s\n", line.c_str());
+      }
+      next_report = now + wait_report_every_;
+    }
+    absl::SleepFor(std::min(absl::Milliseconds(100), deadline - now));
   }
   for (auto& [task, status] : answered) {
     for (DeviceInfo& d : status.devices) {
@@ -279,10 +328,10 @@ bool Master::PassesFilters(const std::string& device) const {
   return false;
 }
 
-absl::StatusOr<std::vector<DeviceInfo>> Master::ListDevices() {
+absl::StatusOr<std::vector<DeviceInfo>> Master::ListDevices(absl::Time answer_by) {
   absl::MutexLock lock(&mu_);
   TG_RETURN_IF_ERROR(CheckOpen());
-  TG_RETURN_IF_ERROR(LoadDevices());
+  TG_RETURN_IF_ERROR(LoadDevices(answer_by));
   return devices_;
 }
 

@@ -27,6 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "core/framework/cancellation.h"
 #include "core/framework/device_name.h"
 #include "core/graph/graph.h"
@@ -47,8 +48,17 @@ class Master {
       : Master(config, WorkerMap{{default_task, worker}}, default_task) {}
   ~Master();
 
-  absl::Status Create(const GraphDef& graph);
-  absl::Status Extend(const GraphDef& graph);
+  // The first Create or Extend (and ListDevices) asks every task for its
+  // devices, waiting for tasks that are not up yet for at most the startup
+  // timeout (ConfigProto.operation_timeout_in_ms, default 60 s) and saying
+  // every `wait_report` which ones it still waits for and why. A caller that
+  // must have the answer by `answer_by` (an RPC's deadline) passes it: the
+  // wait then ends early enough for the answer naming the missing tasks to
+  // arrive first.
+  absl::Status Create(const GraphDef& graph, absl::Time answer_by = absl::InfiniteFuture());
+  absl::Status Extend(const GraphDef& graph, absl::Time answer_by = absl::InfiniteFuture());
+  // Where the waiting reports go (default: a line on stderr every 10 s).
+  void SetWaitReport(absl::Duration every, std::function<void(const std::string&)> sink);
   // `cancellation`, if given, lets the caller cancel a running step (the gRPC
   // master does when its client cancels the call or goes away): the step is
   // then cancelled on every task and fails Cancelled. It must outlive the
@@ -83,7 +93,8 @@ class Master {
 
   // The session's devices (after the filters), waiting for their tasks like
   // Create does.
-  absl::StatusOr<std::vector<DeviceInfo>> ListDevices();
+  absl::StatusOr<std::vector<DeviceInfo>> ListDevices(
+      absl::Time answer_by = absl::InfiniteFuture());
   // Drops the resources in `containers` (all containers if empty) on every
   // task the session may use: variables there lose their values. Fails
   // Unavailable naming a task that cannot be reached; the others are still
@@ -136,7 +147,7 @@ class Master {
   void ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure, StatusCallback done);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status LoadDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LoadDevices(absl::Time answer_by) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const;
   bool PassesFilters(const std::string& device) const;
 
@@ -148,6 +159,8 @@ class Master {
   // Create fail with filter_error_.
   std::vector<ParsedDeviceName> filters_;
   absl::Status filter_error_;
+  absl::Duration wait_report_every_ = absl::Seconds(10);
+  std::function<void(const std::string&)> wait_report_;  // null: stderr
   // Step ids start at a random point so that steps of different masters
   // sharing a worker do not collide.
   std::atomic<int64_t> next_step_id_;

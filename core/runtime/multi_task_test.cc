@@ -280,6 +280,40 @@ TEST(MasterStartupTest, MissingTaskIsUnavailableNamingItAfterTheStartupTimeout) 
                 "refused by 127.0.0.1:9)");
 }
 
+TEST(MasterStartupTest, WaitingForTasksSaysWhichAndWhyAsItGoes) {
+  Worker ps(kPs, ConfigProto());
+  Worker w0(kWorker0, ConfigProto());
+  LateWorker late_ps(&ps, /*down_for=*/8);  // at least 0.7 s: retries 100 ms apart
+  Master master(ConfigProto(), {{kPs, &late_ps}, {kWorker0, &w0}}, kWorker0);
+  std::vector<std::string> lines;
+  absl::Mutex mu;
+  master.SetWaitReport(absl::Milliseconds(200), [&](const std::string& line) {
+    absl::MutexLock lock(&mu);
+    lines.push_back(line);
+  });
+  ASSERT_OK(master.Create(GraphDef()));
+  absl::MutexLock lock(&mu);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].rfind("master of /job:worker/replica:0/task:0: still waiting after ", 0), 0u)
+      << lines[0];
+  EXPECT_NE(lines[0].find(" s for 1 of 2 tasks (giving up after 60 s): /job:ps/replica:0/task:0 "
+                          "(connection refused by 127.0.0.1:9)"),
+            std::string::npos)
+      << lines[0];
+}
+
+TEST(MasterStartupTest, ACallersDeadlineEndsTheWaitInTimeToAnswer) {
+  Worker ps(kPs, ConfigProto());
+  Worker w0(kWorker0, ConfigProto());
+  LateWorker never(&ps, /*down_for=*/1 << 30);
+  Master master(ConfigProto(), {{kPs, &never}, {kWorker0, &w0}}, kWorker0);  // waits 60 s
+  master.SetWaitReport(absl::Hours(1), [](const std::string&) {});
+  const absl::Time answer_by = absl::Now() + absl::Seconds(1);
+  EXPECT_STATUS(master.Create(GraphDef(), answer_by), kUnavailable,
+                "(the caller's deadline; the startup timeout is 60000 ms): "
+                "/job:ps/replica:0/task:0 (connection refused by 127.0.0.1:9)");
+}
+
 }  // namespace
 }  // namespace tensorgrid
 

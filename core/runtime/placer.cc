@@ -5,6 +5,7 @@
 #include <deque>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -189,9 +190,10 @@ void Placer::ColocateReferenceAndResourceEdges() {
     for (const Edge* e : n->in_edges()) {
       if (e->IsControlEdge()) continue;
       const DataType in = n->input_type(e->dst_input);
-      const DataType out = e->src->output_type(e->src_output);
       const char* why = nullptr;
-      if (IsRefType(in) || (IsRefType(out) && n->op() == "Identity")) {
+      // As TensorFlow: only an input that is itself a reference (Assign's
+      // ref), not a value read from one (Identity of a variable).
+      if (IsRefType(in)) {
         why = "reference edge";
       } else if (in == DT_RESOURCE) {
         why = "resource edge";
@@ -245,6 +247,11 @@ absl::Status Placer::MergeGroupRequests(Group& group) {
       if (yielding) {
         if (DeviceNameUtils::AreCompatibleDevNames(group.spec, s.request)) {
           TG_RETURN_IF_ERROR(DeviceNameUtils::MergeDevNames(&group.spec, s.request));
+        } else if (!NamesADevice(s.request)) {
+          // Given way to its input, but a request for nothing is still an error.
+          return errors::InvalidArgument("node ", Describe(m), " requests '", m->requested_device(),
+                                         "', which names no device of this session",
+                                         Suggestion(s.request), "\n  devices: ", DescribeDevices());
         } else {
           s.request_ignored = true;
         }
@@ -365,8 +372,8 @@ absl::Status Placer::AssignGroup(Group& group, Node* trigger) {
         return errors::InvalidArgument(
             "stateful node ", Describe(m), " lives on ", pin->second,
             ", where an earlier step of this session placed it, but its colocation group now "
-            "has no kernel there for every member (kernels for: ", TypeList(group.types),
-            ")\n  colocation group:\n", DescribeGroup(group, "    "));
+            "has no kernel there for every member (kernels for: ",
+            TypeList(group.types), ")\n  colocation group:\n", DescribeGroup(group, "    "));
       }
       group.device = static_cast<int>(i);
       group.soft_reason = absl::StrCat("kept on ", pin->second, ", where an earlier step placed '",
@@ -406,7 +413,8 @@ absl::Status Placer::ImpossiblePlacement(const Group& group, Node* trigger) cons
   std::string msg = absl::StrCat(
       "cannot place node ", Describe(n), ": no device satisfies its constraints\n  requested: ",
       n->requested_device().empty() ? std::string("nothing")
-                                    : absl::StrCat("'", n->requested_device(), "'"));
+                                    : absl::StrCat("'", n->requested_device(), "'"),
+      Suggestion(group.spec));
   if (group.members.size() > 1) {
     if (!group.spec.IsEmpty()) {
       absl::StrAppend(&msg, " (merged over its colocation group: '",
@@ -527,6 +535,59 @@ std::string Placer::DescribeGroup(const Group& group, absl::string_view indent) 
     lines.push_back(std::move(line));
   }
   return absl::StrJoin(lines, "\n");
+}
+
+bool Placer::NamesADevice(const ParsedDeviceName& request) const {
+  const ParsedDeviceName spec =
+      options_.allow_soft_placement ? DeviceNameUtils::AddressSpace(request) : request;
+  for (const Dev& d : devices_) {
+    if (DeviceNameUtils::IsSpecification(spec, d.parsed)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Levenshtein distance, for "did you mean".
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string Placer::Suggestion(const ParsedDeviceName& request) const {
+  if (!request.has_job) return "";
+  std::vector<std::string> jobs;
+  int tasks = 0;
+  for (const Dev& d : devices_) {
+    if (!Contains(jobs, d.parsed.job)) jobs.push_back(d.parsed.job);
+    if (d.parsed.job == request.job) tasks = std::max(tasks, d.parsed.task + 1);
+  }
+  if (tasks == 0) {
+    for (const std::string& job : jobs) {
+      if (EditDistance(absl::AsciiStrToLower(job), absl::AsciiStrToLower(request.job)) <= 2) {
+        return absl::StrCat(" (did you mean '/job:", job, "'?)");
+      }
+    }
+    return absl::StrCat(" (no job '", request.job, "'; the jobs are ", absl::StrJoin(jobs, ", "),
+                        ")");
+  }
+  if (request.has_task && request.task >= tasks) {
+    return absl::StrCat(" (job '", request.job, "' has task", tasks == 1 ? " 0" : "s 0..",
+                        tasks == 1 ? "" : std::to_string(tasks - 1), ")");
+  }
+  return "";
 }
 
 std::string Placer::DescribeDevices() const {

@@ -127,6 +127,12 @@ class Placer {
   std::string NodeReason(const Node* node) const;
   std::string DescribeGroup(const Group& group, absl::string_view indent) const;
   std::string DescribeDevices() const;
+  // Whether some device matches `request` (its job and task alone under
+  // soft placement).
+  bool NamesADevice(const ParsedDeviceName& request) const;
+  // " (did you mean '/job:ps'?)" for a job that does not exist but one close
+  // to it does; the jobs, or a job's tasks, when the request names neither.
+  std::string Suggestion(const ParsedDeviceName& request) const;
   std::string DescribeKernels(const Group& group) const;
 
   Graph* const graph_;

@@ -135,12 +135,43 @@ TEST_F(PlacerTest, AssignFollowsRefVariableEvenWhenRequestedElsewhere) {
                    N("add", "AssignAdd", {"v", "c"}, "/job:worker/task:0"),
                    N("read", "Identity", {"v"}, "/job:worker/task:1")},
                   kPsWorkers));
-  for (const char* node : {"assign", "add", "read"}) EXPECT_EQ(Device(node), kPs) << node;
+  for (const char* node : {"assign", "add"}) EXPECT_EQ(Device(node), kPs) << node;
   EXPECT_EQ(Reason("assign"),
             "colocated with 'v' (reference edge), ignoring its own request '/job:worker/task:1'");
-  EXPECT_EQ(Reason("read"),
-            "colocated with 'v' (reference edge), ignoring its own request '/job:worker/task:1'");
   EXPECT_EQ(Reason("v"), "explicit request '/job:ps/task:0'");
+  // A value read (Identity's input is not a reference) keeps its own request,
+  // as in TensorFlow.
+  EXPECT_EQ(Device("read"), kWorker1);
+  EXPECT_EQ(Reason("read"), "explicit request '/job:worker/task:1'");
+}
+
+TEST_F(PlacerTest, ARequestForADeviceThatDoesNotExistIsAnErrorWithAHint) {
+  // A close job name.
+  absl::Status s = Place(
+      {N("v", "VariableV2", {}, "/job:ps/task:0"), N("read", "Identity", {"v"}, "/job:pss/task:0")},
+      kPsWorkers);
+  EXPECT_STATUS(s, kInvalidArgument,
+                "cannot place node 'read' (Identity): no device satisfies its constraints\n"
+                "  requested: '/job:pss/task:0' (did you mean '/job:ps'?)");
+  EXPECT_STATUS(s, kInvalidArgument, "devices: /job:ps/replica:0/task:0 (CPU:0)");
+  // A task past the job's, even with soft placement.
+  s = Place({N("c", "Const", {}, "/job:worker/task:7")}, kPsWorkers, Soft());
+  EXPECT_STATUS(s, kInvalidArgument,
+                "requested: '/job:worker/task:7' (job 'worker' has tasks 0..1)");
+  // A node that gives way to its reference input still may not name nothing.
+  s = Place({N("v", "VariableV2", {}, "/job:ps/task:0"), N("c", "Const"),
+             N("assign", "Assign", {"v", "c"}, "/job:nosuchjob/task:0")},
+            kPsWorkers);
+  EXPECT_STATUS(s, kInvalidArgument,
+                "node 'assign' (Assign) requests '/job:nosuchjob/task:0', which names no device of "
+                "this session (no job 'nosuchjob'; the jobs are ps, worker)\n  devices: ");
+  // Under soft placement a missing device type is a fallback, and says so.
+  ASSERT_OK(Place({N("v", "VariableV2", {}, "/job:ps/task:0"), N("c", "Const"),
+                   N("assign", "Assign", {"v", "c"}, "/job:worker/task:1/device:GPU:0")},
+                  kPsWorkers, Soft()));
+  EXPECT_EQ(Reason("assign"),
+            "colocated with 'v' (reference edge), ignoring its own request "
+            "'/job:worker/task:1/device:GPU:0'");
 }
 
 TEST_F(PlacerTest, VariableWithoutRequestFollowsItsAssign) {
@@ -226,8 +257,8 @@ TEST_F(PlacerTest, AStatefulNodeStaysWhereAnEarlierStepPutItWithItsGroup) {
 }
 
 TEST_F(PlacerTest, ImpossiblePlacementNamesEveryConstraint) {
-  absl::Status s = Place({N("v", "VariableV2", {}, "/device:GPU:0"),
-                          N("read", "Identity", {"v"}, "/job:worker/task:0/device:CPU:0")},
+  absl::Status s = Place({N("v", "VariableV2", {}, "/device:GPU:0"), N("c", "Const"),
+                          N("assign", "Assign", {"v", "c"}, "/job:worker/task:0/device:CPU:0")},
                          kPsWorkers);
   EXPECT_STATUS(s, kInvalidArgument,
                 "cannot place node 'v' (VariableV2): no device satisfies its constraints");
@@ -237,13 +268,13 @@ TEST_F(PlacerTest, ImpossiblePlacementNamesEveryConstraint) {
                 "colocation group:\n    'v' (VariableV2): requests '/device:GPU:0'");
   EXPECT_STATUS(
       s, kInvalidArgument,
-      "'read' (Identity): requests '/job:worker/task:0/device:CPU:0' (ignored: it follows its "
+      "'assign' (Assign): requests '/job:worker/task:0/device:CPU:0' (ignored: it follows its "
       "reference/resource input); colocated with 'v' (reference edge)");
   EXPECT_STATUS(s, kInvalidArgument,
                 "devices: /job:ps/replica:0/task:0 (CPU:0), /job:worker/replica:0/task:0 (CPU:0), "
                 "/job:worker/replica:0/task:1 (CPU:0)");
   EXPECT_STATUS(s, kInvalidArgument,
-                "kernels: 'v' (VariableV2): CPU, GPU; 'read' (Identity): CPU, GPU; every member: "
+                "kernels: 'v' (VariableV2): CPU, GPU; 'assign' (Assign): CPU, GPU; every member: "
                 "CPU");
   EXPECT_STATUS(s, kInvalidArgument,
                 "hint: allow_soft_placement would drop the device type and id");
@@ -253,7 +284,8 @@ TEST_F(PlacerTest, ImpossiblePlacementOfAMissingJob) {
   absl::Status s = Place({N("p", "Placeholder", {}, "/job:chief/task:0")}, kPsWorkers, Soft());
   EXPECT_STATUS(s, kInvalidArgument, "cannot place node 'p' (Placeholder)");
   EXPECT_STATUS(s, kInvalidArgument,
-                "requested: '/job:chief/task:0'\n  colocation group: this node alone");
+                "requested: '/job:chief/task:0' (no job 'chief'; the jobs are ps, worker)\n"
+                "  colocation group: this node alone");
   EXPECT_STATUS(s, kInvalidArgument,
                 "soft placement: no device matching '/job:chief/task:0' has a kernel for every "
                 "member either");
@@ -432,17 +464,18 @@ TEST_F(PlacerTest, LogsEachPlacementOnce) {
 }
 
 TEST_F(PlacerTest, ExplainShowsTheChainOfConstraints) {
-  ASSERT_OK(
-      Place({N("v", "VariableV2", {}, "/job:ps/task:0"), N("c", "Const"),
-             N("read", "Identity", {"v"}), WithClass(N("snap", "Identity", {"c"}), {"loc:@read"})},
-            kPsWorkers, Default("/job:worker/replica:0/task:0")));
+  ASSERT_OK(Place(
+      {N("v", "VariableV2", {}, "/job:ps/task:0"), N("c", "Const"),
+       N("assign", "Assign", {"v", "c"}), WithClass(N("snap", "Identity", {"c"}), {"loc:@assign"})},
+      kPsWorkers, Default("/job:worker/replica:0/task:0")));
   EXPECT_EQ(Device("snap"), kPs);
   const std::string e = placer_->Explain("snap");
   EXPECT_NE(e.find("'snap' (Identity) -> /job:ps/replica:0/task:0/device:CPU:0"), std::string::npos)
       << e;
-  EXPECT_NE(e.find("chain to the request: 'snap' -(_class loc:@read)- 'read' -(reference edge)- "
-                   "'v' which requests '/job:ps/task:0'"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("chain to the request: 'snap' -(_class loc:@assign)- 'assign' -(reference edge)- "
+             "'v' which requests '/job:ps/task:0'"),
+      std::string::npos)
       << e;
   EXPECT_NE(e.find("colocation group (3 nodes)"), std::string::npos) << e;
   EXPECT_NE(e.find("group request: '/job:ps/task:0'"), std::string::npos) << e;

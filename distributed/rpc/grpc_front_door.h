@@ -51,6 +51,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "distributed/rpc/grpc_util.h"
 #include "google/protobuf/message_lite.h"
@@ -150,6 +151,13 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
   void Add(
       std::string method, Runs runs,
       std::function<void(const Request&, Response*, std::function<void(absl::Status)> done)> body);
+  // The same, `body` also told when the client stops waiting for the answer
+  // (its deadline; absl::InfiniteFuture() when it set none).
+  template <typename Request, typename Response>
+  void AddWithDeadline(std::string method, Runs runs,
+                       std::function<void(const Request&, Response*, absl::Time deadline,
+                                          std::function<void(absl::Status)> done)>
+                           body);
 
   // Serves this door's methods on `builder`'s ports, with its receive limit
   // and the keepalive policy our clients (NewChannel) expect.
@@ -203,6 +211,20 @@ template <typename Request, typename Response>
 void GrpcFrontDoor::Add(
     std::string method, Runs runs,
     std::function<void(const Request&, Response*, std::function<void(absl::Status)> done)> body) {
+  AddWithDeadline<Request, Response>(
+      std::move(method), runs,
+      [body = std::move(body)](const Request& request, Response* response, absl::Time,
+                               std::function<void(absl::Status)> done) {
+        body(request, response, std::move(done));
+      });
+}
+
+template <typename Request, typename Response>
+void GrpcFrontDoor::AddWithDeadline(
+    std::string method, Runs runs,
+    std::function<void(const Request&, Response*, absl::Time deadline,
+                       std::function<void(absl::Status)> done)>
+        body) {
   Add(std::move(method), runs, [body = std::move(body)](std::shared_ptr<GrpcCall> call) {
     struct Messages {
       Request request;
@@ -210,13 +232,17 @@ void GrpcFrontDoor::Add(
     };
     auto messages = std::make_shared<Messages>();
     if (!ParseRequest(*call, &messages->request)) return;
-    body(messages->request, &messages->response, [call, messages](absl::Status s) {
-      if (s.ok()) {
-        call->Reply(messages->response);
-      } else {
-        call->Finish(ToGrpcStatus(s));
-      }
-    });
+    // gRPC says "no deadline" with a time point near the end of its clock.
+    const absl::Time deadline = absl::FromChrono(call->deadline());
+    const bool none = deadline > absl::Now() + absl::Hours(24 * 365);
+    body(messages->request, &messages->response, none ? absl::InfiniteFuture() : deadline,
+         [call, messages](absl::Status s) {
+           if (s.ok()) {
+             call->Reply(messages->response);
+           } else {
+             call->Finish(ToGrpcStatus(s));
+           }
+         });
   });
 }
 

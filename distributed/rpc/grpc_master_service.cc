@@ -125,16 +125,15 @@ void GrpcMasterService::AddMethods(GrpcFrontDoor* door) {
   // on a thread of its own.
   constexpr GrpcFrontDoor::Runs kOwnThread = GrpcFrontDoor::Runs::kOnOwnThread;
   const std::string service = "/tensorgrid.MasterService/";
-  door->Add<CreateSessionRequest, CreateSessionResponse>(
+  // Their waits for tasks end in time to answer before the client's deadline.
+  door->AddWithDeadline<CreateSessionRequest, CreateSessionResponse>(
       service + "CreateSession", kOwnThread,
-      [this](const CreateSessionRequest& request, CreateSessionResponse* response, Done done) {
-        done(CreateSession(request, response));
-      });
-  door->Add<ExtendSessionRequest, ExtendSessionResponse>(
+      [this](const CreateSessionRequest& request, CreateSessionResponse* response,
+             absl::Time deadline, Done done) { done(CreateSession(request, response, deadline)); });
+  door->AddWithDeadline<ExtendSessionRequest, ExtendSessionResponse>(
       service + "ExtendSession", kOwnThread,
-      [this](const ExtendSessionRequest& request, ExtendSessionResponse*, Done done) {
-        done(ExtendSession(request));
-      });
+      [this](const ExtendSessionRequest& request, ExtendSessionResponse*, absl::Time deadline,
+             Done done) { done(ExtendSession(request, deadline)); });
   door->Add<MakeCallableRequest, MakeCallableResponse>(
       service + "MakeCallable", kOwnThread,
       [this](const MakeCallableRequest& request, MakeCallableResponse* response, Done done) {
@@ -150,11 +149,10 @@ void GrpcMasterService::AddMethods(GrpcFrontDoor* door) {
       [this](const CloseSessionRequest& request, CloseSessionResponse*, Done done) {
         done(CloseSession(request));
       });
-  door->Add<ListDevicesRequest, ListDevicesResponse>(
+  door->AddWithDeadline<ListDevicesRequest, ListDevicesResponse>(
       service + "ListDevices", kOwnThread,
-      [this](const ListDevicesRequest& request, ListDevicesResponse* response, Done done) {
-        done(ListDevices(request, response));
-      });
+      [this](const ListDevicesRequest& request, ListDevicesResponse* response, absl::Time deadline,
+             Done done) { done(ListDevices(request, response, deadline)); });
   door->Add<ResetRequest, ResetResponse>(
       service + "Reset", kOwnThread,
       [this](const ResetRequest& request, ResetResponse*, Done done) { done(Reset(request)); });
@@ -189,8 +187,7 @@ absl::StatusOr<std::shared_ptr<Master>> GrpcMasterService::Find(const std::strin
       it->second.last_used = now;
       found = it->second.master;
     } else if (auto ended = ended_.find(handle); ended != ended_.end()) {
-      found = errors::NotFound("session '", handle, "' was closed by this master: ",
-                               ended->second);
+      found = errors::NotFound("session '", handle, "' was closed by this master: ", ended->second);
     } else {
       found = errors::NotFound("no session with handle '", handle,
                                "' (closed, or this master restarted)");
@@ -213,8 +210,7 @@ void GrpcMasterService::Forget(absl::flat_hash_map<std::string, Session>::iterat
   sessions_.erase(it);
 }
 
-void GrpcMasterService::CollectIdle(absl::Time now,
-                                    std::vector<std::shared_ptr<Master>>* closing) {
+void GrpcMasterService::CollectIdle(absl::Time now, std::vector<std::shared_ptr<Master>>* closing) {
   if (options_.session_gc <= absl::ZeroDuration() || now < next_collection_) return;
   next_collection_ = now + std::min(absl::Seconds(1), options_.session_gc);
   for (auto it = sessions_.begin(); it != sessions_.end();) {
@@ -250,11 +246,11 @@ absl::Status GrpcMasterService::MakeRoom(absl::Time now,
                                      ": close sessions that are done, or raise the limit");
   }
   Forget(oldest,
-         absl::StrCat("it was the least recently used of ", options_.max_sessions,
-                      " open sessions (max_sessions), idle for ",
-                      absl::FormatDuration(absl::Trunc(now - oldest->second.last_used,
-                                                       absl::Seconds(1))),
-                      ", when another was created"),
+         absl::StrCat(
+             "it was the least recently used of ", options_.max_sessions,
+             " open sessions (max_sessions), idle for ",
+             absl::FormatDuration(absl::Trunc(now - oldest->second.last_used, absl::Seconds(1))),
+             ", when another was created"),
          closing);
   return absl::OkStatus();
 }
@@ -266,11 +262,12 @@ void GrpcMasterService::CloseLater(std::vector<std::shared_ptr<Master>> closing)
 }
 
 absl::Status GrpcMasterService::CreateSession(const CreateSessionRequest& request,
-                                              CreateSessionResponse* response) {
+                                              CreateSessionResponse* response,
+                                              absl::Time answer_by) {
   std::shared_ptr<Master> master = factory_(request.config());
   if (master == nullptr) return errors::Unavailable("this server runs no sessions");
   // The graph is checked before the session exists: a bad graph leaves nothing behind.
-  TG_RETURN_IF_ERROR(master->Create(request.graph_def()));
+  TG_RETURN_IF_ERROR(master->Create(request.graph_def(), answer_by));
   std::string handle;
   std::vector<std::shared_ptr<Master>> closing;
   absl::Status room;
@@ -296,9 +293,10 @@ absl::Status GrpcMasterService::CreateSession(const CreateSessionRequest& reques
   return absl::OkStatus();
 }
 
-absl::Status GrpcMasterService::ExtendSession(const ExtendSessionRequest& request) {
+absl::Status GrpcMasterService::ExtendSession(const ExtendSessionRequest& request,
+                                              absl::Time answer_by) {
   TG_ASSIGN_OR_RETURN(std::shared_ptr<Master> master, Find(request.session_handle()));
-  return master->Extend(request.graph_def());
+  return master->Extend(request.graph_def(), answer_by);
 }
 
 template <typename Call>
@@ -418,7 +416,7 @@ absl::Status GrpcMasterService::CloseSession(const CloseSessionRequest& request)
 }
 
 absl::Status GrpcMasterService::ListDevices(const ListDevicesRequest& request,
-                                            ListDevicesResponse* response) {
+                                            ListDevicesResponse* response, absl::Time answer_by) {
   std::shared_ptr<Master> master;
   if (request.session_handle().empty()) {
     master = factory_(request.config());
@@ -426,7 +424,7 @@ absl::Status GrpcMasterService::ListDevices(const ListDevicesRequest& request,
   } else {
     TG_ASSIGN_OR_RETURN(master, Find(request.session_handle()));
   }
-  TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, master->ListDevices());
+  TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, master->ListDevices(answer_by));
   for (const DeviceInfo& d : devices) {
     DeviceAttributesProto* out = DeviceNameUtils::IsSameAddressSpace(d.name, master->default_task())
                                      ? response->add_local_device()
@@ -449,8 +447,7 @@ absl::Status GrpcMasterService::Reset(const ResetRequest& request) {
   // Outside the lock, as in CloseSession. A session that fails to close
   // cleanly is gone from this master all the same.
   for (auto& [handle, session] : sessions) session.master->Close().IgnoreError();
-  const std::vector<std::string> containers(request.container().begin(),
-                                            request.container().end());
+  const std::vector<std::string> containers(request.container().begin(), request.container().end());
   return master->Reset(containers);
 }
 

@@ -106,13 +106,15 @@ class GrpcMasterService final {
 
  private:
   void AddMethods(GrpcFrontDoor* door);
-  absl::Status CreateSession(const CreateSessionRequest& request,
-                             CreateSessionResponse* response);
-  absl::Status ExtendSession(const ExtendSessionRequest& request);
+  // `answer_by`: the client's deadline (Master::Create).
+  absl::Status CreateSession(const CreateSessionRequest& request, CreateSessionResponse* response,
+                             absl::Time answer_by);
+  absl::Status ExtendSession(const ExtendSessionRequest& request, absl::Time answer_by);
   absl::Status MakeCallable(const MakeCallableRequest& request, MakeCallableResponse* response);
   absl::Status ReleaseCallable(const ReleaseCallableRequest& request);
   absl::Status CloseSession(const CloseSessionRequest& request);
-  absl::Status ListDevices(const ListDevicesRequest& request, ListDevicesResponse* response);
+  absl::Status ListDevices(const ListDevicesRequest& request, ListDevicesResponse* response,
+                           absl::Time answer_by);
   absl::Status Reset(const ResetRequest& request);
 
   // The session's Master, shared so that a step in flight outlives

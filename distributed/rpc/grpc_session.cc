@@ -21,6 +21,11 @@ constexpr absl::Duration kDefaultStepTimeout = absl::Hours(1);
 // Extra time a step's RPC gets beyond the step's own limit, which the master
 // enforces with a more telling message.
 constexpr absl::Duration kStepGrace = absl::Seconds(1);
+// Extra time the calls that may wait for tasks (CreateSession, ExtendSession,
+// ListDevices) get beyond the startup timeout. The master ends its wait in
+// time to answer before the call's deadline in any case (Master::Create's
+// answer_by); this keeps it from cutting its own startup wait short.
+constexpr absl::Duration kStartupGrace = absl::Seconds(5);
 
 // Registers GrpcSession for "grpc://" targets when this library is linked.
 struct Registration {
@@ -118,7 +123,7 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   grpc::ClientContext context;
   // The master may wait up to the startup timeout (operation_timeout_in_ms)
   // for tasks; its answer naming the missing ones must arrive first.
-  Prepare(&context, rpc_timeout_ + kStepGrace);
+  Prepare(&context, rpc_timeout_ + kStartupGrace);
   TG_RETURN_IF_ERROR(Finish("CreateSession", stub_->CreateSession(&context, request, &response)));
   handle_ = response.session_handle();
   if (bulk_ != nullptr) bulk_->Learn(response.bulk_port());
@@ -168,7 +173,7 @@ absl::Status GrpcSession::Extend(const GraphDef& graph) {
   *request.mutable_graph_def() = graph;
   ExtendSessionResponse response;
   grpc::ClientContext context;
-  Prepare(&context, rpc_timeout_ + kStepGrace);  // as Create: the first graph waits for tasks
+  Prepare(&context, rpc_timeout_ + kStartupGrace);  // as Create: the first graph waits for tasks
   return Finish("ExtendSession", stub_->ExtendSession(&context, request, &response));
 }
 
@@ -288,7 +293,7 @@ absl::StatusOr<std::vector<DeviceInfo>> GrpcSession::ListDevices() {
   *request.mutable_config() = config_;
   ListDevicesResponse response;
   grpc::ClientContext context;
-  Prepare(&context, rpc_timeout_ + kStepGrace);  // the master may wait for tasks that long
+  Prepare(&context, rpc_timeout_ + kStartupGrace);  // the master may wait for tasks that long
   TG_RETURN_IF_ERROR(Finish("ListDevices", stub_->ListDevices(&context, request, &response)));
   std::vector<DeviceInfo> devices;
   for (const auto* list : {&response.local_device(), &response.remote_device()}) {

@@ -17,11 +17,13 @@
 #include "core/framework/attr_value_util.h"
 #include "core/framework/rendezvous.h"
 #include "core/framework/tensor_codec.h"
+#include "core/platform/free_port.h"
 #include "core/public/session.h"
 #include "core/runtime/master.h"
 #include "core/runtime/worker.h"
 #include "distributed/rpc/grpc_front_door.h"
 #include "distributed/rpc/grpc_master_service.h"
+#include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/transport/bulk_client.h"
 #include "distributed/transport/bulk_server.h"
@@ -79,7 +81,7 @@ void CreateNeverSession(MasterService::Stub& stub, CreateSessionResponse* create
 
 // A callable of that session fetching "never".
 void MakeNeverCallable(MasterService::Stub& stub, const std::string& session,
-                              MakeCallableResponse* made) {
+                       MakeCallableResponse* made) {
   MakeCallableRequest make;
   make.set_session_handle(session);
   make.mutable_options()->add_fetch("never");
@@ -96,9 +98,11 @@ class GrpcSessionTest : public ::testing::TestWithParam<bool> {
   GrpcSessionTest()
       : worker_(kTask, ConfigProto()),
         door_(GrpcFrontDoor::Options()),
-        service_([this](const ConfigProto& config) {
-          return std::make_unique<Master>(config, &worker_, kTask);
-        }, &door_) {
+        service_(
+            [this](const ConfigProto& config) {
+              return std::make_unique<Master>(config, &worker_, kTask);
+            },
+            &door_) {
     if (GetParam()) {
       absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start("127.0.0.1");
       EXPECT_TRUE(bulk.ok()) << bulk.status();
@@ -339,6 +343,45 @@ TEST_P(GrpcSessionTest, RunBeforeCreateFails) {
   ASSERT_NE(session, nullptr);
   std::vector<Tensor> out;
   EXPECT_STATUS(session->Run({}, {"y"}, {}, &out), kFailedPrecondition, "call Create first");
+}
+
+// The master waits for a task that never comes for its startup timeout
+// (60 s here), but its answer naming the task reaches a client whose own
+// deadline is shorter before that deadline: not DEADLINE_EXCEEDED naming
+// nobody.
+TEST(GrpcMasterStartupTest, MissingTaskIsNamedBeforeTheClientsDeadline) {
+  Worker worker(kTask, ConfigProto());
+  const std::string nobody = "127.0.0.1:" + std::to_string(FreePort());
+  GrpcRemoteWorker missing(nobody);
+  const std::string ps = "/job:ps/replica:0/task:0";
+  GrpcFrontDoor door{GrpcFrontDoor::Options()};
+  GrpcMasterService service(
+      [&](const ConfigProto& config) {
+        auto master = std::make_unique<Master>(
+            config, Master::WorkerMap{{kTask, &worker}, {ps, &missing}}, kTask);
+        master->SetWaitReport(absl::Hours(1), [](const std::string&) {});
+        return master;
+      },
+      &door);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  door.RegisterOn(&builder);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = MasterService::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  CreateSessionRequest request;
+  request.mutable_config()->set_operation_timeout_in_ms(60000);
+  CreateSessionResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, absl::Seconds(3));
+  const grpc::Status status = stub->CreateSession(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_NE(status.error_message().find(
+                "(the caller's deadline; the startup timeout is 60000 ms): " + ps),
+            std::string::npos)
+      << status.error_message();
+  server->Shutdown();
 }
 
 TEST(GrpcSessionTargetTest, UnreachableTargetIsUnavailableNamingTheAddress) {
@@ -595,8 +638,8 @@ TEST_F(GrpcSessionGcTest, ASessionWithAStepInFlightIsNeverIdle) {
   GrpcMasterService::Options options;
   options.session_gc = absl::Milliseconds(100);
   Start(options);
-  auto stub = MasterService::NewStub(
-      grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  auto stub =
+      MasterService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   CreateSessionResponse created;
   CreateNeverSession(*stub, &created);
   MakeCallableResponse made;
