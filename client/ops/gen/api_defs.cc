@@ -106,9 +106,13 @@ the same dtype (a literal `1` is int32, `1.f` float).
   auto total = ops::Sum(scope, y, 1, ops::Sum::KeepDims(true));)",
        {}},
       {"nn_ops",
-       R"(Neural-network ops: activations, bias, softmax and its cross-entropy losses.
+       R"(Neural-network ops: activations, bias, softmax and its cross-entropy losses,
+pooling and batch normalization.
 
   auto h = ops::Relu(scope, ops::BiasAdd(scope, ops::MatMul(scope, x, w), b));
+  auto p = ops::MaxPool(scope, img, {1, 2, 2, 1}, {1, 2, 2, 1}, "SAME");
+  auto bn = ops::FusedBatchNormV3(scope, p, gamma, beta, moving_mean, moving_var,
+                                  ops::FusedBatchNormV3::ExponentialAvgFactor(0.01f));
   auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, logits, labels);
   auto loss = ops::Mean(scope, xent.loss, 0);)",
        {}},
