@@ -327,7 +327,6 @@ TG_REGISTER_OP("Transpose")
     .SetShapeFn(TransposeShapeFn)
     .Doc("Dimension i of `y` is dimension perm[i] of `x`.");
 
-
 // `status` with "node 'x' (Op): " in front.
 absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
   return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
@@ -338,13 +337,13 @@ absl::Status PadShapeFn(ShapeInferenceContext& c) {
   const PartialTensorShape& in = c.input(0);
   const PartialTensorShape& paddings = c.input(1);
   if (!paddings.unknown_rank()) {
-    const bool bad = paddings.dims() != 2 || (paddings.dim_size(1) >= 0 && paddings.dim_size(1) != 2) ||
-                     (!in.unknown_rank() && paddings.dim_size(0) >= 0 &&
-                      paddings.dim_size(0) != in.dims());
+    const bool bad =
+        paddings.dims() != 2 || (paddings.dim_size(1) >= 0 && paddings.dim_size(1) != 2) ||
+        (!in.unknown_rank() && paddings.dim_size(0) >= 0 && paddings.dim_size(0) != in.dims());
     if (bad) {
-      return AtNode(c, errors::InvalidArgument(
-                           "paddings must be [rank of input, 2], got ", paddings.DebugString(),
-                           " for input ", in.DebugString()));
+      return AtNode(
+          c, errors::InvalidArgument("paddings must be [rank of input, 2], got ",
+                                     paddings.DebugString(), " for input ", in.DebugString()));
     }
   }
   int rank = in.unknown_rank() ? -1 : in.dims();

@@ -211,7 +211,6 @@ As SoftmaxCrossEntropyWithLogits with `labels` class indices ([batch],
 int32 or int64).
 )doc");
 
-
 // ---------------------------------------------------------------------------
 // Pooling.
 

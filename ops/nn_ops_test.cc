@@ -31,8 +31,8 @@ TEST(PoolShapeTest, NCHWAndUnknownDims) {
       RunShapeFn(Pool("MaxPool", {1, 1, 2, 2}, {1, 1, 2, 2}, "VALID", "NCHW"), {{-1, 3, 8, -1}});
   ASSERT_OK(r.status);
   EXPECT_EQ(r.outputs[0], "[?,3,4,?]");
-  ShapeFnRun unknown = RunShapeFn(Pool("MaxPool", {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID"),
-                                  {PartialTensorShape()});
+  ShapeFnRun unknown =
+      RunShapeFn(Pool("MaxPool", {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID"), {PartialTensorShape()});
   ASSERT_OK(unknown.status);
   EXPECT_EQ(unknown.outputs[0], "[?,?,?,?]");
 }
@@ -54,9 +54,9 @@ TEST(PoolShapeTest, ExplicitPaddings) {
 }
 
 TEST(PoolShapeTest, BadAttrsAndRanksNameTheNode) {
-  EXPECT_STATUS(RunShapeFn(Pool("MaxPool", {2, 2, 2, 1}, {1, 2, 2, 1}, "VALID"), {{4, 8, 8, 3}})
-                    .status,
-                kInvalidArgument, "node 'p' (MaxPool): ksize must be 1 in the batch and depth");
+  EXPECT_STATUS(
+      RunShapeFn(Pool("MaxPool", {2, 2, 2, 1}, {1, 2, 2, 1}, "VALID"), {{4, 8, 8, 3}}).status,
+      kInvalidArgument, "node 'p' (MaxPool): ksize must be 1 in the batch and depth");
   EXPECT_STATUS(
       RunShapeFn(Pool("AvgPool", {1, 2, 2, 1}, {1, 2, 2, 2}, "VALID"), {{4, 8, 8, 3}}).status,
       kInvalidArgument, "node 'p' (AvgPool): strides must be 1 in the batch and depth");
@@ -105,21 +105,20 @@ NodeDefBuilder BatchNorm(const std::string& op, bool training, const std::string
 }
 
 TEST(BatchNormShapeTest, OutputsPerChannel) {
-  ShapeFnRun r = RunShapeFn(BatchNorm("FusedBatchNormV3", true, "NCHW"),
-                            {{8, 4, 5, 5}, {4}, {4}, {0}, {0}});
+  ShapeFnRun r =
+      RunShapeFn(BatchNorm("FusedBatchNormV3", true, "NCHW"), {{8, 4, 5, 5}, {4}, {4}, {0}, {0}});
   ASSERT_OK(r.status);
   EXPECT_EQ(r.outputs, (std::vector<std::string>{"[8,4,5,5]", "[4]", "[4]", "[4]", "[4]", "[0]"}));
   ShapeFnRun grad = RunShapeFn(BatchNorm("FusedBatchNormGradV3", true),
                                {{8, 5, 5, 4}, {8, 5, 5, 4}, {4}, {4}, {4}, {0}});
   ASSERT_OK(grad.status);
-  EXPECT_EQ(grad.outputs,
-            (std::vector<std::string>{"[8,5,5,4]", "[4]", "[4]", "[0]", "[0]"}));
+  EXPECT_EQ(grad.outputs, (std::vector<std::string>{"[8,5,5,4]", "[4]", "[4]", "[0]", "[0]"}));
 }
 
 TEST(BatchNormShapeTest, BadShapesNameTheNode) {
-  EXPECT_STATUS(RunShapeFn(BatchNorm("FusedBatchNormV3", true), {{8, 5, 4}, {4}, {4}, {4}, {4}})
-                    .status,
-                kInvalidArgument, "node 'bn' (FusedBatchNormV3): x must be 4-D");
+  EXPECT_STATUS(
+      RunShapeFn(BatchNorm("FusedBatchNormV3", true), {{8, 5, 4}, {4}, {4}, {4}, {4}}).status,
+      kInvalidArgument, "node 'bn' (FusedBatchNormV3): x must be 4-D");
   EXPECT_STATUS(
       RunShapeFn(BatchNorm("FusedBatchNormV3", true), {{8, 5, 5, 4}, {3}, {4}, {4}, {4}}).status,
       kInvalidArgument, "scale must have one entry per channel (4), got [3]");

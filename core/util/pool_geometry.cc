@@ -39,22 +39,21 @@ absl::Status ReadExplicitPaddings(const NodeDef& node, const ImageAxes& axes, Po
     return absl::OkStatus();
   }
   if (pads.size() != 8) {
-    return errors::InvalidArgument("explicit_paddings must have 8 entries for EXPLICIT padding, got ",
-                                   pads.size());
+    return errors::InvalidArgument(
+        "explicit_paddings must have 8 entries for EXPLICIT padding, got ", pads.size());
   }
   for (int64_t p : pads) {
     if (p < 0) return errors::InvalidArgument("explicit_paddings entries must be >= 0, got ", p);
   }
-  if (pads[2 * axes.batch] != 0 || pads[2 * axes.batch + 1] != 0 ||
-      pads[2 * axes.channels] != 0 || pads[2 * axes.channels + 1] != 0) {
-    return errors::InvalidArgument(
-        "explicit_paddings must be 0 in the batch and depth dimensions");
+  if (pads[2 * axes.batch] != 0 || pads[2 * axes.batch + 1] != 0 || pads[2 * axes.channels] != 0 ||
+      pads[2 * axes.channels + 1] != 0) {
+    return errors::InvalidArgument("explicit_paddings must be 0 in the batch and depth dimensions");
   }
   for (int axis : {axes.rows, axes.cols}) {
     const int64_t window = axis == axes.rows ? a->window_rows : a->window_cols;
     if (pads[2 * axis] >= window || pads[2 * axis + 1] >= window) {
-      return errors::InvalidArgument("explicit_paddings must be smaller than the window (",
-                                     window, "), got ", pads[2 * axis], " and ", pads[2 * axis + 1]);
+      return errors::InvalidArgument("explicit_paddings must be smaller than the window (", window,
+                                     "), got ", pads[2 * axis], " and ", pads[2 * axis + 1]);
     }
   }
   a->pad_top = pads[2 * axes.rows];
@@ -128,12 +127,12 @@ absl::StatusOr<Pool2DGeometry> ComputePool2DGeometry(const Pool2DAttrs& attrs,
   g.format = attrs.format;
   g.batch = input_dims[axes.batch];
   g.channels = input_dims[axes.channels];
-  TG_ASSIGN_OR_RETURN(g.rows, SpatialDim("rows", input_dims[axes.rows], attrs.window_rows,
-                                         attrs.stride_rows, attrs.padding, attrs.pad_top,
-                                         attrs.pad_bottom));
-  TG_ASSIGN_OR_RETURN(g.cols, SpatialDim("cols", input_dims[axes.cols], attrs.window_cols,
-                                         attrs.stride_cols, attrs.padding, attrs.pad_left,
-                                         attrs.pad_right));
+  TG_ASSIGN_OR_RETURN(
+      g.rows, SpatialDim("rows", input_dims[axes.rows], attrs.window_rows, attrs.stride_rows,
+                         attrs.padding, attrs.pad_top, attrs.pad_bottom));
+  TG_ASSIGN_OR_RETURN(
+      g.cols, SpatialDim("cols", input_dims[axes.cols], attrs.window_cols, attrs.stride_cols,
+                         attrs.padding, attrs.pad_left, attrs.pad_right));
   return g;
 }
 

@@ -63,8 +63,8 @@ class PadOp final : public OpKernel {
     const Tensor& paddings = ctx.input(1);
     const int rank = input.dims();
     if (paddings.dims() != 2 || paddings.dim_size(0) != rank || paddings.dim_size(1) != 2) {
-      return errors::InvalidArgument("paddings must be [rank of input, 2] = [", rank,
-                                     ",2], got ", paddings.shape().DebugString(), " for input ",
+      return errors::InvalidArgument("paddings must be [rank of input, 2] = [", rank, ",2], got ",
+                                     paddings.shape().DebugString(), " for input ",
                                      input.shape().DebugString());
     }
     const std::vector<int64_t> pads = IndexValues(paddings);
@@ -94,8 +94,8 @@ class PadOp final : public OpKernel {
  private:
   // Unit is std::string for strings, char (counting bytes) for plain data.
   template <typename Unit>
-  static void Pad(const OpKernelContext& ctx, const Tensor& input,
-                  const std::vector<int64_t>& pads, int64_t unit_per_element, Tensor* out) {
+  static void Pad(const OpKernelContext& ctx, const Tensor& input, const std::vector<int64_t>& pads,
+                  int64_t unit_per_element, Tensor* out) {
     Unit* dst = static_cast<Unit*>(out->raw_data());
     const int64_t out_units = out->NumElements() * unit_per_element;
     std::fill_n(dst, out_units, Unit());
@@ -104,7 +104,8 @@ class PadOp final : public OpKernel {
     PadLayout l;
     l.in_dims.assign(input.shape().dim_sizes().begin(), input.shape().dim_sizes().end());
     l.out_strides.assign(rank, unit_per_element);
-    for (int d = rank - 2; d >= 0; --d) l.out_strides[d] = l.out_strides[d + 1] * out->dim_size(d + 1);
+    for (int d = rank - 2; d >= 0; --d)
+      l.out_strides[d] = l.out_strides[d + 1] * out->dim_size(d + 1);
     for (int d = 0; d < rank; ++d) l.base += pads[2 * d] * l.out_strides[d];
     l.row = l.in_dims[rank - 1] * unit_per_element;
     l.rows = input.NumElements() / l.in_dims[rank - 1];

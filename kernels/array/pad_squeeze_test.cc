@@ -11,9 +11,8 @@ namespace {
 class PadTest : public OpsTestBase {
  protected:
   absl::Status RunPad(const Tensor& input, const Tensor& paddings) {
-    TG_RETURN_IF_ERROR(MakeOp(NodeDefBuilder("pad", "Pad")
-                                  .Attr("T", input.dtype())
-                                  .Attr("Tpaddings", paddings.dtype())));
+    TG_RETURN_IF_ERROR(MakeOp(
+        NodeDefBuilder("pad", "Pad").Attr("T", input.dtype()).Attr("Tpaddings", paddings.dtype())));
     inputs_.clear();
     AddInput(input);
     AddInput(paddings);
@@ -57,8 +56,8 @@ TEST_F(PadTest, MatchesAReferenceOnRandomShapes) {
     Tensor in(DT_FLOAT, TensorShape(dims));
     for (int64_t i = 0; i < in.NumElements(); ++i) in.data<float>()[i] = 1.f + i;
     Tensor p = trial % 2 ? Tensor::FromVector<int64_t>(pads, {rank, 2})
-                         : Tensor::FromVector<int32_t>(std::vector<int32_t>(pads.begin(), pads.end()),
-                                                        {rank, 2});
+                         : Tensor::FromVector<int32_t>(
+                               std::vector<int32_t>(pads.begin(), pads.end()), {rank, 2});
     ASSERT_OK(RunPad(in, p));
     ExpectTensorEqual<float>(GetOutput(0), ReferencePad(in, pads, out_dims), TensorShape(out_dims));
   }
@@ -69,8 +68,7 @@ TEST_F(PadTest, LargeInputUsesThePool) {
   for (int64_t i = 0; i < in.NumElements(); ++i) in.data<float>()[i] = i % 97;
   std::vector<int64_t> pads = {0, 0, 1, 1, 0, 1, 0, 0};
   ASSERT_OK(RunPad(in, Tensor::FromVector<int32_t>({0, 0, 1, 1, 0, 1, 0, 0}, {4, 2})));
-  ExpectTensorEqual<float>(GetOutput(0), ReferencePad(in, pads, {8, 34, 33, 16}),
-                           {8, 34, 33, 16});
+  ExpectTensorEqual<float>(GetOutput(0), ReferencePad(in, pads, {8, 34, 33, 16}), {8, 34, 33, 16});
 }
 
 TEST_F(PadTest, OtherDtypes) {

@@ -23,8 +23,7 @@ class SqueezeOp final : public OpKernel {
     for (int64_t d : squeeze_dims_) {
       if (d < -rank || d >= rank) {
         return errors::InvalidArgument("squeeze_dims entry ", d, " is out of range [", -rank, ", ",
-                                       rank, ") for input of shape ",
-                                       input.shape().DebugString());
+                                       rank, ") for input of shape ", input.shape().DebugString());
       }
       named[d < 0 ? d + rank : d] = true;
     }

@@ -79,14 +79,12 @@ class Relu6Op final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& features = ctx.input(0);
     Tensor* activations;
-    TG_RETURN_IF_ERROR(
-        ctx.forward_input_or_allocate_output(0, 0, features.shape(), &activations));
+    TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(0, 0, features.shape(), &activations));
     const T* in = features.data<T>();
     T* out = activations->data<T>();
-    ParallelFor(ctx, features.NumElements(), 1, ElementCost<T, T>(1, 2),
-                [&](int64_t b, int64_t e) {
-                  Array(out + b, e - b) = ConstArray(in + b, e - b).max(T(0)).min(T(6));
-                });
+    ParallelFor(ctx, features.NumElements(), 1, ElementCost<T, T>(1, 2), [&](int64_t b, int64_t e) {
+      Array(out + b, e - b) = ConstArray(in + b, e - b).max(T(0)).min(T(6));
+    });
     return absl::OkStatus();
   }
 
@@ -114,12 +112,12 @@ class Relu6GradOp final : public OpKernel {
     const T* g = gradients.data<T>();
     const T* f = features.data<T>();
     T* out = backprops->data<T>();
-    ParallelFor(
-        ctx, gradients.NumElements(), 1, ElementCost<T, T>(2, 3), [&](int64_t b, int64_t e) {
-          const int64_t n = e - b;
-          const auto x = ConstArray(f + b, n);
-          Array(out + b, n) = (x > T(0) && x < T(6)).select(ConstArray(g + b, n), T(0));
-        });
+    ParallelFor(ctx, gradients.NumElements(), 1, ElementCost<T, T>(2, 3),
+                [&](int64_t b, int64_t e) {
+                  const int64_t n = e - b;
+                  const auto x = ConstArray(f + b, n);
+                  Array(out + b, n) = (x > T(0) && x < T(6)).select(ConstArray(g + b, n), T(0));
+                });
     return absl::OkStatus();
   }
 
@@ -146,7 +144,7 @@ TG_REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(DEVICE_CPU).TypeConstrain
 TG_REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(DEVICE_CPU).TypeConstraint<int64_t>("T"),
                    ReluGradOp<int64_t>);
 
-#define TG_REGISTER_RELU6(T)                                                              \
+#define TG_REGISTER_RELU6(T)                                                                  \
   TG_REGISTER_KERNEL(KernelDefBuilder("Relu6").Device(DEVICE_CPU).TypeConstraint<T>("T"),     \
                      Relu6Op<T>);                                                             \
   TG_REGISTER_KERNEL(KernelDefBuilder("Relu6Grad").Device(DEVICE_CPU).TypeConstraint<T>("T"), \
@@ -157,7 +155,7 @@ TG_REGISTER_RELU6(int32_t);
 TG_REGISTER_RELU6(int64_t);
 #undef TG_REGISTER_RELU6
 
-#define TG_REGISTER_RELU6(T)                                                              \
+#define TG_REGISTER_RELU6(T)                                                                  \
   TG_REGISTER_KERNEL(KernelDefBuilder("Relu6").Device(DEVICE_CPU).TypeConstraint<T>("T"),     \
                      Relu6Op<T>);                                                             \
   TG_REGISTER_KERNEL(KernelDefBuilder("Relu6Grad").Device(DEVICE_CPU).TypeConstraint<T>("T"), \

@@ -16,9 +16,9 @@ const dnnl::engine& CpuEngine() {
 }
 
 dnnl::memory::desc ImageDesc(const std::array<int64_t, 4>& nchw, DataFormat format) {
-  return dnnl::memory::desc(
-      {nchw[0], nchw[1], nchw[2], nchw[3]}, dnnl::memory::data_type::f32,
-      format == DataFormat::kNHWC ? dnnl::memory::format_tag::nhwc : dnnl::memory::format_tag::nchw);
+  return dnnl::memory::desc({nchw[0], nchw[1], nchw[2], nchw[3]}, dnnl::memory::data_type::f32,
+                            format == DataFormat::kNHWC ? dnnl::memory::format_tag::nhwc
+                                                        : dnnl::memory::format_tag::nchw);
 }
 
 dnnl::memory::desc VectorDesc(int64_t n) {

@@ -13,7 +13,12 @@ namespace {
 TEST(PrimitiveCacheTest, MakesOncePerKeyAndDropsTheLeastRecentlyUsed) {
   PrimitiveCache<int> cache(2);
   int made = 0;
-  auto make = [&](int v) { return [&made, v] { ++made; return v; }; };
+  auto make = [&](int v) {
+    return [&made, v] {
+      ++made;
+      return v;
+    };
+  };
   EXPECT_EQ(*cache.Get("a", make(1)), 1);
   EXPECT_EQ(*cache.Get("b", make(2)), 2);
   EXPECT_EQ(*cache.Get("a", make(9)), 1);  // hit; "a" is now the most recent
@@ -41,9 +46,8 @@ TEST(PrimitiveCacheTest, ConcurrentGetsAgree) {
 }
 
 TEST(OneDnnTest, GuardTurnsErrorsIntoInternal) {
-  absl::Status s = Guard("test", []() -> absl::Status {
-    throw dnnl::error(dnnl_invalid_arguments, "bad");
-  });
+  absl::Status s =
+      Guard("test", []() -> absl::Status { throw dnnl::error(dnnl_invalid_arguments, "bad"); });
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
   EXPECT_NE(s.message().find("oneDNN test: bad"), std::string::npos) << s;
 }

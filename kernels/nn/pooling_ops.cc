@@ -58,10 +58,10 @@ memory::desc DstDesc(const Pool2DGeometry& g) {
 }
 
 dnnl::pooling_forward::desc ForwardDesc(prop_kind prop, algorithm alg, const Pool2DGeometry& g) {
-  return dnnl::pooling_forward::desc(
-      prop, alg, SrcDesc(g), DstDesc(g), {g.rows.stride, g.cols.stride},
-      {g.rows.window, g.cols.window}, {g.rows.pad_before, g.cols.pad_before},
-      {g.rows.pad_after, g.cols.pad_after});
+  return dnnl::pooling_forward::desc(prop, alg, SrcDesc(g), DstDesc(g),
+                                     {g.rows.stride, g.cols.stride}, {g.rows.window, g.cols.window},
+                                     {g.rows.pad_before, g.cols.pad_before},
+                                     {g.rows.pad_after, g.cols.pad_after});
 }
 
 struct PoolForward {
@@ -87,10 +87,9 @@ struct PoolBackward {
 PoolBackward MakeBackward(algorithm alg, const Pool2DGeometry& g) {
   PoolBackward b;
   b.forward = MakeForward(prop_kind::forward_training, alg, g);
-  dnnl::pooling_backward::desc desc(alg, SrcDesc(g), DstDesc(g), {g.rows.stride, g.cols.stride},
-                                    {g.rows.window, g.cols.window},
-                                    {g.rows.pad_before, g.cols.pad_before},
-                                    {g.rows.pad_after, g.cols.pad_after});
+  dnnl::pooling_backward::desc desc(
+      alg, SrcDesc(g), DstDesc(g), {g.rows.stride, g.cols.stride}, {g.rows.window, g.cols.window},
+      {g.rows.pad_before, g.cols.pad_before}, {g.rows.pad_after, g.cols.pad_after});
   b.pd = dnnl::pooling_backward::primitive_desc(desc, CpuEngine(), b.forward.pd);
   b.primitive = dnnl::pooling_backward(b.pd);
   return b;
@@ -131,9 +130,8 @@ class PoolOp final : public PoolKernel {
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, OutputShape(g), &output));
     if (output->NumElements() == 0) return absl::OkStatus();
     return Guard("pooling", [&]() -> absl::Status {
-      auto f = ForwardCache().Get(PoolKey(kAlg, g), [&] {
-        return MakeForward(prop_kind::forward_inference, kAlg, g);
-      });
+      auto f = ForwardCache().Get(
+          PoolKey(kAlg, g), [&] { return MakeForward(prop_kind::forward_inference, kAlg, g); });
       return Execute(ctx, f->primitive,
                      {{DNNL_ARG_SRC, Memory(f->pd.src_desc(), input.raw_data())},
                       {DNNL_ARG_DST, Memory(f->pd.dst_desc(), output->raw_data())}});

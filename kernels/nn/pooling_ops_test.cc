@@ -179,8 +179,8 @@ TEST_F(PoolingTest, AvgPoolAndItsGradientMatchTheLoops) {
     const std::vector<int64_t> dims = k.Dims(k.h, k.w);
     Tensor shape = Tensor::FromVector<int32_t>(std::vector<int32_t>(dims.begin(), dims.end()), {4});
     ASSERT_OK(Run(Node("AvgPoolGrad", k), {shape, grad}));
-    ExpectTensorNear<float>(GetOutput(0), RefAvgPoolGrad(k, grad.data<float>()),
-                            TensorShape(dims), 1e-5);
+    ExpectTensorNear<float>(GetOutput(0), RefAvgPoolGrad(k, grad.data<float>()), TensorShape(dims),
+                            1e-5);
   }
 }
 
@@ -207,11 +207,11 @@ TEST_F(PoolingTest, BadInputsAreInvalidArgument) {
   EXPECT_STATUS(Run(Node("AvgPool", k), {Tensor(DT_FLOAT, {1, 2, 4, 1})}), kInvalidArgument,
                 "rows: window of 3");
   Tensor in = Random({1, 4, 4, 1});
-  EXPECT_STATUS(Run(Node("MaxPoolGrad", k), {in, Tensor(DT_FLOAT, {1, 2, 2, 1}),
-                                             Tensor(DT_FLOAT, {1, 3, 2, 1})}),
+  EXPECT_STATUS(Run(Node("MaxPoolGrad", k),
+                    {in, Tensor(DT_FLOAT, {1, 2, 2, 1}), Tensor(DT_FLOAT, {1, 3, 2, 1})}),
                 kInvalidArgument, "grad must have the pooled shape [1,2,2,1]");
-  EXPECT_STATUS(Run(Node("AvgPoolGrad", k), {Tensor::FromVector<int32_t>({1, 4, 4}, {3}),
-                                             Tensor(DT_FLOAT, {1, 2, 2, 1})}),
+  EXPECT_STATUS(Run(Node("AvgPoolGrad", k),
+                    {Tensor::FromVector<int32_t>({1, 4, 4}, {3}), Tensor(DT_FLOAT, {1, 2, 2, 1})}),
                 kInvalidArgument, "orig_input_shape must be a vector of 4");
   EXPECT_STATUS(Run(Node("AvgPoolGrad", k), {Tensor::FromVector<int32_t>({1, -4, 4, 1}, {4}),
                                              Tensor(DT_FLOAT, {1, 2, 2, 1})}),
