@@ -69,11 +69,12 @@ normalization_flags Flags(bool is_training) {
   return is_training ? flags : flags | normalization_flags::use_global_stats;
 }
 
-std::string Key(const char* kind, const std::array<int64_t, 4>& d, const BatchNormAttrs& a) {
+std::string Key(int threads, const char* kind, const std::array<int64_t, 4>& d,
+                const BatchNormAttrs& a) {
   uint32_t eps_bits;
   std::memcpy(&eps_bits, &a.epsilon, sizeof eps_bits);
-  return absl::StrCat(kind, "/", a.is_training, "/", static_cast<int>(a.format), "/", d[0], ",",
-                      d[1], ",", d[2], ",", d[3], "/", eps_bits);
+  return absl::StrCat(threads, "/", kind, "/", a.is_training, "/", static_cast<int>(a.format), "/",
+                      d[0], ",", d[1], ",", d[2], ",", d[3], "/", eps_bits);
 }
 
 dnnl::batch_normalization_forward::primitive_desc ForwardPd(const std::array<int64_t, 4>& d,
@@ -158,7 +159,8 @@ class FusedBatchNormOp final : public OpKernel {
                          Tensor* mean, Tensor* variance) {
     const Tensor& x = ctx.input(0);
     return Guard("batch normalization", [&]() -> absl::Status {
-      auto f = ForwardCache().Get(Key("fwd", dims, attrs_), [&] {
+      const int threads = UseIntraOpThreads(ctx);
+      auto f = ForwardCache().Get(Key(threads, "fwd", dims, attrs_), [&] {
         BnForward e{ForwardPd(dims, attrs_), {}};
         e.primitive = dnnl::batch_normalization_forward(e.pd);
         return e;
@@ -224,7 +226,9 @@ class FusedBatchNormGradOp final : public OpKernel {
       return absl::OkStatus();
     }
     return Guard("batch normalization backward", [&]() -> absl::Status {
-      auto b = BackwardCache().Get(Key("bwd", dims, attrs_), [&] { return MakeBackward(dims); });
+      const int threads = UseIntraOpThreads(ctx);
+      auto b = BackwardCache().Get(Key(threads, "bwd", dims, attrs_),
+                                   [&] { return MakeBackward(dims); });
       const memory::desc vec = VectorDesc(c);
       // oneDNN 2.6 wants the shift with use_shift, though the gradient
       // does not depend on it; FusedBatchNormGradV3 has no offset input.

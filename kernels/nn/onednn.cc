@@ -4,6 +4,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 #include "core/platform/status.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
@@ -29,12 +31,17 @@ dnnl::memory Memory(const dnnl::memory::desc& desc, const void* data) {
   return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
 }
 
-absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitive,
-                     const std::unordered_map<int, dnnl::memory>& args) {
+int UseIntraOpThreads(const OpKernelContext& ctx) {
   // OpenMP keeps the thread count per calling thread: set it for this one
   // (an executor thread) to the session's intra-op parallelism.
-  const int threads = ctx.eigen_cpu_device().numThreads();
-  if (threads > 0 && omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  const int threads = std::max(1, ctx.eigen_cpu_device().numThreads());
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  return threads;
+}
+
+absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitive,
+                     const std::unordered_map<int, dnnl::memory>& args) {
+  UseIntraOpThreads(ctx);
   thread_local dnnl::stream stream(CpuEngine());
   primitive.execute(stream, args);
   stream.wait();

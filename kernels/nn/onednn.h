@@ -4,7 +4,9 @@
 // calling thread's stream with the session's intra-op thread count.
 //
 //   static PrimitiveCache<PoolForward> cache;
-//   auto entry = cache.Get(key, [&] { return MakePoolForward(...); });
+//   const int threads = UseIntraOpThreads(ctx);
+//   auto entry = cache.Get(absl::StrCat(threads, "/", shape_key),
+//                          [&] { return MakePoolForward(...); });
 //   TG_RETURN_IF_ERROR(Execute(ctx, entry->primitive, {{DNNL_ARG_SRC, src}, ...}));
 //
 // oneDNN reports errors by throwing dnnl::error; Guard turns a throw into an
@@ -41,8 +43,15 @@ dnnl::memory::desc VectorDesc(int64_t n);
 // Memory over a tensor's buffer (oneDNN does not copy; it must outlive the call).
 dnnl::memory Memory(const dnnl::memory::desc& desc, const void* data);
 
-// Runs `primitive` to completion on the calling thread, with OpenMP's thread
-// count for this thread set to the device's intra-op thread count.
+// Sets the calling thread's OpenMP thread count to the device's intra-op
+// thread count and returns it. oneDNN expects a primitive to run with the
+// thread count it was created with (its batch-norm kernels, for one, split
+// work at creation and were 10-50x slower otherwise), so call this before
+// creating a primitive and make the count part of the cache key.
+int UseIntraOpThreads(const OpKernelContext& ctx);
+
+// Runs `primitive` to completion on the calling thread (UseIntraOpThreads
+// again, for a primitive made on another thread).
 absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitive,
                      const std::unordered_map<int, dnnl::memory>& args);
 

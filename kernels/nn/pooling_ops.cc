@@ -41,13 +41,14 @@ TensorShape OutputShape(const Pool2DGeometry& g) {
   return TensorShape({dims[0], dims[1], dims[2], dims[3]});
 }
 
-// The cache key: algorithm and every size that shapes the primitive.
-std::string PoolKey(algorithm alg, const Pool2DGeometry& g) {
-  return absl::StrCat(static_cast<int>(alg), "/", static_cast<int>(g.format), "/", g.batch, ",",
-                      g.channels, "/", g.rows.input, ",", g.rows.window, ",", g.rows.stride, ",",
-                      g.rows.pad_before, ",", g.rows.pad_after, "/", g.cols.input, ",",
-                      g.cols.window, ",", g.cols.stride, ",", g.cols.pad_before, ",",
-                      g.cols.pad_after);
+// The cache key: thread count, algorithm and every size that shapes the
+// primitive.
+std::string PoolKey(int threads, algorithm alg, const Pool2DGeometry& g) {
+  return absl::StrCat(threads, "/", static_cast<int>(alg), "/", static_cast<int>(g.format), "/",
+                      g.batch, ",", g.channels, "/", g.rows.input, ",", g.rows.window, ",",
+                      g.rows.stride, ",", g.rows.pad_before, ",", g.rows.pad_after, "/",
+                      g.cols.input, ",", g.cols.window, ",", g.cols.stride, ",", g.cols.pad_before,
+                      ",", g.cols.pad_after);
 }
 
 memory::desc SrcDesc(const Pool2DGeometry& g) {
@@ -130,8 +131,10 @@ class PoolOp final : public PoolKernel {
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, OutputShape(g), &output));
     if (output->NumElements() == 0) return absl::OkStatus();
     return Guard("pooling", [&]() -> absl::Status {
-      auto f = ForwardCache().Get(
-          PoolKey(kAlg, g), [&] { return MakeForward(prop_kind::forward_inference, kAlg, g); });
+      const int threads = UseIntraOpThreads(ctx);
+      auto f = ForwardCache().Get(PoolKey(threads, kAlg, g), [&] {
+        return MakeForward(prop_kind::forward_inference, kAlg, g);
+      });
       return Execute(ctx, f->primitive,
                      {{DNNL_ARG_SRC, Memory(f->pd.src_desc(), input.raw_data())},
                       {DNNL_ARG_DST, Memory(f->pd.dst_desc(), output->raw_data())}});
@@ -163,7 +166,8 @@ class MaxPoolGradOp final : public PoolKernel {
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, input.shape(), &output));
     if (output->NumElements() == 0) return absl::OkStatus();
     return Guard("max pooling backward", [&]() -> absl::Status {
-      auto b = BackwardCache().Get(PoolKey(algorithm::pooling_max, g),
+      const int threads = UseIntraOpThreads(ctx);
+      auto b = BackwardCache().Get(PoolKey(threads, algorithm::pooling_max, g),
                                    [&] { return MakeBackward(algorithm::pooling_max, g); });
       // The forward pass again, for the workspace that marks each maximum.
       Tensor pooled(DT_FLOAT, grad.shape());
@@ -203,7 +207,9 @@ class AvgPoolGradOp final : public PoolKernel {
     if (output->NumElements() == 0) return absl::OkStatus();
     constexpr algorithm kAlg = algorithm::pooling_avg_exclude_padding;
     return Guard("average pooling backward", [&]() -> absl::Status {
-      auto b = BackwardCache().Get(PoolKey(kAlg, g), [&] { return MakeBackward(kAlg, g); });
+      const int threads = UseIntraOpThreads(ctx);
+      auto b =
+          BackwardCache().Get(PoolKey(threads, kAlg, g), [&] { return MakeBackward(kAlg, g); });
       return Execute(ctx, b->primitive,
                      {{DNNL_ARG_DIFF_DST, Memory(b->pd.diff_dst_desc(), grad.raw_data())},
                       {DNNL_ARG_DIFF_SRC, Memory(b->pd.diff_src_desc(), output->raw_data())}});
