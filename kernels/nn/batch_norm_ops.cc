@@ -7,6 +7,7 @@
 // the variance with Bessel's correction n / (n - 1), over C values here.
 // Inference: oneDNN's use_global_stats normalizes with `mean` and `variance`.
 // The gradient in inference mode treats those as constants, as TensorFlow.
+// NCHW runs on plain loops instead (batch_norm_nchw.h says why).
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "core/util/window_geometry.h"
+#include "kernels/nn/batch_norm_nchw.h"
 #include "kernels/nn/onednn.h"
 
 namespace tensorgrid {
@@ -158,6 +160,12 @@ class FusedBatchNormOp final : public OpKernel {
   absl::Status Normalize(OpKernelContext& ctx, const std::array<int64_t, 4>& dims, Tensor* y,
                          Tensor* mean, Tensor* variance) {
     const Tensor& x = ctx.input(0);
+    if (attrs_.format == DataFormat::kNCHW) {
+      BatchNormForwardNCHW(ctx, {dims, x.data<float>(), ctx.input(1).data<float>(),
+                                 ctx.input(2).data<float>(), attrs_.epsilon, attrs_.is_training,
+                                 y->data<float>(), mean->data<float>(), variance->data<float>()});
+      return absl::OkStatus();
+    }
     return Guard("batch normalization", [&]() -> absl::Status {
       const int threads = UseIntraOpThreads(ctx);
       auto f = ForwardCache().Get(Key(threads, "fwd", dims, attrs_), [&] {
@@ -223,6 +231,14 @@ class FusedBatchNormGradOp final : public OpKernel {
     if (x.NumElements() == 0) {
       std::fill_n(dscale->data<float>(), c, 0.f);
       std::fill_n(doffset->data<float>(), c, 0.f);
+      return absl::OkStatus();
+    }
+    if (attrs_.format == DataFormat::kNCHW) {
+      BatchNormBackwardNCHW(
+          ctx,
+          {dims, dy.data<float>(), x.data<float>(), ctx.input(2).data<float>(),
+           ctx.input(3).data<float>(), ctx.input(4).data<float>(), attrs_.epsilon,
+           attrs_.is_training, dx->data<float>(), dscale->data<float>(), doffset->data<float>()});
       return absl::OkStatus();
     }
     return Guard("batch normalization backward", [&]() -> absl::Status {
