@@ -1,11 +1,9 @@
-// MaxPool, AvgPool and their gradients MaxPoolGrad and AvgPoolGrad on the
-// CPU through oneDNN's pooling primitives, cached per shape (float).
+// MaxPool, AvgPool and AvgPoolGrad on the CPU through oneDNN's pooling
+// primitives, cached per shape (float); MaxPoolGrad on loops
+// (max_pool_grad.h says why).
 //
 // oneDNN takes both data formats as memory layouts (nhwc, nchw), so no
-// transposes happen here. MaxPoolGrad gets no workspace from MaxPool (its
-// inputs are TensorFlow's: orig_input, orig_output, grad), so it runs the
-// forward pass again to find each window's maximum, as TensorFlow's oneDNN
-// kernels do. AvgPool excludes padding from each window's count.
+// transposes happen here. AvgPool excludes padding from each window's count.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -16,6 +14,7 @@
 #include "core/platform/status.h"
 #include "core/util/pool_geometry.h"
 #include "kernels/index_values.h"
+#include "kernels/nn/max_pool_grad.h"
 #include "kernels/nn/onednn.h"
 
 namespace tensorgrid {
@@ -77,8 +76,7 @@ PoolForward MakeForward(prop_kind prop, algorithm alg, const Pool2DGeometry& g) 
   return f;
 }
 
-// The backward primitive and the forward (training, with workspace for max
-// pooling) it is built against.
+// The backward primitive and the forward it is built against.
 struct PoolBackward {
   PoolForward forward;
   dnnl::pooling_backward::primitive_desc pd;
@@ -165,25 +163,8 @@ class MaxPoolGradOp final : public PoolKernel {
     Tensor* output;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, input.shape(), &output));
     if (output->NumElements() == 0) return absl::OkStatus();
-    return Guard("max pooling backward", [&]() -> absl::Status {
-      const int threads = UseIntraOpThreads(ctx);
-      auto b = BackwardCache().Get(PoolKey(threads, algorithm::pooling_max, g),
-                                   [&] { return MakeBackward(algorithm::pooling_max, g); });
-      // The forward pass again, for the workspace that marks each maximum.
-      Tensor pooled(DT_FLOAT, grad.shape());
-      const memory::desc ws_desc = b->forward.pd.workspace_desc();
-      Tensor workspace(DT_UINT8, {static_cast<int64_t>(ws_desc.get_size())});
-      const memory ws = Memory(ws_desc, workspace.raw_data());
-      TG_RETURN_IF_ERROR(
-          Execute(ctx, b->forward.primitive,
-                  {{DNNL_ARG_SRC, Memory(b->forward.pd.src_desc(), input.raw_data())},
-                   {DNNL_ARG_DST, Memory(b->forward.pd.dst_desc(), pooled.raw_data())},
-                   {DNNL_ARG_WORKSPACE, ws}}));
-      return Execute(ctx, b->primitive,
-                     {{DNNL_ARG_DIFF_DST, Memory(b->pd.diff_dst_desc(), grad.raw_data())},
-                      {DNNL_ARG_DIFF_SRC, Memory(b->pd.diff_src_desc(), output->raw_data())},
-                      {DNNL_ARG_WORKSPACE, ws}});
-    });
+    MaxPoolGrad(ctx, g, input.data<float>(), grad.data<float>(), output->data<float>());
+    return absl::OkStatus();
   }
 };
 
