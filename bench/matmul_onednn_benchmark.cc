@@ -12,7 +12,14 @@
 #define EIGEN_USE_THREADS
 
 #include <benchmark/benchmark.h>
+#if __has_include(<omp.h>)
 #include <omp.h>
+#else  // clang without libomp-dev's header: libgomp's two entry points used here
+extern "C" {
+void omp_set_num_threads(int);
+int omp_get_max_threads(void);
+}
+#endif
 
 #include <cstdio>
 #include <cstdlib>

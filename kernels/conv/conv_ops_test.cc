@@ -1,7 +1,14 @@
 // The convolution kernels against a direct loop (double sums) on random
 // shapes, strides, dilations, the three paddings and both data formats; and
 // their errors.
+#if __has_include(<omp.h>)
 #include <omp.h>
+#else  // clang without libomp-dev's header: libgomp's two entry points used here
+extern "C" {
+void omp_set_num_threads(int);
+int omp_get_max_threads(void);
+}
+#endif
 
 #include <algorithm>
 #include <cmath>

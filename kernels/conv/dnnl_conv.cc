@@ -1,6 +1,13 @@
 #include "kernels/conv/dnnl_conv.h"
 
+#if __has_include(<omp.h>)
 #include <omp.h>
+#else  // clang without libomp-dev's header: libgomp's two entry points used here
+extern "C" {
+void omp_set_num_threads(int);
+int omp_get_max_threads(void);
+}
+#endif
 
 #include <algorithm>
 #include <array>
