@@ -14,6 +14,7 @@ int omp_get_max_threads(void);
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -291,6 +292,34 @@ TEST_F(ConvOpsTest, OneDnnRunsOnTheDevicesIntraOpThreadCount) {
     CheckCase(c, &rng);
     // oneDNN sizes its OpenMP team by this, on the thread that ran the kernel.
     EXPECT_EQ(omp_get_max_threads(), threads);
+  }
+}
+
+TEST(DnnlConvTest, ConcurrentCallsShareOnePrimitiveSafely) {
+  Conv2DAttrs attrs;
+  attrs.padding = Padding::kSame;
+  auto g = ComputeConvGeometry(attrs, ConvKind::kConv2D, std::vector<int64_t>{2, 9, 9, 8},
+                               std::vector<int64_t>{3, 3, 8, 8});
+  ASSERT_OK(g.status());
+  std::mt19937 rng(22);
+  std::vector<float> x = Random(2 * 9 * 9 * 8, &rng), w = Random(3 * 3 * 8 * 8, &rng);
+  std::vector<float> want(2 * 9 * 9 * 8);
+  ASSERT_OK(conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), want.data()));
+  std::vector<std::vector<float>> got(4, std::vector<float>(want.size()));
+  std::vector<absl::Status> status(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20 && status[t].ok(); ++i) {
+        status[t] = conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(),
+                                      got[t].data());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) {
+    ASSERT_OK(status[t]);
+    EXPECT_EQ(got[t], want) << "thread " << t;
   }
 }
 

@@ -65,6 +65,7 @@ struct ConvArg {
   // user -> wanted for what the pass reads, wanted -> user for what it
   // writes; empty when the two layouts are one.
   std::optional<dnnl::reorder> reorder;
+  memory::desc reorder_scratchpad;
 };
 
 struct ConvPrimitive {
@@ -119,8 +120,13 @@ ConvArg MakeArg(int dnnl_arg, const memory::desc& user, const memory::desc& want
   arg.wanted = wanted;
   arg.written = written;
   if (user != wanted) {
-    arg.reorder = written ? dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), wanted, Engine(), user))
-                          : dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), user, Engine(), wanted));
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const dnnl::reorder::primitive_desc pd =
+        written ? dnnl::reorder::primitive_desc(Engine(), wanted, Engine(), user, attr)
+                : dnnl::reorder::primitive_desc(Engine(), user, Engine(), wanted, attr);
+    arg.reorder = dnnl::reorder(pd);
+    arg.reorder_scratchpad = pd.scratchpad_desc();
   }
   return arg;
 }
@@ -201,6 +207,15 @@ absl::StatusOr<std::shared_ptr<const ConvPrimitive>> GetPrimitive(const ConvGeom
       });
 }
 
+// Runs an argument's reorder from `from` to `to`, with its own scratchpad.
+void Reorder(const dnnl::stream& stream, const ConvArg& arg, const memory& from, const memory& to) {
+  std::unordered_map<int, memory> args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  if (arg.reorder_scratchpad.get_size() > 0) {
+    args[DNNL_ARG_SCRATCHPAD] = memory(arg.reorder_scratchpad, Engine());
+  }
+  arg.reorder->execute(stream, args);
+}
+
 // Executes `p` on the three buffers; throws dnnl::error.
 void ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers) {
   dnnl::stream stream(Engine());
@@ -212,7 +227,7 @@ void ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers
     used[i] = user[i];
     if (arg.reorder) {
       used[i] = memory(arg.wanted, Engine());
-      if (!arg.written) arg.reorder->execute(stream, user[i], used[i]);
+      if (!arg.written) Reorder(stream, arg, user[i], used[i]);
     }
     args[arg.dnnl_arg] = used[i];
   }
@@ -224,7 +239,7 @@ void ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers
   p.primitive.execute(stream, args);
   for (int i = 0; i < 3; ++i) {
     const ConvArg& arg = p.args[i];
-    if (arg.reorder && arg.written) arg.reorder->execute(stream, used[i], user[i]);
+    if (arg.reorder && arg.written) Reorder(stream, arg, used[i], user[i]);
   }
   stream.wait();
 }
