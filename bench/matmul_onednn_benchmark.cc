@@ -12,14 +12,6 @@
 #define EIGEN_USE_THREADS
 
 #include <benchmark/benchmark.h>
-#if __has_include(<omp.h>)
-#include <omp.h>
-#else  // clang without libomp-dev's header: libgomp's two entry points used here
-extern "C" {
-void omp_set_num_threads(int);
-int omp_get_max_threads(void);
-}
-#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +19,7 @@ int omp_get_max_threads(void);
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "kernels/openmp.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace {
@@ -67,7 +60,7 @@ void BM_EigenContraction(benchmark::State& state) {
 
 void BM_OneDnnSgemm(benchmark::State& state) {
   const Size& s = kSizes[state.range(0)];
-  omp_set_num_threads(static_cast<int>(state.range(1)));
+  tensorgrid::SetOpenMpThreads(static_cast<int>(state.range(1)));
   std::vector<float> a = Filled(s.m * s.k), b = Filled(s.k * s.n), c(s.m * s.n);
   for (auto _ : state) {
     if (dnnl_sgemm('N', 'N', s.m, s.n, s.k, 1.f, a.data(), s.k, b.data(), s.n, 0.f, c.data(),

@@ -1,15 +1,6 @@
 // The convolution kernels against a direct loop (double sums) on random
 // shapes, strides, dilations, the three paddings and both data formats; and
 // their errors.
-#if __has_include(<omp.h>)
-#include <omp.h>
-#else  // clang without libomp-dev's header: libgomp's two entry points used here
-extern "C" {
-void omp_set_num_threads(int);
-int omp_get_max_threads(void);
-}
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -20,6 +11,7 @@ int omp_get_max_threads(void);
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/conv/dnnl_conv.h"
+#include "kernels/openmp.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
@@ -291,7 +283,7 @@ TEST_F(ConvOpsTest, OneDnnRunsOnTheDevicesIntraOpThreadCount) {
     Case c = RandomCase(&rng, /*depthwise=*/false, /*nchw=*/false, "SAME");
     CheckCase(c, &rng);
     // oneDNN sizes its OpenMP team by this, on the thread that ran the kernel.
-    EXPECT_EQ(omp_get_max_threads(), threads);
+    EXPECT_EQ(OpenMpThreads(), threads);
   }
 }
 

@@ -1,14 +1,5 @@
 #include "kernels/conv/dnnl_conv.h"
 
-#if __has_include(<omp.h>)
-#include <omp.h>
-#else  // clang without libomp-dev's header: libgomp's two entry points used here
-extern "C" {
-void omp_set_num_threads(int);
-int omp_get_max_threads(void);
-}
-#endif
-
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -19,6 +10,7 @@ int omp_get_max_threads(void);
 
 #include "core/platform/status.h"
 #include "kernels/conv/bounded_cache.h"
+#include "kernels/openmp.h"
 
 namespace tensorgrid {
 namespace conv {
@@ -249,9 +241,7 @@ void ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers
 absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_threads,
                          float* input, float* filter, float* output) {
   TG_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPrimitive> p, GetPrimitive(geometry, pass));
-  // oneDNN sizes its OpenMP team by omp_get_max_threads(), a per-thread
-  // setting: this caller's intra-op thread count.
-  omp_set_num_threads(std::max(1, num_threads));
+  SetOpenMpThreads(num_threads);  // this caller's intra-op thread count
   try {
     ExecuteOrThrow(*p, {input, filter, output});
   } catch (const dnnl::error& e) {
