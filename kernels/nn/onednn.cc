@@ -39,11 +39,26 @@ int UseIntraOpThreads(const OpKernelContext& ctx) {
   return threads;
 }
 
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitive,
                      const std::unordered_map<int, dnnl::memory>& args) {
   UseIntraOpThreads(ctx);
   thread_local dnnl::stream stream(CpuEngine());
-  primitive.execute(stream, args);
+  const dnnl_memory_desc_t* scratch_md =
+      dnnl_primitive_desc_query_md(primitive.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  if (scratch_md != nullptr && dnnl_memory_desc_get_size(scratch_md) > 0) {
+    std::unordered_map<int, dnnl::memory> with_scratchpad = args;
+    with_scratchpad[DNNL_ARG_SCRATCHPAD] =
+        dnnl::memory(dnnl::memory::desc(*scratch_md), CpuEngine());
+    primitive.execute(stream, with_scratchpad);
+  } else {
+    primitive.execute(stream, args);
+  }
   stream.wait();
   return absl::OkStatus();
 }

@@ -50,8 +50,17 @@ dnnl::memory Memory(const dnnl::memory::desc& desc, const void* data);
 // creating a primitive and make the count part of the cache key.
 int UseIntraOpThreads(const OpKernelContext& ctx);
 
+// Every primitive here is made with these attrs: its scratchpad (where
+// oneDNN's kernels keep temporaries, batch norm its threads' barrier) comes
+// with each call instead of living in the primitive, so that two devices (or
+// two steps) may run one cached primitive at once. A library-owned
+// scratchpad is shared by concurrent calls, and two mirrored replicas'
+// batch norms deadlocked on it.
+dnnl::primitive_attr UserScratchpad();
+
 // Runs `primitive` to completion on the calling thread (UseIntraOpThreads
-// again, for a primitive made on another thread).
+// again, for a primitive made on another thread), with a scratchpad of its
+// own when the primitive asks for one.
 absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitive,
                      const std::unordered_map<int, dnnl::memory>& args);
 
