@@ -48,7 +48,7 @@ namespace {
 struct Options {
   int64_t batch_size = 64, epochs = 3, seed = 1, stages = 7, first_stride = 1;
   int64_t train_examples = 60000, test_examples = 10000, intra_op_threads = 0;
-  double alpha = 1.0, learning_rate = 1e-3;
+  double alpha = 1.0, learning_rate = 1e-3, bn_momentum = 0.99;
   std::string data_dir = kFashionMnistDir;
 };
 
@@ -63,6 +63,9 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   }
   if (o.stages < 1 || o.stages > 7) {
     return errors::InvalidArgument("--stages=", o.stages, " is not in 1..7");
+  }
+  if (!(o.bn_momentum >= 0 && o.bn_momentum < 1)) {
+    return errors::InvalidArgument("--bn_momentum=", o.bn_momentum, " is not in [0, 1)");
   }
   if (o.intra_op_threads < 0) {
     return errors::InvalidArgument("--intra_op_threads=", o.intra_op_threads, " is negative");
@@ -109,6 +112,7 @@ absl::Status Main(const Options& o) {
   net_options.first_stride = static_cast<int>(o.first_stride);
   net_options.stages.resize(o.stages);
   net_options.seed = o.seed;
+  net_options.bn_momentum = o.bn_momentum;
   const models::MobileNetV2 net(scope, net_options);
   training::AdamOptimizer adam(o.learning_rate);
   TG_ASSIGN_OR_RETURN(distribute::DistributedDataset data,
@@ -192,6 +196,8 @@ int main(int argc, char** argv) {
       Flag("alpha", &o.alpha, "width multiplier (1.0: the paper's channels)"),
       Flag("stages", &o.stages, "how many of the paper's 7 stages of blocks to build"),
       Flag("first_stride", &o.first_stride, "the first convolution's stride (2 in the paper)"),
+      Flag("bn_momentum", &o.bn_momentum,
+           "batch norm's moving averages: a short run needs less (0.9 for a few hundred steps)"),
       Flag("train_examples", &o.train_examples, "train on the first N training images"),
       Flag("test_examples", &o.test_examples, "evaluate on the first N test images"),
       Flag("intra_op_threads", &o.intra_op_threads, "threads per kernel (0: one per core)"),
