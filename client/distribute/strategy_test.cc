@@ -37,8 +37,8 @@ TEST(StrategyTest, FitDrawsAProgressBarWhenAsked) {
   absl::StatusOr<DistributedStep> run = one.Run(
       scope,
       [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
-        Output err = ops::Sub(ctx.scope(), ops::MatMul(ctx.scope(), ctx.inputs()[0], w),
-                              ctx.inputs()[1]);
+        Output err =
+            ops::Sub(ctx.scope(), ops::MatMul(ctx.scope(), ctx.inputs()[0], w), ctx.inputs()[1]);
         Output loss = ops::Mean(ctx.scope(), ops::Square(ctx.scope(), err), {0, 1});
         TG_RETURN_IF_ERROR(ctx.Minimize(&sgd, loss));
         return std::vector<Output>{loss};
@@ -58,8 +58,7 @@ TEST(StrategyTest, FitDrawsAProgressBarWhenAsked) {
   absl::StatusOr<FitHistory> history = Fit(session->get(), *data, run->train_op, loss, fit);
   ASSERT_TRUE(history.ok()) << history.status();
   const std::string text = log.str();
-  EXPECT_NE(text.find("\r     4/4 [==============================] - "), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("\r     4/4 [==============================] - "), std::string::npos) << text;
   EXPECT_NE(text.find("s - loss: "), std::string::npos) << text;
   EXPECT_NE(text.find("epoch 2/2: 4 steps in "), std::string::npos) << text;
   // Stopped early, the bar counts to steps_per_epoch.
@@ -151,8 +150,8 @@ TEST(StrategyTest, OnWriteVariablesAreMirroredWithoutBeingTrained) {
   EXPECT_TRUE(step.components().empty());  // kAuto: one copy of a non-trainable variable
   EXPECT_TRUE(training::TrainableVariables(root).empty());
   // Each replica writes the all-reduced value to its own copy.
-  absl::StatusOr<DistributedStep> run = mirrored.Run(
-      scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+  absl::StatusOr<DistributedStep> run =
+      mirrored.Run(scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
         Output mine = ops::Const(ctx.scope(), ctx.replica_id_in_sync_group() + 1.0f);
         Output mean = ctx.AllReduce(ReduceOp::kMean, mine);
         return std::vector<Output>{ops::Assign(ctx.scope(), moving.handle(), mean)};
