@@ -13,6 +13,7 @@
 #
 #   bench/run_mobilenet.sh                         # both tables
 #   EPOCHS=1 TRAIN_EXAMPLES=6400 bench/run_mobilenet.sh
+#   CONFIG= bench/run_mobilenet.sh                 # the default (-O1) build, not --config=opt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,13 +26,16 @@ if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-torch \
     >"$OUT_DIR/apt.log" 2>&1 || { echo "python3-torch could not be installed"; exit 1; }
 fi
+CONFIG_FLAGS=()
+[[ -n "${CONFIG-opt}" ]] && CONFIG_FLAGS=(--config="${CONFIG-opt}")
 if [[ -z "${SKIP_BUILD:-}" ]]; then
-  bazel build --config=opt //bench:mobilenet_step //examples:mobilenet_fashion_mnist \
+  bazel build "${CONFIG_FLAGS[@]}" //bench:mobilenet_step //examples:mobilenet_fashion_mnist \
     >"$OUT_DIR/build.log" 2>&1 || { tail -40 "$OUT_DIR/build.log"; exit 1; }
 fi
-BIN_DIR="$(bazel info --config=opt bazel-bin 2>/dev/null)"
+BIN_DIR="$(bazel info "${CONFIG_FLAGS[@]}" bazel-bin 2>/dev/null)"
 value() { sed -nE "s/^$1=([0-9.]+)\$/\1/p" "$2"; }
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $NPROC cores"
+build="${CONFIG-opt}"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $NPROC cores; build: ${build:-default (-O1)}"
 
 echo
 echo "| MobileNetV2 training step, batch 64, $NPROC threads | tensorgrid | PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') | tensorgrid / PyTorch speed |"
