@@ -3,8 +3,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "core/framework/attr_value_util.h"
 #include "core/framework/op_def.h"
 #include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace {
@@ -322,6 +326,97 @@ TG_REGISTER_OP("Transpose")
     .Attr("Tperm: {int32, int64} = DT_INT32")
     .SetShapeFn(TransposeShapeFn)
     .Doc("Dimension i of `y` is dimension perm[i] of `x`.");
+
+// `status` with "node 'x' (Op): " in front.
+absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
+  return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
+}
+
+// paddings is [rank(input), 2]; the output has the input's rank.
+absl::Status PadShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& in = c.input(0);
+  const PartialTensorShape& paddings = c.input(1);
+  if (!paddings.unknown_rank()) {
+    const bool bad =
+        paddings.dims() != 2 || (paddings.dim_size(1) >= 0 && paddings.dim_size(1) != 2) ||
+        (!in.unknown_rank() && paddings.dim_size(0) >= 0 && paddings.dim_size(0) != in.dims());
+    if (bad) {
+      return AtNode(
+          c, errors::InvalidArgument("paddings must be [rank of input, 2], got ",
+                                     paddings.DebugString(), " for input ", in.DebugString()));
+    }
+  }
+  int rank = in.unknown_rank() ? -1 : in.dims();
+  if (rank < 0 && !paddings.unknown_rank()) rank = static_cast<int>(paddings.dim_size(0));
+  if (rank >= 0) c.set_output(0, PartialTensorShape(std::vector<int64_t>(rank, -1)));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Pad")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .SetShapeFn(PadShapeFn)
+    .Doc(R"doc(
+`input` with zeros around it: paddings[d] = [before, after] zeros are added
+before and after dimension d (both >= 0).
+
+paddings: [rank of input, 2].
+)doc");
+
+// The dims of `in` (known rank) that `squeeze_dims` names, each in [0, rank).
+absl::StatusOr<std::vector<bool>> SqueezedDims(const ShapeInferenceContext& c,
+                                               const PartialTensorShape& in) {
+  std::vector<int64_t> dims;
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "squeeze_dims", &dims));
+  std::vector<bool> squeezed(in.dims(), dims.empty());
+  for (int64_t d : dims) {
+    if (d < -in.dims() || d >= in.dims()) {
+      return AtNode(c, errors::InvalidArgument("squeeze_dims entry ", d, " is out of range for ",
+                                               in.DebugString()));
+    }
+    squeezed[d < 0 ? d + in.dims() : d] = true;
+  }
+  return squeezed;
+}
+
+// The input without the named dims of size 1 (all of them if none is named).
+absl::Status SqueezeShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& in = c.input(0);
+  if (in.unknown_rank()) return absl::OkStatus();
+  std::vector<int64_t> named;
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "squeeze_dims", &named));
+  TG_ASSIGN_OR_RETURN(std::vector<bool> squeezed, SqueezedDims(c, in));
+  std::vector<int64_t> out;
+  for (int d = 0; d < in.dims(); ++d) {
+    const int64_t size = in.dim_size(d);
+    if (!squeezed[d]) {
+      out.push_back(size);
+    } else if (named.empty()) {
+      if (size < 0) return absl::OkStatus();  // unknown whether it goes: unknown rank
+      if (size != 1) out.push_back(size);
+    } else if (size >= 0 && size != 1) {
+      return AtNode(c, errors::InvalidArgument("cannot squeeze dimension ", d, " of size ", size,
+                                               " of ", in.DebugString()));
+    }
+  }
+  c.set_output(0, PartialTensorShape(out));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Squeeze")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("squeeze_dims: list(int) >= 0 = []")
+    .SetShapeFn(SqueezeShapeFn)
+    .Doc(R"doc(
+`input` without dimensions of size 1: those in `squeeze_dims` (negative
+counts from the end; each must have size 1), or every one if it is empty.
+The output shares the input's buffer.
+)doc");
 
 }  // namespace
 }  // namespace tensorgrid

@@ -16,9 +16,9 @@ out=$(timeout 120 "$BIN" --epochs=60 2>&1)
 RC=$?
 [[ $RC -eq 0 ]] || fail "exit status $RC: $out"
 grep -q "^num_replicas_in_sync=2$" <<<"$out" || fail "no num_replicas_in_sync=2: $out"
-[[ $(grep -c "^epoch [0-9]*/60: 3 steps, loss " <<<"$out") -eq 60 ]] || fail "not 60 epoch lines: $out"
-first=$(sed -nE 's|^epoch 1/60: 3 steps, loss ([0-9.e-]+),.*|\1|p' <<<"$out")
-last=$(sed -nE 's|^epoch 60/60: 3 steps, loss ([0-9.e-]+),.*|\1|p' <<<"$out")
+[[ $(grep -cE "^epoch [0-9]+/60: 3 steps in [0-9.]+ s, loss " <<<"$out") -eq 60 ]] || fail "not 60 epoch lines: $out"
+first=$(sed -nE 's|^epoch 1/60: 3 steps in [0-9.]+ s, loss ([0-9.e-]+),.*|\1|p' <<<"$out")
+last=$(sed -nE 's|^epoch 60/60: 3 steps in [0-9.]+ s, loss ([0-9.e-]+),.*|\1|p' <<<"$out")
 awk "BEGIN { exit !($last < $first / 10) }" </dev/null || fail "loss $first -> $last did not fall tenfold"
 if [[ "$out" =~ predictions=\[([0-9.-]+),\ ([0-9.-]+),\ ([0-9.-]+)\] ]]; then
   p0=${BASH_REMATCH[1]} p1=${BASH_REMATCH[2]} p2=${BASH_REMATCH[3]}

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/ops/array_ops.h"
 #include "client/ops/collective_ops.h"
@@ -500,8 +502,9 @@ Variable MirroredStrategy::CreateVariable(const Scope& scope, const std::string&
                                           const TensorShape& shape, DataType dtype,
                                           const training::Initializer& initializer,
                                           const training::VariableOptions& options) {
-  // Non-trainable variables (the global step) are not mirrored.
-  if (!options.trainable) {
+  // Non-trainable variables (the global step) are not mirrored unless asked.
+  if (!options.trainable &&
+      options.synchronization != training::VariableSynchronization::kOnWrite) {
     return PlainVariable(scope, host_device(), name, shape, dtype, initializer, options);
   }
   const int n = static_cast<int>(replica_devices().size());
@@ -515,7 +518,7 @@ Variable MirroredStrategy::CreateVariable(const Scope& scope, const std::string&
       return InitialValue(s, r, primary, sh, dt);
     });
     training::VariableOptions o = options;
-    o.trainable = r == 0;  // the copies join "variables" only
+    o.trainable = options.trainable && r == 0;  // the copies join "variables" only
     // Copies are named after the primary's name as made unique: "w_1/replica_1".
     Variable v = PlainVariable(scope, replica_devices()[r],
                                r == 0 ? name : absl::StrCat(primary_name, "/replica_", r), shape,
@@ -643,6 +646,50 @@ Output MirroredStrategy::Reduce(const Scope& scope, ReduceOp op, const PerReplic
 // ---------------------------------------------------------------------------
 // Fit
 
+namespace {
+
+// Keras's progress bar: "  120/937 [===>..........] - 12s - loss: 0.4512",
+// redrawn in place at most twice a second. `total` < 0: unknown length.
+class ProgressBar {
+ public:
+  explicit ProgressBar(int64_t total)
+      : total_(total), start_(std::chrono::steady_clock::now()), last_(start_) {}
+
+  void Update(std::ostream& out, int64_t step, double loss) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    Draw(out, step, loss);
+    out << std::flush;
+  }
+  void Finish(std::ostream& out, int64_t step, double loss) {
+    Draw(out, step, loss);
+    out << "\n";
+  }
+
+ private:
+  void Draw(std::ostream& out, int64_t step, double loss) const {
+    constexpr int kWidth = 30;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (total_ > 0) {
+      const int done = static_cast<int>(kWidth * std::min(step, total_) / total_);
+      std::string bar(done, '=');
+      if (done < kWidth) bar += '>';
+      bar.resize(kWidth, '.');
+      out << absl::StrFormat("\r%6d/%d [%s] - %.0fs - loss: %.4f", step, total_, bar, seconds,
+                             loss);
+    } else {
+      out << absl::StrFormat("\r%6d/Unknown - %.0fs - loss: %.4f", step, seconds, loss);
+    }
+  }
+
+  int64_t total_;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace
+
 absl::StatusOr<FitHistory> Fit(Session* session, const DistributedDataset& data,
                                const Operation& train_op, const Output& loss,
                                const FitOptions& options) {
@@ -658,6 +705,11 @@ absl::StatusOr<FitHistory> Fit(Session* session, const DistributedDataset& data,
     double sum = 0;
     FeedList feeds;
     std::vector<Tensor> out;
+    int64_t total = data.cardinality();
+    if (options.steps_per_epoch >= 0 && (total < 0 || options.steps_per_epoch < total)) {
+      total = options.steps_per_epoch;
+    }
+    ProgressBar bar(total);
     while (options.steps_per_epoch < 0 || steps < options.steps_per_epoch) {
       bool end = false;
       TG_RETURN_IF_ERROR(it->GetNextFeeds(&feeds, &end));
@@ -671,6 +723,9 @@ absl::StatusOr<FitHistory> Fit(Session* session, const DistributedDataset& data,
       sum += l.dtype() == DT_FLOAT ? l.scalar<float>() : l.scalar<double>();
       ++steps;
       examples += it->last_batch_size();
+      if (options.progress_bar && options.log != nullptr) {
+        bar.Update(*options.log, steps, sum / steps);
+      }
     }
     if (steps == 0) {
       return errors::FailedPrecondition("Fit: epoch ", epoch, " had no batch to train on");
@@ -680,8 +735,9 @@ absl::StatusOr<FitHistory> Fit(Session* session, const DistributedDataset& data,
     history.loss.push_back(sum / steps);
     history.steps += steps;
     if (options.log != nullptr) {
-      *options.log << "epoch " << epoch << "/" << options.epochs << ": " << steps << " steps, loss "
-                   << history.loss.back() << ", "
+      if (options.progress_bar) bar.Finish(*options.log, steps, history.loss.back());
+      *options.log << "epoch " << epoch << "/" << options.epochs << ": " << steps << " steps in "
+                   << absl::StrFormat("%.1f", seconds) << " s, loss " << history.loss.back() << ", "
                    << static_cast<int64_t>(seconds > 0 ? examples / seconds : 0) << " examples/s"
                    << std::endl;
     }

@@ -25,6 +25,50 @@ TEST(StrategyTest, OneDeviceTrainsAndCountsSteps) {
   EXPECT_LT(t->losses.back(), t->losses.front());
 }
 
+TEST(StrategyTest, FitDrawsAProgressBarWhenAsked) {
+  OneDeviceStrategy one("/device:CPU:0");
+  Scope root = Scope::NewRootScope();
+  Scope scope = one.scope(root);
+  training::Variable w(scope, "w", {2, 1}, DT_FLOAT, training::Zeros());
+  training::GradientDescentOptimizer sgd(0.01);
+  absl::StatusOr<DistributedDataset> data = one.ExperimentalDistributeDataset(scope, Data(2));
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->cardinality(), 4);  // 8 rows in batches of 2
+  absl::StatusOr<DistributedStep> run = one.Run(
+      scope,
+      [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+        Output err =
+            ops::Sub(ctx.scope(), ops::MatMul(ctx.scope(), ctx.inputs()[0], w), ctx.inputs()[1]);
+        Output loss = ops::Mean(ctx.scope(), ops::Square(ctx.scope(), err), {0, 1});
+        TG_RETURN_IF_ERROR(ctx.Minimize(&sgd, loss));
+        return std::vector<Output>{loss};
+      },
+      data->inputs());
+  ASSERT_TRUE(run.ok()) << run.status();
+  Output loss = one.Reduce(scope, ReduceOp::kMean, run->outputs[0]);
+  Operation init = training::GlobalVariablesInitializer(root);
+  absl::StatusOr<std::unique_ptr<Session>> session = SessionFor(root, one);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Run({}, {}, {init.name()}, nullptr).ok());
+  std::ostringstream log;
+  FitOptions fit;
+  fit.epochs = 2;
+  fit.log = &log;
+  fit.progress_bar = true;
+  absl::StatusOr<FitHistory> history = Fit(session->get(), *data, run->train_op, loss, fit);
+  ASSERT_TRUE(history.ok()) << history.status();
+  const std::string text = log.str();
+  EXPECT_NE(text.find("\r     4/4 [==============================] - "), std::string::npos) << text;
+  EXPECT_NE(text.find("s - loss: "), std::string::npos) << text;
+  EXPECT_NE(text.find("epoch 2/2: 4 steps in "), std::string::npos) << text;
+  // Stopped early, the bar counts to steps_per_epoch.
+  fit.epochs = 1;
+  fit.steps_per_epoch = 3;
+  log.str("");
+  ASSERT_TRUE(Fit(session->get(), *data, run->train_op, loss, fit).ok());
+  EXPECT_NE(log.str().find("3/3 [====="), std::string::npos) << log.str();
+}
+
 TEST(StrategyTest, MirroredMatchesOneReplicaAndKeepsCopiesIdentical) {
   OneDeviceStrategy one("/device:CPU:0");
   absl::StatusOr<Trained> ref = Train(one, 4);
@@ -89,6 +133,46 @@ TEST(StrategyTest, MirroredVariablesResolvePerReplica) {
   // Variables made outside the strategy's scope stay plain.
   training::Variable plain(root, "plain", {1}, DT_FLOAT, training::Zeros());
   EXPECT_TRUE(plain.components().empty());
+}
+
+TEST(StrategyTest, OnWriteVariablesAreMirroredWithoutBeingTrained) {
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"});
+  Scope root = Scope::NewRootScope();
+  Scope scope = mirrored.scope(root);
+  training::VariableOptions on_write;
+  on_write.trainable = false;
+  on_write.synchronization = training::VariableSynchronization::kOnWrite;
+  training::Variable moving(scope, "moving_mean", {}, DT_FLOAT, training::Constant(5.0), on_write);
+  training::VariableOptions plain_options;
+  plain_options.trainable = false;
+  training::Variable step(scope, "step", {}, DT_FLOAT, training::Zeros(), plain_options);
+  ASSERT_EQ(moving.components().size(), 2u);
+  EXPECT_TRUE(step.components().empty());  // kAuto: one copy of a non-trainable variable
+  EXPECT_TRUE(training::TrainableVariables(root).empty());
+  // Each replica writes the all-reduced value to its own copy.
+  absl::StatusOr<DistributedStep> run =
+      mirrored.Run(scope, [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+        Output mine = ops::Const(ctx.scope(), ctx.replica_id_in_sync_group() + 1.0f);
+        Output mean = ctx.AllReduce(ReduceOp::kMean, mine);
+        return std::vector<Output>{ops::Assign(ctx.scope(), moving.handle(), mean)};
+      });
+  ASSERT_TRUE(run.ok()) << run.status();
+  Operation init = training::GlobalVariablesInitializer(root);
+  absl::StatusOr<std::unique_ptr<Session>> session = SessionFor(root, mirrored);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Run({}, {}, {init.name()}, nullptr).ok());
+  const std::vector<std::string> copies = {moving.components()[0].value().name(),
+                                           moving.components()[1].value().name()};
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)->Run({}, copies, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 5.0f);
+  EXPECT_EQ(out[1].scalar<float>(), 5.0f);
+  std::vector<std::string> assigns;
+  for (const Output& o : run->outputs[0].values) assigns.push_back(o.name());
+  ASSERT_TRUE((*session)->Run({}, assigns, {}, &out).ok());
+  ASSERT_TRUE((*session)->Run({}, copies, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 1.5f);
+  EXPECT_EQ(out[1].scalar<float>(), 1.5f);
 }
 
 TEST(StrategyTest, UnevenGlobalBatchIsAnError) {

@@ -1,5 +1,6 @@
-// Gradients of the array ops: Identity, Reshape, Transpose, ConcatV2 and
-// BroadcastTo; ZerosLike and OnesLike pass no gradient to their input.
+// Gradients of the array ops: Identity, Reshape, Squeeze, Transpose,
+// ConcatV2, BroadcastTo and Pad; ZerosLike and OnesLike pass no gradient to
+// their input.
 #include <vector>
 
 #include "client/gradients/broadcast_grad.h"
@@ -24,6 +25,24 @@ absl::Status ReshapeGrad(const Scope& scope, const ForwardOp& op, const Grads& d
   return absl::OkStatus();
 }
 TG_REGISTER_GRADIENT("Reshape", ReshapeGrad);
+
+absl::Status SqueezeGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  dx->push_back(ops::Reshape(scope, dy[0], ops::Shape(scope, op.input(0))));
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Squeeze", SqueezeGrad);
+
+// The block of dy where the input sits: it starts at the `before` column of
+// paddings and has the input's shape.
+absl::Status PadGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  const Output paddings = op.input(1);
+  auto before = ops::Reshape(scope, ops::Slice(scope, paddings, {0, 0}, {-1, 1}), {-1});
+  auto size = ops::Shape(scope, op.input(0), ops::Shape::OutType(RemoveRefType(paddings.type())));
+  dx->push_back(ops::Slice(scope, dy[0], before, size));
+  dx->push_back(NoGradient());
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Pad", PadGrad);
 
 absl::Status TransposeGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
   dx->push_back(ops::Transpose(scope, dy[0], ops::InvertPermutation(scope, op.input(1))));

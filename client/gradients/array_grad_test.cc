@@ -92,5 +92,21 @@ TEST_F(ArrayGradTest, ZerosLikeAndOnesLikeCarryNoGradient) {
                 "node 'z' (ZerosLike) passes no gradient to its inputs");
 }
 
+TEST_F(ArrayGradTest, PadInt32AndInt64Paddings) {
+  auto x = Placeholder(DT_DOUBLE);
+  CheckGradient({x}, {Random(DT_DOUBLE, {2, 3})},
+                {ops::Pad(root_, x, ops::Const(root_, {{1, 0}, {2, 1}}))});
+  CheckGradient(
+      {x}, {Random(DT_DOUBLE, {1, 2, 2, 1})},
+      {ops::Pad(root_, x, ops::Const(root_, {{0LL, 0LL}, {0LL, 1LL}, {1LL, 1LL}, {0LL, 0LL}}))});
+}
+
+TEST_F(ArrayGradTest, Squeeze) {
+  auto x = Placeholder(DT_DOUBLE);
+  CheckGradient({x}, {Random(DT_DOUBLE, {1, 3, 1, 2})}, {ops::Squeeze(root_, x)});
+  CheckGradient({x}, {Random(DT_DOUBLE, {2, 1, 1})},
+                {ops::Squeeze(root_, x, ops::Squeeze::SqueezeDims({-1}))});
+}
+
 }  // namespace
 }  // namespace tensorgrid

@@ -1,5 +1,7 @@
-// Gradients of the neural-network ops: Relu, BiasAdd, Softmax and the two
-// softmax cross-entropies, which hand back their own `backprop` output.
+// Gradients of the neural-network ops: Relu, Relu6, BiasAdd, Softmax and the
+// two softmax cross-entropies (which hand back their own `backprop` output),
+// MaxPool, AvgPool and FusedBatchNormV3.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,73 @@ absl::Status ReluGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, 
   return absl::OkStatus();
 }
 TG_REGISTER_GRADIENT("Relu", ReluGrad);
+
+absl::Status Relu6Grad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  dx->push_back(ops::Relu6Grad(scope, dy[0], op.input(0)));
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Relu6", Relu6Grad);
+
+// The window attrs every pooling op and its gradient share.
+struct PoolAttrs {
+  std::vector<int64_t> ksize, strides;
+  std::string padding, data_format;
+};
+
+absl::Status ReadPoolAttrs(const ForwardOp& op, PoolAttrs* a) {
+  TG_RETURN_IF_ERROR(op.GetAttr("ksize", &a->ksize));
+  TG_RETURN_IF_ERROR(op.GetAttr("strides", &a->strides));
+  TG_RETURN_IF_ERROR(op.GetAttr("padding", &a->padding));
+  return op.GetAttr("data_format", &a->data_format);
+}
+
+absl::Status MaxPoolGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  PoolAttrs a;
+  TG_RETURN_IF_ERROR(ReadPoolAttrs(op, &a));
+  std::vector<int64_t> explicit_paddings;
+  TG_RETURN_IF_ERROR(op.GetAttr("explicit_paddings", &explicit_paddings));
+  dx->push_back(ops::MaxPoolGrad(
+      scope, op.input(0), op.output(0), dy[0], a.ksize, a.strides, a.padding,
+      ops::MaxPoolGrad::ExplicitPaddings(explicit_paddings).DataFormat(a.data_format)));
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("MaxPool", MaxPoolGrad);
+
+absl::Status AvgPoolGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  PoolAttrs a;
+  TG_RETURN_IF_ERROR(ReadPoolAttrs(op, &a));
+  dx->push_back(ops::AvgPoolGrad(scope, ops::Shape(scope, op.input(0)), dy[0], a.ksize, a.strides,
+                                 a.padding, ops::AvgPoolGrad::DataFormat(a.data_format)));
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("AvgPool", AvgPoolGrad);
+
+// Gradients for x, scale and offset from y's; none for the moving mean and
+// variance (as TensorFlow). Training normalized with the batch statistics the
+// op saved (reserve_space_1 and _2); inference with the moving ones, inputs 3
+// and 4, which the gradient treats as constants.
+absl::Status FusedBatchNormV3Grad(const Scope& scope, const ForwardOp& op, const Grads& dy,
+                                  Grads* dx) {
+  float epsilon;
+  std::string data_format;
+  bool is_training;
+  TG_RETURN_IF_ERROR(op.GetAttr("epsilon", &epsilon));
+  TG_RETURN_IF_ERROR(op.GetAttr("data_format", &data_format));
+  TG_RETURN_IF_ERROR(op.GetAttr("is_training", &is_training));
+  const Output dy0 = dy[0].valid() ? dy[0] : ops::ZerosLike(scope, op.output(0)).y;
+  const Output mean = is_training ? op.output(3) : op.input(3);
+  const Output variance = is_training ? op.output(4) : op.input(4);
+  auto grad = ops::FusedBatchNormGradV3(
+      scope, dy0, op.input(0), op.input(1), mean, variance, op.output(5),
+      ops::FusedBatchNormGradV3::Epsilon(epsilon).DataFormat(data_format).IsTraining(is_training));
+  dx->push_back(grad.x_backprop);
+  dx->push_back(grad.scale_backprop);
+  dx->push_back(grad.offset_backprop);
+  dx->push_back(NoGradient());
+  dx->push_back(NoGradient());
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("FusedBatchNormV3", FusedBatchNormV3Grad);
 
 absl::Status BiasAddGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
   std::string data_format;

@@ -100,5 +100,85 @@ TEST_F(NNGradTest, TwoLayerClassifierEndToEnd) {
                 {loss});
 }
 
+TEST_F(NNGradTest, Relu6) {
+  auto x = Placeholder(DT_DOUBLE);
+  // Away from the kinks at 0 and 6.
+  Tensor v = Random(DT_DOUBLE, {3, 4}, -3, 9, 0.05);
+  for (int64_t i = 0; i < v.NumElements(); ++i) {
+    if (std::abs(v.data<double>()[i] - 6) < 0.05) v.data<double>()[i] = 5;
+  }
+  CheckGradient({x}, {v}, {ops::Relu6(root_, x)});
+}
+
+// Distinct values 0.05 apart in random order: each window's maximum stays
+// the maximum under the checker's step.
+Tensor Distinct(const TensorShape& shape, std::mt19937* rng) {
+  Tensor t(DT_FLOAT, shape);
+  std::vector<int64_t> order(t.NumElements());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::shuffle(order.begin(), order.end(), *rng);
+  for (size_t i = 0; i < order.size(); ++i) t.data<float>()[i] = 0.05f * order[i] - 1;
+  return t;
+}
+
+TEST_F(NNGradTest, MaxPoolBothFormatsAndPaddings) {
+  auto x = Placeholder(DT_FLOAT);
+  CheckGradient({x}, {Distinct({2, 5, 5, 2}, &rng_)},
+                {ops::MaxPool(root_, x, {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME")}, 5e-3);
+  CheckGradient({x}, {Distinct({1, 2, 5, 4}, &rng_)},
+                {ops::MaxPool(root_, x, {1, 1, 2, 2}, {1, 1, 1, 2}, "VALID",
+                              ops::MaxPool::DataFormat("NCHW"))},
+                5e-3);
+  CheckGradient({x}, {Distinct({1, 4, 4, 1}, &rng_)},
+                {ops::MaxPool(root_, x, {1, 2, 3, 1}, {1, 2, 2, 1}, "EXPLICIT",
+                              ops::MaxPool::ExplicitPaddings({0, 0, 1, 0, 1, 2, 0, 0}))},
+                5e-3);
+}
+
+TEST_F(NNGradTest, AvgPoolBothFormats) {
+  auto x = Placeholder(DT_FLOAT);
+  CheckGradient({x}, {Random(DT_FLOAT, {2, 5, 4, 3})},
+                {ops::AvgPool(root_, x, {1, 3, 2, 1}, {1, 2, 2, 1}, "SAME")}, 5e-3);
+  CheckGradient({x}, {Random(DT_FLOAT, {2, 3, 4, 4})},
+                {ops::AvgPool(root_, x, {1, 1, 2, 2}, {1, 1, 1, 1}, "VALID",
+                              ops::AvgPool::DataFormat("NCHW"))},
+                5e-3);
+}
+
+TEST_F(NNGradTest, FusedBatchNormTrainingWrtXScaleAndOffset) {
+  auto x = Placeholder(DT_FLOAT);
+  auto scale = Placeholder(DT_FLOAT);
+  auto offset = Placeholder(DT_FLOAT);
+  auto empty = ops::Const(root_, Input::Initializer(Tensor(DT_FLOAT, {0})));
+  for (const char* format : {"NHWC", "NCHW"}) {
+    auto bn = ops::FusedBatchNormV3(root_, x, scale, offset, empty, empty,
+                                    ops::FusedBatchNormV3::DataFormat(format).Epsilon(1e-3f));
+    // Through a square, so dy varies and the batch-statistics terms count.
+    CheckGradient(
+        {x, scale, offset},
+        {Random(DT_FLOAT, {2, 3, 2, 3}), Random(DT_FLOAT, {3}, 0.5, 2), Random(DT_FLOAT, {3})},
+        {ops::Square(root_, bn.y)}, 2e-2);
+  }
+}
+
+TEST_F(NNGradTest, FusedBatchNormInferenceWrtXScaleAndOffset) {
+  auto x = Placeholder(DT_FLOAT);
+  auto scale = Placeholder(DT_FLOAT);
+  auto offset = Placeholder(DT_FLOAT);
+  auto mean = ops::Const(root_, {0.1f, -0.2f, 0.3f});
+  auto variance = ops::Const(root_, {0.5f, 1.5f, 2.f});
+  auto bn = ops::FusedBatchNormV3(root_, x, scale, offset, mean, variance,
+                                  ops::FusedBatchNormV3::IsTraining(false));
+  CheckGradient(
+      {x, scale, offset},
+      {Random(DT_FLOAT, {2, 2, 2, 3}), Random(DT_FLOAT, {3}, 0.5, 2), Random(DT_FLOAT, {3})},
+      {ops::Square(root_, bn.y)}, 5e-3);
+}
+
+TEST_F(NNGradTest, GlobalAveragePoolingIsMeanOverRowsAndColumns) {
+  auto x = Placeholder(DT_DOUBLE);
+  CheckGradient({x}, {Random(DT_DOUBLE, {2, 3, 4, 5})}, {ops::Mean(root_, x, {1, 2})});
+}
+
 }  // namespace
 }  // namespace tensorgrid

@@ -7,6 +7,7 @@
 
 #include "client/ops/array_ops.h"   // IWYU pragma: export
 #include "client/ops/const_op.h"    // IWYU pragma: export
+#include "client/ops/conv_ops.h"    // IWYU pragma: export
 #include "client/ops/math_ops.h"    // IWYU pragma: export
 #include "client/ops/nn_ops.h"      // IWYU pragma: export
 #include "client/ops/random_ops.h"  // IWYU pragma: export

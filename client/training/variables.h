@@ -51,9 +51,19 @@ inline constexpr char kGlobalVariables[] = "variables";
 inline constexpr char kTrainableVariables[] = "trainable_variables";
 inline constexpr char kGlobalStep[] = "global_step";
 
+// How a distribution strategy keeps a variable's copies (TensorFlow's
+// tf.VariableSynchronization, the two kinds tensorgrid has). kAuto: a
+// trainable variable is mirrored on every replica, a non-trainable one (the
+// global step) has one copy. kOnWrite: mirrored even when not trainable, for
+// state every replica updates alike in its step, such as batch norm's moving
+// statistics: each replica writes the same (all-reduced) value to its copy.
+// Outside a strategy's scope both mean one plain variable.
+enum class VariableSynchronization { kAuto, kOnWrite };
+
 struct VariableOptions {
   // Joins the trainable variables (what Optimizer::Minimize updates by default).
   bool trainable = true;
+  VariableSynchronization synchronization = VariableSynchronization::kAuto;
   // A resource variable (VarHandleOp) instead of a reference one (VariableV2).
   bool use_resource = false;
   // More collections to join, besides "variables" (and "trainable_variables").

@@ -2,12 +2,22 @@
 // tensor contraction on the device's intra-op pool. The transposes are folded
 // into the contraction's index pair, so no operand is ever copied; Eigen runs
 // small products on the calling thread by its own cost model.
+//
+// float on a device of one intra-op thread runs oneDNN's sgemm instead, which
+// measured 1.0-2.6x Eigen's contraction there (docs/PERFORMANCE.md). On more
+// threads oneDNN's OpenMP team spins at its barriers, which on a shared
+// machine lost up to 10x against Eigen's pool, so those stay with Eigen.
 #define EIGEN_USE_THREADS
+
+#include <type_traits>
+
+#include <oneapi/dnnl/dnnl.h>
 
 #include "core/framework/eigen_views.h"
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "kernels/math/matmul_shape.h"
+#include "kernels/openmp.h"
 
 namespace tensorgrid {
 namespace math {
@@ -35,6 +45,22 @@ absl::StatusOr<TensorShape> MatMulOutputShape(const TensorShape& a, const Tensor
 
 namespace {
 
+// product = op(a) x op(b) for row-major floats through dnnl_sgemm, on the
+// calling thread alone.
+absl::Status OneDnnSgemm(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
+                         Tensor* product) {
+  const int64_t m = product->dim_size(0), n = product->dim_size(1);
+  const int64_t k = a.dim_size(transpose_a ? 0 : 1);
+  SetOpenMpThreads(1);
+  const dnnl_status_t status =
+      dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a.data<float>(),
+                 a.dim_size(1), b.data<float>(), b.dim_size(1), 0.0f, product->data<float>(), n);
+  if (status != dnnl_success) {
+    return errors::Internal("oneDNN's sgemm failed with status ", static_cast<int>(status));
+  }
+  return absl::OkStatus();
+}
+
 template <typename T>
 class MatMulOp final : public OpKernel {
  public:
@@ -57,6 +83,11 @@ class MatMulOp final : public OpKernel {
     if (a.dim_size(a_inner) == 0) {  // an empty sum
       out.setZero();
       return absl::OkStatus();
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (ctx.eigen_cpu_device().numThreads() == 1) {
+        return OneDnnSgemm(a, b, transpose_a_, transpose_b_, product);
+      }
     }
     const Eigen::array<Eigen::IndexPair<Eigen::DenseIndex>, 1> contract_dims = {
         Eigen::IndexPair<Eigen::DenseIndex>(a_inner, b_inner)};

@@ -2,7 +2,8 @@
 
 Each entry of `libraries` maps a target name to pkg-config modules. Link flags
 come from `pkg-config --libs` at fetch time, so Debian updates need no edits
-here. Header-only include trees that live outside /usr/include (Eigen) are
+here. A library Debian ships without a pkg-config file (oneDNN) is named in
+`plain_libraries` with the file that must exist and the -l name to link. Header-only include trees that live outside /usr/include (Eigen) are
 symlinked into the repository and exposed with `includes`.
 """
 
@@ -23,6 +24,12 @@ def _system_libs_impl(ctx):
         linkopts = [f for f in linkopts if f]
         build.append("cc_library(name = \"%s\", linkopts = %s)" % (name, _quote(linkopts)))
 
+    for name, spec in ctx.attr.plain_libraries.items():
+        path, lib = spec.split(" ")
+        if not ctx.path(path).exists:
+            fail("%s is missing: install the -dev package that provides it (scripts/setup.sh)." % path)
+        build.append("cc_library(name = \"%s\", linkopts = [\"-l%s\"])" % (name, lib))
+
     for name, path in ctx.attr.include_trees.items():
         ctx.symlink(path, name + "_include")
         build.append(
@@ -39,6 +46,7 @@ system_libs = repository_rule(
     implementation = _system_libs_impl,
     attrs = {
         "libraries": attr.string_dict(doc = "target name -> space-separated pkg-config modules"),
+        "plain_libraries": attr.string_dict(doc = "target name -> 'header-or-library-path libname'"),
         "include_trees": attr.string_dict(doc = "target name -> absolute header directory"),
         "programs": attr.string_dict(doc = "file name -> absolute path of a host program"),
     },

@@ -61,6 +61,17 @@ inferred from the inputs.
   auto img = ops::Reshape(scope, x, {-1, 28, 28, 1});
   auto both = ops::Concat(scope, {a, b}, /*axis=*/0);)",
        {"client/ops/const_op.h"}},
+      {"conv_ops",
+       R"(Convolution ops: Conv2D and DepthwiseConv2dNative with their backprops
+(docs/conv.md), in TensorFlow's NHWC or NCHW; strides and dilations have
+one entry per dimension, 1 for batch and depth.
+
+  auto y = ops::Conv2D(scope, images, filter, {1, 2, 2, 1}, "SAME");
+  auto dw = ops::DepthwiseConv2dNative(scope, y, dw_filter, {1, 1, 1, 1}, "SAME");
+  auto nchw = ops::Conv2D(scope, x, filter, {1, 1, 1, 1}, "EXPLICIT",
+                          ops::Conv2D::ExplicitPaddings({0, 0, 0, 0, 1, 1, 2, 2})
+                              .DataFormat("NCHW"));)",
+       {}},
       {"data_flow_ops",
        R"(Data-flow ops: FIFO queues and conditional accumulators, TensorFlow's
 building blocks for handing tensors between steps, sessions and tasks
@@ -95,9 +106,13 @@ the same dtype (a literal `1` is int32, `1.f` float).
   auto total = ops::Sum(scope, y, 1, ops::Sum::KeepDims(true));)",
        {}},
       {"nn_ops",
-       R"(Neural-network ops: activations, bias, softmax and its cross-entropy losses.
+       R"(Neural-network ops: activations, bias, softmax and its cross-entropy losses,
+pooling and batch normalization.
 
   auto h = ops::Relu(scope, ops::BiasAdd(scope, ops::MatMul(scope, x, w), b));
+  auto p = ops::MaxPool(scope, img, {1, 2, 2, 1}, {1, 2, 2, 1}, "SAME");
+  auto bn = ops::FusedBatchNormV3(scope, p, gamma, beta, moving_mean, moving_var,
+                                  ops::FusedBatchNormV3::ExponentialAvgFactor(0.01f));
   auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, logits, labels);
   auto loss = ops::Mean(scope, xent.loss, 0);)",
        {}},

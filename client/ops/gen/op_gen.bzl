@@ -5,6 +5,7 @@
 # collective_ops (hand-written) and sendrecv_ops (internal ops) have none.
 WRAPPER_FAMILIES = [
     "array_ops",
+    "conv_ops",
     "data_flow_ops",
     "io_ops",
     "math_ops",

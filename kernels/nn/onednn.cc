@@ -1,0 +1,76 @@
+#define EIGEN_USE_THREADS
+
+#include "kernels/nn/onednn.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "core/platform/status.h"
+#include "unsupported/Eigen/CXX11/Tensor"
+
+namespace tensorgrid {
+namespace nn {
+
+const dnnl::engine& CpuEngine() {
+  static const auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::memory::desc ImageDesc(const std::array<int64_t, 4>& nchw, DataFormat format) {
+  return dnnl::memory::desc({nchw[0], nchw[1], nchw[2], nchw[3]}, dnnl::memory::data_type::f32,
+                            format == DataFormat::kNHWC ? dnnl::memory::format_tag::nhwc
+                                                        : dnnl::memory::format_tag::nchw);
+}
+
+dnnl::memory::desc VectorDesc(int64_t n) {
+  return dnnl::memory::desc({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+}
+
+dnnl::memory Memory(const dnnl::memory::desc& desc, const void* data) {
+  return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
+}
+
+int UseIntraOpThreads(const OpKernelContext& ctx) {
+  // OpenMP keeps the thread count per calling thread: set it for this one
+  // (an executor thread) to the session's intra-op parallelism.
+  const int threads = std::max(1, ctx.eigen_cpu_device().numThreads());
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  return threads;
+}
+
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitive,
+                     const std::unordered_map<int, dnnl::memory>& args) {
+  UseIntraOpThreads(ctx);
+  thread_local dnnl::stream stream(CpuEngine());
+  const dnnl_memory_desc_t* scratch_md =
+      dnnl_primitive_desc_query_md(primitive.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  if (scratch_md != nullptr && dnnl_memory_desc_get_size(scratch_md) > 0) {
+    std::unordered_map<int, dnnl::memory> with_scratchpad = args;
+    with_scratchpad[DNNL_ARG_SCRATCHPAD] =
+        dnnl::memory(dnnl::memory::desc(*scratch_md), CpuEngine());
+    primitive.execute(stream, with_scratchpad);
+  } else {
+    primitive.execute(stream, args);
+  }
+  stream.wait();
+  return absl::OkStatus();
+}
+
+absl::Status Guard(const char* what, const std::function<absl::Status()>& fn) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    return errors::Internal("oneDNN ", what, ": ", e.what(), " (status ",
+                            static_cast<int>(e.status), ")");
+  }
+}
+
+}  // namespace nn
+}  // namespace tensorgrid
