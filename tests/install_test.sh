@@ -5,7 +5,10 @@
 # with g++ and pkg-config, and as a CMake project with find_package.
 #   $1 scripts/install.sh   $2 the built libtensorgrid.so.X.Y.Z (include/ beside it)
 #   $3 tests/consumer/matmul.cc   $4 tests/consumer/CMakeLists.txt
+#   $5 the sanitizer of this build (asan, tsan), if any: then it skips.
 set -u
+source "$(dirname "$0")/skip_lib.sh"
+[ -z "${5:-}" ] || skip_test "built under --config=$5: programs built without the sanitizer cannot link the library"
 install_sh="$1"
 built=$(dirname "$2")
 consumer=$(dirname "$3")
