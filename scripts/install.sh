@@ -34,8 +34,7 @@ for arg in "$@"; do
   esac
 done
 [ -n "$prefix" ] || { echo "install: --prefix=DIR is required" >&2; usage; }
-mkdir -p "$prefix"
-prefix=$(cd "$prefix" && pwd)
+prefix=$(realpath -m "$prefix")  # absolute: the .pc file names it
 
 if [ -z "$from" ]; then
   bash "$here/scripts/setup.sh"
@@ -53,6 +52,7 @@ library=$(basename "${libs[0]}")
 version=${library#libtensorgrid.so.}
 major=${version%%.*}
 
+mkdir -p "$prefix"
 # Headers: copied file by file (following links: Bazel's sandbox and runfiles
 # hold links to them), so a second run replaces them in place.
 (cd "$from/include" && find -L . -name '*.h' -type f) | while read -r header; do

@@ -41,6 +41,7 @@ out=$(bash "$install_sh" --prefix="$work/unused" --from="$work" 2>&1) && fail "e
 expect "empty --from" "$out" "must hold one libtensorgrid.so.X.Y.Z and include/"
 out=$(bash "$install_sh" --prefix="$work/unused" --frm=x 2>&1) && fail "unknown argument: exit 0"
 expect "unknown argument" "$out" "unknown argument '--frm=x'"
+[ ! -e "$work/unused" ] || fail "a refused install created its prefix"
 
 # Twice: the second run replaces the first one's files.
 for run in 1 2; do
