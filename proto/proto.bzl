@@ -3,7 +3,10 @@
 def tg_proto_library(name, srcs = [], deps = [], grpc_srcs = []):
     """One cc_library over the C++ generated from `srcs` (messages) and `grpc_srcs` (services).
 
-    Import paths are workspace-relative: `import "proto/tensor.proto";`.
+    Import paths are relative to tensorgrid's root (`import "proto/tensor.proto";`),
+    whether tensorgrid is the main workspace or a repository of another one:
+    protoc runs with that repository's root as its import path and writes
+    under the same root in the output tree.
     """
     outs = []
     for s in srcs + grpc_srcs:
@@ -14,13 +17,20 @@ def tg_proto_library(name, srcs = [], deps = [], grpc_srcs = []):
         base = s[:-len(".proto")]
         grpc_outs += [base + ".grpc.pb.h", base + ".grpc.pb.cc"]
     pkg = native.package_name()
-    files = " ".join(["%s/%s" % (pkg, s) for s in srcs + grpc_srcs])
-    cmd = "$(location @system//:protoc) -I. --cpp_out=$(GENDIR) " + files
+
+    # "" in the main workspace, "external/tensorgrid" in another one: protoc's
+    # import path, where the sources are, and where the outputs go.
+    root = Label("%s//%s" % (native.repository_name(), pkg)).workspace_root
+    prefix = root + "/" if root else ""
+    protoc = "$(location @system//:protoc) -I" + (root or ".")
+    files = " ".join(["%s%s/%s" % (prefix, pkg, s) for s in srcs + grpc_srcs])
+    out = "$(GENDIR)" + ("/" + root if root else "")
+    cmd = "%s --cpp_out=%s %s" % (protoc, out, files)
     tools = ["@system//:protoc"]
     if grpc_srcs:
-        cmd += (" && $(location @system//:protoc) -I. --grpc_out=$(GENDIR)" +
+        cmd += (" && %s --grpc_out=%s" % (protoc, out) +
                 " --plugin=protoc-gen-grpc=$(location @system//:grpc_cpp_plugin) " +
-                " ".join(["%s/%s" % (pkg, s) for s in grpc_srcs]))
+                " ".join(["%s%s/%s" % (prefix, pkg, s) for s in grpc_srcs]))
         tools.append("@system//:grpc_cpp_plugin")
     native.genrule(
         name = name + "_gen",

@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   bazel-bootstrap bazel-rules-java bazel-platforms
   g++ pkg-config python3
+  cmake  # tests/install_test.sh: a CMake project against the installed library
   python3-grpcio  # tests/attacker_test.py: an independent gRPC client
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libeigen3-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libtbb-dev zlib1g-dev

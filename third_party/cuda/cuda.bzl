@@ -19,12 +19,16 @@ _NVCC_FLAGS = " ".join([
     "-gencode=arch=compute_90,code=sm_90",
     "-gencode=arch=compute_90,code=compute_90",
     "--expt-relaxed-constexpr",
-    "-I.",
 ])
 
 def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
     """A cc_library of nvcc-built objects; `hdrs` are the launchers' declarations."""
     objs = []
+
+    # Includes are relative to tensorgrid's root: "." in the main workspace,
+    # "external/tensorgrid" in a workspace that uses tensorgrid.
+    root = Label("%s//%s" % (native.repository_name(), native.package_name())).workspace_root
+    flags = _NVCC_FLAGS + " -I" + (root or ".")
     if CUDA_AVAILABLE:
         for src in srcs:
             obj = src.replace(".cu.cc", ".cu.o")
@@ -32,7 +36,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], **kwargs):
                 name = name + "_" + src.replace("/", "_").replace(".", "_"),
                 srcs = [src] + hdrs,
                 outs = [obj],
-                cmd = "%s %s -c $(location %s) -o $@" % (NVCC, _NVCC_FLAGS, src),
+                cmd = "%s %s -c $(location %s) -o $@" % (NVCC, flags, src),
             )
             objs.append(obj)
     native.cc_library(
