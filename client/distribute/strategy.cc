@@ -662,13 +662,15 @@ class ProgressBar {
     Draw(out, step, loss);
     out << std::flush;
   }
+  // Ends the line, drawing the last state unless Update just did.
   void Finish(std::ostream& out, int64_t step, double loss) {
-    Draw(out, step, loss);
+    if (drawn_ != step) Draw(out, step, loss);
     out << "\n";
   }
 
  private:
-  void Draw(std::ostream& out, int64_t step, double loss) const {
+  void Draw(std::ostream& out, int64_t step, double loss) {
+    drawn_ = step;
     constexpr int kWidth = 30;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -685,6 +687,7 @@ class ProgressBar {
   }
 
   int64_t total_;
+  int64_t drawn_ = -1;  // the step last drawn
   std::chrono::steady_clock::time_point start_, last_;
 };
 
