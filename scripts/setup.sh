@@ -11,6 +11,7 @@ PACKAGES=(
   python3-grpcio  # tests/attacker_test.py: an independent gRPC client
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libeigen3-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libtbb-dev zlib1g-dev
+  libleveldb-dev  # the table format of TensorFlow's checkpoint index (core/util/tensor_bundle)
   libdnnl-dev  # oneDNN 2.6: the CPU convolution, pooling and batch-norm kernels (kernels/nn)
   dataset-fashion-mnist  # the demo's data: /usr/share/datasets/fashion-mnist (docs/data.md)
   # The fuzzing build (--config=fuzz, scripts/fuzz.sh, docs/fuzzing.md):

@@ -52,7 +52,10 @@ def tensorgrid_dependencies():
         system_libs,
         "system",
         include_trees = {"eigen": "/usr/include/eigen3"},
-        plain_libraries = {"dnnl": "/usr/include/oneapi/dnnl/dnnl.hpp dnnl"},
+        plain_libraries = {
+            "dnnl": "/usr/include/oneapi/dnnl/dnnl.hpp dnnl",
+            "leveldb": "/usr/include/leveldb/table.h leveldb",
+        },
         libraries = {
             "absl": "absl_status absl_statusor absl_strings absl_str_format absl_synchronization absl_flat_hash_map absl_hash absl_time",
             "benchmark": "benchmark",
