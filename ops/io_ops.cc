@@ -1,4 +1,5 @@
-// Checkpoint op definitions: SaveV2 and RestoreV2 (docs/checkpoints.md).
+// Checkpoint op definitions: SaveV2, RestoreV2 and MergeV2Checkpoints
+// (docs/checkpoints.md).
 // Kernels: kernels/io/.
 #include "core/framework/op_def.h"
 
@@ -16,7 +17,8 @@ TG_REGISTER_OP("SaveV2")
 Writes `tensors` under `tensor_names` to the checkpoint `prefix`
 (docs/checkpoints.md). No outputs: run it as a target.
 
-shape_and_slices: One "" per tensor: checkpoints hold whole tensors.
+shape_and_slices: One per tensor: "" for the whole tensor, or "dims slice"
+  ("4 4 0,2:-": the tensor given is rows 0-1 of a 4x4 tensor).
 )doc");
 
 TG_REGISTER_OP("RestoreV2")
@@ -30,8 +32,24 @@ TG_REGISTER_OP("RestoreV2")
 Reads the tensors `tensor_names` from the checkpoint `prefix`, checking
 each one's dtype against `dtypes`.
 
-shape_and_slices: One "" per tensor: checkpoints hold whole tensors.
+shape_and_slices: One per tensor: "" for the whole tensor, or "dims slice"
+  ("4 4 0,2:-": rows 0-1 of the stored 4x4 tensor).
 dtypes: The tensors' types.
+)doc");
+
+TG_REGISTER_OP("MergeV2Checkpoints")
+    .Input("checkpoint_prefixes: string")
+    .Input("destination_prefix: string")
+    .Attr("delete_old_dirs: bool = true")
+    .Attr("allow_missing_files: bool = false")
+    .SetIsStateful()
+    .Doc(R"doc(
+Merges the checkpoints `checkpoint_prefixes` into one at
+`destination_prefix` and deletes them: the last step of TensorFlow 1.x's
+sharded saves. No outputs: run it as a target.
+
+delete_old_dirs: Also remove each source's directory once it is empty.
+allow_missing_files: Skip sources that do not exist (at least one must).
 )doc");
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "core/framework/device_name.h"
 #include "core/platform/file.h"
 #include "core/platform/status.h"
-#include "core/util/checkpoint_format.h"
+#include "core/util/tensor_bundle.h"
 
 namespace tensorgrid {
 namespace training {

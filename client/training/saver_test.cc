@@ -17,7 +17,7 @@
 #include "client/ops/standard_ops.h"
 #include "core/platform/file.h"
 #include "core/platform/status_testutil.h"
-#include "core/util/checkpoint_format.h"
+#include "core/util/tensor_bundle.h"
 
 namespace tensorgrid {
 namespace training {

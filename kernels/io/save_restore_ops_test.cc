@@ -1,10 +1,12 @@
 // SaveV2 and RestoreV2 kernels, run directly.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "core/platform/file.h"
-#include "core/util/checkpoint_format.h"
+#include "core/util/tensor_bundle.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
@@ -97,13 +99,49 @@ TEST_F(SaveRestoreOpsTest, RestoreChecksNamesDtypesAndShapes) {
   EXPECT_STATUS(Restore({"w"}, {DT_FLOAT}), kNotFound, "checkpoint '" + prefix_ + "' not found");
 }
 
-TEST_F(SaveRestoreOpsTest, SlicesAreUnimplemented) {
-  EXPECT_STATUS(Save({"w"}, {Tensor::FromVector<float>({1, 2}, {2})}, {"4 0,2"}), kUnimplemented,
-                "tensor 'w': shape_and_slices '4 0,2' asks for a slice");
-  EXPECT_FALSE(checkpoint::CheckpointExists(prefix_));
-  ASSERT_OK(Save({"w"}, {Tensor::FromVector<float>({1, 2}, {2})}));
-  EXPECT_STATUS(Restore({"w"}, {DT_FLOAT}, {}, {"2 -"}), kUnimplemented,
-                "whole tensors only (pass '')");
+TEST_F(SaveRestoreOpsTest, SavesAndRestoresSlices) {
+  // Rows 0-1 and 2-3 of a 4x2 tensor, saved as two slices, restored whole
+  // and as another slice.
+  ASSERT_OK(Save({"p", "p"},
+                 {Tensor::FromVector<float>({0, 1, 2, 3}, {2, 2}),
+                  Tensor::FromVector<float>({4, 5, 6, 7}, {2, 2})},
+                 {"4 2 0,2:-", "4 2 2,2:-"}));
+  ASSERT_OK(Restore({"p"}, {DT_FLOAT}));
+  ExpectTensorEqual<float>(GetOutput(0), {0, 1, 2, 3, 4, 5, 6, 7}, TensorShape({4, 2}));
+  ASSERT_OK(Restore({"p"}, {DT_FLOAT}, {}, {"4 2 1,2:-"}));
+  ExpectTensorEqual<float>(GetOutput(0), {2, 3, 4, 5}, TensorShape({2, 2}));
+  EXPECT_STATUS(Restore({"p"}, {DT_FLOAT}, {}, {"4 4 0,2:-"}), kInvalidArgument,
+                "has shape [4,2], but shape_and_slices says [4,4]");
+  EXPECT_STATUS(Restore({"p"}, {DT_FLOAT}, {}, {"4 2 zz"}), kInvalidArgument, "tensor 'p'");
+  EXPECT_STATUS(Save({"w"}, {Tensor::FromVector<float>({1, 2}, {2})}, {"4 0,3"}),
+                kInvalidArgument, "has shape [3], but the tensor given has shape [2]");
+}
+
+TEST_F(SaveRestoreOpsTest, MergeV2CheckpointsMergesAndRemovesTemporaryDirs) {
+  const std::string dest = prefix_;
+  const std::string temp_dir = prefix_ + "_temp_1234";
+  const std::vector<std::string> parts = {temp_dir + "/part-00000-of-00002",
+                                          temp_dir + "/part-00001-of-00002"};
+  prefix_ = parts[0];
+  ASSERT_OK(Save({"a"}, {Tensor::Scalar<float>(1)}));
+  prefix_ = parts[1];
+  ASSERT_OK(Save({"b"}, {Tensor::Scalar<int64_t>(2)}));
+  ASSERT_OK(MakeOp(NodeDefBuilder("merge", "MergeV2Checkpoints")));
+  inputs_.clear();
+  AddInput(Strings(parts));
+  AddInput(Tensor::Scalar<std::string>(dest));
+  ASSERT_OK(RunOp());
+  prefix_ = dest;
+  ASSERT_OK(Restore({"a", "b"}, {DT_FLOAT, DT_INT64}));
+  EXPECT_EQ(GetOutput(0).scalar<float>(), 1);
+  EXPECT_EQ(GetOutput(1).scalar<int64_t>(), 2);
+  EXPECT_FALSE(checkpoint::CheckpointExists(parts[0]));
+  EXPECT_NE(::access(temp_dir.c_str(), F_OK), 0);  // delete_old_dirs defaults to true
+  ASSERT_OK(MakeOp(NodeDefBuilder("merge", "MergeV2Checkpoints")));
+  inputs_.clear();
+  AddInput(Strings(parts));
+  AddInput(Tensor::Scalar<std::string>(dest));
+  EXPECT_STATUS(RunOp(), kNotFound, parts[0] + ".index");  // the sources are gone
 }
 
 TEST_F(SaveRestoreOpsTest, MalformedArgumentsAreInvalidArgument) {

@@ -19,7 +19,7 @@
 #include "client/data/idx.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/file.h"
-#include "core/util/checkpoint_format.h"
+#include "core/util/tensor_bundle.h"
 #include "core/util/tfrecord.h"
 #include "distributed/rpc/tensor_coding.h"
 #include "distributed/transport/frames.h"
