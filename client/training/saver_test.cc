@@ -323,7 +323,9 @@ TEST(SaverTest, MaxToKeepZeroKeepsEverythingAndNoStepOverwrites) {
   auto b = saver.Save(session, dir + "/plain");
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(*b, dir + "/plain");
-  EXPECT_EQ(ListDir(dir).size(), 1u + 2 * 8);  // one data file per prefix
+  // The state file, an index and a data file per step, and "plain"'s
+  // second save in two shards (the first shard count's files are gone).
+  EXPECT_EQ(ListDir(dir).size(), 1u + 2 * 7 + 3);
   EXPECT_EQ(*LatestCheckpoint(dir), dir + "/plain");
 }
 
@@ -406,7 +408,7 @@ TEST(SaverTest, CorruptedCheckpointsAreDataLossNamingFileAndTensor) {
   EXPECT_STATUS(s, kDataLoss,
                 "tensor 'w' in checkpoint data file '" + data_path + "' is corrupted");
 
-  ASSERT_EQ(::truncate(data_path.c_str(), 40), 0);
+  ASSERT_EQ(::truncate(data_path.c_str(), 2), 0);
   EXPECT_STATUS(saver.Restore(session, path), kDataLoss, "truncated");
   WriteText(path + ".index", "garbage");
   EXPECT_STATUS(saver.Restore(session, path), kDataLoss,
