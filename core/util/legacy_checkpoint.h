@@ -4,7 +4,7 @@
 // CRC-32 of the whole index) and `<prefix>.data-<16 hex digits>` (a header
 // with the same id, then the tensors' bytes). Read-only: saves write
 // TensorFlow's format. CheckpointReader (tensor_bundle.h) opens these
-// through it; nothing else should.
+// through it; nothing else should (tests and the fuzz target name files).
 //
 // Thread safety: a LegacyReader may be read from many threads at once.
 #ifndef TENSORGRID_CORE_UTIL_LEGACY_CHECKPOINT_H_

@@ -358,9 +358,8 @@ void FileSeeds() {
     auto writer = checkpoint::CheckpointWriter::Create(prefix);
     for (const auto& [name, t] : tensors) (void)(*writer)->Add(name, t);
     (void)(*writer)->Finish();
-    auto reader = checkpoint::CheckpointReader::Open(prefix);
     const std::string index = *ReadFileToString(checkpoint::IndexPath(prefix));
-    const std::string data = *ReadFileToString((*reader)->data_path());
+    const std::string data = *ReadFileToString(checkpoint::DataPath(prefix, 0, 1));
     std::string seed(1, '\0');
     for (int i = 0; i < 4; ++i) seed.push_back(static_cast<char>((index.size() >> (8 * i)) & 0xff));
     Seed("checkpoint", label, seed + index + data);
@@ -369,6 +368,21 @@ void FileSeeds() {
   checkpoint("two_tensors", {{"bias", Vector<float>(DT_FLOAT, {0.5f, -1})},
                              {"step", Vector<int64_t>(DT_INT64, {7})}});
   checkpoint("strings", {{"names", Strings()}});
+  {
+    // A tensor in two slices (TensorFlow's partitioned variables).
+    const std::string prefix = dir + "/sliced";
+    auto writer = checkpoint::CheckpointWriter::Create(prefix);
+    (void)(*writer)->AddSlice("p", TensorShape({4}), *checkpoint::TensorSlice::Parse("0,2"),
+                              Vector<float>(DT_FLOAT, {1, 2}));
+    (void)(*writer)->AddSlice("p", TensorShape({4}), *checkpoint::TensorSlice::Parse("2,2"),
+                              Vector<float>(DT_FLOAT, {3, 4}));
+    (void)(*writer)->Finish();
+    const std::string index = *ReadFileToString(checkpoint::IndexPath(prefix));
+    const std::string data = *ReadFileToString(checkpoint::DataPath(prefix, 0, 1));
+    std::string seed(1, '\0');
+    for (int i = 0; i < 4; ++i) seed.push_back(static_cast<char>((index.size() >> (8 * i)) & 0xff));
+    Seed("checkpoint", "sliced", seed + index + data);
+  }
   // IDX: byte 0 (1: gzip the rest), the file.
   auto idx = [](const std::string& label, const Tensor& t, bool gzip) {
     Seed("idx", label, std::string(1, gzip ? 1 : 0) + *EncodeIdx(t));
