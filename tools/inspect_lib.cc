@@ -62,6 +62,10 @@ const std::vector<tools::Flag>& FlagTable() {
        "convert a saved RunMetadata (binary or text) to\n"
        "Chrome trace JSON (chrome://tracing, ui.perfetto.dev)"},
       {"out", "FILE", true, "where --trace writes (default stdout)"},
+      {"checkpoint", "PREFIX", true,
+       "list a checkpoint's tensors (name, dtype, shape, bytes),\n"
+       "TensorFlow's or ours: PREFIX.index and its data files"},
+      {"tensor", "NAME", true, "with --checkpoint: print that tensor's values"},
       {"feed_shapes", "NAME=DIMS;...", true,
        "shapes fed to placeholders, e.g. \"images=32,784;labels=32\"\n"
        "(-1 for an unknown dimension; NAME= for a scalar), so\n"
@@ -108,6 +112,8 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
   if (name == "dot") options->dot_path = value;
   if (name == "trace") options->trace_path = value;
   if (name == "out") options->out_path = value;
+  if (name == "checkpoint") options->checkpoint = value;
+  if (name == "tensor") options->tensor = value;
   if (name == "devices") TG_RETURN_IF_ERROR(tools::AppendCommaList(flag, &options->devices));
   if (name == "feed_shapes") TG_RETURN_IF_ERROR(ParseFeedShapes(value, &options->feed_shapes));
   if (value.empty() && name != "default_device" && name != "devices_per_task") {
@@ -117,6 +123,17 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
 }
 
 absl::Status CheckCombination(const Options& o) {
+  if (!o.checkpoint.empty()) {
+    if (!o.graph_path.empty() || !o.trace_path.empty() || !o.cluster.empty() ||
+        !o.devices.empty() || !o.explain.empty() || !o.dot_path.empty() || o.json ||
+        !o.out_path.empty()) {
+      return errors::InvalidArgument(
+          "--checkpoint inspects a checkpoint and takes only --tensor; inspect a graph or a "
+          "trace in a separate call");
+    }
+    return absl::OkStatus();
+  }
+  if (!o.tensor.empty()) return errors::InvalidArgument("--tensor applies to --checkpoint only");
   if (!o.trace_path.empty()) {
     if (!o.graph_path.empty() || !o.cluster.empty() || !o.devices.empty() || !o.explain.empty() ||
         !o.dot_path.empty() || o.json) {
@@ -126,7 +143,9 @@ absl::Status CheckCombination(const Options& o) {
     }
     return absl::OkStatus();
   }
-  if (o.graph_path.empty()) return errors::InvalidArgument("give --graph=FILE (or --trace=FILE)");
+  if (o.graph_path.empty()) {
+    return errors::InvalidArgument("give --graph=FILE (or --trace=FILE, or --checkpoint=PREFIX)");
+  }
   if (!o.out_path.empty()) return errors::InvalidArgument("--out applies to --trace only");
   if (!o.cluster.empty() && !o.devices.empty()) {
     return errors::InvalidArgument("give either --cluster or --devices, not both");
@@ -334,6 +353,7 @@ std::string Usage() {
                   | --devices=NAME,...] [--default_device=SPEC] [--allow_soft_placement]
                   [--json] [--explain=NODE] [--dot=FILE]
        tg_inspect --trace=RUN_METADATA [--out=FILE]
+       tg_inspect --checkpoint=PREFIX [--tensor=NAME]
 
 Places a GraphDef on a device set with the same Placer and Partition the master
 uses (the whole graph: no feeds, fetches or pruning) and prints where every

@@ -44,6 +44,8 @@ struct Options {
   std::string dot_path;               // --dot=FILE
   std::string trace_path;             // --trace=FILE (a saved RunMetadata)
   std::string out_path;               // --out=FILE (with --trace; default stdout)
+  std::string checkpoint;             // --checkpoint=PREFIX (tools/inspect_checkpoint.h)
+  std::string tensor;                 // --tensor=NAME (with --checkpoint)
   // --feed_shapes="images=32,784;labels=32": the shapes fed to these nodes
   // (Placeholders), so that the transfers computed from them have sizes.
   std::map<std::string, PartialTensorShape> feed_shapes;
@@ -54,7 +56,8 @@ struct Options {
 // `--flag value`; --json and --allow_soft_placement take no value (or
 // =true/=false). InvalidArgument for unknown flags, missing values, and
 // combinations that make no sense (--cluster with --devices, --trace with
-// --graph, neither --graph nor --trace), unless --help.
+// --graph, --checkpoint with either, none of --graph, --trace and
+// --checkpoint, --tensor without --checkpoint), unless --help.
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args);
 
 // The --help text.

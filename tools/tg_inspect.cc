@@ -3,6 +3,7 @@
 //   tg_inspect --graph=model.pbtxt --cluster="ps=h:2222;worker=h:2223,h:2224"
 //   tg_inspect --graph=model.pbtxt --explain=x/Assign
 //   tg_inspect --trace=run_metadata.pb --out=trace.json
+//   tg_inspect --checkpoint=/ckpt/model-300 [--tensor=layer1/w]
 //
 // See docs/placement.md and `tg_inspect --help`. The placing, partitioning and
 // printing live in inspect_lib and inspect_format; this file does the I/O.
@@ -21,6 +22,7 @@
 #include "core/platform/status.h"
 #include "core/runtime/trace.h"
 #include "tools/flags.h"
+#include "tools/inspect_checkpoint.h"
 #include "tools/inspect_format.h"
 #include "tools/inspect_lib.h"
 #include "tools/tg_run_lib.h"
@@ -115,7 +117,13 @@ int Main(const std::vector<std::string>& args) {
     return 0;
   }
   absl::Status status;
-  if (options->trace_path.empty()) {
+  if (!options->checkpoint.empty()) {
+    absl::StatusOr<std::string> text =
+        options->tensor.empty() ? ListCheckpoint(options->checkpoint)
+                                : PrintCheckpointTensor(options->checkpoint, options->tensor);
+    if (text.ok()) std::cout << *text << std::flush;
+    status = text.status();
+  } else if (options->trace_path.empty()) {
     // A device set that does not parse is a flag error, like the flags.
     absl::StatusOr<std::vector<DeviceAttributes>> devices = DevicesFromOptions(*options);
     if (!devices.ok()) return tools::ReportUsageError("tg_inspect", devices.status().message());
