@@ -75,6 +75,11 @@ TG_REGISTER_OP("_Retval")
     .SetIsStateful()
     .Doc("A step's fetch: return value `index` of the executor's call frame.");
 
+// `status` with "node 'x' (Op): " in front.
+absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
+  return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
+}
+
 absl::Status BroadcastGradientArgsShapeFn(ShapeInferenceContext& c) {
   c.set_output(0, PartialTensorShape({-1}));
   c.set_output(1, PartialTensorShape({-1}));
@@ -161,6 +166,109 @@ TG_REGISTER_OP("ConcatV2")
 `values` joined along `axis`.
 
 values: N >= 2 tensors that agree in every dimension but `axis`.
+)doc");
+
+// The inputs' common shape with N inserted at `axis`; InvalidArgument
+// naming the input whose shape disagrees, or an axis out of range.
+absl::Status PackShapeFn(ShapeInferenceContext& c) {
+  PartialTensorShape common;
+  int first_known = -1;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    const PartialTensorShape& in = c.input(i);
+    if (in.unknown_rank()) continue;
+    if (first_known < 0) {
+      common = in;
+      first_known = i;
+      continue;
+    }
+    if (in.dims() != common.dims()) {
+      return AtNode(c, errors::InvalidArgument("Pack input ", i, " has shape ", in.DebugString(),
+                                               ", but input ", first_known, " has shape ",
+                                               common.DebugString(), " (all must match)"));
+    }
+    std::vector<int64_t> dims;
+    for (int d = 0; d < in.dims(); ++d) {
+      const int64_t a = common.dim_size(d), b = in.dim_size(d);
+      if (a >= 0 && b >= 0 && a != b) {
+        return AtNode(c, errors::InvalidArgument("Pack input ", i, " has shape ",
+                                                 in.DebugString(), ", but input ", first_known,
+                                                 " has shape ", common.DebugString(),
+                                                 " (all must match)"));
+      }
+      dims.push_back(a >= 0 ? a : b);
+    }
+    common = PartialTensorShape(dims);
+  }
+  if (first_known < 0) return absl::OkStatus();
+  int64_t axis;
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "axis", &axis));
+  const int out_rank = common.dims() + 1;
+  if (axis < -out_rank || axis >= out_rank) {
+    return AtNode(c, errors::InvalidArgument("axis ", axis, " is out of range [", -out_rank, ", ",
+                                             out_rank, ") for Pack of inputs of rank ",
+                                             common.dims()));
+  }
+  if (axis < 0) axis += out_rank;
+  std::vector<int64_t> dims;
+  for (int d = 0; d < common.dims(); ++d) dims.push_back(common.dim_size(d));
+  dims.insert(dims.begin() + axis, c.num_inputs());
+  c.set_output(0, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Pack")
+    .Input("values: N * T")
+    .Output("output: T")
+    .Attr("N: int >= 1")
+    .Attr("T: type")
+    .Attr("axis: int = 0")
+    .SetShapeFn(PackShapeFn)
+    .Doc(R"doc(
+The N tensors `values`, all of one shape, stacked into one tensor of rank
+one higher along a new dimension `axis` (negative counts from the end of
+the output's dimensions): N inputs of shape [A, B] give [N, A, B] for
+axis 0 and [A, B, N] for axis 2 or -1.
+
+  values = {[1, 4], [2, 5], [3, 6]}, axis = 1  ->  [[1, 2, 3], [4, 5, 6]]
+)doc");
+
+// `num` outputs: the input without dimension `axis`, which must be `num` long.
+absl::Status UnpackShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& in = c.input(0);
+  if (in.unknown_rank()) return absl::OkStatus();
+  int64_t axis, num;
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "axis", &axis));
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "num", &num));
+  if (axis < -in.dims() || axis >= in.dims()) {
+    return AtNode(c, errors::InvalidArgument("axis ", axis, " is out of range [", -in.dims(), ", ",
+                                             in.dims(), ") for Unpack of ", in.DebugString()));
+  }
+  if (axis < 0) axis += in.dims();
+  if (in.dim_size(axis) >= 0 && in.dim_size(axis) != num) {
+    return AtNode(c, errors::InvalidArgument("dimension ", axis, " of ", in.DebugString(),
+                                             " must be num = ", num));
+  }
+  std::vector<int64_t> dims;
+  for (int d = 0; d < in.dims(); ++d) {
+    if (d != axis) dims.push_back(in.dim_size(d));
+  }
+  for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, PartialTensorShape(dims));
+  return absl::OkStatus();
+}
+
+TG_REGISTER_OP("Unpack")
+    .Input("value: T")
+    .Output("output: num * T")
+    .Attr("num: int >= 0")
+    .Attr("T: type")
+    .Attr("axis: int = 0")
+    .SetShapeFn(UnpackShapeFn)
+    .Doc(R"doc(
+`value` cut along dimension `axis` into its `num` slices, each without that
+dimension: the inverse of Pack. Dimension `axis` (negative counts from the
+end) must be `num` long.
+
+  value = [[1, 2, 3], [4, 5, 6]], num = 3, axis = 1  ->  {[1, 4], [2, 5], [3, 6]}
 )doc");
 
 // Rank 1 + rank(C) when data[0] and indices[0] have known ranks.
@@ -326,11 +434,6 @@ TG_REGISTER_OP("Transpose")
     .Attr("Tperm: {int32, int64} = DT_INT32")
     .SetShapeFn(TransposeShapeFn)
     .Doc("Dimension i of `y` is dimension perm[i] of `x`.");
-
-// `status` with "node 'x' (Op): " in front.
-absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
-  return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
-}
 
 // paddings is [rank(input), 2]; the output has the input's rank.
 absl::Status PadShapeFn(ShapeInferenceContext& c) {

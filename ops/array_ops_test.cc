@@ -1,4 +1,4 @@
-// The shape functions of Pad and Squeeze.
+// The shape functions of Pad, Squeeze, Pack and Unpack.
 #include <string>
 #include <vector>
 
@@ -50,6 +50,36 @@ TEST(PadShapeTest, RankFromInputOrPaddings) {
                 "node 'p' (Pad): paddings must be [rank of input, 2], got [3,2]");
   EXPECT_STATUS(RunShapeFn(pad, {{2, 3}, {2, 3}}).status, kInvalidArgument, "paddings must be");
   EXPECT_STATUS(RunShapeFn(pad, {{2, 3}, {4}}).status, kInvalidArgument, "paddings must be");
+}
+
+TEST(PackShapeFnTest, InsertsNAtTheAxisAndMergesInputs) {
+  ShapeFnRun r = RunShapeFn(NodeDefBuilder("p", "Pack").Attr("T", DT_FLOAT).Attr("N", 3).Attr(
+                                "axis", int64_t{-1}),
+                            {PartialTensorShape({2, -1}), PartialTensorShape(),
+                             PartialTensorShape({-1, 5})});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.outputs[0], "[2,5,3]");
+}
+
+TEST(PackShapeFnTest, MismatchAndAxisErrorsNameTheNode) {
+  auto pack = [](int64_t axis) {
+    return NodeDefBuilder("stack", "Pack").Attr("T", DT_FLOAT).Attr("N", 2).Attr("axis", axis);
+  };
+  EXPECT_STATUS(RunShapeFn(pack(0), {{2, 3}, {2, 4}}).status, kInvalidArgument,
+                "node 'stack' (Pack): Pack input 1 has shape [2,4], but input 0 has shape [2,3]");
+  EXPECT_STATUS(RunShapeFn(pack(3), {{2, 3}, {2, 3}}).status, kInvalidArgument,
+                "node 'stack' (Pack): axis 3 is out of range [-3, 3)");
+}
+
+TEST(UnpackShapeFnTest, DropsTheAxis) {
+  auto unpack = [](int num, int64_t axis) {
+    return NodeDefBuilder("u", "Unpack").Attr("T", DT_FLOAT).Attr("num", num).Attr("axis", axis);
+  };
+  ShapeFnRun r = RunShapeFn(unpack(2, 1), {{4, -1, 5}});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.outputs, (std::vector<std::string>{"[4,5]", "[4,5]"}));
+  EXPECT_STATUS(RunShapeFn(unpack(3, 0), {{2, 5}}).status, kInvalidArgument,
+                "dimension 0 of [2,5] must be num = 3");
 }
 
 }  // namespace

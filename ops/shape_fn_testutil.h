@@ -33,7 +33,10 @@ inline ShapeFnRun RunShapeFn(const NodeDefBuilder& builder,
   for (size_t i = 0; i < inputs.size(); ++i) node.add_input("in" + std::to_string(i));
   run.status = ValidateNodeDef(*op, &node);
   if (!run.status.ok()) return run;
-  ShapeInferenceContext c(node, std::move(inputs), static_cast<int>(op->outputs.size()));
+  std::vector<DataType> input_types, output_types;  // list outputs count one per tensor
+  run.status = InOutTypesForNode(node, *op, &input_types, &output_types);
+  if (!run.status.ok()) return run;
+  ShapeInferenceContext c(node, std::move(inputs), static_cast<int>(output_types.size()));
   run.status = op->shape_fn(c);
   for (int i = 0; i < c.num_outputs(); ++i) run.outputs.push_back(c.output(i).DebugString());
   return run;

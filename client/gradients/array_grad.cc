@@ -1,11 +1,12 @@
 // Gradients of the array ops: Identity, Reshape, Squeeze, Transpose,
-// ConcatV2, BroadcastTo and Pad; ZerosLike and OnesLike pass no gradient to
-// their input.
+// ConcatV2, Pack and Unpack (each the other's), BroadcastTo and Pad;
+// ZerosLike and OnesLike pass no gradient to their input.
 #include <vector>
 
 #include "client/gradients/broadcast_grad.h"
 #include "client/gradients/grad_op_registry.h"
 #include "client/ops/standard_ops.h"
+#include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace {
@@ -67,6 +68,31 @@ absl::Status ConcatV2Grad(const Scope& scope, const ForwardOp& op, const Grads& 
   return absl::OkStatus();
 }
 TG_REGISTER_GRADIENT("ConcatV2", ConcatV2Grad);
+
+// Input i's gradient is slice i of dy along the packing axis.
+absl::Status PackGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  int64_t axis;
+  TG_RETURN_IF_ERROR(op.GetAttr("axis", &axis));
+  auto slices = ops::Unstack(scope, dy[0], op.num_inputs(), ops::Unstack::Axis(axis));
+  if (static_cast<int>(slices.output.size()) != op.num_inputs()) return scope.status();
+  for (const Output& slice : slices.output) dx->push_back(slice);
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Pack", PackGrad);
+
+// dy of every output stacked back along the axis (zeros for outputs that
+// received no gradient).
+absl::Status UnpackGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
+  int64_t axis;
+  TG_RETURN_IF_ERROR(op.GetAttr("axis", &axis));
+  std::vector<Output> slices;
+  for (int i = 0; i < op.num_outputs(); ++i) {
+    slices.push_back(dy[i].valid() ? dy[i] : ops::ZerosLike(scope, op.output(i)).y);
+  }
+  dx->push_back(ops::Stack(scope, slices, ops::Stack::Axis(axis)));
+  return absl::OkStatus();
+}
+TG_REGISTER_GRADIENT("Unpack", UnpackGrad);
 
 absl::Status BroadcastToGrad(const Scope& scope, const ForwardOp& op, const Grads& dy, Grads* dx) {
   dx->push_back(ReduceGradToShapeOf(scope, dy[0], op.input(0)));

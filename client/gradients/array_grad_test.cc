@@ -108,5 +108,29 @@ TEST_F(ArrayGradTest, Squeeze) {
                 {ops::Squeeze(root_, x, ops::Squeeze::SqueezeDims({-1}))});
 }
 
+TEST_F(ArrayGradTest, StackAlongEachAxis) {
+  auto a = Placeholder(DT_DOUBLE);
+  auto b = Placeholder(DT_DOUBLE);
+  auto c = Placeholder(DT_DOUBLE);
+  auto weights = ops::Const(root_, {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {3, 2});
+  const std::vector<Tensor> values = {Random(DT_DOUBLE, {2}), Random(DT_DOUBLE, {2}),
+                                      Random(DT_DOUBLE, {2})};
+  CheckGradient({a, b, c}, values, {ops::Mul(root_, ops::Stack(root_, {a, b, c}), weights)});
+  auto transposed = ops::Const(root_, {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {2, 3});
+  CheckGradient({a, b, c}, values,
+                {ops::Mul(root_, ops::Stack(root_, {a, b, c}, ops::Stack::Axis(-1)), transposed)});
+}
+
+TEST_F(ArrayGradTest, UnstackWithAnUnusedSlice) {
+  auto x = Placeholder(DT_DOUBLE);
+  auto slices = ops::Unstack(root_, x, 3, ops::Unstack::Axis(1));
+  // Slice 1 feeds nothing: its gradient is zeros.
+  auto y = ops::Add(root_, ops::Mul(root_, slices[0], ops::Const(root_, {2.0, 3.0}, {2})),
+                    ops::Square(root_, slices[2]));
+  CheckGradient({x}, {Random(DT_DOUBLE, {2, 3})}, {y});
+  auto z = ops::Unstack(root_, x, 2);
+  CheckGradient({x}, {Random(DT_DOUBLE, {2, 3})}, {ops::Mul(root_, z[0], ops::Exp(root_, z[1]))});
+}
+
 }  // namespace
 }  // namespace tensorgrid

@@ -28,6 +28,8 @@ const std::vector<ApiDef>& ApiDefs() {
       // TensorFlow's C++ names: the current version of an op under the plain
       // name, TensorFlow's old Ref(string)-handle names for the resource forms.
       Renamed("ConcatV2", "Concat"),
+      Renamed("Pack", "Stack"),
+      Renamed("Unpack", "Unstack"),
       Renamed("VariableV2", "Variable"),
       Skipped("Variable"),  // the old op; VariableV2 has its name
       // The queue and accumulator ops under TensorFlow's C++ names. The two
