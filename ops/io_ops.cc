@@ -1,7 +1,8 @@
 // Checkpoint op definitions: SaveV2, RestoreV2 and MergeV2Checkpoints
-// (docs/checkpoints.md).
+// (docs/checkpoints.md), and the names of sharded checkpoint files.
 // Kernels: kernels/io/.
 #include "core/framework/op_def.h"
+#include "core/framework/shape_inference.h"
 
 namespace tensorgrid {
 namespace {
@@ -50,6 +51,27 @@ sharded saves. No outputs: run it as a target.
 
 delete_old_dirs: Also remove each source's directory once it is empty.
 allow_missing_files: Skip sources that do not exist (at least one must).
+)doc");
+
+TG_REGISTER_OP("ShardedFilename")
+    .Input("basename: string")
+    .Input("shard: int32")
+    .Input("num_shards: int32")
+    .Output("filename: string")
+    .SetShapeFn(shape_fns::ScalarShape)
+    .Doc(R"doc(
+The name of shard `shard` of `num_shards`: "basename-00002-of-00005" (each
+number at least five digits wide). Every input is a scalar.
+)doc");
+
+TG_REGISTER_OP("ShardedFilespec")
+    .Input("basename: string")
+    .Input("num_shards: int32")
+    .Output("filename: string")
+    .SetShapeFn(shape_fns::ScalarShape)
+    .Doc(R"doc(
+A pattern matching every shard's name: "basename-?????-of-00005". Every
+input is a scalar.
 )doc");
 
 }  // namespace

@@ -141,6 +141,12 @@ AssignVariableOp/AssignAddVariableOp/AssignSubVariableOp).
   auto set = ops::AssignVariableOp(scope, v, {1.f, 2.f});
   auto read = ops::ReadVariableOp(scope, v, DT_FLOAT);)",
        {}},
+      {"string_ops",
+       R"(String ops: StringJoin, element by element, scalars repeated.
+
+  auto path = ops::StringJoin(scope, {dir, "/", names});  // names: a vector
+  auto csv = ops::StringJoin(scope, {a, b}, ops::StringJoin::Separator(","));)",
+       {}},
       {"training_ops",
        R"(Training ops: the optimizer updates. The Apply* forms update a reference
 variable (ops::Variable) in place and output it; the ResourceApply* forms

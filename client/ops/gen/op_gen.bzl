@@ -12,6 +12,7 @@ WRAPPER_FAMILIES = [
     "nn_ops",
     "random_ops",
     "state_ops",
+    "string_ops",
     "training_ops",
 ]
 
