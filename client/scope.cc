@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "client/merge_device.h"
 #include "core/framework/attr_value_util.h"
+#include "core/framework/versions.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -58,7 +59,11 @@ Scope::Scope(Scope&&) noexcept = default;
 Scope& Scope::operator=(Scope&&) noexcept = default;
 Scope::~Scope() = default;
 
-Scope Scope::NewRootScope() { return Scope(std::make_shared<ScopeGraph>()); }
+Scope Scope::NewRootScope() {
+  auto graph = std::make_shared<ScopeGraph>();
+  *graph->graph.mutable_versions() = CurrentGraphDefVersions();
+  return Scope(std::move(graph));
+}
 
 Scope Scope::NewSubScope(const std::string& child_scope_name) const {
   Scope child(*this);

@@ -90,6 +90,82 @@ TEST(SessionTest, TensorFlowGraphUninitializedVariableIsFailedPrecondition) {
   EXPECT_STATUS(session->Run({}, {"output_node"}, {}, &out), kFailedPrecondition, "variable_node");
 }
 
+// x2 (float placeholder, shape attr without dims) -> y = x2 * 2, as
+// producer `producer` wrote it.
+GraphDef EmptyShapePlaceholderGraph(int producer) {
+  GraphDef g;
+  g.mutable_versions()->set_producer(producer);
+  NodeDef x = MakeNode("x2", "Placeholder", {});
+  SetAttr(&x, "dtype", DT_FLOAT);
+  SetAttr(&x, "shape", PartialTensorShape({}));
+  *g.add_node() = x;
+  NodeDef two = MakeNode("two", "Const", {});
+  SetAttr(&two, "dtype", DT_FLOAT);
+  SetAttr(&two, "value", Tensor::Scalar<float>(2));
+  *g.add_node() = two;
+  NodeDef y = MakeNode("y", "Mul", {"x2", "two"});
+  SetAttr(&y, "T", DT_FLOAT);
+  *g.add_node() = y;
+  return g;
+}
+
+TEST(SessionTest, EmptyPlaceholderShapeOfProducer21TakesAnyShape) {
+  auto session = NewLocalSession();
+  ASSERT_OK(session->Create(EmptyShapePlaceholderGraph(21)));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({{"x2", Tensor::FromVector<float>({1, 2, 3}, {3, 1})}}, {"y"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {2, 4, 6}, TensorShape({3, 1}));
+}
+
+TEST(SessionTest, EmptyPlaceholderShapeOfProducer22IsAScalar) {
+  auto session = NewLocalSession();
+  ASSERT_OK(session->Create(EmptyShapePlaceholderGraph(22)));
+  std::vector<Tensor> out;
+  EXPECT_STATUS(session->Run({{"x2", Tensor::FromVector<float>({1, 2, 3}, {3})}}, {"y"}, {}, &out),
+                kInvalidArgument, "feed 'x2' has shape [3], but placeholder 'x2' has shape []");
+  ASSERT_OK(session->Run({{"x2", Tensor::Scalar<float>(4)}}, {"y"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {8}, TensorShape({}));
+}
+
+// Sum of x (float [2, 3]) over the axes [[0, 1]], a rank-2 index tensor.
+GraphDef SumOverMatrixOfAxesGraph(int producer) {
+  GraphDef g;
+  g.mutable_versions()->set_producer(producer);
+  NodeDef x = MakeNode("x", "Const", {});
+  SetAttr(&x, "dtype", DT_FLOAT);
+  SetAttr(&x, "value", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  *g.add_node() = x;
+  NodeDef axes = MakeNode("axes", "Const", {});
+  SetAttr(&axes, "dtype", DT_INT32);
+  SetAttr(&axes, "value", Tensor::FromVector<int32_t>({0, 1}, {1, 2}));
+  *g.add_node() = axes;
+  NodeDef sum = MakeNode("sum", "Sum", {"x", "axes"});
+  SetAttr(&sum, "T", DT_FLOAT);
+  SetAttr(&sum, "Tidx", DT_INT32);
+  *g.add_node() = sum;
+  return g;
+}
+
+TEST(SessionTest, ReductionIndicesOfAnyRankBeforeProducer21) {
+  auto old = NewLocalSession();
+  ASSERT_OK(old->Create(SumOverMatrixOfAxesGraph(20)));
+  std::vector<Tensor> out;
+  ASSERT_OK(old->Run({}, {"sum"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {21}, TensorShape({}));
+  auto current = NewLocalSession();
+  ASSERT_OK(current->Create(SumOverMatrixOfAxesGraph(21)));
+  EXPECT_STATUS(current->Run({}, {"sum"}, {}, &out), kInvalidArgument,
+                "reduction_indices must be a scalar or a vector, got shape [1,2]");
+}
+
+TEST(SessionTest, GraphForNewerConsumersIsRefused) {
+  auto session = NewLocalSession();
+  GraphDef g = SquareGraph();
+  g.mutable_versions()->set_producer(5000);
+  g.mutable_versions()->set_min_consumer(5000);
+  EXPECT_STATUS(session->Create(g), kInvalidArgument, "GraphDef min consumer version 5000");
+}
+
 TEST(SessionTest, StepNeedingUnregisteredOpIsUnimplemented) {
   auto session = NewLocalSession();
   ASSERT_OK(session->Create(LoadTextGraph(kVariableGraph)));

@@ -1,7 +1,9 @@
 // State op definitions: reference and resource variables. Kernels:
 // kernels/state/.
+#include "core/framework/attr_value_util.h"
 #include "core/framework/op_def.h"
 #include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace {
@@ -24,6 +26,15 @@ container: The resource container the variable lives in ("": the default contain
 shared_name: The name the variable is shared under ("": the node's name).
 )doc");
 
+// As TensorFlow's: a shape attr without dims means an unknown shape here,
+// whatever the graph's producer (the old op could not say "scalar").
+absl::Status LegacyVariableShapeFn(ShapeInferenceContext& c) {
+  PartialTensorShape shape;
+  TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "shape", &shape));
+  if (!shape.unknown_rank() && shape.dims() > 0) c.set_output(0, shape);
+  return absl::OkStatus();
+}
+
 TG_REGISTER_OP("Variable")
     .Output("ref: Ref(dtype)")
     .Attr("shape: shape")
@@ -31,9 +42,10 @@ TG_REGISTER_OP("Variable")
     .Attr("container: string = ''")
     .Attr("shared_name: string = ''")
     .SetIsStateful()
-    .SetShapeFn(shape_fns::ShapeFromAttr)
+    .SetShapeFn(LegacyVariableShapeFn)
     .Doc(R"doc(
 A reference variable: VariableV2's older name, kept for graphs that use it.
+Its shape attr without dims means "any shape", not a scalar's.
 
 container: The resource container the variable lives in ("": the default container).
 shared_name: The name the variable is shared under ("": the node's name).

@@ -138,9 +138,8 @@ bool KernelRegistry::HasKernel(const NodeDef& node, absl::string_view device_typ
   return Find(node, device_type) != nullptr;
 }
 
-absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(Device* device,
-                                                                       const NodeDef& node,
-                                                                       const OpDef& op_def) const {
+absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
+    Device* device, const NodeDef& node, const OpDef& op_def, int graph_def_version) const {
   const Registration* r = Find(node, device->device_type());
   if (r == nullptr) {
     std::vector<std::string> attrs;
@@ -161,7 +160,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(Device* d
     TG_RETURN_IF_ERROR(MemoryTypesForNode(node, op_def, r->def.host_memory_, inputs, outputs,
                                           &input_memory, &output_memory));
   }
-  OpKernelConstruction ctx(device, node, op_def, std::move(inputs), std::move(outputs));
+  OpKernelConstruction ctx(device, node, op_def, std::move(inputs), std::move(outputs),
+                           graph_def_version);
   ctx.set_memory_types(std::move(input_memory), std::move(output_memory));
   std::unique_ptr<OpKernel> kernel = r->factory(ctx);
   if (!ctx.status().ok()) {

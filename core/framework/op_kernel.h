@@ -25,6 +25,7 @@
 #include "core/framework/rendezvous.h"
 #include "core/framework/resource_mgr.h"
 #include "core/framework/tensor.h"
+#include "core/framework/versions.h"
 
 namespace tensorgrid {
 
@@ -45,12 +46,14 @@ struct CallFrame {
 class OpKernelConstruction {
  public:
   OpKernelConstruction(Device* device, const NodeDef& def, const OpDef& op_def,
-                       std::vector<DataType> input_types, std::vector<DataType> output_types)
+                       std::vector<DataType> input_types, std::vector<DataType> output_types,
+                       int graph_def_version = kGraphDefVersion)
       : device_(device),
         def_(def),
         op_def_(op_def),
         input_types_(std::move(input_types)),
-        output_types_(std::move(output_types)) {}
+        output_types_(std::move(output_types)),
+        graph_def_version_(graph_def_version) {}
 
   template <typename T>
   absl::Status GetAttr(absl::string_view name, T* value) const {
@@ -59,6 +62,9 @@ class OpKernelConstruction {
   const NodeDef& def() const { return def_; }
   const OpDef& op_def() const { return op_def_; }
   Device* device() const { return device_; }
+  // The producer version of the GraphDef the node came from, for the few
+  // semantics that depend on it (core/framework/versions.h).
+  int graph_def_version() const { return graph_def_version_; }
   const std::vector<DataType>& input_types() const { return input_types_; }
   const std::vector<DataType>& output_types() const { return output_types_; }
   // Where each argument lives (empty on host-only devices: all host memory).
@@ -80,6 +86,7 @@ class OpKernelConstruction {
   const OpDef& op_def_;
   std::vector<DataType> input_types_, output_types_;
   std::vector<MemoryType> input_memory_types_, output_memory_types_;
+  int graph_def_version_;
   absl::Status status_;
 };
 
@@ -238,9 +245,11 @@ class KernelRegistry {
   // Whether a kernel of `device_type` matches the node's attrs.
   bool HasKernel(const NodeDef& node, absl::string_view device_type) const;
   // Unimplemented (naming op, node and device type) when no kernel matches;
-  // the constructor's error otherwise.
-  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(Device* device, const NodeDef& node,
-                                                         const OpDef& op_def) const;
+  // the constructor's error otherwise. `graph_def_version` is the producer
+  // version of the node's GraphDef.
+  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
+      Device* device, const NodeDef& node, const OpDef& op_def,
+      int graph_def_version = kGraphDefVersion) const;
 
  private:
   struct Registration {

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/framework/versions.h"
 #include "core/platform/logging.h"
 #include "core/platform/status.h"
 
@@ -154,11 +155,27 @@ bool TypesCompatible(DataType produced, DataType expected) {
   return IsRefType(produced) && !IsRefType(expected) && RemoveRefType(produced) == expected;
 }
 
+// `node` as TensorFlow reads it from a graph of producer version `producer`:
+// before version 22 a Placeholder's shape attr without dims (and without
+// unknown_rank) meant "unspecified", so it becomes an unknown shape.
+NodeDef WithProducerSemantics(const NodeDef& node, int producer) {
+  NodeDef def = node;
+  if (producer <= kLastProducerWithUnknownEmptyPlaceholderShape && def.op() == "Placeholder") {
+    auto it = def.mutable_attr()->find("shape");
+    if (it != def.mutable_attr()->end() && it->second.has_shape() &&
+        it->second.shape().dim_size() == 0 && !it->second.shape().unknown_rank()) {
+      it->second.mutable_shape()->set_unknown_rank(true);
+    }
+  }
+  return def;
+}
+
 // Adds the nodes of `def` to `graph` and wires all their inputs.
 absl::Status AddNodesAndEdges(const GraphDef& def, Graph* graph) {
   std::vector<std::pair<Node*, const NodeDef*>> added;
   for (const NodeDef& nd : def.node()) {
-    TG_ASSIGN_OR_RETURN(Node * n, graph->AddNode(nd));
+    TG_ASSIGN_OR_RETURN(Node * n,
+                        graph->AddNode(WithProducerSemantics(nd, def.versions().producer())));
     added.emplace_back(n, &nd);
   }
   for (auto [node, nd] : added) {
@@ -224,11 +241,36 @@ absl::Status AddNodesAndEdges(const GraphDef& def, Graph* graph) {
   return absl::OkStatus();
 }
 
+// The versions of `graph` once `def`'s nodes join it: one producer for the
+// whole graph; the stricter min_consumer and all bad consumers of both.
+absl::Status MergeVersions(const GraphDef& def, Graph* graph) {
+  TG_RETURN_IF_ERROR(CheckGraphDefVersions(def.versions()));
+  VersionDef& versions = graph->versions();
+  if (graph->num_nodes() == 0) {
+    versions = def.versions();
+    return absl::OkStatus();
+  }
+  if (def.versions().producer() != versions.producer()) {
+    return errors::InvalidArgument("cannot extend a graph of GraphDef producer version ",
+                                   versions.producer(), " with nodes of producer version ",
+                                   def.versions().producer(),
+                                   " (the producer decides what some nodes mean)");
+  }
+  versions.set_min_consumer(std::max(versions.min_consumer(), def.versions().min_consumer()));
+  for (int bad : def.versions().bad_consumers()) {
+    if (std::find(versions.bad_consumers().begin(), versions.bad_consumers().end(), bad) ==
+        versions.bad_consumers().end()) {
+      versions.add_bad_consumers(bad);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def, const OpRegistry* ops) {
   auto graph = std::make_unique<Graph>(ops);
-  graph->versions() = def.versions();
+  TG_RETURN_IF_ERROR(MergeVersions(def, graph.get()));
   TG_RETURN_IF_ERROR(AddNodesAndEdges(def, graph.get()));
   TG_RETURN_IF_ERROR(TopologicalSort(*graph).status());
   return graph;
@@ -237,8 +279,10 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def, const
 absl::Status ExtendGraph(const GraphDef& def, Graph* graph) {
   // Validate on a copy so that a failure leaves `graph` unchanged.
   std::unique_ptr<Graph> copy = CopyGraph(*graph);
+  TG_RETURN_IF_ERROR(MergeVersions(def, copy.get()));
   TG_RETURN_IF_ERROR(AddNodesAndEdges(def, copy.get()));
   TG_RETURN_IF_ERROR(TopologicalSort(*copy).status());
+  TG_RETURN_IF_ERROR(MergeVersions(def, graph));
   return AddNodesAndEdges(def, graph);
 }
 

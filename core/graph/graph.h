@@ -114,12 +114,17 @@ class Graph {
 
 // Validates `def` and builds a Graph: unique non-empty names; inputs name
 // existing nodes ("x", "x:1", "^x", control inputs last); ports in range;
-// input types match; no cycles. Nodes of unregistered ops are allowed and fail
-// only when a step needs them. Errors are InvalidArgument naming the node.
+// input types match; no cycles; versions tensorgrid may consume
+// (CheckGraphDefVersions). Nodes are read as TensorFlow reads them from a
+// graph of `def.versions().producer()` (core/framework/versions.h). Nodes of
+// unregistered ops are allowed and fail only when a step needs them. Errors
+// are InvalidArgument naming the node.
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
                                                       const OpRegistry* ops = OpRegistry::Global());
 // Adds `def`'s nodes to an existing graph (their inputs may name nodes
-// already in it); on error the graph is unchanged.
+// already in it); on error the graph is unchanged. A non-empty graph takes
+// only nodes of its own producer version; min_consumer and bad_consumers
+// merge.
 absl::Status ExtendGraph(const GraphDef& def, Graph* graph);
 
 // A deep copy (same node ids, names, devices).

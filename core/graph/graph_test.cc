@@ -1,6 +1,7 @@
 #include "core/graph/graph.h"
 
 #include "core/framework/attr_value_util.h"
+#include "core/framework/versions.h"
 #include "core/platform/status_testutil.h"
 #include "gtest/gtest.h"
 
@@ -160,6 +161,82 @@ TEST(ParseTensorNameTest, Forms) {
   EXPECT_EQ(port, 3);
   EXPECT_STATUS(ParseTensorName("x:y", &node, &port), kInvalidArgument, "malformed");
   EXPECT_STATUS(ParseTensorName(":1", &node, &port), kInvalidArgument, "malformed");
+}
+
+// A graph with one Placeholder "x" whose shape attr has no dims, written by
+// producer `producer`.
+GraphDef EmptyShapePlaceholderGraph(int producer) {
+  NodeDef x = N("x", "Placeholder", {});
+  SetAttr(&x, "shape", PartialTensorShape({}));
+  GraphDef def = G({x});
+  def.mutable_versions()->set_producer(producer);
+  return def;
+}
+
+PartialTensorShape PlaceholderShape(const Graph& graph) {
+  PartialTensorShape shape;
+  EXPECT_OK(GetNodeAttr(graph.FindNode("x")->def(), "shape", &shape));
+  return shape;
+}
+
+TEST(GraphVersionsTest, EmptyPlaceholderShapeIsUnknownUpToProducer21) {
+  auto old = ImportGraphDef(EmptyShapePlaceholderGraph(21));
+  ASSERT_OK(old.status());
+  EXPECT_TRUE(PlaceholderShape(**old).unknown_rank());
+  EXPECT_EQ((*old)->versions().producer(), 21);
+  auto unversioned = ImportGraphDef(G({EmptyShapePlaceholderGraph(0).node(0)}));
+  ASSERT_OK(unversioned.status());
+  EXPECT_TRUE(PlaceholderShape(**unversioned).unknown_rank());
+  auto scalar = ImportGraphDef(EmptyShapePlaceholderGraph(22));
+  ASSERT_OK(scalar.status());
+  EXPECT_EQ(PlaceholderShape(**scalar).DebugString(), "[]");
+}
+
+TEST(GraphVersionsTest, OldProducersKeepPlaceholderShapesWithDims) {
+  NodeDef x = N("x", "Placeholder", {});
+  SetAttr(&x, "shape", PartialTensorShape({-1, 2}));
+  GraphDef def = G({x});
+  def.mutable_versions()->set_producer(8);
+  auto g = ImportGraphDef(def);
+  ASSERT_OK(g.status());
+  EXPECT_EQ(PlaceholderShape(**g).DebugString(), "[?,2]");
+}
+
+TEST(GraphVersionsTest, RefusesGraphsForNewerOrOtherConsumers) {
+  GraphDef def = G({N("a", "Placeholder", {})});
+  def.mutable_versions()->set_producer(kGraphDefVersion + 100);
+  def.mutable_versions()->set_min_consumer(kGraphDefVersion + 1);
+  EXPECT_STATUS(ImportGraphDef(def).status(), kInvalidArgument,
+                "GraphDef min consumer version 1184 is above tensorgrid's GraphDef version 1183");
+  def.mutable_versions()->set_min_consumer(12);
+  ASSERT_OK(ImportGraphDef(def).status());
+  def.mutable_versions()->add_bad_consumers(kGraphDefVersion);
+  EXPECT_STATUS(ImportGraphDef(def).status(), kInvalidArgument,
+                "GraphDef disallows consumer version 1183");
+  def.mutable_versions()->clear_bad_consumers();
+  def.mutable_versions()->set_producer(-1);
+  EXPECT_STATUS(ImportGraphDef(def).status(), kInvalidArgument,
+                "GraphDef producer version -1 is below the oldest producer");
+}
+
+TEST(GraphVersionsTest, ExtendKeepsOneProducerAndMergesConsumers) {
+  GraphDef def = G({N("a", "Placeholder", {})});
+  *def.mutable_versions() = CurrentGraphDefVersions();
+  auto g = ImportGraphDef(def);
+  ASSERT_OK(g.status());
+  GraphDef more = G({N("b", "Identity", {"a"})});
+  more.mutable_versions()->set_producer(21);
+  EXPECT_STATUS(ExtendGraph(more, g->get()), kInvalidArgument,
+                "cannot extend a graph of GraphDef producer version 1183 with nodes of producer "
+                "version 21");
+  EXPECT_EQ((*g)->num_nodes(), 1);
+  *more.mutable_versions() = CurrentGraphDefVersions();
+  more.mutable_versions()->set_min_consumer(30);
+  more.mutable_versions()->add_bad_consumers(40);
+  ASSERT_OK(ExtendGraph(more, g->get()));
+  EXPECT_EQ((*g)->versions().min_consumer(), 30);
+  ASSERT_EQ((*g)->versions().bad_consumers_size(), 1);
+  EXPECT_EQ((*g)->versions().bad_consumers(0), 40);
 }
 
 }  // namespace

@@ -51,12 +51,14 @@ class ReductionGpuOp final : public OpKernel {
  public:
   explicit ReductionGpuOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
     TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("keep_dims", &keep_dims_));
+    any_rank_axes_ = ctx.graph_def_version() < kFirstProducerWithVectorReductionIndices;
   }
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
-    TG_ASSIGN_OR_RETURN(math::ReductionPlan plan,
-                        math::PlanReduction(input.shape(), ctx.input(1), keep_dims_));
+    TG_ASSIGN_OR_RETURN(
+        math::ReductionPlan plan,
+        math::PlanReduction(input.shape(), ctx.input(1), keep_dims_, any_rank_axes_));
     bool folds = false;
     for (const math::ReductionPlan::Group& g : plan.groups) folds |= g.reduced;
     if (!folds && input.NumElements() > 0) {  // only size-1 axes: a reshape
@@ -79,6 +81,7 @@ class ReductionGpuOp final : public OpKernel {
 
  private:
   bool keep_dims_ = false;
+  bool any_rank_axes_ = false;  // a graph of a producer before 21
 };
 
 template <typename T, typename Tout>

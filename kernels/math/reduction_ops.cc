@@ -96,11 +96,13 @@ class ReductionOp final : public OpKernel {
  public:
   explicit ReductionOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
     TG_REQUIRES_OK_CTOR(ctx, ctx.GetAttr("keep_dims", &keep_dims_));
+    any_rank_axes_ = ctx.graph_def_version() < kFirstProducerWithVectorReductionIndices;
   }
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
-    TG_ASSIGN_OR_RETURN(ReductionPlan plan, PlanReduction(input.shape(), ctx.input(1), keep_dims_));
+    TG_ASSIGN_OR_RETURN(ReductionPlan plan,
+                        PlanReduction(input.shape(), ctx.input(1), keep_dims_, any_rank_axes_));
     bool folds = false;
     for (const ReductionPlan::Group& g : plan.groups) folds |= g.reduced;
     if (!folds && input.NumElements() > 0) {  // only size-1 axes: a reshape
@@ -170,6 +172,7 @@ class ReductionOp final : public OpKernel {
   }
 
   bool keep_dims_ = false;
+  bool any_rank_axes_ = false;  // a graph of a producer before 21
 };
 
 // Max lets NaN win for floating point.

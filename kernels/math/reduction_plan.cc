@@ -10,8 +10,8 @@ namespace math {
 
 namespace {
 
-absl::StatusOr<std::vector<int64_t>> ReadAxes(const Tensor& axes) {
-  if (axes.dims() > 1) {
+absl::StatusOr<std::vector<int64_t>> ReadAxes(const Tensor& axes, bool any_rank) {
+  if (axes.dims() > 1 && !any_rank) {
     return errors::InvalidArgument("reduction_indices must be a scalar or a vector, got shape ",
                                    axes.shape().DebugString());
   }
@@ -25,8 +25,8 @@ absl::StatusOr<std::vector<int64_t>> ReadAxes(const Tensor& axes) {
 }  // namespace
 
 absl::StatusOr<ReductionPlan> PlanReduction(const TensorShape& input, const Tensor& axes,
-                                            bool keep_dims) {
-  TG_ASSIGN_OR_RETURN(std::vector<int64_t> axis_list, ReadAxes(axes));
+                                            bool keep_dims, bool any_rank_axes) {
+  TG_ASSIGN_OR_RETURN(std::vector<int64_t> axis_list, ReadAxes(axes, any_rank_axes));
   const int rank = input.dims();
   std::vector<bool> reduced(rank, false);
   for (int64_t axis : axis_list) {

@@ -31,10 +31,11 @@ struct ReductionPlan {
   int64_t reduced_count = 1;
 };
 
-// InvalidArgument for axes out of [-rank, rank), axes of rank > 1 or of a
-// dtype other than int32/int64.
+// InvalidArgument for axes out of [-rank, rank), axes of rank > 1 (unless
+// `any_rank_axes`: graphs of producers before 21 may give axis [1, 2] as
+// [[1, 2]], as TensorFlow accepted then) or of a dtype other than int32/int64.
 absl::StatusOr<ReductionPlan> PlanReduction(const TensorShape& input, const Tensor& axes,
-                                            bool keep_dims);
+                                            bool keep_dims, bool any_rank_axes = false);
 
 }  // namespace math
 }  // namespace tensorgrid
