@@ -143,6 +143,21 @@ absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name,
   return absl::OkStatus();
 }
 
+absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name,
+                         std::vector<PartialTensorShape>* out) {
+  TG_ASSIGN_OR_RETURN(const AttrValue::ListValue* l, GetList(node, name));
+  out->clear();
+  for (const TensorShapeProto& proto : l->shape()) {
+    auto shape = PartialTensorShape::FromProto(proto);
+    if (!shape.ok()) {
+      return WithContext(shape.status(),
+                         absl::StrCat("attr '", name, "' of node '", node.name(), "'"));
+    }
+    out->push_back(*shape);
+  }
+  return absl::OkStatus();
+}
+
 bool HasNodeAttr(const NodeDef& node, absl::string_view name) {
   return node.attr().count(std::string(name)) > 0;
 }

@@ -38,6 +38,8 @@ absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vecto
 absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name, std::vector<DataType>* out);
 absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name,
                          std::vector<std::string>* out);
+absl::Status GetNodeAttr(const NodeDef& node, absl::string_view name,
+                         std::vector<PartialTensorShape>* out);
 bool HasNodeAttr(const NodeDef& node, absl::string_view name);
 
 // Setters for building NodeDefs in code.

@@ -80,6 +80,14 @@ absl::StatusOr<AttrDef> ParseAttrSpec(absl::string_view spec) {
     attr.minimum = min;
     rest = std::string(absl::StripAsciiWhitespace(rest.substr(0, ge)));
   }
+  // "list({float, int64})": a list(type) whose entries are among the set.
+  const bool type_list = absl::StartsWith(rest, "list({");
+  if (type_list) {
+    if (!absl::EndsWith(rest, "})")) {
+      return errors::InvalidArgument("unclosed 'list({' in '", spec, "'");
+    }
+    rest = rest.substr(5, rest.size() - 6);
+  }
   if (absl::StartsWith(rest, "{")) {
     if (!absl::EndsWith(rest, "}")) return errors::InvalidArgument("unclosed '{' in '", spec, "'");
     absl::string_view body(rest);
@@ -90,10 +98,13 @@ absl::StatusOr<AttrDef> ParseAttrSpec(absl::string_view spec) {
         attr.type = "string";
         attr.allowed_strings.emplace_back(item.substr(1, item.size() - 2));
       } else {
-        attr.type = "type";
+        attr.type = type_list ? "list(type)" : "type";
         TG_ASSIGN_OR_RETURN(DataType t, DataTypeFromString(item));
         attr.allowed_types.push_back(t);
       }
+    }
+    if (type_list && attr.type != "list(type)") {
+      return errors::InvalidArgument("'list({...})' in '", spec, "' must list types");
     }
   } else {
     attr.type = rest;
@@ -294,7 +305,11 @@ absl::Status CheckAttrValue(const NodeDef& node, const AttrDef& def, const AttrV
     return fail("is \"", value.s(), "\", not an allowed value");
   }
   if (def.minimum) {
-    int64_t v = value.value_case() == AttrValue::kI ? value.i() : value.list().i_size();
+    const AttrValue::ListValue& l = value.list();
+    int64_t v = value.value_case() == AttrValue::kI
+                    ? value.i()
+                    : l.s_size() + l.i_size() + l.f_size() + l.b_size() + l.type_size() +
+                          l.shape_size() + l.tensor_size();
     if (v < *def.minimum) return fail("is ", v, ", less than the minimum ", *def.minimum);
   }
   return absl::OkStatus();

@@ -40,6 +40,31 @@ TEST(OpDefBuilderTest, ParsesArgsAndAttrs) {
   EXPECT_EQ(op.FindAttr("dims")->default_value->list().i_size(), 2);
 }
 
+TEST(OpDefBuilderTest, TypeListsWithAllowedTypesAndMinimum) {
+  OpDef op = MustFinalize(OpDefBuilder("Parse")
+                              .Input("defaults: Tdense")
+                              .Attr("Tdense: list({float, int64, string}) >= 1"));
+  const AttrDef* t = op.FindAttr("Tdense");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->type, "list(type)");
+  EXPECT_EQ(t->allowed_types, (std::vector<DataType>{DT_FLOAT, DT_INT64, DT_STRING}));
+  EXPECT_EQ(op.inputs[0].type_list_attr, "Tdense");
+
+  NodeDef node;
+  node.set_name("p");
+  node.set_op("Parse");
+  node.add_input("a");
+  SetAttr(&node, "Tdense", std::vector<DataType>{DT_FLOAT});
+  ASSERT_OK(ValidateNodeDef(op, &node));
+  SetAttr(&node, "Tdense", std::vector<DataType>{DT_INT32});
+  EXPECT_STATUS(ValidateNodeDef(op, &node), kInvalidArgument,
+                "is int32, not one of the allowed types {float, int64, string}");
+  node.clear_input();
+  SetAttr(&node, "Tdense", std::vector<DataType>{});
+  EXPECT_STATUS(ValidateNodeDef(op, &node), kInvalidArgument, "is 0, less than the minimum 1");
+  EXPECT_FALSE(OpDefBuilder("Bad").Attr("T: list({float, 'x'})").Finalize().ok());
+}
+
 TEST(OpDefBuilderTest, DocSplitsSummaryDescriptionAndArgs) {
   OpDef op = MustFinalize(
       OpDefBuilder("Doc").Input("x: float").Output("y: float").Attr("scale: float = 1").Doc(R"doc(
