@@ -25,6 +25,7 @@
 #include "distributed/transport/frames.h"
 #include "google/protobuf/text_format.h"
 #include "proto/event.pb.h"
+#include "proto/example.pb.h"
 #include "proto/master.pb.h"
 #include "proto/worker.pb.h"
 
@@ -423,6 +424,27 @@ void FileSeeds() {
   events("graph_and_scalars", {version, graph, scalars});
 }
 
+// parse_example: a spec byte, then examples separated by "\n--\n".
+void ExampleSeeds() {
+  auto example = [](float x0, float x1, std::vector<int64_t> ids, std::string tag) {
+    Example e;
+    auto& features = *e.mutable_features()->mutable_feature();
+    features["x"].mutable_float_list()->add_value(x0);
+    features["x"].mutable_float_list()->add_value(x1);
+    for (int64_t id : ids) features["ids"].mutable_int64_list()->add_value(id);
+    if (!tag.empty()) features["tags"].mutable_bytes_list()->add_value(tag);
+    return e.SerializeAsString();
+  };
+  const std::string a = example(1, 2, {3, 4}, "cat");
+  const std::string b = example(-1, 0.5f, {1, 2, 3, 4}, "");
+  Seed("parse_example", "dense_only", std::string(1, '\0') + a + "\n--\n" + b);
+  Seed("parse_example", "every_kind", std::string(1, '\x1f') + a + "\n--\n" + b);
+  Seed("parse_example", "scalar_ragged", std::string(1, '\x74') + b);
+  Example empty;
+  Seed("parse_example", "missing_with_default", std::string(1, '\x01') + a + "\n--\n" +
+                                                    empty.SerializeAsString());
+}
+
 }  // namespace
 }  // namespace tensorgrid
 
@@ -441,6 +463,7 @@ int main() {
   GrpcSeeds(workspace);
   ClusterSeeds();
   FileSeeds();
+  ExampleSeeds();
   std::printf("seeds written under %s\n", corpus_root.c_str());
   return 0;
 }

@@ -118,6 +118,15 @@ pooling and batch normalization.
   auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, logits, labels);
   auto loss = ops::Mean(scope, xent.loss, 0);)",
        {}},
+      {"parsing_ops",
+       R"(Parsing ops: ParseExample and ParseExampleV2 read serialized tf.Example
+protos (proto/example.proto) into dense, sparse and ragged tensors
+(docs/parsing.md).
+
+  auto parsed = ops::ParseExample(scope, serialized, names, {}, {ops::Const(scope, "x")},
+                                  {ops::Const(scope, 0.f, {1})}, {}, {PartialTensorShape({1})});
+  // parsed.dense_values[0]: float [batch, 1])",
+       {}},
       {"random_ops",
        R"(Random ops: tensors of shape `shape` (a 1-D int32/int64 input) and dtype
 `dtype` with random values. With Seed and Seed2 both 0 (the default) every

@@ -26,7 +26,8 @@ namespace {
 constexpr const char* kGeneratedHeaders[] = {
     "client/ops/array_ops.h", "client/ops/conv_ops.h",   "client/ops/data_flow_ops.h",
     "client/ops/io_ops.h",
-    "client/ops/math_ops.h",  "client/ops/nn_ops.h",        "client/ops/random_ops.h",
+    "client/ops/math_ops.h",  "client/ops/nn_ops.h",        "client/ops/parsing_ops.h",
+    "client/ops/random_ops.h",
     "client/ops/state_ops.h", "client/ops/string_ops.h",   "client/ops/training_ops.h",
 };
 

@@ -10,6 +10,7 @@ WRAPPER_FAMILIES = [
     "io_ops",
     "math_ops",
     "nn_ops",
+    "parsing_ops",
     "random_ops",
     "state_ops",
     "string_ops",
