@@ -40,12 +40,11 @@ absl::Status StringJoinShapeFn(ShapeInferenceContext& c) {
       if (a < 0) dims[d] = b;
     }
     if (!compatible) {
-      return WithContext(
-          errors::InvalidArgument("StringJoin input ", i, " has shape ", in.DebugString(),
-                                  ", but input ", first, " has shape ",
-                                  c.input(first).DebugString(),
-                                  " (inputs must be scalars or all of one shape)"),
-          absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
+      return WithContext(errors::InvalidArgument("StringJoin input ", i, " has shape ",
+                                                 in.DebugString(), ", but input ", first,
+                                                 " has shape ", c.input(first).DebugString(),
+                                                 " (inputs must be scalars or all of one shape)"),
+                         absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
     }
   }
   if (all_scalars) {

@@ -36,8 +36,8 @@ const char* Advance(DataType dtype, const void* p, int64_t elements) {
 // `axis` in [-rank, rank) made non-negative, or InvalidArgument.
 absl::StatusOr<int> CheckAxis(int64_t axis, int rank, const char* op, const TensorShape& shape) {
   if (axis < -rank || axis >= rank) {
-    return errors::InvalidArgument("axis ", axis, " is out of range [", -rank, ", ", rank,
-                                   ") for ", op, " of ", shape.DebugString());
+    return errors::InvalidArgument("axis ", axis, " is out of range [", -rank, ", ", rank, ") for ",
+                                   op, " of ", shape.DebugString());
   }
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
@@ -54,10 +54,9 @@ class PackOp final : public OpKernel {
     const TensorShape& shape = ctx.input(0).shape();
     for (int i = 1; i < n; ++i) {
       if (ctx.input(i).shape() != shape) {
-        return errors::InvalidArgument("Pack input ", i, " has shape ",
-                                       ctx.input(i).shape().DebugString(),
-                                       ", but input 0 has shape ", shape.DebugString(),
-                                       " (all must match)");
+        return errors::InvalidArgument(
+            "Pack input ", i, " has shape ", ctx.input(i).shape().DebugString(),
+            ", but input 0 has shape ", shape.DebugString(), " (all must match)");
       }
     }
     TG_ASSIGN_OR_RETURN(const int axis, CheckAxis(axis_, shape.dims() + 1, "Pack", shape));
@@ -135,11 +134,9 @@ class UnpackOp final : public OpKernel {
 }  // namespace
 
 // One kernel class for every dtype that is plain data or a string.
-#define TG_REGISTER_PACK_UNPACK(T)                                                          \
-  TG_REGISTER_KERNEL(KernelDefBuilder("Pack").Device(DEVICE_CPU).TypeConstraint<T>("T"),   \
-                     PackOp);                                                               \
-  TG_REGISTER_KERNEL(KernelDefBuilder("Unpack").Device(DEVICE_CPU).TypeConstraint<T>("T"), \
-                     UnpackOp)
+#define TG_REGISTER_PACK_UNPACK(T)                                                                \
+  TG_REGISTER_KERNEL(KernelDefBuilder("Pack").Device(DEVICE_CPU).TypeConstraint<T>("T"), PackOp); \
+  TG_REGISTER_KERNEL(KernelDefBuilder("Unpack").Device(DEVICE_CPU).TypeConstraint<T>("T"), UnpackOp)
 TG_REGISTER_PACK_UNPACK(float);
 TG_REGISTER_PACK_UNPACK(double);
 TG_REGISTER_PACK_UNPACK(half);

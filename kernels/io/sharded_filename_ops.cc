@@ -46,8 +46,9 @@ class ShardedFilespecOp final : public OpKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(std::string basename, ScalarInput<std::string>(ctx, 0, "basename"));
     TG_ASSIGN_OR_RETURN(int32_t num_shards, ScalarInput<int32_t>(ctx, 1, "num_shards"));
-    ctx.set_output(0,
-                   Tensor::Scalar<std::string>(absl::StrFormat("%s-?????-of-%05d", basename, num_shards)));
+    ctx.set_output(0, Tensor::Scalar<std::string>(absl::StrFormat("%s-?????"
+                                                                  "-of-%05d",
+                                                                  basename, num_shards)));
     return absl::OkStatus();
   }
 };

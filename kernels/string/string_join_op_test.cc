@@ -46,7 +46,8 @@ TEST_F(StringJoinTest, MismatchedShapesNameTheInputs) {
   AddInput(Strings({"a", "b"}, {2}));
   AddInput(Tensor::Scalar<std::string>("x"));
   AddInput(Strings({"a", "b", "c"}, {3}));
-  EXPECT_STATUS(RunOp(), kInvalidArgument, "StringJoin input 2 has shape [3], but input 0 has shape [2]");
+  EXPECT_STATUS(RunOp(), kInvalidArgument,
+                "StringJoin input 2 has shape [3], but input 0 has shape [2]");
 }
 
 TEST(StringJoinShapeFnTest, ScalarsAndMergedShapes) {
