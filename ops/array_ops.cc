@@ -190,10 +190,9 @@ absl::Status PackShapeFn(ShapeInferenceContext& c) {
     for (int d = 0; d < in.dims(); ++d) {
       const int64_t a = common.dim_size(d), b = in.dim_size(d);
       if (a >= 0 && b >= 0 && a != b) {
-        return AtNode(c, errors::InvalidArgument("Pack input ", i, " has shape ",
-                                                 in.DebugString(), ", but input ", first_known,
-                                                 " has shape ", common.DebugString(),
-                                                 " (all must match)"));
+        return AtNode(c, errors::InvalidArgument("Pack input ", i, " has shape ", in.DebugString(),
+                                                 ", but input ", first_known, " has shape ",
+                                                 common.DebugString(), " (all must match)"));
       }
       dims.push_back(a >= 0 ? a : b);
     }
@@ -204,9 +203,9 @@ absl::Status PackShapeFn(ShapeInferenceContext& c) {
   TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "axis", &axis));
   const int out_rank = common.dims() + 1;
   if (axis < -out_rank || axis >= out_rank) {
-    return AtNode(c, errors::InvalidArgument("axis ", axis, " is out of range [", -out_rank, ", ",
-                                             out_rank, ") for Pack of inputs of rank ",
-                                             common.dims()));
+    return AtNode(
+        c, errors::InvalidArgument("axis ", axis, " is out of range [", -out_rank, ", ", out_rank,
+                                   ") for Pack of inputs of rank ", common.dims()));
   }
   if (axis < 0) axis += out_rank;
   std::vector<int64_t> dims;

@@ -53,10 +53,9 @@ TEST(PadShapeTest, RankFromInputOrPaddings) {
 }
 
 TEST(PackShapeFnTest, InsertsNAtTheAxisAndMergesInputs) {
-  ShapeFnRun r = RunShapeFn(NodeDefBuilder("p", "Pack").Attr("T", DT_FLOAT).Attr("N", 3).Attr(
-                                "axis", int64_t{-1}),
-                            {PartialTensorShape({2, -1}), PartialTensorShape(),
-                             PartialTensorShape({-1, 5})});
+  ShapeFnRun r = RunShapeFn(
+      NodeDefBuilder("p", "Pack").Attr("T", DT_FLOAT).Attr("N", 3).Attr("axis", int64_t{-1}),
+      {PartialTensorShape({2, -1}), PartialTensorShape(), PartialTensorShape({-1, 5})});
   ASSERT_OK(r.status);
   EXPECT_EQ(r.outputs[0], "[2,5,3]");
 }

@@ -15,10 +15,10 @@
 #include "core/platform/file.h"
 #include "core/platform/status_testutil.h"
 #include "core/public/session.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 #include "proto/example.pb.h"
-#include "google/protobuf/unknown_field_set.h"
 
 namespace tensorgrid {
 namespace {

@@ -33,9 +33,9 @@ absl::Status Executor::Initialize() {
       return errors::Unimplemented("op '", n->op(), "' (node '", n->name(),
                                    "') is not registered, so the node cannot run");
     }
-    TG_ASSIGN_OR_RETURN(item.kernel, KernelRegistry::Global()->CreateKernel(
-                                         device_, n->def(), *n->op_def(),
-                                         graph_->versions().producer()));
+    TG_ASSIGN_OR_RETURN(item.kernel,
+                        KernelRegistry::Global()->CreateKernel(device_, n->def(), *n->op_def(),
+                                                               graph_->versions().producer()));
     item.expensive = item.kernel->IsExpensive();
     item.is_async = item.kernel->AsAsync() != nullptr;
     item.input_start = total_inputs_;

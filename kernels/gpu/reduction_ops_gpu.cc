@@ -56,9 +56,8 @@ class ReductionGpuOp final : public OpKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
-    TG_ASSIGN_OR_RETURN(
-        math::ReductionPlan plan,
-        math::PlanReduction(input.shape(), ctx.input(1), keep_dims_, any_rank_axes_));
+    TG_ASSIGN_OR_RETURN(math::ReductionPlan plan, math::PlanReduction(input.shape(), ctx.input(1),
+                                                                      keep_dims_, any_rank_axes_));
     bool folds = false;
     for (const math::ReductionPlan::Group& g : plan.groups) folds |= g.reduced;
     if (!folds && input.NumElements() > 0) {  // only size-1 axes: a reshape
