@@ -1,9 +1,10 @@
 // TensorFlow 1.14's half_plus_two SavedModel graph (tests/testdata/
 // tf_saved_models/), imported as it is into a local session: its
 // tf.Example parsing, its arithmetic, and the name-building part of its
-// Saver (StringJoin, ShardedFilename, Pack), all as TensorFlow wrote them.
-// The variables come from their initializers here, not from the checkpoint
-// (client/saved_model/ restores that).
+// Saver (StringJoin, ShardedFilename, Pack, SaveV2, MergeV2Checkpoints,
+// RestoreV2), all as TensorFlow wrote them. The variables come from their
+// initializers, or from TensorFlow's checkpoint through the graph's own
+// restore ops (client/saved_model/ is the loader that does this for users).
 //
 //   tf_example ─► ParseExample ─► x ─► y = a*x + b,  y2 = a*x + c
 //                             └─► x2 ─► y3 = a2*x2 + c2
@@ -134,6 +135,34 @@ TEST_F(HalfPlusTwoTest, SaverNamesItsShardsAsTensorFlowDoes) {
   ASSERT_OK(session_->Run({{"save/Const:0", Tensor::Scalar<std::string>(prefix)}},
                           {"save/MergeV2Checkpoints/checkpoint_prefixes:0"}, {}, &out));
   ExpectTensorEqual<std::string>(out[0], {temp + "-00000-of-00001"}, {1});
+}
+
+TEST_F(HalfPlusTwoTest, RestoresFromTensorFlowsCheckpointThenSavesAgain) {
+  // The graph's own Saver restores what TensorFlow wrote (no initializer
+  // runs: an unrestored variable would fail the fetches).
+  const std::string variables =
+      "tests/testdata/tf_saved_models/saved_model_half_plus_two_cpu/00000123/variables/variables";
+  std::vector<Tensor> out;
+  ASSERT_OK(session_->Run({{"save/Const:0", Tensor::Scalar<std::string>(variables)}}, {},
+                          {"save/restore_all"}, &out));
+  ASSERT_OK(session_->Run({{"tf_example:0", Batch({SerializedExample({{"x", {2}}, {"x2", {4}}})})}},
+                          {"y:0", "y2:0", "y3:0"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {3}, {1, 1});
+  ExpectTensorEqual<float>(out[1], {4}, {1, 1});
+  ExpectTensorEqual<float>(out[2], {5}, {1, 1});
+  // save/Identity runs SaveV2 into the temporary shard and
+  // MergeV2Checkpoints into the prefix; a fresh session restores from it.
+  const std::string prefix = std::string(std::getenv("TEST_TMPDIR")) + "/resaved/variables";
+  ASSERT_OK(session_->Run({{"save/Const:0", Tensor::Scalar<std::string>(prefix)}},
+                          {"save/Identity:0"}, {}, &out));
+  ExpectTensorEqual<std::string>(out[0], {prefix}, {});
+  auto fresh = NewSession(SessionOptions());
+  ASSERT_OK(fresh.status());
+  ASSERT_OK((*fresh)->Create(HalfPlusTwoGraph()));
+  ASSERT_OK((*fresh)->Run({{"save/Const:0", Tensor::Scalar<std::string>(prefix)}}, {},
+                          {"save/restore_all"}, &out));
+  ASSERT_OK((*fresh)->Run({{"x:0", Tensor::FromVector<float>({4}, {1, 1})}}, {"y:0"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {4}, {1, 1});
 }
 
 }  // namespace
