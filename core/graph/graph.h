@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/framework/op_def.h"
+#include "core/framework/versions.h"
 #include "proto/graph.pb.h"
 
 namespace tensorgrid {
@@ -67,7 +68,10 @@ class Node {
 
 class Graph {
  public:
-  explicit Graph(const OpRegistry* ops = OpRegistry::Global()) : ops_(ops) {}
+  // A new graph has tensorgrid's own versions (producer kGraphDefVersion);
+  // ImportGraphDef gives it those of the GraphDef instead.
+  explicit Graph(const OpRegistry* ops = OpRegistry::Global())
+      : ops_(ops), versions_(CurrentGraphDefVersions()) {}
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
 
