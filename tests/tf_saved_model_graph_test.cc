@@ -5,6 +5,7 @@
 // RestoreV2), all as TensorFlow wrote them. The variables come from their
 // initializers, or from TensorFlow's checkpoint through the graph's own
 // restore ops (client/saved_model/ is the loader that does this for users).
+// Also TensorFlow 1.5's counter model.
 //
 //   tf_example ─► ParseExample ─► x ─► y = a*x + b,  y2 = a*x + c
 //                             └─► x2 ─► y3 = a2*x2 + c2
@@ -26,6 +27,7 @@ namespace {
 
 constexpr char kHalfPlusTwo[] =
     "tests/testdata/tf_saved_models/saved_model_half_plus_two_cpu/00000123/saved_model.pb";
+constexpr char kCounter[] = "tests/testdata/tf_saved_models/saved_model_counter/00000123";
 
 // The one length-delimited field `number` of the message in `bytes`.
 // (proto/saved_model.pb.h cannot be included beside the session's headers:
@@ -47,13 +49,15 @@ std::string Field(const std::string& bytes, int number) {
   return found;
 }
 
-GraphDef HalfPlusTwoGraph() {
-  absl::StatusOr<std::string> bytes = ReadFileToString(kHalfPlusTwo);
+GraphDef SavedModelGraph(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
   EXPECT_OK(bytes.status());
   GraphDef graph;
   EXPECT_TRUE(graph.ParseFromString(Field(Field(bytes.ok() ? *bytes : "", 2), 2)));
   return graph;
 }
+
+GraphDef HalfPlusTwoGraph() { return SavedModelGraph(kHalfPlusTwo); }
 
 // A serialized tf.Example with float features.
 std::string SerializedExample(std::vector<std::pair<std::string, std::vector<float>>> features) {
@@ -163,6 +167,29 @@ TEST_F(HalfPlusTwoTest, RestoresFromTensorFlowsCheckpointThenSavesAgain) {
                           {"save/restore_all"}, &out));
   ASSERT_OK((*fresh)->Run({{"x:0", Tensor::FromVector<float>({4}, {1, 1})}}, {"y:0"}, {}, &out));
   ExpectTensorEqual<float>(out[0], {4}, {1, 1});
+}
+
+// TensorFlow 1.5's counter model (producer 26): restore, then the
+// signatures' ops, AssignAdd by a fed delta among them.
+TEST(CounterTest, RestoresThenCounts) {
+  auto session = NewSession(SessionOptions());
+  ASSERT_OK(session.status());
+  const GraphDef graph = SavedModelGraph(std::string(kCounter) + "/saved_model.pb");
+  EXPECT_EQ(graph.versions().producer(), 26);
+  ASSERT_OK((*session)->Create(graph));
+  std::vector<Tensor> out;
+  const Tensor prefix = Tensor::Scalar<std::string>(std::string(kCounter) + "/variables/variables");
+  ASSERT_OK((*session)->Run({{"save/Const:0", prefix}}, {}, {"save/restore_all"}, &out));
+  ASSERT_OK((*session)->Run({}, {"counter:0"}, {}, &out));
+  ASSERT_EQ(out[0].dtype(), DT_FLOAT);
+  const float restored = out[0].scalar<float>();
+  ASSERT_OK((*session)->Run({}, {"incr_counter_op/AssignAdd:0"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {restored + 1}, {});
+  ASSERT_OK((*session)->Run({{"delta:0", Tensor::Scalar<float>(5)}},
+                            {"incr_counter_by_op/AssignAdd:0"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {restored + 6}, {});
+  ASSERT_OK((*session)->Run({}, {"reset_counter_op/Assign:0"}, {}, &out));
+  ExpectTensorEqual<float>(out[0], {0}, {});
 }
 
 }  // namespace
