@@ -20,7 +20,7 @@
 #include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "tools/flags.h"
-#include "tools/proto_file.h"
+#include "core/util/proto_text.h"
 
 namespace tensorgrid {
 namespace tg_inspect {

@@ -43,7 +43,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/flags.h"
-#include "tools/proto_file.h"
+#include "core/util/proto_text.h"
 
 extern char** environ;
 

@@ -246,6 +246,17 @@ void Saver::Build(const Scope& scope, std::vector<Variable> variables) {
   save_tensor_name_ = save_path_out_.name();
 }
 
+SaverDef Saver::saver_def() const {
+  SaverDef def;
+  def.set_filename_tensor_name(filename_name_);
+  def.set_save_tensor_name(save_tensor_name_);
+  def.set_restore_op_name(restore_all_.name());
+  def.set_max_to_keep(options_.max_to_keep);
+  def.set_keep_checkpoint_every_n_hours(10000.0f);  // TensorFlow's default: never
+  def.set_version(SaverDef::V2);
+  return def;
+}
+
 std::vector<std::string> Saver::last_checkpoints() const {
   absl::MutexLock lock(&mu_);
   return last_checkpoints_;

@@ -61,6 +61,7 @@
 #include "client/client_session.h"
 #include "client/output.h"
 #include "client/scope.h"
+#include "proto/saver.pb.h"
 
 namespace tensorgrid {
 namespace training {
@@ -113,6 +114,9 @@ class Saver {
   const std::string& filename_tensor_name() const { return filename_name_; }
   const std::string& save_tensor_name() const { return save_tensor_name_; }
   const std::string& restore_op_name() const { return restore_all_.name(); }
+  // The nodes above as TensorFlow's SaverDef (format V2, not sharded), for a
+  // MetaGraphDef (client/saved_model/builder.h).
+  SaverDef saver_def() const;
   // The saved variables' names, sorted.
   const std::vector<std::string>& variable_names() const { return names_; }
 

@@ -1,4 +1,4 @@
-#include "tools/proto_file.h"
+#include "core/util/proto_text.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

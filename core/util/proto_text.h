@@ -1,11 +1,11 @@
-// Text-format protos for the command-line tools: parsing that reports the
+// Text-format protos (GraphDefs, SavedModels, tool inputs): parsing that reports the
 // first error's line and column. (Reading the file: core/platform/file.h.)
 //
 //   TG_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path, "graph file"));
 //   std::string error;
 //   if (!ParseTextProto(bytes, &graph, &error)) return errors::InvalidArgument(error);
-#ifndef TENSORGRID_TOOLS_PROTO_FILE_H_
-#define TENSORGRID_TOOLS_PROTO_FILE_H_
+#ifndef TENSORGRID_CORE_UTIL_PROTO_TEXT_H_
+#define TENSORGRID_CORE_UTIL_PROTO_TEXT_H_
 
 #include <string>
 
@@ -25,4 +25,4 @@ bool ParseTextProto(const std::string& text, google::protobuf::Message* message,
 
 }  // namespace tensorgrid
 
-#endif  // TENSORGRID_TOOLS_PROTO_FILE_H_
+#endif  // TENSORGRID_CORE_UTIL_PROTO_TEXT_H_
