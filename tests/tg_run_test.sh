@@ -97,7 +97,7 @@ run_tg --graph="$GRAPH" --fetch=Add2 --bogus=1
 expect_error "unknown flag" 2 "unknown flag '--bogus'" "usage: tg_run"
 
 run_tg --fetch=Add2
-expect_error "no graph" 2 "--graph is required"
+expect_error "no graph" 2 "--graph or --saved_model is required"
 
 run_tg --help
 [[ $RC -eq 0 && "$OUT" == usage:* ]] || fail "--help: status $RC, stdout [$OUT]"

@@ -1,18 +1,25 @@
-// tg_run: loads a GraphDef, runs targets, feeds tensors and prints fetches.
+// tg_run: loads a GraphDef, runs targets, feeds tensors and prints fetches;
+// or loads a SavedModel and runs one of its signatures by key.
 //
 //   tg_run --graph=model.pbtxt --run=init --feed='x=[[1,2],[3,4]]' --fetch=y,z
+//   tg_run --saved_model=/models/half_plus_two/123 --input='x=[1,2,3]'
 //
 // See docs/tg_run.md and `tg_run --help`. The parsing and printing live in
 // tg_run_lib; this file only drives a Session.
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/saved_model/loader.h"
+#include "client/saved_model/signature_runner.h"
 #include "core/platform/status.h"
 #include "core/public/session.h"
 #include "tools/flags.h"
@@ -63,6 +70,51 @@ absl::Status RunGraph(const Options& options, const GraphDef& graph,
   return session->Close();
 }
 
+// Loads the SavedModel and runs --signature with the --input values (each
+// parsed as the signature's dtype for its key), printing outputs by key.
+absl::Status RunSavedModel(const Options& options) {
+  const std::unordered_set<std::string> tags(options.tags.begin(), options.tags.end());
+  if (options.show) {  // reads the MetaGraphDef only: no session, nothing run
+    TG_ASSIGN_OR_RETURN(MetaGraphDef meta_graph,
+                        ReadMetaGraphDefFromSavedModel(options.saved_model_dir, tags));
+    std::cout << FormatSignatures(meta_graph);
+    return absl::OkStatus();
+  }
+  SessionOptions session_options;
+  session_options.target = options.target;
+  SavedModelBundle bundle;
+  TG_RETURN_IF_ERROR(
+      LoadSavedModel(session_options, RunOptions(), options.saved_model_dir, tags, &bundle));
+  TG_ASSIGN_OR_RETURN(auto runner, SignatureRunner::Create(&bundle, options.signature));
+  std::map<std::string, Tensor> inputs;
+  for (const std::string& spec : options.inputs) {
+    TG_ASSIGN_OR_RETURN(auto key_values, SplitSignatureInput(spec));
+    const auto& signature_inputs = runner->signature_def().inputs();
+    auto it = signature_inputs.find(key_values.first);
+    if (it == signature_inputs.end()) {
+      return errors::InvalidArgument("signature '", options.signature, "' has no input '",
+                                     key_values.first, "'; its inputs: ",
+                                     absl::StrJoin(runner->input_keys(), ", "));
+    }
+    absl::StatusOr<Tensor> value = ParseTensorValues(key_values.second, it->second.dtype());
+    if (!value.ok()) {
+      return WithContext(value.status(), absl::StrCat("--input '", key_values.first, "'"));
+    }
+    if (!inputs.emplace(key_values.first, *std::move(value)).second) {
+      return errors::InvalidArgument("--input '", key_values.first, "' is given more than once");
+    }
+  }
+  TG_ASSIGN_OR_RETURN(auto outputs, runner->Run(inputs, options.outputs));
+  const std::vector<std::string> keys =
+      options.outputs.empty() ? runner->output_keys() : options.outputs;
+  for (const std::string& key : keys) {
+    std::cout << FormatFetch(key, outputs.at(key), options.max_values) << "\n";
+  }
+  std::cout.flush();
+  runner.reset();
+  return bundle.session->Close();
+}
+
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<Options> options = ParseFlags(args);
   if (!options.ok()) return tools::ReportUsageError("tg_run", options.status().message(), Usage());
@@ -70,6 +122,8 @@ int Main(const std::vector<std::string>& args) {
     std::cout << Usage();
     return 0;
   }
+
+  if (!options->saved_model_dir.empty()) return tools::ReportError(RunSavedModel(*options));
 
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::set<std::string> fed;

@@ -1,5 +1,6 @@
 #include "tools/tg_run_lib.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,9 +17,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/platform/file.h"
+#include "core/framework/tensor_shape.h"
+#include "core/framework/types.h"
 #include "core/platform/status.h"
-#include "tools/flags.h"
 #include "core/util/proto_text.h"
+#include "tools/flags.h"
 
 namespace tensorgrid {
 namespace tg_run {
@@ -34,6 +37,16 @@ const std::vector<tools::Flag>& FlagTable() {
       {"graph", "FILE", true,
        "GraphDef; *.pbtxt, *.pbtx, *.txt are text, others binary\n"
        "(binary falls back to text)"},
+      {"saved_model", "DIR", true,
+       "a SavedModel directory: load it (variables restored,\n"
+       "init op run) and run --signature instead of --graph"},
+      {"tag", "A,B", true, "the MetaGraphDef's tag set (default serve)"},
+      {"signature", "KEY", true, "the signature to run (default serving_default)"},
+      {"input", "KEY=VALUES", true,
+       "a signature input by key; its dtype comes from the\n"
+       "signature. Repeatable."},
+      {"output", "K1,K2", true, "output keys to print (default: all, sorted)"},
+      {"show", "", false, "list the tag set's signatures (loads nothing) and exit"},
       {"target", "T", true, "session target; \"\" (default) runs in-process"},
       {"run", "A,B", true, "targets (node names) run before the fetch step"},
       {"feed", "NAME=VALUES", true,
@@ -59,6 +72,18 @@ const std::vector<tools::Flag>& FlagTable() {
 absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
   if (flag.name == "graph") {
     options->graph_path = flag.value;
+  } else if (flag.name == "saved_model") {
+    options->saved_model_dir = flag.value;
+  } else if (flag.name == "tag") {
+    if (!flag.value.empty()) return tools::AppendCommaList(flag, &options->tags);
+  } else if (flag.name == "signature") {
+    options->signature = flag.value;
+  } else if (flag.name == "input") {
+    options->inputs.push_back(flag.value);
+  } else if (flag.name == "output") {
+    if (!flag.value.empty()) return tools::AppendCommaList(flag, &options->outputs);
+  } else if (flag.name == "show") {
+    options->show = flag.value == "true";
   } else if (flag.name == "target") {
     options->target = flag.value;
   } else if (flag.name == "run_metadata") {
@@ -377,7 +402,25 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
                         return ApplyFlag(flag, &options);
                       }));
   if (options.help) return options;
-  if (options.graph_path.empty()) return errors::InvalidArgument("--graph is required");
+  if (!options.saved_model_dir.empty()) {
+    if (!options.graph_path.empty()) {
+      return errors::InvalidArgument("give --graph or --saved_model, not both");
+    }
+    if (!options.feeds.empty() || !options.fetches.empty() || !options.run_targets.empty()) {
+      return errors::InvalidArgument(
+          "--saved_model runs a signature by its keys: use --input and --output, not --feed, "
+          "--fetch or --run");
+    }
+    if (options.tags.empty()) options.tags = {"serve"};
+    if (options.signature.empty()) options.signature = "serving_default";
+    return options;
+  }
+  if (!options.inputs.empty() || !options.outputs.empty() || !options.tags.empty() ||
+      !options.signature.empty() || options.show) {
+    return errors::InvalidArgument(
+        "--input, --output, --tag, --signature and --show need --saved_model");
+  }
+  if (options.graph_path.empty()) return errors::InvalidArgument("--graph or --saved_model is required");
   if (options.fetches.empty() && options.run_targets.empty()) {
     return errors::InvalidArgument("nothing to do: give --fetch and/or --run");
   }
@@ -390,10 +433,14 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
 std::string Usage() {
   return R"(usage: tg_run --graph=FILE [--target=T] [--run=A,B] [--feed=NAME=VALUES]...
               [--fetch=X,Y] [--max_values=N]
+       tg_run --saved_model=DIR [--tag=serve] [--signature=serving_default]
+              [--input=KEY=VALUES]... [--output=K1,K2] [--target=T] [--show]
 
 Loads a GraphDef, runs the --run targets (each in its own step, in order), then
 one step that feeds the --feed tensors and prints each --fetch tensor:
   NAME DTYPE [SHAPE] VALUES          e.g.  y float [2,2] [[1,2],[3,4]]
+Or loads a SavedModel and runs one signature, printing its outputs by key:
+  KEY DTYPE [SHAPE] VALUES           e.g.  y float [3] [2.5,3,3.5]
 
 )" + tools::FlagsHelp(FlagTable()) +
          R"(
@@ -486,6 +533,50 @@ std::string FormatValues(const Tensor& tensor, int64_t max_values) {
 std::string FormatFetch(absl::string_view name, const Tensor& tensor, int64_t max_values) {
   return absl::StrCat(name, " ", DataTypeString(tensor.dtype()), " ", tensor.shape().DebugString(),
                       " ", FormatValues(tensor, max_values));
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> SplitSignatureInput(absl::string_view spec) {
+  const size_t eq = spec.find('=');
+  if (eq == absl::string_view::npos || eq == 0) {
+    return errors::InvalidArgument("--input '", spec, "' is not KEY=VALUES");
+  }
+  return std::make_pair(std::string(spec.substr(0, eq)), std::string(spec.substr(eq + 1)));
+}
+
+namespace {
+
+std::string ShapeText(const TensorShapeProto& shape) {
+  absl::StatusOr<PartialTensorShape> partial = PartialTensorShape::FromProto(shape);
+  return partial.ok() ? partial->DebugString() : "<invalid>";
+}
+
+void AppendTensorInfos(const char* kind, const google::protobuf::Map<std::string, TensorInfo>& infos,
+                       std::string* out) {
+  std::vector<std::string> keys;
+  for (const auto& [key, info] : infos) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& key : keys) {
+    const TensorInfo& info = infos.at(key);
+    absl::StrAppend(out, "  ", kind, " ", key, ": ", DataTypeString(info.dtype()), " ",
+                    ShapeText(info.tensor_shape()), " (",
+                    info.name().empty() ? "sparse or composite" : info.name(), ")\n");
+  }
+}
+
+}  // namespace
+
+std::string FormatSignatures(const MetaGraphDef& meta_graph) {
+  std::vector<std::string> keys;
+  for (const auto& [key, signature] : meta_graph.signature_def()) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  std::string out;
+  for (const std::string& key : keys) {
+    const SignatureDef& signature = meta_graph.signature_def().at(key);
+    absl::StrAppend(&out, "signature '", key, "' (", signature.method_name(), ")\n");
+    AppendTensorInfos("input ", signature.inputs(), &out);
+    AppendTensorInfos("output", signature.outputs(), &out);
+  }
+  return out;
 }
 
 absl::StatusOr<GraphDef> LoadGraphDef(const std::string& path) {

@@ -15,12 +15,14 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/framework/tensor.h"
 #include "proto/graph.pb.h"
+#include "proto/meta_graph.pb.h"
 
 namespace tensorgrid {
 namespace tg_run {
@@ -35,12 +37,22 @@ struct Options {
   int64_t max_values = 0;                // --max_values; 0 prints every value
   std::string run_metadata_path;         // --run_metadata: save the fetch step's RunMetadata
   bool help = false;                     // --help / -h
+
+  // SavedModel mode (docs/saved_model.md): run one signature by its keys.
+  std::string saved_model_dir;           // --saved_model
+  std::vector<std::string> tags;         // --tag (default {"serve"})
+  std::string signature;                 // --signature (default "serving_default")
+  std::vector<std::string> inputs;       // --input, unparsed "KEY=VALUES"
+  std::vector<std::string> outputs;      // --output keys (default: all)
+  bool show = false;                     // --show: list the tag set's signatures
 };
 
 // Parses the arguments after argv[0]. Flags take `--flag=value` or
-// `--flag value`; --feed, --run and --fetch may repeat (they accumulate).
-// InvalidArgument for unknown flags, missing values, a missing --graph, or
-// neither --fetch nor --run, or --feed without --fetch (unless --help).
+// `--flag value`; --feed, --run, --fetch, --tag, --input and --output may
+// repeat (they accumulate). InvalidArgument for unknown flags, missing
+// values, neither --graph nor --saved_model (or both), and flags of the
+// other mode; with --graph: neither --fetch nor --run, or --feed without
+// --fetch (unless --help).
 absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args);
 
 // The --help text.
@@ -72,6 +84,17 @@ struct Feed {
 
 // Parses "name=VALUES" or "name:dtype=VALUES"; errors name the feed.
 absl::StatusOr<Feed> ParseFeed(absl::string_view spec);
+
+// Splits a signature input "KEY=VALUES" at its first '=' (the values are
+// parsed once the signature says their dtype). InvalidArgument without '='
+// or with an empty key.
+absl::StatusOr<std::pair<std::string, std::string>> SplitSignatureInput(absl::string_view spec);
+
+// --show's text for one MetaGraphDef's signatures:
+//   signature 'serving_default' (tensorflow/serving/predict)
+//     input  x: float [?] (x:0)
+//     output y: float [?] (y:0)
+std::string FormatSignatures(const MetaGraphDef& meta_graph);
 
 // The shortest decimal text that reads back as the same value ("2", "0.1",
 // "1e+20", "inf", "nan").

@@ -293,7 +293,8 @@ TEST(ParseFlagsTest, HelpNeedsNothingElse) {
 TEST(ParseFlagsTest, Errors) {
   EXPECT_STATUS(ParseFlags({"--graph=g", "--fetch=y", "--bogus=1"}).status(), kInvalidArgument,
                 "unknown flag '--bogus'");
-  EXPECT_STATUS(ParseFlags({"--fetch=y"}).status(), kInvalidArgument, "--graph is required");
+  EXPECT_STATUS(ParseFlags({"--fetch=y"}).status(), kInvalidArgument,
+                "--graph or --saved_model is required");
   EXPECT_STATUS(ParseFlags({"--graph=g"}).status(), kInvalidArgument, "nothing to do");
   EXPECT_STATUS(ParseFlags({"--graph=g", "--fetch=a,,b"}).status(), kInvalidArgument, "empty name");
   EXPECT_STATUS(ParseFlags({"--graph=g", "--fetch"}).status(), kInvalidArgument,
@@ -304,6 +305,59 @@ TEST(ParseFlagsTest, Errors) {
                 kInvalidArgument, "--max_values");
   EXPECT_STATUS(ParseFlags({"--graph=g", "--run=init", "--feed=x=1"}).status(), kInvalidArgument,
                 "give --fetch too");
+}
+
+TEST(ParseFlagsTest, SavedModelMode) {
+  absl::StatusOr<Options> o = ParseFlags({"--saved_model=/m/1", "--input=x=[1,2]", "--input",
+                                          "k=\"a=b\"", "--output=y"});
+  ASSERT_OK(o.status());
+  EXPECT_EQ(o->saved_model_dir, "/m/1");
+  EXPECT_EQ(o->tags, std::vector<std::string>{"serve"});
+  EXPECT_EQ(o->signature, "serving_default");
+  EXPECT_EQ(o->inputs, (std::vector<std::string>{"x=[1,2]", "k=\"a=b\""}));
+  EXPECT_EQ(o->outputs, std::vector<std::string>{"y"});
+  o = ParseFlags({"--saved_model=/m/1", "--tag=serve,gpu", "--signature=count", "--show"});
+  ASSERT_OK(o.status());
+  EXPECT_EQ(o->tags, (std::vector<std::string>{"serve", "gpu"}));
+  EXPECT_EQ(o->signature, "count");
+  EXPECT_TRUE(o->show);
+
+  EXPECT_STATUS(ParseFlags({"--saved_model=/m", "--graph=g"}).status(), kInvalidArgument,
+                "not both");
+  EXPECT_STATUS(ParseFlags({"--saved_model=/m", "--fetch=y"}).status(), kInvalidArgument,
+                "use --input and --output");
+  EXPECT_STATUS(ParseFlags({"--graph=g", "--fetch=y", "--input=x=1"}).status(), kInvalidArgument,
+                "need --saved_model");
+}
+
+TEST(SplitSignatureInputTest, SplitsAtTheFirstEquals) {
+  auto kv = SplitSignatureInput("k=\"a=b\"");
+  ASSERT_OK(kv.status());
+  EXPECT_EQ(kv->first, "k");
+  EXPECT_EQ(kv->second, "\"a=b\"");
+  EXPECT_STATUS(SplitSignatureInput("x").status(), kInvalidArgument, "not KEY=VALUES");
+  EXPECT_STATUS(SplitSignatureInput("=1").status(), kInvalidArgument, "not KEY=VALUES");
+}
+
+TEST(FormatSignaturesTest, KeysSortedWithDtypesShapesAndTensors) {
+  MetaGraphDef mg;
+  SignatureDef& sig = (*mg.mutable_signature_def())["serving_default"];
+  sig.set_method_name("tensorflow/serving/predict");
+  TensorInfo& x = (*sig.mutable_inputs())["x"];
+  x.set_name("x:0");
+  x.set_dtype(DT_FLOAT);
+  x.mutable_tensor_shape()->add_dim()->set_size(-1);
+  x.mutable_tensor_shape()->add_dim()->set_size(1);
+  TensorInfo& y = (*sig.mutable_outputs())["y"];
+  y.set_name("y:0");
+  y.set_dtype(DT_INT64);
+  y.mutable_tensor_shape()->set_unknown_rank(true);
+  (*mg.mutable_signature_def())["a"].set_method_name("m");
+  EXPECT_EQ(FormatSignatures(mg),
+            "signature 'a' (m)\n"
+            "signature 'serving_default' (tensorflow/serving/predict)\n"
+            "  input  x: float [?,1] (x:0)\n"
+            "  output y: int64 <unknown> (y:0)\n");
 }
 
 // ---------------------------------------------------------------------------
