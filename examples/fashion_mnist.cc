@@ -14,6 +14,8 @@
 //   every --save_every steps: Saver -> DIR/model-<step>
 //   with --logdir: the graph, then loss and accuracy every --log_every steps
 //   and test_accuracy at the end, in TensorBoard's event files
+//   with --export_dir: a SavedModel of the trained model, signature
+//   serving_default: images [?,784] -> classes [?] int64, probabilities [?,10]
 //
 //   bazel run --config=opt //examples:fashion_mnist -- --steps=6000 --checkpoint_dir=/tmp/fm
 //
@@ -22,7 +24,9 @@
 // from its global step, over the batches an uninterrupted run would see.
 // Prints "step S/N, loss L, E examples/s" every --log_every steps (a progress
 // bar on a terminal), and "test_accuracy=0.xxxx" as its last line.
-// `tensorboard --logdir DIR` shows what --logdir=DIR recorded (docs/tensorboard.md).
+// `tensorboard --logdir DIR` shows what --logdir=DIR recorded (docs/tensorboard.md);
+// `tg_run --saved_model=DIR --input='images=[[...784 values...]]'` runs the
+// export (docs/saved_model.md), and so would TensorFlow Serving.
 // The classifier, its batches and the accuracy: examples/fashion_mnist_model.h.
 #include "client/data/fashion_mnist.h"
 
@@ -39,6 +43,9 @@
 #include "absl/time/clock.h"
 #include "client/client_session.h"
 #include "client/data/dataset.h"
+#include "client/ops/standard_ops.h"
+#include "client/saved_model/builder.h"
+#include "client/saved_model/constants.h"
 #include "client/training/global_step.h"
 #include "client/training/optimizer.h"
 #include "client/training/saver.h"
@@ -56,7 +63,7 @@ struct Options {
   int64_t steps = 6000, batch_size = 32, log_every = 100, save_every = 1000, seed = 1;
   int32_t threads = 0;  // intra-op threads; 0: one per core
   double learning_rate = 1e-4;
-  std::string checkpoint_dir, logdir, data_dir = kFashionMnistDir;
+  std::string checkpoint_dir, logdir, export_dir, data_dir = kFashionMnistDir;
   std::string device = "cpu";  // cpu | gpu
 };
 
@@ -94,6 +101,27 @@ absl::StatusOr<Model> BuildModel(const Scope& root, const Options& o) {
   m.init = training::GlobalVariablesInitializer(root);  // after Minimize: Adam's slots too
   TG_RETURN_IF_ERROR(root.status());
   return m;
+}
+
+// Exports the trained model as a SavedModel whose serving_default signature
+// classifies images: the whole graph, every variable's value now.
+absl::Status Export(ClientSession& session, const Scope& root, const training::Saver& saver,
+                    const Model& m, const std::string& export_dir) {
+  const Scope serving = root.NewSubScope("serving");
+  Output probabilities = ops::Softmax(serving.WithOpName("probabilities"), m.net.logits);
+  Output classes = ops::ArgMax(serving.WithOpName("classes"), m.net.logits, 1);
+  SignatureDef signature;
+  signature.set_method_name(kPredictMethodName);
+  (*signature.mutable_inputs())["images"] = BuildTensorInfo(m.net.images, {-1, 784});
+  (*signature.mutable_outputs())["probabilities"] = BuildTensorInfo(probabilities, {-1, 10});
+  (*signature.mutable_outputs())["classes"] = BuildTensorInfo(classes, {-1});
+  SavedModelBuilder builder(export_dir);
+  TG_RETURN_IF_ERROR(builder.AddMetaGraphAndVariables(
+      session, root, saver, {kSavedModelTagServe}, {{kDefaultServingSignatureDefKey, signature}}));
+  TG_RETURN_IF_ERROR(builder.Save());
+  std::printf("exported %s (signature %s: images -> classes, probabilities)\n",
+              export_dir.c_str(), kDefaultServingSignatureDefKey);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<MnistData> Load(const Options& o, MnistSplit split) {
@@ -248,6 +276,7 @@ absl::Status Run(const Options& o) {
   }
   TG_RETURN_IF_ERROR(Train(session, saver, m, o, train, step, summaries.get()));
   TG_ASSIGN_OR_RETURN(double accuracy, fashion_mnist::TestAccuracy(session, m.net, test));
+  if (!o.export_dir.empty()) TG_RETURN_IF_ERROR(Export(session, root, saver, m, o.export_dir));
   std::printf("test_accuracy=%.4f\n", accuracy);
   if (summaries == nullptr) return absl::OkStatus();
   TG_RETURN_IF_ERROR(summaries->AddScalar("test_accuracy", accuracy, std::max(step, o.steps)));
@@ -270,6 +299,9 @@ int main(int argc, char** argv) {
            "write TensorBoard event files here: the graph, loss and accuracy\n"
            "every --log_every steps, test_accuracy (empty: none)"),
       Flag("log_every", &o.log_every, "steps between progress reports"),
+      Flag("export_dir", &o.export_dir,
+           "export the trained model here as a SavedModel (a new directory;\n"
+           "docs/saved_model.md)"),
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
       Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),
       Flag("threads", &o.threads, "threads per kernel (0: one per core)"),

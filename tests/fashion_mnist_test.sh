@@ -2,11 +2,13 @@
 # examples/fashion_mnist on the real data: a short training run whose loss
 # falls and whose last line is test_accuracy=0.xxxx; a run that saves
 # checkpoints and one that resumes from them, matching the uninterrupted run;
-# --logdir's event files (read by tests/tfevents.py); a missing data
+# --logdir's event files (read by tests/tfevents.py); --export_dir's
+# SavedModel, run by tools/tg_run; a missing data
 # directory and bad flags. Without Debian's
 # dataset-fashion-mnist package it reports a skip (tests/skip_lib.sh).
 set -u
 bin="$1"
+tg_run="$2"
 data=/usr/share/datasets/fashion-mnist
 # shellcheck source=tests/skip_lib.sh
 source "$(dirname "$0")/skip_lib.sh"
@@ -104,7 +106,46 @@ else
   fail "--logdir under a file: expected exit 1 naming the logdir" "$out"
 fi
 
-# 4. Errors: a missing data directory names the package; bad flags are usage errors.
+# 4. --export_dir: a SavedModel that tg_run loads and runs by signature key on
+#    the first 20 test images (read here by Python from the IDX files): the
+#    probabilities of each image sum to 1, and the classes are mostly right.
+export="$tmp/export/1"
+rm -rf "$tmp/export"
+out=$("$bin" --steps=300 --log_every=300 --export_dir="$export" 2>&1)
+if [[ $? -eq 0 && "$out" == *"exported $export (signature serving_default"* &&
+      -f "$export/saved_model.pb" && -f "$export/variables/variables.index" ]]; then
+  ok "--export_dir wrote a SavedModel"
+else
+  fail "--export_dir" "$out"
+fi
+read -r images labels < <(/usr/bin/python3 - "$data" <<'PY'
+import gzip, struct, sys
+with gzip.open(sys.argv[1] + "/t10k-images-idx3-ubyte.gz") as f:
+    magic, n, rows, cols = struct.unpack(">IIII", f.read(16))
+    pixels = f.read(20 * rows * cols)
+with gzip.open(sys.argv[1] + "/t10k-labels-idx1-ubyte.gz") as f:
+    f.read(8)
+    labels = f.read(20)
+images = ",".join("[" + ",".join("%.9g" % (p / 255.0) for p in pixels[i * 784:(i + 1) * 784]) + "]"
+                  for i in range(20))
+print("[%s] %s" % (images, ",".join(str(l) for l in labels)))
+PY
+)
+out=$("$tg_run" --saved_model="$export" --input="images=$images" 2>&1)
+status=$?
+classes=$(sed -nE 's/^classes int64 \[20\] \[(.*)\]$/\1/p' <<<"$out")
+sums=$(sed -nE 's/^probabilities float \[20,10\] \[\[(.*)\]\]$/\1/p' <<<"$out" |
+       awk -v RS='\\],\\[' -F, '{ s = 0; for (i = 1; i <= NF; i++) s += $i; printf "%.4f ", s }')
+right=$(awk -F, -v want="$labels" 'BEGIN { split(want, w, ",") }
+        { for (i = 1; i <= NF; i++) if ($i == w[i]) n++ } END { print n + 0 }' <<<"$classes")
+if [[ $status -eq 0 && -n "$classes" && "$sums" == "$(printf '1.0000 %.0s' {1..20})" ]] &&
+   (( right >= 12 )); then
+  ok "tg_run ran the export: $right of 20 test images classified right, probabilities sum to 1"
+else
+  fail "tg_run --saved_model on the export: exit $status, $right right, sums [$sums]" "$out"
+fi
+
+# 5. Errors: a missing data directory names the package; bad flags are usage errors.
 out=$("$bin" --data_dir="$tmp/nowhere" 2>&1)
 status=$?
 if [[ $status -eq 1 && "$out" == *"NOT_FOUND"* && "$out" == *"dataset-fashion-mnist"* ]]; then
