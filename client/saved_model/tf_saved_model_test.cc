@@ -1,0 +1,117 @@
+// LoadSavedModel on SavedModels TensorFlow wrote (tests/testdata/
+// tf_saved_models, README.md there): the half_plus_two model's signatures,
+// the counter's state across calls in one session, and a re-export through
+// the TensorFlow graph's own sharded saver (ShardedFilename, SaveV2,
+// MergeV2Checkpoints) that loads back with the same values.
+#include <stdlib.h>
+
+#include <string>
+#include <vector>
+
+#include "client/saved_model/builder.h"
+#include "client/saved_model/constants.h"
+#include "client/saved_model/loader.h"
+#include "client/saved_model/signature_runner.h"
+#include "core/platform/status_testutil.h"
+
+namespace tensorgrid {
+namespace {
+
+std::string ModelDir(const std::string& name) {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/tensorgrid/tests/testdata/tf_saved_models/" +
+         name + "/00000123";
+}
+
+std::string NewTestDir() {
+  const char* root = std::getenv("TEST_TMPDIR");
+  std::string templ = std::string(root != nullptr ? root : "/tmp") + "/tfsmXXXXXX";
+  TG_CHECK(::mkdtemp(templ.data()) != nullptr);
+  return templ;
+}
+
+std::vector<float> Floats(const Tensor& t) {
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
+}
+
+SavedModelBundle Load(const std::string& dir) {
+  SavedModelBundle bundle;
+  absl::Status s = LoadSavedModel(SessionOptions(), RunOptions(), dir, {kSavedModelTagServe}, &bundle);
+  EXPECT_TRUE(s.ok()) << s;
+  return bundle;
+}
+
+// Runs `signature` with `inputs` and returns output `key` as floats.
+std::vector<float> RunFloats(SavedModelBundle& bundle, const std::string& signature,
+                             const std::map<std::string, Tensor>& inputs, const std::string& key) {
+  auto runner = SignatureRunner::Create(&bundle, signature);
+  EXPECT_TRUE(runner.ok()) << runner.status();
+  if (!runner.ok()) return {};
+  auto out = (*runner)->Run(inputs);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? Floats(out->at(key)) : std::vector<float>{};
+}
+
+TEST(TfSavedModelTest, HalfPlusTwoServingDefault) {
+  SavedModelBundle bundle = Load(ModelDir("saved_model_half_plus_two_cpu"));
+  ASSERT_NE(bundle.session, nullptr);
+  EXPECT_EQ(bundle.meta_graph_def.meta_info_def().tensorflow_version(), "1.14.0");
+  EXPECT_EQ(RunFloats(bundle, "serving_default", {{"x", Tensor::FromVector<float>({1, 2, 3}, {3})}},
+                      "y"),
+            (std::vector<float>{2.5f, 3.0f, 3.5f}));
+  // regress_x2_to_y3: y3 = a * x2 + c, c = 3 from the checkpoint.
+  EXPECT_EQ(RunFloats(bundle, "regress_x2_to_y3",
+                      {{"inputs", Tensor::FromVector<float>({1, 2}, {2, 1})}}, "outputs"),
+            (std::vector<float>{3.5f, 4.0f}));
+}
+
+TEST(TfSavedModelTest, CounterKeepsItsStateAcrossCallsInOneSession) {
+  SavedModelBundle bundle = Load(ModelDir("saved_model_counter"));
+  ASSERT_NE(bundle.session, nullptr);
+  auto get = SignatureRunner::Create(&bundle, "get_counter");
+  auto incr = SignatureRunner::Create(&bundle, "incr_counter");
+  auto incr_by = SignatureRunner::Create(&bundle, "incr_counter_by");
+  auto reset = SignatureRunner::Create(&bundle, "reset_counter");
+  ASSERT_OK(get.status());
+  ASSERT_OK(incr.status());
+  ASSERT_OK(incr_by.status());
+  ASSERT_OK(reset.status());
+  auto value = [](absl::StatusOr<std::map<std::string, Tensor>> out) {
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? out->at("output").scalar<float>() : -1.0f;
+  };
+  EXPECT_EQ(value((*get)->Run({})), 0.0f);
+  EXPECT_EQ(value((*incr)->Run({})), 1.0f);
+  EXPECT_EQ(value((*incr)->Run({})), 2.0f);
+  EXPECT_EQ(value((*incr_by)->Run({{"delta", Tensor::Scalar<float>(10)}})), 12.0f);
+  EXPECT_EQ(value((*get)->Run({})), 12.0f);
+  EXPECT_EQ(value((*reset)->Run({})), 0.0f);
+  EXPECT_EQ(value((*incr)->Run({})), 1.0f);
+}
+
+TEST(TfSavedModelTest, ReExportThroughTheGraphsOwnShardedSaver) {
+  SavedModelBundle bundle = Load(ModelDir("saved_model_counter"));
+  ASSERT_NE(bundle.session, nullptr);
+  auto incr_by = SignatureRunner::Create(&bundle, "incr_counter_by");
+  ASSERT_OK(incr_by.status());
+  ASSERT_OK((*incr_by)->Run({{"delta", Tensor::Scalar<float>(7)}}).status());
+
+  const std::string dir = NewTestDir() + "/counter/1";
+  SavedModelBuilder builder(dir);
+  std::map<std::string, SignatureDef> signatures(bundle.GetSignatures().begin(),
+                                                 bundle.GetSignatures().end());
+  ASSERT_OK(builder.AddMetaGraphAndVariables(*bundle.session, bundle.meta_graph_def.graph_def(),
+                                             bundle.meta_graph_def.saver_def(), {"serve"},
+                                             signatures));
+  ASSERT_OK(builder.Save());
+
+  SavedModelBundle again = Load(dir);
+  ASSERT_NE(again.session, nullptr);
+  auto get = SignatureRunner::Create(&again, "get_counter");
+  ASSERT_OK(get.status());
+  auto out = (*get)->Run({});
+  ASSERT_OK(out.status());
+  EXPECT_EQ(out->at("output").scalar<float>(), 7.0f);
+}
+
+}  // namespace
+}  // namespace tensorgrid
