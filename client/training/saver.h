@@ -32,9 +32,9 @@
 // travel there through Send/Recv, and the path is a file name on that task's
 // machine. Reads and assignments run where their variables live.
 //
-// Files: see docs/checkpoints.md. A save writes "<path>.index" and
-// "<path>.data-<id>" (the checkpoint is committed by renaming its index into
-// place), then rewrites "<dir>/checkpoint" atomically to name it, then
+// Files: TensorFlow's V2 checkpoint, see docs/checkpoints.md. A save writes
+// "<path>.data-00000-of-0000N" and "<path>.index" (the checkpoint is
+// committed by renaming its index into place), then rewrites "<dir>/checkpoint" atomically to name it, then
 // deletes checkpoints beyond max_to_keep. A crash at any point leaves the
 // previously named checkpoint loadable and named.
 //
