@@ -10,29 +10,6 @@
 namespace tensorgrid {
 namespace {
 
-TEST(Crc32cTest, KnownValues) {
-  // The check value of CRC-32C, and RFC 3720's 32 zero bytes and 32 0xff bytes.
-  EXPECT_EQ(crc32c::Value("123456789", 9), 0xE3069283u);
-  const std::string zeros(32, '\0'), ones(32, '\xff');
-  EXPECT_EQ(crc32c::Value(zeros.data(), zeros.size()), 0x8A9136AAu);
-  EXPECT_EQ(crc32c::Value(ones.data(), ones.size()), 0x62A8AB43u);
-  EXPECT_EQ(crc32c::Value("", 0), 0u);
-}
-
-TEST(Crc32cTest, ExtendEqualsOneCall) {
-  const std::string text = "hello, event files";
-  const uint32_t head = crc32c::Value(text.data(), 7);
-  EXPECT_EQ(crc32c::Extend(head, text.data() + 7, text.size() - 7),
-            crc32c::Value(text.data(), text.size()));
-}
-
-TEST(Crc32cTest, MaskRoundTripsAndChangesTheValue) {
-  for (uint32_t crc : {0u, 1u, 0xE3069283u, 0xffffffffu}) {
-    EXPECT_EQ(crc32c::Unmask(crc32c::Mask(crc)), crc);
-    EXPECT_NE(crc32c::Mask(crc), crc);
-  }
-}
-
 TEST(TfRecordTest, FramesLengthDataAndMaskedCrcs) {
   std::string file;
   AppendRecord("abc", &file);
