@@ -2,7 +2,8 @@
 # tg_run --saved_model on the SavedModels TensorFlow wrote
 # (tests/testdata/tf_saved_models, README.md there): half_plus_two's
 # signatures give a*x + b with the restored a = 0.5, b = 2 (c = 3), in process
-# and through a one-task tg_server cluster (grpc://); --show lists the
+# and through a one-task tg_server cluster (grpc://), from tensors and from
+# tf.Examples (--input_examples, parsed by the graph's ParseExample); --show lists the
 # counter's signatures; errors name the tag set, signature or key.
 #
 # Usage: saved_model_test.sh TG_RUN TG_SERVER CLUSTER_LIB  (Bazel passes the rootpaths.)
@@ -45,6 +46,13 @@ run_tg --saved_model="$HALF" --input='x=[1,2,3]'
 expect_ok "half_plus_two serving_default" "y float [3] [2.5,3,3.5]"
 run_tg --saved_model="$HALF" --signature=regress_x2_to_y3 --input='inputs=[[1],[2]]'
 expect_ok "half_plus_two regress_x2_to_y3 (a*x2 + c)" "outputs float [2,1] [[3.5],[4]]"
+run_tg --saved_model="$HALF" --signature=regress_x_to_y \
+  --input_examples='inputs=[{"x":[1.0]},{"x":2.0},{"x":[3.0]}]'
+expect_ok "half_plus_two regress_x_to_y over tf.Examples" "outputs float [3,1] [[2.5],[3],[3.5]]"
+run_tg --saved_model="$HALF" --signature=classify_x_to_y --input_examples='inputs=[{"x":[4.0]}]'
+expect_ok "half_plus_two classify_x_to_y over tf.Examples" "scores float [1,1] [[4]]"
+run_tg --saved_model="$HALF" --signature=regress_x_to_y2 --input_examples='inputs=[{"x":[1.0]}]'
+expect_ok "half_plus_two regress_x_to_y2 (a*x + c)" "outputs float [1,1] [[3.5]]"
 run_tg --saved_model="$COUNTER" --show
 expect_ok "counter --show" "signature 'get_counter' (tensorflow/serving/predict)
   output output: float_ref [] (counter:0)
@@ -68,6 +76,9 @@ run_tg --saved_model="$HALF" --input='z=[1]'
 expect_error "an unknown input key" 1 "INVALID_ARGUMENT" "has no input 'z'; its inputs: x"
 run_tg --saved_model="$HALF" --input='x=["a"]'
 expect_error "a value of the wrong dtype" 1 "--input 'x'"
+run_tg --saved_model="$HALF" --signature=regress_x_to_y --input_examples='inputs=[{"x":[1]}]'
+expect_error "an int64 feature where the model parses floats" 1 "INVALID_ARGUMENT" \
+  "example 0: feature 'x' holds int64 values, but float is expected"
 run_tg --saved_model="$TMP/nowhere"
 expect_error "no SavedModel" 1 "NOT_FOUND" "SavedModel not found in export directory"
 

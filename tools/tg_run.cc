@@ -104,6 +104,17 @@ absl::Status RunSavedModel(const Options& options) {
       return errors::InvalidArgument("--input '", key_values.first, "' is given more than once");
     }
   }
+  for (const std::string& spec : options.input_examples) {
+    TG_ASSIGN_OR_RETURN(auto key_values, SplitSignatureInput(spec));
+    absl::StatusOr<Tensor> examples = ParseExamples(key_values.second);
+    if (!examples.ok()) {
+      return WithContext(examples.status(),
+                         absl::StrCat("--input_examples '", key_values.first, "'"));
+    }
+    if (!inputs.emplace(key_values.first, *std::move(examples)).second) {
+      return errors::InvalidArgument("input '", key_values.first, "' is given more than once");
+    }
+  }
   TG_ASSIGN_OR_RETURN(auto outputs, runner->Run(inputs, options.outputs));
   const std::vector<std::string> keys =
       options.outputs.empty() ? runner->output_keys() : options.outputs;

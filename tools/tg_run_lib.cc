@@ -21,6 +21,7 @@
 #include "core/framework/types.h"
 #include "core/platform/status.h"
 #include "core/util/proto_text.h"
+#include "proto/example.pb.h"
 #include "tools/flags.h"
 
 namespace tensorgrid {
@@ -45,6 +46,10 @@ const std::vector<tools::Flag>& FlagTable() {
       {"input", "KEY=VALUES", true,
        "a signature input by key; its dtype comes from the\n"
        "signature. Repeatable."},
+      {"input_examples", "KEY=[{...}]", true,
+       "a string input of serialized tf.Examples, written as\n"
+       "[{\"x\":[1.5],\"w\":[\"a\"]},{\"x\":2}]: floats, ints or\n"
+       "strings per feature (saved_model_cli's syntax)"},
       {"output", "K1,K2", true, "output keys to print (default: all, sorted)"},
       {"show", "", false, "list the tag set's signatures (loads nothing) and exit"},
       {"target", "T", true, "session target; \"\" (default) runs in-process"},
@@ -80,6 +85,8 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
     options->signature = flag.value;
   } else if (flag.name == "input") {
     options->inputs.push_back(flag.value);
+  } else if (flag.name == "input_examples") {
+    options->input_examples.push_back(flag.value);
   } else if (flag.name == "output") {
     if (!flag.value.empty()) return tools::AppendCommaList(flag, &options->outputs);
   } else if (flag.name == "show") {
@@ -415,10 +422,12 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
     if (options.signature.empty()) options.signature = "serving_default";
     return options;
   }
-  if (!options.inputs.empty() || !options.outputs.empty() || !options.tags.empty() ||
+  if (!options.inputs.empty() || !options.input_examples.empty() || !options.outputs.empty() ||
+      !options.tags.empty() ||
       !options.signature.empty() || options.show) {
     return errors::InvalidArgument(
-        "--input, --output, --tag, --signature and --show need --saved_model");
+        "--input, --input_examples, --output, --tag, --signature and --show need "
+        "--saved_model");
   }
   if (options.graph_path.empty()) return errors::InvalidArgument("--graph or --saved_model is required");
   if (options.fetches.empty() && options.run_targets.empty()) {
@@ -541,6 +550,165 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitSignatureInput(absl::st
     return errors::InvalidArgument("--input '", spec, "' is not KEY=VALUES");
   }
   return std::make_pair(std::string(spec.substr(0, eq)), std::string(spec.substr(eq + 1)));
+}
+
+namespace {
+
+// Reads [{"key": VALUES, ...}, ...]: the objects' keys and the text of each
+// value (a list or a scalar, handed to ParseTensorValues).
+class ExamplesReader {
+ public:
+  explicit ExamplesReader(absl::string_view text) : text_(text) {}
+
+  using Example = std::vector<std::pair<std::string, absl::string_view>>;
+
+  absl::StatusOr<std::vector<Example>> Read() {
+    std::vector<Example> examples;
+    TG_RETURN_IF_ERROR(Expect('['));
+    if (Peek() == ']') {
+      ++pos_;
+      return Finish(examples);
+    }
+    while (true) {
+      TG_RETURN_IF_ERROR(Expect('{'));
+      Example example;
+      if (Peek() != '}') {
+        while (true) {
+          TG_ASSIGN_OR_RETURN(std::string key, QuotedString());
+          TG_RETURN_IF_ERROR(Expect(':'));
+          TG_ASSIGN_OR_RETURN(absl::string_view value, ValueText());
+          example.emplace_back(std::move(key), value);
+          if (Peek() != ',') break;
+          ++pos_;
+        }
+      }
+      TG_RETURN_IF_ERROR(Expect('}'));
+      examples.push_back(std::move(example));
+      if (Peek() != ',') break;
+      ++pos_;
+    }
+    TG_RETURN_IF_ERROR(Expect(']'));
+    return Finish(examples);
+  }
+
+ private:
+  absl::StatusOr<std::vector<Example>> Finish(std::vector<Example>& examples) {
+    if (Peek() != '\0') return Error("unexpected text after the list");
+    return std::move(examples);
+  }
+  char Peek() {
+    while (pos_ < text_.size() && absl::ascii_isspace(text_[pos_])) ++pos_;
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
+  absl::Status Error(absl::string_view what) const {
+    return errors::InvalidArgument("column ", pos_ + 1, ": ", what);
+  }
+  absl::Status Expect(char c) {
+    if (Peek() != c) return Error(absl::StrCat("expected '", std::string(1, c), "'"));
+    ++pos_;
+    return absl::OkStatus();
+  }
+  // The end of the string literal starting at `from` (its opening quote).
+  absl::StatusOr<size_t> StringEnd(size_t from) const {
+    for (size_t i = from + 1; i < text_.size(); ++i) {
+      if (text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == '"') {
+        return i + 1;
+      }
+    }
+    return errors::InvalidArgument("column ", from + 1, ": unterminated string");
+  }
+  absl::StatusOr<std::string> QuotedString() {
+    if (Peek() != '"') return Error("expected a feature name in double quotes");
+    TG_ASSIGN_OR_RETURN(size_t end, StringEnd(pos_));
+    std::string out;
+    std::string error;
+    if (!absl::CUnescape(text_.substr(pos_ + 1, end - pos_ - 2), &out, &error)) {
+      return Error(error);
+    }
+    pos_ = end;
+    return out;
+  }
+  // A value's text: a bracketed list (strings skipped whole) or a scalar up
+  // to the next ',' or '}'.
+  absl::StatusOr<absl::string_view> ValueText() {
+    Peek();
+    const size_t start = pos_;
+    int depth = 0;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '"') {
+        TG_ASSIGN_OR_RETURN(pos_, StringEnd(pos_));
+        continue;
+      }
+      if (depth == 0 && (c == ',' || c == '}')) break;
+      if (c == '{' || c == '}') return Error("unbalanced '['");
+      if (c == '[') ++depth;
+      if (c == ']' && --depth < 0) return Error("unbalanced ']'");
+      ++pos_;
+    }
+    if (depth != 0) return Error("unbalanced '['");
+    if (pos_ == start) return Error("expected a value");
+    return absl::StripAsciiWhitespace(text_.substr(start, pos_ - start));
+  }
+
+  absl::string_view text_;
+  size_t pos_ = 0;
+};
+
+// The feature kind a value's text asks for: bytes when it has strings,
+// float when a number has a point, an exponent, inf or nan, else int64.
+DataType FeatureDtype(absl::string_view value) {
+  if (absl::StrContains(value, '"')) return DT_STRING;
+  for (char c : value) {
+    if (c == '.' || c == 'e' || c == 'E' || c == 'n' || c == 'N') return DT_FLOAT;
+  }
+  return DT_INT64;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> ParseExamples(absl::string_view text) {
+  TG_ASSIGN_OR_RETURN(std::vector<ExamplesReader::Example> examples, ExamplesReader(text).Read());
+  Tensor out(DT_STRING, TensorShape({static_cast<int64_t>(examples.size())}));
+  for (size_t i = 0; i < examples.size(); ++i) {
+    Example example;
+    auto& features = *example.mutable_features()->mutable_feature();
+    for (const auto& [key, value_text] : examples[i]) {
+      const std::string where = absl::StrCat("example ", i, ", feature '", key, "'");
+      if (features.count(key)) return errors::InvalidArgument(where, ": given twice");
+      const DataType dtype = FeatureDtype(value_text);
+      absl::StatusOr<Tensor> values = ParseTensorValues(value_text, dtype);
+      if (!values.ok()) return WithContext(values.status(), where);
+      if (values->dims() > 1) {
+        return errors::InvalidArgument(where, ": a feature is a flat list, not ",
+                                       values->shape().DebugString());
+      }
+      if (values->NumElements() == 0) {
+        return errors::InvalidArgument(where, ": an empty list has no kind; leave the feature out");
+      }
+      Feature& feature = features[key];
+      const int64_t n = values->NumElements();
+      if (dtype == DT_STRING) {
+        for (int64_t j = 0; j < n; ++j) {
+          feature.mutable_bytes_list()->add_value(values->data<std::string>()[j]);
+        }
+      } else if (dtype == DT_FLOAT) {
+        for (int64_t j = 0; j < n; ++j) {
+          feature.mutable_float_list()->add_value(values->data<float>()[j]);
+        }
+      } else {
+        for (int64_t j = 0; j < n; ++j) {
+          feature.mutable_int64_list()->add_value(values->data<int64_t>()[j]);
+        }
+      }
+    }
+    if (!example.SerializeToString(&out.data<std::string>()[i])) {
+      return errors::Internal("serializing example ", i, " failed");
+    }
+  }
+  return out;
 }
 
 namespace {

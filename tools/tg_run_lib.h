@@ -43,6 +43,7 @@ struct Options {
   std::vector<std::string> tags;         // --tag (default {"serve"})
   std::string signature;                 // --signature (default "serving_default")
   std::vector<std::string> inputs;       // --input, unparsed "KEY=VALUES"
+  std::vector<std::string> input_examples;  // --input_examples, unparsed "KEY=[{...},...]"
   std::vector<std::string> outputs;      // --output keys (default: all)
   bool show = false;                     // --show: list the tag set's signatures
 };
@@ -89,6 +90,15 @@ absl::StatusOr<Feed> ParseFeed(absl::string_view spec);
 // parsed once the signature says their dtype). InvalidArgument without '='
 // or with an empty key.
 absl::StatusOr<std::pair<std::string, std::string>> SplitSignatureInput(absl::string_view spec);
+
+// tf.Examples written as saved_model_cli's --input_examples does:
+//   [{"x":[1.5],"words":["a","b"]},{"x":2.5,"ids":[1,2,3]}]
+// one object per Example, each key a feature: a list (or one value) of
+// floats (a number with '.', an exponent, inf or nan) -> float_list,
+// integers -> int64_list, or double-quoted strings -> bytes_list. Returns the
+// serialized Examples as a string tensor of shape [N]. InvalidArgument naming
+// the example and feature for mixed kinds, nested or empty lists, bad syntax.
+absl::StatusOr<Tensor> ParseExamples(absl::string_view text);
 
 // --show's text for one MetaGraphDef's signatures:
 //   signature 'serving_default' (tensorflow/serving/predict)

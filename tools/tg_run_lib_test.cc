@@ -1,5 +1,7 @@
 #include "tools/tg_run_lib.h"
 
+#include "proto/example.pb.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -337,6 +339,44 @@ TEST(SplitSignatureInputTest, SplitsAtTheFirstEquals) {
   EXPECT_EQ(kv->second, "\"a=b\"");
   EXPECT_STATUS(SplitSignatureInput("x").status(), kInvalidArgument, "not KEY=VALUES");
   EXPECT_STATUS(SplitSignatureInput("=1").status(), kInvalidArgument, "not KEY=VALUES");
+}
+
+TEST(ParseExamplesTest, FeaturesTakeTheirKindFromTheValues) {
+  auto t = ParseExamples(R"([{"x": [1.5, 2], "ids": [1, -2], "w": ["a", "b\n"]}, {"x": 3e0}, {}])");
+  ASSERT_OK(t.status());
+  ASSERT_EQ(t->dtype(), DT_STRING);
+  ASSERT_EQ(t->shape(), TensorShape({3}));
+  Example e;
+  ASSERT_TRUE(e.ParseFromString(t->data<std::string>()[0]));
+  const auto& f = e.features().feature();
+  ASSERT_EQ(f.at("x").float_list().value_size(), 2);
+  EXPECT_EQ(f.at("x").float_list().value(0), 1.5f);
+  EXPECT_EQ(f.at("x").float_list().value(1), 2.0f);  // one float makes the list float
+  EXPECT_EQ(f.at("ids").int64_list().value(1), -2);
+  EXPECT_EQ(f.at("w").bytes_list().value(1), "b\n");
+  ASSERT_TRUE(e.ParseFromString(t->data<std::string>()[1]));
+  EXPECT_EQ(e.features().feature().at("x").float_list().value(0), 3.0f);  // a scalar
+  ASSERT_TRUE(e.ParseFromString(t->data<std::string>()[2]));
+  EXPECT_EQ(e.features().feature_size(), 0);
+  auto none = ParseExamples("[]");
+  ASSERT_OK(none.status());
+  EXPECT_EQ(none->shape(), TensorShape({0}));
+}
+
+TEST(ParseExamplesTest, ErrorsNameTheExampleAndFeature) {
+  EXPECT_STATUS(ParseExamples(R"([{"x": [1, "a"]}])").status(), kInvalidArgument,
+                "example 0, feature 'x'");
+  EXPECT_STATUS(ParseExamples(R"([{"x": 1}, {"y": [[1], [2]]}])").status(), kInvalidArgument,
+                "example 1, feature 'y': a feature is a flat list, not [2,1]");
+  EXPECT_STATUS(ParseExamples(R"([{"x": []}])").status(), kInvalidArgument, "empty list");
+  EXPECT_STATUS(ParseExamples(R"([{"x": 1, "x": 2}])").status(), kInvalidArgument, "given twice");
+  EXPECT_STATUS(ParseExamples(R"({"x": 1})").status(), kInvalidArgument, "column 1: expected '['");
+  EXPECT_STATUS(ParseExamples(R"([{x: 1}])").status(), kInvalidArgument,
+                "column 3: expected a feature name in double quotes");
+  EXPECT_STATUS(ParseExamples(R"([{"x": [1}])").status(), kInvalidArgument, "unbalanced");
+  EXPECT_STATUS(ParseExamples(R"([{"x": "a}])").status(), kInvalidArgument, "unterminated");
+  EXPECT_STATUS(ParseExamples(R"([{"x": 1}] extra)").status(), kInvalidArgument,
+                "unexpected text after the list");
 }
 
 TEST(FormatSignaturesTest, KeysSortedWithDtypesShapesAndTensors) {

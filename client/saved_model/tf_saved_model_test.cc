@@ -13,6 +13,7 @@
 #include "client/saved_model/loader.h"
 #include "client/saved_model/signature_runner.h"
 #include "core/platform/status_testutil.h"
+#include "proto/example.pb.h"
 
 namespace tensorgrid {
 namespace {
@@ -62,6 +63,31 @@ TEST(TfSavedModelTest, HalfPlusTwoServingDefault) {
   EXPECT_EQ(RunFloats(bundle, "regress_x2_to_y3",
                       {{"inputs", Tensor::FromVector<float>({1, 2}, {2, 1})}}, "outputs"),
             (std::vector<float>{3.5f, 4.0f}));
+}
+
+// The regress and classify signatures take serialized tf.Examples, parsed
+// by the graph's own ParseExample.
+TEST(TfSavedModelTest, HalfPlusTwoRegressAndClassifyOverExamples) {
+  SavedModelBundle bundle = Load(ModelDir("saved_model_half_plus_two_cpu"));
+  ASSERT_NE(bundle.session, nullptr);
+  Tensor examples(DT_STRING, TensorShape({3}));
+  for (int i = 0; i < 3; ++i) {
+    Example example;
+    (*example.mutable_features()->mutable_feature())["x"].mutable_float_list()->add_value(i + 1);
+    ASSERT_TRUE(example.SerializeToString(&examples.data<std::string>()[i]));
+  }
+  EXPECT_EQ(RunFloats(bundle, "regress_x_to_y", {{"inputs", examples}}, "outputs"),
+            (std::vector<float>{2.5f, 3.0f, 3.5f}));
+  EXPECT_EQ(RunFloats(bundle, "regress_x_to_y2", {{"inputs", examples}}, "outputs"),
+            (std::vector<float>{3.5f, 4.0f, 4.5f}));  // a*x + c
+  EXPECT_EQ(RunFloats(bundle, "classify_x_to_y", {{"inputs", examples}}, "scores"),
+            (std::vector<float>{2.5f, 3.0f, 3.5f}));
+  // Garbage where an Example should be: the parser names the example.
+  auto regress = SignatureRunner::Create(&bundle, "regress_x_to_y");
+  ASSERT_OK(regress.status());
+  Tensor garbage(DT_STRING, TensorShape({1}));
+  garbage.data<std::string>()[0] = "\xff\xff not a proto";
+  EXPECT_STATUS((*regress)->Run({{"inputs", garbage}}).status(), kInvalidArgument, "example 0");
 }
 
 TEST(TfSavedModelTest, CounterKeepsItsStateAcrossCallsInOneSession) {
