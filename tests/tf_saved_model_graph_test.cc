@@ -14,10 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/platform/file.h"
+#include "client/saved_model/loader.h"
 #include "core/platform/status_testutil.h"
 #include "core/public/session.h"
-#include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 #include "proto/example.pb.h"
@@ -25,36 +24,14 @@
 namespace tensorgrid {
 namespace {
 
-constexpr char kHalfPlusTwo[] =
-    "tests/testdata/tf_saved_models/saved_model_half_plus_two_cpu/00000123/saved_model.pb";
+constexpr char kHalfPlusTwo[] = "tests/testdata/tf_saved_models/saved_model_half_plus_two_cpu/00000123";
 constexpr char kCounter[] = "tests/testdata/tf_saved_models/saved_model_counter/00000123";
 
-// The one length-delimited field `number` of the message in `bytes`.
-// (proto/saved_model.pb.h cannot be included beside the session's headers:
-// its OpDef message and core/framework's OpDef share a name, so the
-// SavedModel is read field by field: meta_graphs = 2, graph_def = 2.)
-std::string Field(const std::string& bytes, int number) {
-  google::protobuf::UnknownFieldSet fields;
-  EXPECT_TRUE(fields.ParseFromString(bytes));
-  std::string found;
-  int count = 0;
-  for (int i = 0; i < fields.field_count(); ++i) {
-    const google::protobuf::UnknownField& f = fields.field(i);
-    if (f.number() == number && f.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) {
-      found = f.length_delimited();
-      ++count;
-    }
-  }
-  EXPECT_EQ(count, 1) << "field " << number;
-  return found;
-}
-
-GraphDef SavedModelGraph(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFileToString(path);
-  EXPECT_OK(bytes.status());
-  GraphDef graph;
-  EXPECT_TRUE(graph.ParseFromString(Field(Field(bytes.ok() ? *bytes : "", 2), 2)));
-  return graph;
+// The graph of the SavedModel's "serve" MetaGraphDef, nothing loaded.
+GraphDef SavedModelGraph(const std::string& dir) {
+  absl::StatusOr<MetaGraphDef> meta_graph = ReadMetaGraphDefFromSavedModel(dir, {"serve"});
+  EXPECT_OK(meta_graph.status());
+  return meta_graph.ok() ? meta_graph->graph_def() : GraphDef();
 }
 
 GraphDef HalfPlusTwoGraph() { return SavedModelGraph(kHalfPlusTwo); }
@@ -174,7 +151,7 @@ TEST_F(HalfPlusTwoTest, RestoresFromTensorFlowsCheckpointThenSavesAgain) {
 TEST(CounterTest, RestoresThenCounts) {
   auto session = NewSession(SessionOptions());
   ASSERT_OK(session.status());
-  const GraphDef graph = SavedModelGraph(std::string(kCounter) + "/saved_model.pb");
+  const GraphDef graph = SavedModelGraph(kCounter);
   EXPECT_EQ(graph.versions().producer(), 26);
   ASSERT_OK((*session)->Create(graph));
   std::vector<Tensor> out;
