@@ -1,5 +1,6 @@
 #include "client/saved_model/signature_runner.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
