@@ -21,25 +21,8 @@ TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 # shellcheck source=tests/cluster_lib.sh
 source "$3"
 
-# run_tg ARGS...: stdout in $OUT, stderr in $ERR, exit status in $RC.
-run_tg() {
-  "$TG_RUN" "$@" >"$TMP/out" 2>"$TMP/err"
-  RC=$?
-  OUT="$(cat "$TMP/out")"
-  ERR="$(cat "$TMP/err")"
-}
-expect_ok() {  # NAME EXPECTED_STDOUT
-  [[ $RC -eq 0 ]] || fail "$1: exit status $RC, stderr: $ERR"
-  [[ "$OUT" == "$2" ]] || fail "$1: stdout was [$OUT], expected [$2]"
-}
-expect_error() {  # NAME EXIT_STATUS SUBSTRING...
-  local name="$1" status="$2" s
-  shift 2
-  [[ $RC -eq $status ]] || fail "$name: exit status $RC, expected $status; stderr: $ERR"
-  for s in "$@"; do
-    [[ "$ERR" == *"$s"* ]] || fail "$name: stderr [$ERR] lacks [$s]"
-  done
-}
+# shellcheck source=tests/tg_run_lib.sh
+source "$(dirname "$0")/tg_run_lib.sh" || exit 1
 
 # 1. In process.
 run_tg --saved_model="$HALF" --input='x=[1,2,3]'

@@ -19,29 +19,8 @@ fail() {
   failures=$((failures + 1))
 }
 
-# run_tg ARGS...: runs tg_run, leaving stdout in $OUT, stderr in $ERR and the
-# exit status in $RC.
-run_tg() {
-  "$TG_RUN" "$@" >"$TMP/out" 2>"$TMP/err"
-  RC=$?
-  OUT="$(cat "$TMP/out")"
-  ERR="$(cat "$TMP/err")"
-}
-
-expect_ok() {  # NAME EXPECTED_STDOUT
-  [[ $RC -eq 0 ]] || fail "$1: exit status $RC, stderr: $ERR"
-  [[ "$OUT" == "$2" ]] || fail "$1: stdout was [$OUT], expected [$2]"
-}
-
-expect_error() {  # NAME EXIT_STATUS SUBSTRING...
-  local name="$1" status="$2"
-  shift 2
-  [[ $RC -eq $status ]] || fail "$name: exit status $RC, expected $status; stderr: $ERR"
-  local s
-  for s in "$@"; do
-    [[ "$ERR" == *"$s"* ]] || fail "$name: stderr [$ERR] lacks [$s]"
-  done
-}
+# shellcheck source=tests/tg_run_lib.sh
+source "$(dirname "$0")/tg_run_lib.sh" || exit 1
 
 run_tg --graph="$GRAPH" --run=init --fetch=output_node,output_node2
 expect_ok "init then fetch" "output_node float [] 2

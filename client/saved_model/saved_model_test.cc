@@ -17,18 +17,12 @@
 #include "client/saved_model/signature_runner.h"
 #include "core/platform/file.h"
 #include "core/platform/status_testutil.h"
+#include "core/platform/test_dir.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace tensorgrid {
 namespace {
-
-std::string NewTestDir() {
-  const char* root = std::getenv("TEST_TMPDIR");
-  std::string templ = std::string(root != nullptr ? root : "/tmp") + "/smXXXXXX";
-  TG_CHECK(::mkdtemp(templ.data()) != nullptr);
-  return templ;
-}
 
 bool IsFile(const std::string& path) {
   struct stat st;
@@ -93,7 +87,7 @@ SavedModelBundle Load(const std::string& dir) {
 }
 
 TEST(SavedModelTest, ExportThenLoadRestoresTheVariablesAndRunsSignatures) {
-  const std::string dir = NewTestDir() + "/model/1";
+  const std::string dir = NewTestDir("sm") + "/model/1";
   Model model;
   ASSERT_OK(model.Export(dir));
   EXPECT_TRUE(MaybeSavedModelDirectory(dir));
@@ -118,7 +112,7 @@ TEST(SavedModelTest, ExportThenLoadRestoresTheVariablesAndRunsSignatures) {
 }
 
 TEST(SavedModelTest, TheMetaGraphReadsBackAsWritten) {
-  const std::string dir = NewTestDir() + "/m";
+  const std::string dir = NewTestDir("sm") + "/m";
   Model model;
   ASSERT_OK(model.Export(dir));
   auto saved = ReadSavedModel(dir);
@@ -155,7 +149,7 @@ TEST(SavedModelTest, TheMetaGraphReadsBackAsWritten) {
 }
 
 TEST(SavedModelTest, TextFormatExportLoadsToo) {
-  const std::string dir = NewTestDir() + "/m";
+  const std::string dir = NewTestDir("sm") + "/m";
   Model model;
   ASSERT_OK(model.Export(dir, /*as_text=*/true));
   struct stat st;
@@ -170,7 +164,7 @@ TEST(SavedModelTest, TextFormatExportLoadsToo) {
 }
 
 TEST(SavedModelTest, AssetsAreCopiedAndTheirPathsFedToTheMainOp) {
-  const std::string tmp = NewTestDir();
+  const std::string tmp = NewTestDir("sm");
   { std::ofstream(tmp + "/vocab.txt") << "a\nb\n"; }
   const std::string dir = tmp + "/m";
   Model model;
@@ -195,7 +189,7 @@ TEST(SavedModelTest, AssetsAreCopiedAndTheirPathsFedToTheMainOp) {
 }
 
 TEST(SavedModelTest, SignatureErrorsNameTheKey) {
-  const std::string dir = NewTestDir() + "/m";
+  const std::string dir = NewTestDir("sm") + "/m";
   Model model;
   ASSERT_OK(model.Export(dir));
   SavedModelBundle bundle = Load(dir);
@@ -213,7 +207,7 @@ TEST(SavedModelTest, SignatureErrorsNameTheKey) {
 }
 
 TEST(SavedModelTest, LoaderErrorsNameWhatIsMissing) {
-  const std::string tmp = NewTestDir();
+  const std::string tmp = NewTestDir("sm");
   SavedModelBundle bundle;
   EXPECT_STATUS(LoadSavedModel(SessionOptions(), RunOptions(), tmp + "/none", {"serve"}, &bundle),
                 kNotFound, "SavedModel not found in export directory '" + tmp + "/none'");
@@ -242,11 +236,11 @@ TEST(SavedModelTest, LoaderErrorsNameWhatIsMissing) {
 }
 
 TEST(SavedModelTest, ExportNeverOverwrites) {
-  const std::string dir = NewTestDir();  // exists
+  const std::string dir = NewTestDir("sm");  // exists
   Model model;
   EXPECT_STATUS(model.Export(dir), kAlreadyExists, "already exists");
   // A failed export leaves nothing behind.
-  const std::string parent = NewTestDir();
+  const std::string parent = NewTestDir("sm");
   {
     SavedModelBuilder builder(parent + "/m");
     Scope root = Scope::NewRootScope();
@@ -262,7 +256,7 @@ TEST(SavedModelTest, ExportNeverOverwrites) {
 }
 
 TEST(SavedModelTest, Tf2FunctionLibrariesAreUnimplemented) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("sm");
   SavedModel saved;
   saved.set_saved_model_schema_version(1);
   MetaGraphDef* mg = saved.add_meta_graphs();

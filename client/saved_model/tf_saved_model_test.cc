@@ -13,6 +13,7 @@
 #include "client/saved_model/loader.h"
 #include "client/saved_model/signature_runner.h"
 #include "core/platform/status_testutil.h"
+#include "core/platform/test_dir.h"
 #include "proto/example.pb.h"
 
 namespace tensorgrid {
@@ -21,13 +22,6 @@ namespace {
 std::string ModelDir(const std::string& name) {
   return std::string(std::getenv("TEST_SRCDIR")) + "/tensorgrid/tests/testdata/tf_saved_models/" +
          name + "/00000123";
-}
-
-std::string NewTestDir() {
-  const char* root = std::getenv("TEST_TMPDIR");
-  std::string templ = std::string(root != nullptr ? root : "/tmp") + "/tfsmXXXXXX";
-  TG_CHECK(::mkdtemp(templ.data()) != nullptr);
-  return templ;
 }
 
 std::vector<float> Floats(const Tensor& t) {
@@ -121,7 +115,7 @@ TEST(TfSavedModelTest, ReExportThroughTheGraphsOwnShardedSaver) {
   ASSERT_OK(incr_by.status());
   ASSERT_OK((*incr_by)->Run({{"delta", Tensor::Scalar<float>(7)}}).status());
 
-  const std::string dir = NewTestDir() + "/counter/1";
+  const std::string dir = NewTestDir("tfsm") + "/counter/1";
   SavedModelBuilder builder(dir);
   std::map<std::string, SignatureDef> signatures(bundle.GetSignatures().begin(),
                                                  bundle.GetSignatures().end());

@@ -17,34 +17,12 @@
 #include "client/ops/standard_ops.h"
 #include "core/platform/file.h"
 #include "core/platform/status_testutil.h"
+#include "core/platform/test_dir.h"
 #include "core/util/tensor_bundle.h"
 
 namespace tensorgrid {
 namespace training {
 namespace {
-
-std::string TmpRoot() {
-  const char* root = std::getenv("TEST_TMPDIR");
-  return root != nullptr ? root : "/tmp";
-}
-
-std::string NewTestDir() {
-  std::string templ = TmpRoot() + "/saverXXXXXX";
-  TG_CHECK(::mkdtemp(templ.data()) != nullptr);
-  return templ;
-}
-
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  while (struct dirent* e = d != nullptr ? ::readdir(d) : nullptr) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  if (d != nullptr) ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 std::string ReadText(const std::string& path) {
   auto s = ReadFileToString(path);
@@ -131,7 +109,7 @@ std::string SaveModel(const std::string& prefix, float scale, int64_t step,
 }
 
 TEST(SaverTest, SavesAndRestoresRefAndResourceVariables) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   Model m(1);
   Saver saver(m.root);
   ASSERT_OK(saver.status());
@@ -200,7 +178,7 @@ TEST(SaverTest, SaveOpsRunOnTheCpuOfTheFirstPlacedVariable) {
   (*options.config.mutable_device_count())["CPU"] = 2;
   ClientSession session(two.root, options);
   ASSERT_OK(session.Run({}, {}, {two.init}, nullptr));
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   RunOptions run_options;
   run_options.set_output_partition_graphs(true);
   RunMetadata metadata;
@@ -223,7 +201,7 @@ TEST(SaverTest, SaveOpsRunOnTheCpuOfTheFirstPlacedVariable) {
 }
 
 TEST(SaverTest, WritesTheCheckpointStateFileAndFindsTheLatest) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   EXPECT_STATUS(LatestCheckpoint(dir).status(), kNotFound,
                 "no checkpoint state file '" + dir + "/checkpoint'");
   SaveModel(dir + "/model", 1, 100);
@@ -248,7 +226,7 @@ TEST(SaverTest, WritesTheCheckpointStateFileAndFindsTheLatest) {
 }
 
 TEST(SaverTest, ReadsTensorFlowStateFilesAndRejectsGarbage) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   SaveModel(dir + "/model", 1, 5);
   WriteText(dir + "/checkpoint", "model_checkpoint_path: \"" + dir +
                                      "/model-5\"\n"
@@ -274,7 +252,7 @@ TEST(SaverTest, ReadsTensorFlowStateFilesAndRejectsGarbage) {
 }
 
 TEST(SaverTest, MaxToKeepDeletesTheOldestCheckpoints) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   Model m(1);
   SaverOptions options;
   options.max_to_keep = 2;
@@ -310,7 +288,7 @@ TEST(SaverTest, MaxToKeepDeletesTheOldestCheckpoints) {
 }
 
 TEST(SaverTest, MaxToKeepZeroKeepsEverythingAndNoStepOverwrites) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   Model m(1);
   SaverOptions options;
   options.max_to_keep = 0;
@@ -330,7 +308,7 @@ TEST(SaverTest, MaxToKeepZeroKeepsEverythingAndNoStepOverwrites) {
 }
 
 TEST(SaverTest, VarListChoosesTheVariables) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   Model m(1);
   Saver partial(m.root, std::vector<Output>{m.w, m.read_b});  // a ReadVariableOp names b
   ASSERT_OK(partial.status());
@@ -360,7 +338,7 @@ TEST(SaverTest, VarListChoosesTheVariables) {
 }
 
 TEST(SaverTest, RestoreChecksShapesAndDtypes) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   const std::string path = SaveModel(dir + "/model", 1, 1);
 
   ModelOptions wrong_shape;
@@ -390,7 +368,7 @@ TEST(SaverTest, RestoreChecksShapesAndDtypes) {
 }
 
 TEST(SaverTest, CorruptedCheckpointsAreDataLossNamingFileAndTensor) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("saver");
   const std::string path = SaveModel(dir + "/model", 1, 1);
   std::string data_path, w_place;
   {
@@ -423,7 +401,7 @@ class SaverCrashTest : public ::testing::TestWithParam<checkpoint::SavePoint> {
  protected:
   void SetUp() override {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    dir_ = TmpRoot() + "/crash" + std::to_string(static_cast<int>(GetParam()));
+    dir_ = TestTmpRoot() + "/crash" + std::to_string(static_cast<int>(GetParam()));
     ::mkdir(dir_.c_str(), 0755);
     for (const std::string& name : ListDir(dir_)) ::unlink((dir_ + "/" + name).c_str());
   }

@@ -3,7 +3,6 @@
 // crashes at every point of a save (death tests and a real SIGKILL).
 #include "core/util/tensor_bundle.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "core/platform/file.h"
+#include "core/platform/test_dir.h"
 #include "core/util/crc32c.h"
 #include "leveldb/env.h"
 #include "leveldb/options.h"
@@ -28,25 +28,6 @@
 namespace tensorgrid {
 namespace checkpoint {
 namespace {
-
-std::string NewTestDir() {
-  const char* root = std::getenv("TEST_TMPDIR");
-  std::string templ = std::string(root != nullptr ? root : "/tmp") + "/ckptXXXXXX";
-  TG_CHECK(::mkdtemp(templ.data()) != nullptr);
-  return templ;
-}
-
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  while (struct dirent* e = d != nullptr ? ::readdir(d) : nullptr) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  if (d != nullptr) ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
@@ -105,7 +86,7 @@ float ReadSimple(const std::string& prefix) {
 }
 
 TEST(TensorBundleTest, RoundTripsEveryDtypeAndShape) {
-  const std::string prefix = NewTestDir() + "/sub/dir/model";  // directories are created
+  const std::string prefix = NewTestDir("ckpt") + "/sub/dir/model";  // directories are created
   Tensor strings(DT_STRING, TensorShape({2, 2}));
   strings.data<std::string>()[0] = "";
   strings.data<std::string>()[1] = "hello";
@@ -144,7 +125,7 @@ TEST(TensorBundleTest, RoundTripsEveryDtypeAndShape) {
 }
 
 TEST(TensorBundleTest, IndexListsEntriesSortedWithDtypeShapeAndPlace) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   ASSERT_OK(WriteCheckpoint(
       prefix, {{"z", Tensor::Scalar<int64_t>(1)}, {"a", Tensor(DT_FLOAT, TensorShape({2, 3}))}}));
   auto reader = CheckpointReader::Open(prefix);
@@ -166,7 +147,7 @@ TEST(TensorBundleTest, IndexListsEntriesSortedWithDtypeShapeAndPlace) {
 
 TEST(TensorBundleTest, BoolBytesReadBackAsZeroOrOne) {
   // A file may hold any byte where a bool is stored; a bool read is 0 or 1.
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   Tensor flags(DT_BOOL, TensorShape({2}));
   static_cast<uint8_t*>(flags.raw_data())[0] = 9;
   static_cast<uint8_t*>(flags.raw_data())[1] = 0;
@@ -183,7 +164,7 @@ TEST(TensorBundleTest, BoolBytesReadBackAsZeroOrOne) {
 }
 
 TEST(TensorBundleTest, MissingCheckpointAndTensorAreNotFound) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   EXPECT_FALSE(CheckpointExists(prefix));
   EXPECT_STATUS(CheckpointReader::Open(prefix).status(), kNotFound, prefix + ".index");
   ASSERT_OK(WriteSimple(prefix, 1));
@@ -195,7 +176,7 @@ TEST(TensorBundleTest, MissingCheckpointAndTensorAreNotFound) {
 }
 
 TEST(TensorBundleTest, WriterRejectsBadNamesAndUnsaveableTensors) {
-  auto writer = CheckpointWriter::Create(NewTestDir() + "/model");
+  auto writer = CheckpointWriter::Create(NewTestDir("ckpt") + "/model");
   ASSERT_TRUE(writer.ok()) << writer.status();
   ASSERT_OK((*writer)->Add("a", Tensor::Scalar<float>(1)));
   EXPECT_STATUS((*writer)->Add("a", Tensor::Scalar<float>(2)), kInvalidArgument,
@@ -205,12 +186,12 @@ TEST(TensorBundleTest, WriterRejectsBadNamesAndUnsaveableTensors) {
                 kInvalidArgument, "'h' of type resource cannot be saved");
   ASSERT_OK((*writer)->Finish());
   EXPECT_STATUS((*writer)->Finish(), kFailedPrecondition, "already finished");
-  EXPECT_STATUS(CheckpointWriter::Create(NewTestDir() + "/").status(), kInvalidArgument,
+  EXPECT_STATUS(CheckpointWriter::Create(NewTestDir("ckpt") + "/").status(), kInvalidArgument,
                 "must name a file");
 }
 
 TEST(TensorBundleTest, FlippedDataByteIsDataLossNamingFileAndTensor) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   ASSERT_OK(WriteSimple(prefix, 1));
   std::string data_path;
   uint64_t b_offset = 0;
@@ -230,7 +211,7 @@ TEST(TensorBundleTest, FlippedDataByteIsDataLossNamingFileAndTensor) {
 }
 
 TEST(TensorBundleTest, TruncatedDataFileIsDataLossNamingFileAndTensor) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   ASSERT_OK(WriteSimple(prefix, 1));
   std::string data_path = (*CheckpointReader::Open(prefix))->data_path();
   ASSERT_EQ(::truncate(data_path.c_str(), FileSize(data_path) - 3), 0);
@@ -246,7 +227,7 @@ TEST(TensorBundleTest, TruncatedDataFileIsDataLossNamingFileAndTensor) {
 }
 
 TEST(TensorBundleTest, EveryFlippedOrTruncatedIndexByteIsDataLoss) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   ASSERT_OK(WriteSimple(prefix, 1));
   const std::string index_path = IndexPath(prefix);
   const std::string good = ReadRaw(index_path);
@@ -275,7 +256,7 @@ TEST(TensorBundleTest, EveryFlippedOrTruncatedIndexByteIsDataLoss) {
 }
 
 TEST(TensorBundleTest, GarbageIndexIsDataLoss) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   const std::string index_path = IndexPath(prefix);
   WriteRaw(index_path, "model_checkpoint_path: \"not an index at all, just some text\"\n");
   EXPECT_STATUS(CheckpointReader::Open(prefix).status(), kDataLoss,
@@ -290,7 +271,7 @@ TEST(TensorBundleTest, GarbageIndexIsDataLoss) {
 }
 
 TEST(TensorBundleTest, DataFileOfAnotherSaveIsDataLoss) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("ckpt");
   ASSERT_OK(WriteSimple(dir + "/model", 1));
   ASSERT_OK(WriteSimple(dir + "/other", 2));
   const std::string data_path = DataPath(dir + "/model", 0, 1);
@@ -302,7 +283,7 @@ TEST(TensorBundleTest, DataFileOfAnotherSaveIsDataLoss) {
 }
 
 TEST(TensorBundleTest, OverwriteReplacesAndLeavesOneDataFile) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("ckpt");
   ASSERT_OK(WriteSimple(dir + "/model", 1));
   ASSERT_OK(WriteSimple(dir + "/model-1", 5));  // a prefix extending another is separate
   ASSERT_OK(WriteSimple(dir + "/model", 2));
@@ -325,7 +306,7 @@ TEST(TensorBundleTest, OverwriteReplacesAndLeavesOneDataFile) {
 }
 
 TEST(TensorBundleTest, AbandonedWriterKeepsThePreviousCheckpoint) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("ckpt");
   ASSERT_OK(WriteSimple(dir + "/model", 1));
   {
     auto writer = CheckpointWriter::Create(dir + "/model");
@@ -337,7 +318,7 @@ TEST(TensorBundleTest, AbandonedWriterKeepsThePreviousCheckpoint) {
 }
 
 TEST(TensorBundleTest, WriteFileAtomicallyReplacesTheWholeFile) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("ckpt");
   ASSERT_OK(WriteFileAtomically(dir + "/checkpoint", "first version, long\n"));
   ASSERT_OK(WriteFileAtomically(dir + "/checkpoint", "second\n"));
   EXPECT_EQ(ReadRaw(dir + "/checkpoint"), "second\n");
@@ -421,7 +402,7 @@ TEST(TensorBundleTest, ReadsTensorFlowsCounterVariable) {
 }
 
 TEST(TensorBundleTest, IndexIsALevelDbTableOfTensorFlowsEntries) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   Tensor names = Tensor::FromVector<std::string>({"a", "bc"}, {2});
   ASSERT_OK(WriteCheckpoint(prefix, {{"w", Tensor::FromVector<float>({1.5f, -2.f}, {1, 2})},
                                      {"names", names}}));
@@ -492,7 +473,7 @@ void WriteHandMadeBundle(const std::string& prefix, const BundleHeaderProto& hea
 }
 
 TEST(TensorBundleTest, HeaderIsCheckedLikeTensorFlows) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   BundleHeaderProto header;
   header.set_num_shards(1);
   header.mutable_version()->set_producer(1);
@@ -520,7 +501,7 @@ TEST(TensorBundleTest, HeaderIsCheckedLikeTensorFlows) {
 // ---- slices
 
 TEST(TensorBundleTest, SlicesAssembleAndWholeTensorsSlice) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   const TensorShape full({4, 2});
   auto top = TensorSlice::Parse("0,2:-");
   auto bottom = TensorSlice::Parse("2,2:-");
@@ -562,7 +543,7 @@ TEST(TensorBundleTest, SlicesAssembleAndWholeTensorsSlice) {
 }
 
 TEST(TensorBundleTest, MissingSliceCoverageIsInvalidArgument) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   auto top = TensorSlice::Parse("0,2:-");
   ASSERT_TRUE(top.ok());
   auto writer = CheckpointWriter::Create(prefix);
@@ -581,7 +562,7 @@ TEST(TensorBundleTest, MissingSliceCoverageIsInvalidArgument) {
 // ---- shards, legacy checkpoints, merging
 
 TEST(TensorBundleTest, MissingShardIsDataLossNamingIt) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   ASSERT_OK(WriteSimple(prefix, 1));
   ASSERT_OK(WriteSimple(prefix, 2));  // two shards now
   const std::string shard = DataPath(prefix, 0, 2);
@@ -591,7 +572,7 @@ TEST(TensorBundleTest, MissingShardIsDataLossNamingIt) {
 }
 
 TEST(TensorBundleTest, LegacyCheckpointRestoresAndIsReplacedBySaves) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("ckpt");
   for (const char* name : {"model.index", "model.data-0123456789abcdef"}) {
     WriteRaw(dir + "/" + name,
              ReadRaw(std::string("core/util/testdata/legacy_checkpoint/") + name));
@@ -618,7 +599,7 @@ TEST(TensorBundleTest, LegacyCheckpointRestoresAndIsReplacedBySaves) {
 }
 
 TEST(TensorBundleTest, MergeJoinsCheckpointsAndRemovesTheSources) {
-  const std::string dir = NewTestDir();
+  const std::string dir = NewTestDir("ckpt");
   const std::string a = dir + "/model_temp_x/part-00000-of-00002";
   const std::string b = dir + "/model_temp_x/part-00001-of-00002";
   ASSERT_OK(WriteCheckpoint(a, {{"x", Tensor::Scalar<float>(1)}}));
@@ -657,7 +638,7 @@ TEST(TensorBundleDeathTest, CrashAtAnyPointLeavesACompleteCheckpoint) {
       {SavePoint::kIndexRenamed, 2},  // committed: the new one, whole
   };
   for (const auto& [point, want] : cases) {
-    const std::string dir = NewTestDir();
+    const std::string dir = NewTestDir("ckpt");
     ASSERT_OK(WriteSimple(dir + "/model", 1));
     EXPECT_EXIT(SaveAndDieAt(dir + "/model", point), ::testing::KilledBySignal(SIGKILL), "");
     EXPECT_EQ(ReadSimple(dir + "/model"), want) << static_cast<int>(point);
@@ -673,7 +654,7 @@ TEST(TensorBundleDeathTest, CrashAtAnyPointLeavesACompleteCheckpoint) {
 // process overwrites one prefix again and again with a large tensor: the
 // checkpoint is always one complete save.
 TEST(TensorBundleDeathTest, SigkillDuringLargeSavesNeverTearsTheCheckpoint) {
-  const std::string prefix = NewTestDir() + "/model";
+  const std::string prefix = NewTestDir("ckpt") + "/model";
   constexpr int64_t kElements = 4 << 20;  // 16 MiB
   auto save = [&](float v) {
     Tensor big(DT_FLOAT, TensorShape({kElements}));
