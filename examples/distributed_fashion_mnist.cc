@@ -27,7 +27,8 @@
 //       --worker_hosts=localhost:2224,localhost:2225 --job_name=worker --task_index=0   # one task
 //
 // The cluster comes from --ps_hosts/--worker_hosts, --cluster (tg_launch's
-// syntax) or TF_CONFIG. Workers print "worker W: step S (global step G),
+// syntax), TF_CONFIG, srun (--slurm_jobs=ps:1,worker:2) or mpirun
+// (--mpi_jobs), as --cluster_resolver says (docs/multi_host.md). Workers print "worker W: step S (global step G),
 // loss L" every --log_every of their own steps; the chief prints
 // "test_accuracy=0.xxxx" last. With --logdir the chief writes TensorBoard's
 // event files there (the graph; loss, batch accuracy and global_step/sec
@@ -63,7 +64,8 @@ using namespace tensorgrid;  // NOLINT: an example
 namespace {
 
 struct Options {
-  TaskFlags task;  // which task this is: --ps_hosts ... --task_index, or TF_CONFIG
+  TaskFlags task;  // which task this is: --ps_hosts ... --task_index, TF_CONFIG, srun, mpirun
+  int32_t task_index = 0;
   std::string checkpoint_dir, logdir, data_dir = kFashionMnistDir;
   bool is_sync = false;
   int64_t replicas_to_aggregate = 0;  // 0: every worker
@@ -74,11 +76,12 @@ struct Options {
 
 // What Flags::Parse leaves to the program: positional arguments (none), the ranges,
 // and which cluster flags go together.
-absl::Status CheckFlags(const Options& o, int argc, char** argv) {
+absl::Status CheckFlags(Options& o, int argc, char** argv) {
   if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
-  if (o.task.task_index < 0) {
-    return errors::InvalidArgument("--task_index=", o.task.task_index, " is negative");
+  if (o.task_index < 0) {
+    return errors::InvalidArgument("--task_index=", o.task_index, " is negative");
   }
+  if (!o.task.resolver.job_name.empty()) o.task.resolver.task_index = o.task_index;
   if (o.replicas_to_aggregate < 0) {
     return errors::InvalidArgument("--replicas_to_aggregate=", o.replicas_to_aggregate,
                                    " is negative");
@@ -223,14 +226,23 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen, also into a pipe
   Options o;
   const std::vector<Flag> flag_list = {
-      Flag("ps_hosts", &o.task.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
-      Flag("worker_hosts", &o.task.worker_hosts,
+      Flag("cluster_resolver", &o.task.resolver.resolver,
+           "where the cluster comes from: flags, tf_config, slurm, mpi or auto"),
+      Flag("ps_hosts", &o.task.resolver.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
+      Flag("worker_hosts", &o.task.resolver.worker_hosts,
            "the worker tasks, H:P,...; worker 0 is the chief"),
-      Flag("cluster", &o.task.cluster,
+      Flag("cluster", &o.task.resolver.cluster,
            "or the cluster as \"ps=h:p,h:p;worker=h:p,h:p\"\n"
-           "(neither: TF_CONFIG gives the cluster and the task)"),
-      Flag("job_name", &o.task.job_name, "this task's job: ps or worker"),
-      Flag("task_index", &o.task.task_index, "this task's index in its job"),
+           "(none: TF_CONFIG, srun or mpirun gives the cluster and the task)"),
+      Flag("job_name", &o.task.resolver.job_name, "this task's job: ps or worker"),
+      Flag("task_index", &o.task_index, "this task's index in its job"),
+      Flag("slurm_jobs", &o.task.resolver.slurm_jobs, "under srun: ranks in order, ps:1,worker:2"),
+      Flag("mpi_jobs", &o.task.resolver.mpi_jobs, "under mpirun: ranks in order, ps:1,worker:2"),
+      Flag("hostfile", &o.task.resolver.hostfile, "under mpirun: OpenMPI's hostfile"),
+      Flag("port_base", &o.task.resolver.port_base,
+           "srun, mpirun --hostfile: a node's k-th task's port is this + k"),
+      Flag("gpus_per_task", &o.task.resolver.gpus_per_task,
+           "under srun: CUDA_VISIBLE_DEVICES per local task"),
       Flag("is_sync", &o.is_sync,
            "synchronous replicas: each global step averages one\n"
            "gradient from every worker (SyncReplicasOptimizer)"),
