@@ -86,12 +86,13 @@ absl::Status WaitUntilHostResolves(const std::string& host, absl::Duration timeo
     const absl::Time now = absl::Now();
     if (now - start >= timeout) {
       return errors::Unavailable("server of ", task, ": its host '", host, "' does not resolve (",
-                                 why, ") after ", absl::FormatDuration(now - start),
+                                 why, ") after ",
+                                 absl::FormatDuration(absl::Trunc(now - start, absl::Milliseconds(1))),
                                  " (the start-up timeout)");
     }
     if (now >= next_note) {
       std::fprintf(stderr, "tensorgrid: server of %s: still waiting after %s for host '%s' to resolve (%s)\n",
-                   task.c_str(), absl::FormatDuration(now - start).c_str(), host.c_str(), why.c_str());
+                   task.c_str(), absl::FormatDuration(absl::Trunc(now - start, absl::Seconds(1))).c_str(), host.c_str(), why.c_str());
       next_note = now + absl::Seconds(10);
     }
     absl::SleepFor(std::min(pause, start + timeout - now));
