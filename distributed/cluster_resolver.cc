@@ -45,7 +45,8 @@ bool Environment::Has(const std::string& name) const {
 std::string ResolvedTask::ToString() const {
   std::string out = absl::StrCat("cluster resolver ", resolver);
   if (!source.empty()) absl::StrAppend(&out, " (", source, ")");
-  absl::StatusOr<std::string> address = config.cluster.TaskAddress(config.task.job, config.task.index);
+  absl::StatusOr<std::string> address =
+      config.cluster.TaskAddress(config.task.job, config.task.index);
   absl::StrAppend(&out, ": this task is ", config.task.name());
   if (address.ok()) absl::StrAppend(&out, " at ", *address);
   absl::StrAppend(&out, "; cluster ", config.cluster.ToString());
@@ -77,7 +78,8 @@ absl::StatusOr<ResolvedTask> FlagsClusterResolver::Resolve() const {
     return errors::InvalidArgument("give --cluster or --ps_hosts/--worker_hosts, not both");
   }
   if (!hosts && options_.cluster.empty()) {
-    return errors::InvalidArgument("--job_name and --task_index need --cluster or --ps_hosts/--worker_hosts");
+    return errors::InvalidArgument(
+        "--job_name and --task_index need --cluster or --ps_hosts/--worker_hosts");
   }
   if (options_.job_name.empty()) {
     return errors::InvalidArgument(hosts ? "--ps_hosts/--worker_hosts need --job_name"
@@ -86,12 +88,13 @@ absl::StatusOr<ResolvedTask> FlagsClusterResolver::Resolve() const {
   ResolvedTask out;
   out.resolver = name();
   if (hosts) {
-    absl::StatusOr<ClusterSpec> spec =
-        ClusterSpec::FromHostsFlags(options_.ps_hosts, options_.worker_hosts, options_.spec_options);
+    absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromHostsFlags(
+        options_.ps_hosts, options_.worker_hosts, options_.spec_options);
     if (!spec.ok()) return WithContext(spec.status(), "--ps_hosts/--worker_hosts");
     out.config.cluster = *std::move(spec);
   } else {
-    absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromFlag(options_.cluster, options_.spec_options);
+    absl::StatusOr<ClusterSpec> spec =
+        ClusterSpec::FromFlag(options_.cluster, options_.spec_options);
     if (!spec.ok()) return WithContext(spec.status(), "--cluster");
     out.config.cluster = *std::move(spec);
   }
@@ -102,8 +105,8 @@ absl::StatusOr<ResolvedTask> FlagsClusterResolver::Resolve() const {
                                    "' is not a job of the cluster ", out.config.cluster.ToString());
   }
   if (out.config.task.index >= out.config.cluster.num_tasks(out.config.task.job)) {
-    return errors::InvalidArgument("--task_index ", out.config.task.index, " is out of range: job '",
-                                   out.config.task.job, "' has ",
+    return errors::InvalidArgument("--task_index ", out.config.task.index,
+                                   " is out of range: job '", out.config.task.job, "' has ",
                                    out.config.cluster.num_tasks(out.config.task.job), " task(s)");
   }
   return out;
@@ -129,8 +132,8 @@ absl::StatusOr<std::unique_ptr<ClusterResolver>> NewClusterResolver(
   if (kind == "flags") return flags;
   // Flags of the flags resolver given to another one would be ignored silently.
   if (kind != "auto" && (!options.job_name.empty() || options.task_index >= 0)) {
-    return errors::InvalidArgument("--job_name and --task_index belong with --cluster_resolver=flags, not ",
-                                   kind);
+    return errors::InvalidArgument(
+        "--job_name and --task_index belong with --cluster_resolver=flags, not ", kind);
   }
   if (kind == "tf_config") return tf_config;
   if (kind == "slurm") return slurm;
@@ -155,7 +158,8 @@ absl::StatusOr<ResolvedTask> ResolveCluster(const ClusterResolverOptions& option
                                             const Environment& env) {
   TG_ASSIGN_OR_RETURN(std::unique_ptr<ClusterResolver> resolver, NewClusterResolver(options, env));
   absl::StatusOr<ResolvedTask> task = resolver->Resolve();
-  if (!task.ok()) return WithContext(task.status(), absl::StrCat("cluster resolver ", resolver->name()));
+  if (!task.ok())
+    return WithContext(task.status(), absl::StrCat("cluster resolver ", resolver->name()));
   return task;
 }
 
@@ -200,8 +204,9 @@ absl::StatusOr<TfConfig> AssignRanks(absl::string_view flag, absl::string_view j
   int total = 0;
   for (const auto& [job, count] : counts) total += count;
   if (total != size) {
-    return errors::InvalidArgument("--", flag, "='", jobs, "' names ", total, " task(s) but there are ",
-                                   size, ": ", absl::StrJoin(addresses, ","));
+    return errors::InvalidArgument("--", flag, "='", jobs, "' names ", total,
+                                   " task(s) but there are ", size, ": ",
+                                   absl::StrJoin(addresses, ","));
   }
   if (rank < 0 || rank >= size) {
     return errors::InvalidArgument("rank ", rank, " is out of range: there are ", size, " task(s)");

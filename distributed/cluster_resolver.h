@@ -64,10 +64,10 @@ class Environment {
 struct ClusterResolverOptions {
   std::string resolver = "auto";  // --cluster_resolver=auto|flags|tf_config|slurm|mpi
   // flags (and mpi: --cluster is its host list)
-  std::string cluster;                  // --cluster
-  std::string ps_hosts, worker_hosts;   // --ps_hosts, --worker_hosts
-  std::string job_name;                 // --job_name
-  int task_index = -1;                  // --task_index; -1: not given (0)
+  std::string cluster;                 // --cluster
+  std::string ps_hosts, worker_hosts;  // --ps_hosts, --worker_hosts
+  std::string job_name;                // --job_name
+  int task_index = -1;                 // --task_index; -1: not given (0)
   // slurm and mpi: jobs in rank order, "ps:1,worker:4"; empty: every task a worker.
   std::string slurm_jobs;  // --slurm_jobs
   std::string mpi_jobs;    // --mpi_jobs

@@ -13,8 +13,10 @@ const char kTfConfig[] =
         "task": {"type": "ps", "index": 0}})";
 
 Env SlurmEnv() {
-  return {{"SLURM_PROCID", "0"},         {"SLURM_LOCALID", "0"},
-          {"SLURMD_NODENAME", "n1"},     {"SLURM_STEP_NODELIST", "n1"},
+  return {{"SLURM_PROCID", "0"},
+          {"SLURM_LOCALID", "0"},
+          {"SLURMD_NODENAME", "n1"},
+          {"SLURM_STEP_NODELIST", "n1"},
           {"SLURM_STEP_TASKS_PER_NODE", "2"}};
 }
 
@@ -53,7 +55,8 @@ TEST(ClusterResolverTest, ExplicitChoiceAndMisplacedFlags) {
   options.resolver = "slurm";
   EXPECT_EQ(Chosen(options, {}), "slurm");
   options.resolver = "kubernetes";
-  EXPECT_EQ(Chosen(options, {}), "--cluster_resolver='kubernetes' is not auto, flags, tf_config, slurm or mpi");
+  EXPECT_EQ(Chosen(options, {}),
+            "--cluster_resolver='kubernetes' is not auto, flags, tf_config, slurm or mpi");
   options.resolver = "tf_config";
   options.job_name = "ps";
   EXPECT_EQ(Chosen(options, {}),
@@ -99,22 +102,27 @@ TEST(ClusterResolverTest, Flags) {
 // TF_CONFIG as Kubeflow's training operator writes it for a TFJob "mnist"
 // in namespace "kubeflow".
 std::string TfJobConfig(const std::string& chief_job, const std::string& type, int index) {
-  return "{\"cluster\": {\"" + chief_job +
-         "\": [\"mnist-" + chief_job + "-0.kubeflow.svc:2222\"],"
+  return "{\"cluster\": {\"" + chief_job + "\": [\"mnist-" + chief_job +
+         "-0.kubeflow.svc:2222\"],"
          " \"ps\": [\"mnist-ps-0.kubeflow.svc:2222\"],"
-         " \"worker\": [\"mnist-worker-0.kubeflow.svc:2222\", \"mnist-worker-1.kubeflow.svc:2222\"]},"
-         " \"task\": {\"type\": \"" + type + "\", \"index\": " + std::to_string(index) + "},"
+         " \"worker\": [\"mnist-worker-0.kubeflow.svc:2222\", "
+         "\"mnist-worker-1.kubeflow.svc:2222\"]},"
+         " \"task\": {\"type\": \"" +
+         type + "\", \"index\": " + std::to_string(index) +
+         "},"
          " \"environment\": \"cloud\"}";
 }
 
 TEST(ClusterResolverTest, KubeflowTfJob) {
   for (const std::string chief : {"chief", "master"}) {
     absl::StatusOr<ResolvedTask> task =
-        ResolveCluster(ClusterResolverOptions(), Environment::FromMap({{"TF_CONFIG", TfJobConfig(chief, "worker", 1)}}));
+        ResolveCluster(ClusterResolverOptions(),
+                       Environment::FromMap({{"TF_CONFIG", TfJobConfig(chief, "worker", 1)}}));
     ASSERT_OK(task.status());
     EXPECT_EQ(task->resolver, "tf_config");
     EXPECT_EQ(*task->config.cluster.TaskAddress("worker", 1), "mnist-worker-1.kubeflow.svc:2222");
-    EXPECT_EQ(*task->config.cluster.TaskAddress(chief, 0), "mnist-" + chief + "-0.kubeflow.svc:2222");
+    EXPECT_EQ(*task->config.cluster.TaskAddress(chief, 0),
+              "mnist-" + chief + "-0.kubeflow.svc:2222");
     EXPECT_FALSE(IsChief(task->config));
     task = ResolveCluster(ClusterResolverOptions(),
                           Environment::FromMap({{"TF_CONFIG", TfJobConfig(chief, chief, 0)}}));
@@ -126,7 +134,8 @@ TEST(ClusterResolverTest, KubeflowTfJob) {
   ASSERT_OK(worker0.status());
   EXPECT_FALSE(IsChief(*worker0));
   // The evaluator runs beside the cluster.
-  absl::StatusOr<TfConfig> evaluator = TfConfig::ParseTfConfig(TfJobConfig("chief", "evaluator", 0));
+  absl::StatusOr<TfConfig> evaluator =
+      TfConfig::ParseTfConfig(TfJobConfig("chief", "evaluator", 0));
   ASSERT_OK(evaluator.status());
   EXPECT_TRUE(IsChief(*evaluator));
 }
@@ -141,10 +150,10 @@ TEST(ClusterResolverTest, KubeflowTfJobErrors) {
                     R"({"cluster": {"master": ["m:1", "m:2"]}, "task": {"type": "master"}})")
                     .status(),
                 kInvalidArgument, "\"cluster\".\"master\" has 2 tasks");
-  EXPECT_STATUS(TfConfig::ParseTfConfig(
-                    R"({"cluster": {"master": ["m:1"]}, "task": {"type": "chief"}})")
-                    .status(),
-                kInvalidArgument, "\"task\".\"type\" 'chief' is not a job of the cluster");
+  EXPECT_STATUS(
+      TfConfig::ParseTfConfig(R"({"cluster": {"master": ["m:1"]}, "task": {"type": "chief"}})")
+          .status(),
+      kInvalidArgument, "\"task\".\"type\" 'chief' is not a job of the cluster");
 }
 
 TEST(ClusterResolverTest, ResolvedTaskSetsCudaVisibleDevicesOnce) {

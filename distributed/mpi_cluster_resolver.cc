@@ -74,7 +74,8 @@ absl::Status SplitClusterInOrder(absl::string_view cluster, const ClusterSpecOpt
 
 absl::StatusOr<ResolvedTask> MpiClusterResolver::Resolve() const {
   using cluster_resolver_internal::GetIndexVariable;
-  const std::string rank_variable = env_.Has("OMPI_COMM_WORLD_RANK") ? "OMPI_COMM_WORLD_RANK" : "PMIX_RANK";
+  const std::string rank_variable =
+      env_.Has("OMPI_COMM_WORLD_RANK") ? "OMPI_COMM_WORLD_RANK" : "PMIX_RANK";
   TG_ASSIGN_OR_RETURN(int rank, GetIndexVariable(env_, rank_variable));
   ResolvedTask out;
   out.resolver = name();
@@ -85,14 +86,17 @@ absl::StatusOr<ResolvedTask> MpiClusterResolver::Resolve() const {
   const bool has_cluster = !options_.cluster.empty();
   if (has_cluster == !options_.hostfile.empty()) {
     return errors::InvalidArgument(
-        "MPI does not tell a rank its peers' addresses: give --cluster or --hostfile (one of them)");
+        "MPI does not tell a rank its peers' addresses: give --cluster or --hostfile (one of "
+        "them)");
   }
   if (has_cluster && options_.cluster.find('=') != std::string::npos) {
     if (!jobs.empty()) {
-      return errors::InvalidArgument("--mpi_jobs goes with a --cluster of bare addresses; --cluster='",
-                                     options_.cluster, "' names its jobs already");
+      return errors::InvalidArgument(
+          "--mpi_jobs goes with a --cluster of bare addresses; --cluster='", options_.cluster,
+          "' names its jobs already");
     }
-    TG_RETURN_IF_ERROR(SplitClusterInOrder(options_.cluster, options_.spec_options, &addresses, &jobs));
+    TG_RETURN_IF_ERROR(
+        SplitClusterInOrder(options_.cluster, options_.spec_options, &addresses, &jobs));
     where = absl::StrCat("--cluster='", options_.cluster, "'");
   } else if (has_cluster) {
     for (absl::string_view a : absl::StrSplit(options_.cluster, ',')) {
@@ -101,7 +105,8 @@ absl::StatusOr<ResolvedTask> MpiClusterResolver::Resolve() const {
     where = absl::StrCat("--cluster='", options_.cluster, "'");
   } else {
     absl::StatusOr<std::string> text = ReadFileToString(options_.hostfile);
-    if (!text.ok()) return WithContext(text.status(), absl::StrCat("--hostfile=", options_.hostfile));
+    if (!text.ok())
+      return WithContext(text.status(), absl::StrCat("--hostfile=", options_.hostfile));
     TG_ASSIGN_OR_RETURN(std::vector<mpi::HostSlots> hosts,
                         mpi::ParseHostfile(options_.hostfile, *text));
     // OpenMPI's default mapping (by slot): each host's slots in turn.
@@ -110,8 +115,8 @@ absl::StatusOr<ResolvedTask> MpiClusterResolver::Resolve() const {
       for (int k = 0; k < h.slots; ++k) {
         const int port = options_.port_base + k;
         if (port < 1 || port > 65535) {
-          return errors::InvalidArgument("--port_base=", options_.port_base, " plus slot ", k, " of ",
-                                         h.host, " is not a port in 1..65535");
+          return errors::InvalidArgument("--port_base=", options_.port_base, " plus slot ", k,
+                                         " of ", h.host, " is not a port in 1..65535");
         }
         addresses.push_back(absl::StrCat(h.host, ":", port));
         local_of_rank.push_back(k);
@@ -131,8 +136,9 @@ absl::StatusOr<ResolvedTask> MpiClusterResolver::Resolve() const {
       TG_ASSIGN_OR_RETURN(int local, GetIndexVariable(env_, "OMPI_COMM_WORLD_LOCAL_RANK"));
       if (local != local_of_rank[rank]) {
         return errors::FailedPrecondition(
-            rank_variable, "=", rank, " has OMPI_COMM_WORLD_LOCAL_RANK=", local, ", but filling ", where,
-            " slot by slot puts it at ", addresses[rank], " (local rank ", local_of_rank[rank],
+            rank_variable, "=", rank, " has OMPI_COMM_WORLD_LOCAL_RANK=", local, ", but filling ",
+            where, " slot by slot puts it at ", addresses[rank], " (local rank ",
+            local_of_rank[rank],
             "), where the other ranks will look for it; run mpirun with --map-by slot");
       }
     }

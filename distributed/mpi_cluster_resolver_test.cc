@@ -17,8 +17,8 @@ TEST(HostfileTest, Parses) {
 }
 
 TEST(HostfileTest, Errors) {
-  EXPECT_STATUS(mpi::ParseHostfile("hosts", "n1 slots=2\nn2 slots=0\n").status(),
-                kInvalidArgument, "hosts:2: 'slots=0'");
+  EXPECT_STATUS(mpi::ParseHostfile("hosts", "n1 slots=2\nn2 slots=0\n").status(), kInvalidArgument,
+                "hosts:2: 'slots=0'");
   EXPECT_STATUS(mpi::ParseHostfile("hosts", "n1 cpus=2\n").status(), kInvalidArgument,
                 "hosts:1: 'cpus=2'");
   EXPECT_STATUS(mpi::ParseHostfile("hosts", "# nothing\n\n").status(), kInvalidArgument,
@@ -70,10 +70,9 @@ TEST(MpiClusterResolverTest, HostfileFillsSlotsInTurn) {
   ClusterResolverOptions options;
   options.hostfile = path;
   options.mpi_jobs = "ps:1,worker:2";
-  absl::StatusOr<ResolvedTask> task =
-      Resolve(options, {{"OMPI_COMM_WORLD_RANK", "2"},
-                        {"OMPI_COMM_WORLD_SIZE", "3"},
-                        {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}});
+  absl::StatusOr<ResolvedTask> task = Resolve(options, {{"OMPI_COMM_WORLD_RANK", "2"},
+                                                        {"OMPI_COMM_WORLD_SIZE", "3"},
+                                                        {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}});
   ASSERT_OK(task.status());
   EXPECT_EQ(task->config.cluster.ToString(), "ps=n2:2222;worker=n2:2223,n10:2222");
   EXPECT_EQ(task->config.task, (TaskId{"worker", 1}));
@@ -83,9 +82,9 @@ TEST(MpiClusterResolverTest, HostfileFillsSlotsInTurn) {
                                   {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}})
                     .status(),
                 kFailedPrecondition, "puts it at n10:2222 (local rank 0)");
-  EXPECT_STATUS(Resolve(options, {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "5"}})
-                    .status(),
-                kInvalidArgument, "OMPI_COMM_WORLD_SIZE=5 but --hostfile=");
+  EXPECT_STATUS(
+      Resolve(options, {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "5"}}).status(),
+      kInvalidArgument, "OMPI_COMM_WORLD_SIZE=5 but --hostfile=");
   options.hostfile = path + ".missing";
   EXPECT_STATUS(Resolve(options, {{"OMPI_COMM_WORLD_RANK", "0"}}).status(), kNotFound,
                 "--hostfile=");

@@ -60,7 +60,8 @@ std::string DefaultCollectiveGroupLeader(const ClusterSpec& cluster, const std::
 // resolves, else getaddrinfo's reason.
 std::string ResolveError(const std::string& host) {
   std::string name = host;
-  if (name.size() > 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -85,14 +86,17 @@ absl::Status WaitUntilHostResolves(const std::string& host, absl::Duration timeo
     if (why.empty()) return absl::OkStatus();
     const absl::Time now = absl::Now();
     if (now - start >= timeout) {
-      return errors::Unavailable("server of ", task, ": its host '", host, "' does not resolve (",
-                                 why, ") after ",
-                                 absl::FormatDuration(absl::Trunc(now - start, absl::Milliseconds(1))),
-                                 " (the start-up timeout)");
+      return errors::Unavailable(
+          "server of ", task, ": its host '", host, "' does not resolve (", why, ") after ",
+          absl::FormatDuration(absl::Trunc(now - start, absl::Milliseconds(1))),
+          " (the start-up timeout)");
     }
     if (now >= next_note) {
-      std::fprintf(stderr, "tensorgrid: server of %s: still waiting after %s for host '%s' to resolve (%s)\n",
-                   task.c_str(), absl::FormatDuration(absl::Trunc(now - start, absl::Seconds(1))).c_str(), host.c_str(), why.c_str());
+      std::fprintf(
+          stderr,
+          "tensorgrid: server of %s: still waiting after %s for host '%s' to resolve (%s)\n",
+          task.c_str(), absl::FormatDuration(absl::Trunc(now - start, absl::Seconds(1))).c_str(),
+          host.c_str(), why.c_str());
       next_note = now + absl::Seconds(10);
     }
     absl::SleepFor(std::min(pause, start + timeout - now));

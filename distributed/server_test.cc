@@ -227,7 +227,6 @@ TEST(ServerTest, StartTwiceIsFailedPreconditionAndStopIsIdempotent) {
   EXPECT_STATUS(server->Start(), kFailedPrecondition, "already stopped");
 }
 
-
 // The local address a socket of this machine listens on at `port`, from
 // /proc/net/tcp and tcp6: "127.0.0.1" (gRPC listens on IPv4 addresses
 // through IPv4-mapped IPv6 sockets, "::ffff:127.0.0.1"), "0.0.0.0", "[::]"
@@ -246,7 +245,8 @@ std::string ListeningAddress(int port) {
       fields >> slot >> local >> remote >> state;
       if (state != "0A" || local.size() <= 5 || local.substr(local.size() - 5) != want) continue;
       std::string host = local.substr(0, local.size() - 5);
-      if (host.size() == 32 && host.substr(0, 24) == "0000000000000000FFFF0000") host = host.substr(24);
+      if (host.size() == 32 && host.substr(0, 24) == "0000000000000000FFFF0000")
+        host = host.substr(24);
       if (host == std::string(32, '0')) return "[::]";
       if (host.size() != 8) return host;
       // One 32-bit word in the machine's (little-endian) order.

@@ -37,7 +37,8 @@ absl::StatusOr<std::vector<std::string>> ExpandRanges(absl::string_view ranges,
                                      "', which is not N or N-M with decimal N and M");
     }
     if (hi < lo) {
-      return errors::InvalidArgument("hostlist '", hostlist, "': range '", range, "' runs backwards");
+      return errors::InvalidArgument("hostlist '", hostlist, "': range '", range,
+                                     "' runs backwards");
     }
     if (out.size() + static_cast<size_t>(hi - lo) >= kMaxHosts) {
       return errors::InvalidArgument("hostlist '", hostlist, "' has over ", kMaxHosts, " hosts");
@@ -61,10 +62,12 @@ absl::Status ExpandName(absl::string_view name, absl::string_view hostlist,
   while (pos < name.size()) {
     const size_t open = name.find('[', pos);
     const size_t close_before = name.find(']', pos);
-    if (close_before != absl::string_view::npos && (open == absl::string_view::npos || close_before < open)) {
+    if (close_before != absl::string_view::npos &&
+        (open == absl::string_view::npos || close_before < open)) {
       return errors::InvalidArgument("hostlist '", hostlist, "': ']' without '[' in '", name, "'");
     }
-    const absl::string_view text = name.substr(pos, open == absl::string_view::npos ? name.npos : open - pos);
+    const absl::string_view text =
+        name.substr(pos, open == absl::string_view::npos ? name.npos : open - pos);
     for (std::string& p : partial) absl::StrAppend(&p, text);
     if (open == absl::string_view::npos) break;
     const size_t close = name.find(']', open);
@@ -195,22 +198,23 @@ absl::StatusOr<ResolvedTask> SlurmClusterResolver::Resolve() const {
   }
   if (expected_node != *node_name || expected_local != local_id) {
     return errors::FailedPrecondition(
-        "SLURM_PROCID=", rank, " runs on SLURMD_NODENAME=", *node_name, " as SLURM_LOCALID=", local_id,
-        ", but a block distribution of ", layout, " puts it on ", expected_node, " as local task ",
-        expected_local, " (", addresses[rank], "), where the other tasks will look for it; start "
+        "SLURM_PROCID=", rank, " runs on SLURMD_NODENAME=", *node_name,
+        " as SLURM_LOCALID=", local_id, ", but a block distribution of ", layout, " puts it on ",
+        expected_node, " as local task ", expected_local, " (", addresses[rank],
+        "), where the other tasks will look for it; start "
         "the step with srun --distribution=block");
   }
   ResolvedTask out;
   out.resolver = name();
   out.source = absl::StrCat("SLURM_PROCID=", rank, " SLURM_LOCALID=", local_id,
                             " SLURMD_NODENAME=", *node_name, " ", layout);
-  TG_ASSIGN_OR_RETURN(out.config,
-                      cluster_resolver_internal::AssignRanks("slurm_jobs", options_.slurm_jobs,
-                                                             addresses, rank,
-                                                             options_.spec_options));
+  TG_ASSIGN_OR_RETURN(
+      out.config, cluster_resolver_internal::AssignRanks("slurm_jobs", options_.slurm_jobs,
+                                                         addresses, rank, options_.spec_options));
   if (options_.gpus_per_task > 0) {
     std::vector<int> gpus;
-    for (int g = 0; g < options_.gpus_per_task; ++g) gpus.push_back(local_id * options_.gpus_per_task + g);
+    for (int g = 0; g < options_.gpus_per_task; ++g)
+      gpus.push_back(local_id * options_.gpus_per_task + g);
     out.cuda_visible_devices = absl::StrJoin(gpus, ",");
   }
   return out;

@@ -29,8 +29,7 @@ TEST(HostlistTest, KeepsZeroPaddingAndSlurmsOrder) {
 }
 
 TEST(HostlistTest, SeveralBracketGroupsMultiplyOut) {
-  EXPECT_EQ(*slurm::ExpandHostlist("r[1-2]-n[1-2]"),
-            Hosts({"r1-n1", "r1-n2", "r2-n1", "r2-n2"}));
+  EXPECT_EQ(*slurm::ExpandHostlist("r[1-2]-n[1-2]"), Hosts({"r1-n1", "r1-n2", "r2-n1", "r2-n2"}));
   EXPECT_EQ(*slurm::ExpandHostlist("x,r[1,3]n[5-6].ib,y[2]"),
             Hosts({"x", "r1n5.ib", "r1n6.ib", "r3n5.ib", "r3n6.ib", "y2"}));
 }
@@ -81,8 +80,7 @@ absl::StatusOr<ResolvedTask> Resolve(const std::map<std::string, std::string>& e
 TEST(SlurmClusterResolverTest, BlockDistributionRanksInOrder) {
   absl::StatusOr<ResolvedTask> task = Resolve(Step(3, "n2", 0));
   ASSERT_OK(task.status());
-  EXPECT_EQ(task->config.cluster.ToString(),
-            "ps=n1:2222;worker=n1:2223,n1:2224,n2:2222,n2:2223");
+  EXPECT_EQ(task->config.cluster.ToString(), "ps=n1:2222;worker=n1:2223,n1:2224,n2:2222,n2:2223");
   EXPECT_EQ(task->config.task, (TaskId{"worker", 2}));
   EXPECT_EQ(task->resolver, "slurm");
   EXPECT_NE(task->ToString().find("this task is /job:worker/replica:0/task:2 at n2:2222"),
@@ -120,8 +118,7 @@ TEST(SlurmClusterResolverTest, SelfEntryCheckCatchesCyclicDistribution) {
   // srun --distribution=cyclic puts rank 1 on n2 as its first task.
   EXPECT_STATUS(Resolve(Step(1, "n2", 0)).status(), kFailedPrecondition,
                 "puts it on n1 as local task 1 (n1:2223)");
-  EXPECT_STATUS(Resolve(Step(1, "n1", 0)).status(), kFailedPrecondition,
-                "--distribution=block");
+  EXPECT_STATUS(Resolve(Step(1, "n1", 0)).status(), kFailedPrecondition, "--distribution=block");
 }
 
 TEST(SlurmClusterResolverTest, ErrorsNameTheVariable) {
@@ -151,8 +148,9 @@ TEST(SlurmClusterResolverTest, ErrorsNameTheVariable) {
                 "names job 'ps' twice");
   ClusterResolverOptions options;
   options.port_base = 65534;
-  EXPECT_STATUS(SlurmClusterResolver(options, Environment::FromMap(Step(0, "n1", 0))).Resolve().status(),
-                kInvalidArgument, "--port_base=65534 plus local task 2");
+  EXPECT_STATUS(
+      SlurmClusterResolver(options, Environment::FromMap(Step(0, "n1", 0))).Resolve().status(),
+      kInvalidArgument, "--port_base=65534 plus local task 2");
 }
 
 }  // namespace

@@ -28,8 +28,8 @@
 //
 // The cluster comes from --ps_hosts/--worker_hosts, --cluster (tg_launch's
 // syntax), TF_CONFIG, srun (--slurm_jobs=ps:1,worker:2) or mpirun
-// (--mpi_jobs), as --cluster_resolver says (docs/multi_host.md). Workers print "worker W: step S (global step G),
-// loss L" every --log_every of their own steps; the chief prints
+// (--mpi_jobs), as --cluster_resolver says (docs/multi_host.md). Workers print "worker W: step S
+// (global step G), loss L" every --log_every of their own steps; the chief prints
 // "test_accuracy=0.xxxx" last. With --logdir the chief writes TensorBoard's
 // event files there (the graph; loss, batch accuracy and global_step/sec
 // every --log_every global steps; docs/tensorboard.md). TG_AUTH_TOKEN_FILE (and the TG_TLS_* files)

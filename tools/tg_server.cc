@@ -108,7 +108,8 @@ std::string Usage() {
   return absl::StrCat(
       "usage: tg_server --cluster=SPEC --job_name=JOB [--task_index=N] [--bind=HOST]\n"
       "       srun tg_server [--slurm_jobs=ps:1,worker:4] [--port_base=PORT] [--bind=HOST]\n"
-      "       mpirun tg_server --cluster=SPEC|--hostfile=FILE [--mpi_jobs=JOB:N,...] [--bind=HOST]\n"
+      "       mpirun tg_server --cluster=SPEC|--hostfile=FILE [--mpi_jobs=JOB:N,...] "
+      "[--bind=HOST]\n"
       "                 [--auth_token_file=FILE] [--tls_cert_file=FILE --tls_key_file=FILE]\n"
       "                 [--tls_ca_file=FILE] [--max_request_bytes=N] [--bulk_transfer=false]\n"
       "                 [--request_timeout_seconds=N] [--session_gc_seconds=N] [--max_sessions=N]\n"
