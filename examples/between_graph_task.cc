@@ -8,11 +8,19 @@ namespace tensorgrid {
 
 absl::Status TaskFlags::Check() const {
   const ClusterResolverOptions& r = resolver;
-  const bool cluster_flags = !r.cluster.empty() || !r.ps_hosts.empty() || !r.worker_hosts.empty();
-  if (!cluster_flags && (!r.job_name.empty() || r.task_index >= 0)) {
+  const bool hosts = !r.ps_hosts.empty() || !r.worker_hosts.empty();
+  if (hosts && !r.cluster.empty()) {
+    return errors::InvalidArgument("give --cluster or --ps_hosts/--worker_hosts, not both");
+  }
+  if (!hosts && r.cluster.empty() && (!r.job_name.empty() || r.task_index >= 0)) {
     return errors::InvalidArgument("--job_name needs --ps_hosts/--worker_hosts or --cluster");
   }
-  return NewClusterResolver(resolver, Environment::Process()).status();
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<ClusterResolver> chosen,
+                      NewClusterResolver(resolver, Environment::Process()));
+  if (chosen->name() == "flags" && r.job_name.empty()) {
+    return errors::InvalidArgument("give --job_name");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TfConfig> TaskFlags::Resolve() const {

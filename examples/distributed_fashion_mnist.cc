@@ -55,6 +55,7 @@
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
 #include "distributed/cluster_spec.h"
+#include "distributed/rpc_security.h"
 #include "distributed/server.h"
 #include "examples/between_graph_task.h"
 #include "examples/fashion_mnist_model.h"
@@ -66,6 +67,7 @@ namespace {
 struct Options {
   TaskFlags task;  // which task this is: --ps_hosts ... --task_index, TF_CONFIG, srun, mpirun
   int32_t task_index = 0;
+  std::string bind;  // the server's --bind, as tg_server's
   std::string checkpoint_dir, logdir, data_dir = kFashionMnistDir;
   bool is_sync = false;
   int64_t replicas_to_aggregate = 0;  // 0: every worker
@@ -213,8 +215,12 @@ absl::Status Run(const Options& o) {
   TG_ASSIGN_OR_RETURN(TfConfig config, o.task.Resolve());
   // A ps task serves the variables until every worker has said it is done
   // (or until SIGTERM/SIGINT); a worker trains, through its own server.
-  if (config.task.job == "ps") return training::ServeUntilWorkersDone(config);
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, training::StartTaskServer(config));
+  training::ServeUntilDoneOptions serve;
+  TG_ASSIGN_OR_RETURN(serve.server.security, RpcSecurity::FromEnvironment());
+  serve.server.bind_host = o.bind;  // empty: the host of this task's cluster entry
+  if (config.task.job == "ps") return training::ServeUntilWorkersDone(config, serve);
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                      training::StartTaskServer(config, serve.server));
   absl::Status s = RunWorker(config, *server, o);
   server->Stop();
   return s;
@@ -243,6 +249,9 @@ int main(int argc, char** argv) {
            "srun, mpirun --hostfile: a node's k-th task's port is this + k"),
       Flag("gpus_per_task", &o.task.resolver.gpus_per_task,
            "under srun: CUDA_VISIBLE_DEVICES per local task"),
+      Flag("bind", &o.bind,
+           "host this task's server listens on (default: its cluster entry's;\n"
+           "0.0.0.0 on a real network)"),
       Flag("is_sync", &o.is_sync,
            "synchronous replicas: each global step averages one\n"
            "gradient from every worker (SyncReplicasOptimizer)"),
