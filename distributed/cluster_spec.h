@@ -113,7 +113,10 @@ struct TaskId {
 // "cluster" and "task" are required, "rpc_layer" is optional and other keys
 // (such as "environment") are ignored. As in TensorFlow, an "evaluator" task
 // need not be listed in the cluster: it runs outside it. At most one
-// evaluator and one chief.
+// evaluator and one chief. Kubeflow's TFJob names the chief "master" and
+// adds "environment": "cloud"; "master" is kept as the job's name (device
+// names say /job:master) and counts as the chief: a cluster has at most one
+// master, and not both a chief and a master.
 struct TfConfig {
   ClusterSpec cluster;
   TaskId task;
@@ -136,8 +139,8 @@ struct TfConfig {
   friend bool operator!=(const TfConfig& a, const TfConfig& b) { return !(a == b); }
 };
 
-// TensorFlow's rule: the chief task if the cluster has a chief job, otherwise
-// worker 0. An evaluator is its own chief (it runs alone, outside the
+// TensorFlow's rule: the chief task if the cluster has a chief (or master)
+// job, otherwise worker 0. An evaluator is its own chief (it runs alone, outside the
 // training cluster).
 bool IsChief(const TfConfig& config);
 

@@ -1,5 +1,9 @@
 #include "distributed/server.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <utility>
@@ -47,11 +51,58 @@ bool IsWildcard(const std::string& host) {
 std::string DefaultCollectiveGroupLeader(const ClusterSpec& cluster, const std::string& task) {
   if (cluster.AllTasks().size() <= 1) return task;
   if (cluster.HasJob("chief")) return TaskName("chief", 0);
+  if (cluster.HasJob("master")) return TaskName("master", 0);  // Kubeflow's name for it
   if (cluster.HasJob("worker")) return TaskName("worker", 0);
   return task;
 }
 
+// getaddrinfo of `host` ("[v6]" without its brackets): empty when it
+// resolves, else getaddrinfo's reason.
+std::string ResolveError(const std::string& host) {
+  std::string name = host;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(name.c_str(), nullptr, &hints, &found);
+  if (rc == 0) {
+    freeaddrinfo(found);
+    return "";
+  }
+  return gai_strerror(rc);
+}
+
 }  // namespace
+
+absl::Status WaitUntilHostResolves(const std::string& host, absl::Duration timeout,
+                                   const std::string& task) {
+  const absl::Time start = absl::Now();
+  absl::Time next_note = start + absl::Seconds(10);
+  absl::Duration pause = absl::Milliseconds(50);
+  for (;;) {
+    const std::string why = ResolveError(host);
+    if (why.empty()) return absl::OkStatus();
+    const absl::Time now = absl::Now();
+    if (now - start >= timeout) {
+      return errors::Unavailable(
+          "server of ", task, ": its host '", host, "' does not resolve (", why, ") after ",
+          absl::FormatDuration(absl::Trunc(now - start, absl::Milliseconds(1))),
+          " (the start-up timeout)");
+    }
+    if (now >= next_note) {
+      std::fprintf(
+          stderr,
+          "tensorgrid: server of %s: still waiting after %s for host '%s' to resolve (%s)\n",
+          task.c_str(), absl::FormatDuration(absl::Trunc(now - start, absl::Seconds(1))).c_str(),
+          host.c_str(), why.c_str());
+      next_note = now + absl::Seconds(10);
+    }
+    absl::SleepFor(std::min(pause, start + timeout - now));
+    pause = std::min(pause * 2, absl::Seconds(1));
+  }
+}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster,
                                                        const std::string& job, int task_index,
@@ -66,8 +117,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluste
   TG_ASSIGN_OR_RETURN(HostPort own, SplitAddress(*address));
   std::string bind_host = options.bind_host.empty() ? own.host : options.bind_host;
   if (bind_host == "localhost") bind_host = "127.0.0.1";
-  std::string advertised_host = bind_host;
-  if (IsWildcard(bind_host)) advertised_host = own.host == "localhost" ? "127.0.0.1" : own.host;
+  if (bind_host == "::") bind_host = "[::]";
+  // Peers reach this task at its cluster entry, whatever it binds.
+  std::string advertised_host = own.host == "localhost" ? "127.0.0.1" : own.host;
   return std::unique_ptr<Server>(new Server(cluster, task, std::move(bind_host),
                                             std::move(advertised_host), own.port, config, options));
 }
@@ -123,6 +175,11 @@ Server::~Server() {
 }
 
 absl::Status Server::Start() {
+  // Before the lock: a host that does not resolve yet may take a while.
+  if (!IsWildcard(bind_host_)) {
+    absl::Status resolved = WaitUntilHostResolves(bind_host_, options_.resolve_timeout, task_);
+    if (!resolved.ok()) return resolved;
+  }
   absl::MutexLock lock(&mu_);
   if (state_ != State::kNew) {
     return errors::FailedPrecondition("server of ", task_, " was already ",

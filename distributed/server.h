@@ -11,8 +11,10 @@
 //
 // Binding: the host of the task's own cluster entry ("localhost" binds the
 // loopback address 127.0.0.1 only) unless ServerOptions::bind_host says
-// otherwise; port 0 picks a free port, which address() and target() report
-// once Start has succeeded. The other tasks are reached at their cluster
+// otherwise ("0.0.0.0" on a real host); address() is always the cluster
+// entry's host (127.0.0.1 for "localhost"), as the peers know it. Port 0
+// picks a free port, which address() and target() report once Start has
+// succeeded. The other tasks are reached at their cluster
 // addresses, as GrpcRemoteWorkers; a tensor this task sends to itself stays
 // in process.
 //
@@ -50,9 +52,16 @@ class GrpcWorkerService;
 class Worker;
 
 struct ServerOptions {
-  // The host to bind. Empty: the host of the task's own cluster entry, with
-  // "localhost" meaning 127.0.0.1. "0.0.0.0" listens on every interface.
+  // The host to bind, for the gRPC port and the bulk port alike. Empty: the
+  // host of the task's own cluster entry, with "localhost" meaning
+  // 127.0.0.1. "0.0.0.0" ("::" or "[::]" for IPv6 too) listens on every
+  // interface. Whatever it binds, a task is known to its peers (and
+  // address() reports it) by its cluster entry.
   std::string bind_host;
+  // How long Start waits for a bind host that does not resolve yet (a
+  // Kubernetes pod's own name before its headless service lists it),
+  // retrying, before it fails with Unavailable naming the host.
+  absl::Duration resolve_timeout = absl::Seconds(60);
   // How long Stop lets calls in flight finish before cancelling them.
   absl::Duration stop_timeout = absl::Seconds(5);
   // Auth token and TLS, for this server's port and for its calls to the
@@ -80,6 +89,11 @@ struct ServerOptions {
   absl::Duration session_gc = absl::ZeroDuration();
   int max_sessions = 1024;
 };
+
+// Returns once `host` resolves, or Unavailable naming it (and `task`)
+// after `timeout`; says on stderr every 10 s that it is still waiting.
+absl::Status WaitUntilHostResolves(const std::string& host, absl::Duration timeout,
+                                   const std::string& task);
 
 class Server {
  public:

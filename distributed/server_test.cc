@@ -227,5 +227,100 @@ TEST(ServerTest, StartTwiceIsFailedPreconditionAndStopIsIdempotent) {
   EXPECT_STATUS(server->Start(), kFailedPrecondition, "already stopped");
 }
 
+// The local address a socket of this machine listens on at `port`, from
+// /proc/net/tcp and tcp6: "127.0.0.1" (gRPC listens on IPv4 addresses
+// through IPv4-mapped IPv6 sockets, "::ffff:127.0.0.1"), "0.0.0.0", "[::]"
+// (every interface, both families), another IPv6 address in /proc's hex, or
+// empty when nothing listens there.
+std::string ListeningAddress(int port) {
+  char want[8];
+  std::snprintf(want, sizeof(want), ":%04X", port);
+  for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      if (state != "0A" || local.size() <= 5 || local.substr(local.size() - 5) != want) continue;
+      std::string host = local.substr(0, local.size() - 5);
+      if (host.size() == 32 && host.substr(0, 24) == "0000000000000000FFFF0000")
+        host = host.substr(24);
+      if (host == std::string(32, '0')) return "[::]";
+      if (host.size() != 8) return host;
+      // One 32-bit word in the machine's (little-endian) order.
+      const unsigned long word = std::stoul(host, nullptr, 16);
+      return absl::StrCat(word & 0xff, ".", (word >> 8) & 0xff, ".", (word >> 16) & 0xff, ".",
+                          word >> 24);
+    }
+  }
+  return "";
+}
+
+TEST(ServerTest, LocalhostEntryBindsLoopbackOnlyOnBothPorts) {
+  auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+  ASSERT_OK(cluster.status());
+  std::unique_ptr<Server> server = StartServer(*cluster, "worker", 0);
+  ASSERT_NE(server, nullptr);
+  const std::string address = server->address();
+  ASSERT_EQ(address.rfind("127.0.0.1:", 0), 0u) << address;
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  EXPECT_EQ(ListeningAddress(port), "127.0.0.1");
+  ASSERT_NE(server->bulk_port(), 0);
+  EXPECT_EQ(ListeningAddress(server->bulk_port()), "127.0.0.1");
+}
+
+TEST(ServerTest, WildcardBindAdvertisesTheClusterEntry) {
+  auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+  ASSERT_OK(cluster.status());
+  ServerOptions options;
+  options.bind_host = "0.0.0.0";
+  auto server = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+  ASSERT_OK(server.status());
+  ASSERT_OK((*server)->Start());
+  const std::string address = (*server)->address();
+  ASSERT_EQ(address.rfind("127.0.0.1:", 0), 0u) << address;  // what peers use, not 0.0.0.0
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  for (int p : {port, (*server)->bulk_port()}) {
+    const std::string bound = ListeningAddress(p);
+    EXPECT_TRUE(bound == "0.0.0.0" || bound == "[::]") << "port " << p << " bound to " << bound;
+  }
+  // Reached at the advertised address (loopback).
+  SessionOptions session_options;
+  session_options.target = (*server)->target();
+  auto session = NewSession(session_options);
+  ASSERT_OK(session.status());
+  auto devices = (*session)->ListDevices();
+  ASSERT_OK(devices.status());
+  EXPECT_FALSE(devices->empty());
+}
+
+TEST(ServerTest, ExplicitBindHostStillAdvertisesTheClusterEntry) {
+  const int port = FreePort();
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=localhost:", port));
+  ASSERT_OK(cluster.status());
+  ServerOptions options;
+  options.bind_host = "127.0.0.1";
+  auto server = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+  ASSERT_OK(server.status());
+  ASSERT_OK((*server)->Start());
+  EXPECT_EQ((*server)->address(), absl::StrCat("127.0.0.1:", port));
+  EXPECT_EQ(ListeningAddress(port), "127.0.0.1");
+}
+
+TEST(ServerTest, OwnHostThatDoesNotResolveFailsNamingIt) {
+  // .invalid never resolves (RFC 6761); nothing is bound.
+  auto cluster = ClusterSpec::FromFlag("worker=tg-pod-not-ready.invalid:0", AllowPortZero());
+  ASSERT_OK(cluster.status());
+  ServerOptions options;
+  options.resolve_timeout = absl::Milliseconds(300);
+  auto server = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+  ASSERT_OK(server.status());
+  EXPECT_STATUS((*server)->Start(), kUnavailable,
+                "server of /job:worker/replica:0/task:0: its host 'tg-pod-not-ready.invalid' does "
+                "not resolve");
+}
+
 }  // namespace
 }  // namespace tensorgrid

@@ -65,6 +65,19 @@ absl::StatusOr<ClusterSpec> ParseCluster(const Value& cluster, const ClusterSpec
     return errors::InvalidArgument("\"cluster\".\"evaluator\" has ", evaluators->second.size(),
                                    " tasks; a cluster has at most one evaluator");
   }
+  // Kubeflow's TFJob calls TensorFlow's chief "master" (older TF_CONFIGs do too).
+  auto masters = jobs.find("master");
+  if (masters != jobs.end()) {
+    if (jobs.count("chief") != 0) {
+      return errors::InvalidArgument(
+          "\"cluster\" has both \"chief\" and \"master\"; \"master\" is another name for "
+          "the chief, so give one of them");
+    }
+    if (masters->second.size() > 1) {
+      return errors::InvalidArgument("\"cluster\".\"master\" has ", masters->second.size(),
+                                     " tasks; a cluster has at most one master (its chief)");
+    }
+  }
   absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromMap(jobs, options);
   if (!spec.ok()) return WithContext(spec.status(), "\"cluster\"");
   return spec;
@@ -158,8 +171,9 @@ std::string TfConfig::ToJson() const {
 
 bool IsChief(const TfConfig& config) {
   const std::string& job = config.task.job;
-  if (job == "chief" || job == "evaluator") return true;
-  return job == "worker" && config.task.index == 0 && !config.cluster.HasJob("chief");
+  if (job == "chief" || job == "master" || job == "evaluator") return true;
+  return job == "worker" && config.task.index == 0 && !config.cluster.HasJob("chief") &&
+         !config.cluster.HasJob("master");
 }
 
 }  // namespace tensorgrid

@@ -1,38 +1,34 @@
 #include "examples/between_graph_task.h"
 
-#include <cstdlib>
+#include <iostream>
 
 #include "core/platform/status.h"
 
 namespace tensorgrid {
 
 absl::Status TaskFlags::Check() const {
-  const bool hosts = !ps_hosts.empty() || !worker_hosts.empty();
-  if (hosts && !cluster.empty()) {
+  const ClusterResolverOptions& r = resolver;
+  const bool hosts = !r.ps_hosts.empty() || !r.worker_hosts.empty();
+  if (hosts && !r.cluster.empty()) {
     return errors::InvalidArgument("give --cluster or --ps_hosts/--worker_hosts, not both");
   }
-  if ((hosts || !cluster.empty()) && job_name.empty()) {
-    return errors::InvalidArgument("give --job_name");
-  }
-  if (!hosts && cluster.empty() && !job_name.empty()) {
+  if (!hosts && r.cluster.empty() && (!r.job_name.empty() || r.task_index >= 0)) {
     return errors::InvalidArgument("--job_name needs --ps_hosts/--worker_hosts or --cluster");
   }
-  if (job_name.empty() && std::getenv("TF_CONFIG") == nullptr) {
-    return errors::InvalidArgument("give --ps_hosts/--worker_hosts or --cluster, or set TF_CONFIG");
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<ClusterResolver> chosen,
+                      NewClusterResolver(resolver, Environment::Process()));
+  if (chosen->name() == "flags" && r.job_name.empty()) {
+    return errors::InvalidArgument("give --job_name");
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<TfConfig> TaskFlags::Resolve() const {
-  TfConfig config;
-  if (job_name.empty()) {
-    TG_ASSIGN_OR_RETURN(config, TfConfig::FromEnvironment());
-  } else {
-    TG_ASSIGN_OR_RETURN(config.cluster, cluster.empty()
-                                            ? ClusterSpec::FromHostsFlags(ps_hosts, worker_hosts)
-                                            : ClusterSpec::FromFlag(cluster));
-    config.task = {job_name, task_index};
-  }
+  TG_ASSIGN_OR_RETURN(ResolvedTask task, ResolveCluster(resolver, Environment::Process()));
+  std::cerr << task.ToString() << std::endl;
+  const std::string gpus = task.ApplyCudaVisibleDevices();  // before the server's devices
+  if (!gpus.empty()) std::cerr << gpus << std::endl;
+  const TfConfig& config = task.config;
   if (config.cluster.num_tasks("ps") == 0 || config.cluster.num_tasks("worker") == 0) {
     return errors::InvalidArgument("the cluster needs ps and worker tasks, got ",
                                    config.cluster.ToString());

@@ -1,6 +1,8 @@
-// The classic between-graph programs' cluster flags: which task this is
-// (--ps_hosts/--worker_hosts or --cluster, --job_name and --task_index, or
-// else TF_CONFIG). What a ps or worker task then does besides training (its
+// The classic between-graph programs' cluster flags: which task this is, by
+// any ClusterResolver (distributed/cluster_resolver.h): --ps_hosts/
+// --worker_hosts or --cluster with --job_name and --task_index, TF_CONFIG,
+// srun (--slurm_jobs) or mpirun (--mpi_jobs), as --cluster_resolver says
+// (default auto). What a ps or worker task then does besides training (its
 // server, the done signals that end the cluster) is the library's:
 // client/training/cluster_task.h.
 //
@@ -14,24 +16,22 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "distributed/cluster_resolver.h"
 #include "distributed/cluster_spec.h"
 
 namespace tensorgrid {
 
-// The classic program's cluster flags; the program binds them to its Flags.
+// The classic program's cluster flags; the program binds them to its Flags
+// (BindTaskFlags does it for every resolver's flag).
 struct TaskFlags {
-  std::string ps_hosts, worker_hosts;  // "H:P,...", together
-  std::string cluster;                 // or "ps=H:P,...;worker=H:P,..."
-  std::string job_name;                // "ps" or "worker"; empty: TF_CONFIG
-  int task_index = 0;                  // the program checks that it is not negative
+  ClusterResolverOptions resolver;
 
-  // Which of them go together: InvalidArgument for --cluster and the hosts
-  // flags both, either without --job_name or --job_name without them, and
-  // none of them without TF_CONFIG in the environment.
+  // Which of them go together: InvalidArgument for --job_name or
+  // --task_index without a cluster flag, and for no source at all
+  // (NewClusterResolver's choice).
   absl::Status Check() const;
-  // The cluster and this task, from the flags or else TF_CONFIG.
-  // InvalidArgument for a cluster without a ps or a worker job, and for a
-  // task in neither.
+  // The cluster and this task, said once on stderr. InvalidArgument for a
+  // cluster without a ps or a worker job, and for a task in neither.
   absl::StatusOr<TfConfig> Resolve() const;
 };
 

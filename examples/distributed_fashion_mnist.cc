@@ -27,8 +27,9 @@
 //       --worker_hosts=localhost:2224,localhost:2225 --job_name=worker --task_index=0   # one task
 //
 // The cluster comes from --ps_hosts/--worker_hosts, --cluster (tg_launch's
-// syntax) or TF_CONFIG. Workers print "worker W: step S (global step G),
-// loss L" every --log_every of their own steps; the chief prints
+// syntax), TF_CONFIG, srun (--slurm_jobs=ps:1,worker:2) or mpirun
+// (--mpi_jobs), as --cluster_resolver says (docs/multi_host.md). Workers print "worker W: step S
+// (global step G), loss L" every --log_every of their own steps; the chief prints
 // "test_accuracy=0.xxxx" last. With --logdir the chief writes TensorBoard's
 // event files there (the graph; loss, batch accuracy and global_step/sec
 // every --log_every global steps; docs/tensorboard.md). TG_AUTH_TOKEN_FILE (and the TG_TLS_* files)
@@ -54,6 +55,7 @@
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
 #include "distributed/cluster_spec.h"
+#include "distributed/rpc_security.h"
 #include "distributed/server.h"
 #include "examples/between_graph_task.h"
 #include "examples/fashion_mnist_model.h"
@@ -63,7 +65,9 @@ using namespace tensorgrid;  // NOLINT: an example
 namespace {
 
 struct Options {
-  TaskFlags task;  // which task this is: --ps_hosts ... --task_index, or TF_CONFIG
+  TaskFlags task;  // which task this is: --ps_hosts ... --task_index, TF_CONFIG, srun, mpirun
+  int32_t task_index = 0;
+  std::string bind;  // the server's --bind, as tg_server's
   std::string checkpoint_dir, logdir, data_dir = kFashionMnistDir;
   bool is_sync = false;
   int64_t replicas_to_aggregate = 0;  // 0: every worker
@@ -74,11 +78,12 @@ struct Options {
 
 // What Flags::Parse leaves to the program: positional arguments (none), the ranges,
 // and which cluster flags go together.
-absl::Status CheckFlags(const Options& o, int argc, char** argv) {
+absl::Status CheckFlags(Options& o, int argc, char** argv) {
   if (argc > 1) return errors::InvalidArgument("unexpected argument '", argv[1], "'");
-  if (o.task.task_index < 0) {
-    return errors::InvalidArgument("--task_index=", o.task.task_index, " is negative");
+  if (o.task_index < 0) {
+    return errors::InvalidArgument("--task_index=", o.task_index, " is negative");
   }
+  if (!o.task.resolver.job_name.empty()) o.task.resolver.task_index = o.task_index;
   if (o.replicas_to_aggregate < 0) {
     return errors::InvalidArgument("--replicas_to_aggregate=", o.replicas_to_aggregate,
                                    " is negative");
@@ -210,8 +215,12 @@ absl::Status Run(const Options& o) {
   TG_ASSIGN_OR_RETURN(TfConfig config, o.task.Resolve());
   // A ps task serves the variables until every worker has said it is done
   // (or until SIGTERM/SIGINT); a worker trains, through its own server.
-  if (config.task.job == "ps") return training::ServeUntilWorkersDone(config);
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, training::StartTaskServer(config));
+  training::ServeUntilDoneOptions serve;
+  TG_ASSIGN_OR_RETURN(serve.server.security, RpcSecurity::FromEnvironment());
+  serve.server.bind_host = o.bind;  // empty: the host of this task's cluster entry
+  if (config.task.job == "ps") return training::ServeUntilWorkersDone(config, serve);
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                      training::StartTaskServer(config, serve.server));
   absl::Status s = RunWorker(config, *server, o);
   server->Stop();
   return s;
@@ -223,14 +232,26 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines as they happen, also into a pipe
   Options o;
   const std::vector<Flag> flag_list = {
-      Flag("ps_hosts", &o.task.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
-      Flag("worker_hosts", &o.task.worker_hosts,
+      Flag("cluster_resolver", &o.task.resolver.resolver,
+           "where the cluster comes from: flags, tf_config, slurm, mpi or auto"),
+      Flag("ps_hosts", &o.task.resolver.ps_hosts, "the ps tasks, H:P,... (with --worker_hosts)"),
+      Flag("worker_hosts", &o.task.resolver.worker_hosts,
            "the worker tasks, H:P,...; worker 0 is the chief"),
-      Flag("cluster", &o.task.cluster,
+      Flag("cluster", &o.task.resolver.cluster,
            "or the cluster as \"ps=h:p,h:p;worker=h:p,h:p\"\n"
-           "(neither: TF_CONFIG gives the cluster and the task)"),
-      Flag("job_name", &o.task.job_name, "this task's job: ps or worker"),
-      Flag("task_index", &o.task.task_index, "this task's index in its job"),
+           "(none: TF_CONFIG, srun or mpirun gives the cluster and the task)"),
+      Flag("job_name", &o.task.resolver.job_name, "this task's job: ps or worker"),
+      Flag("task_index", &o.task_index, "this task's index in its job"),
+      Flag("slurm_jobs", &o.task.resolver.slurm_jobs, "under srun: ranks in order, ps:1,worker:2"),
+      Flag("mpi_jobs", &o.task.resolver.mpi_jobs, "under mpirun: ranks in order, ps:1,worker:2"),
+      Flag("hostfile", &o.task.resolver.hostfile, "under mpirun: OpenMPI's hostfile"),
+      Flag("port_base", &o.task.resolver.port_base,
+           "srun, mpirun --hostfile: a node's k-th task's port is this + k"),
+      Flag("gpus_per_task", &o.task.resolver.gpus_per_task,
+           "under srun: CUDA_VISIBLE_DEVICES per local task"),
+      Flag("bind", &o.bind,
+           "host this task's server listens on (default: its cluster entry's;\n"
+           "0.0.0.0 on a real network)"),
       Flag("is_sync", &o.is_sync,
            "synchronous replicas: each global step averages one\n"
            "gradient from every worker (SyncReplicasOptimizer)"),

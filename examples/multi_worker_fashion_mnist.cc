@@ -19,6 +19,8 @@
 //   TF_CONFIG='{"cluster": {"worker": ["localhost:20000", "localhost:20001"]},
 //               "task": {"type": "worker", "index": 1}}' multi_worker_fashion_mnist
 //   # or without TF_CONFIG: multi_worker_fashion_mnist --task_index=0 (and 1)
+//   # or under Slurm or MPI: srun -n 2 multi_worker_fashion_mnist (every task a
+//   # worker at its node's port 2222 + SLURM_LOCALID; docs/multi_host.md)
 //   # or one command: tg_launch --workers=2
 //   --task_binary=bazel-bin/examples/multi_worker_fashion_mnist
 //
@@ -45,6 +47,7 @@
 #include "core/platform/status.h"
 #include "core/public/session.h"
 #include "core/util/command_line_flags.h"
+#include "distributed/cluster_resolver.h"
 #include "examples/fashion_mnist_model.h"
 
 using namespace tensorgrid;  // NOLINT: an example
@@ -54,7 +57,9 @@ namespace {
 struct Options {
   std::string workers = "localhost:20000,localhost:20001";
   std::string cluster, job_name = "worker";  // tg_launch --task_binary passes these
-  int task_index = -1;                       // -1: TF_CONFIG
+  int task_index = -1;                       // -1: TF_CONFIG, srun or mpirun
+  std::string cluster_resolver = "auto", mpi_hostfile;
+  int32_t port_base = 2222;
   int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60, local_devices = 1;
   double learning_rate = 1e-3;
   std::string data_dir = kFashionMnistDir;
@@ -79,13 +84,21 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   return absl::OkStatus();
 }
 
-// The cluster: TF_CONFIG, unless --task_index is given (then --workers).
+// The cluster: --task_index with --workers (or --cluster), else TF_CONFIG,
+// srun's or mpirun's (ClusterResolver; every task a worker).
 absl::StatusOr<TfConfig> Cluster(const Options& o) {
   if (o.task_index < 0) {
     if (!o.cluster.empty()) return errors::InvalidArgument("--cluster needs --task_index");
-    absl::StatusOr<TfConfig> env = TfConfig::FromEnvironment();
-    if (!absl::IsNotFound(env.status())) return env;
-    return errors::InvalidArgument("set TF_CONFIG, or give --task_index (and --workers)");
+    ClusterResolverOptions resolver;
+    resolver.resolver = o.cluster_resolver;
+    resolver.port_base = o.port_base;
+    resolver.hostfile = o.mpi_hostfile;
+    absl::StatusOr<ResolvedTask> task = ResolveCluster(resolver, Environment::Process());
+    if (!task.ok()) {
+      return WithContext(task.status(), "without --task_index, TF_CONFIG, srun or mpirun");
+    }
+    std::fprintf(stderr, "%s\n", task->ToString().c_str());
+    return task->config;
   }
   TG_ASSIGN_OR_RETURN(ClusterSpec cluster,
                       ClusterSpec::FromFlag(o.cluster.empty() ? "worker=" + o.workers : o.cluster));
@@ -206,7 +219,12 @@ int main(int argc, char** argv) {
   Options o;
   const std::vector<Flag> flag_list = {
       Flag("workers", &o.workers, "the worker tasks, H:P,..., when TF_CONFIG is not set"),
-      Flag("task_index", &o.task_index, "this worker's index in --workers (-1: use TF_CONFIG)"),
+      Flag("task_index", &o.task_index,
+           "this worker's index in --workers (-1: TF_CONFIG, srun or mpirun)"),
+      Flag("cluster_resolver", &o.cluster_resolver,
+           "without --task_index: auto, tf_config, slurm or mpi"),
+      Flag("port_base", &o.port_base, "under srun: a node's k-th task's port is this + k"),
+      Flag("hostfile", &o.mpi_hostfile, "under mpirun: OpenMPI's hostfile of the workers"),
       Flag("cluster", &o.cluster,
            "or the cluster as \"chief=h:p;worker=h:p,h:p\" (tg_launch's syntax)"),
       Flag("job_name", &o.job_name, "with --cluster: this task's job, chief or worker"),

@@ -38,6 +38,31 @@ for s in socks:
 PY
 }
 
+# free_port_range N: a port B such that B..B+N-1 are all free right now
+# (for launchers that number ports from a base, as Slurm's --port_base).
+free_port_range() {
+  python3 - "$1" <<'PY'
+import random, socket, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    base = random.randrange(20000, 60000 - n)
+    socks = []
+    try:
+        for port in range(base, base + n):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        for s in socks:
+            s.close()
+    print(base)
+    sys.exit(0)
+sys.exit("no range of %d free ports found" % n)
+PY
+}
+
 # start_server NAME ARGS...: starts tg_server in the background, stdout in
 # $TMP/NAME.out, stderr in $TMP/NAME.err; sets $LAST_PID.
 start_server() {

@@ -4,7 +4,11 @@
 //   tg_server --cluster="ps=localhost:2222;worker=localhost:2223,localhost:2224"
 //             --job_name=worker --task_index=0
 //   TF_CONFIG='{"cluster": {...}, "task": {"type": "ps", "index": 0}}' tg_server
+//   srun -n 5 tg_server --slurm_jobs=ps:1,worker:4 --bind=0.0.0.0
+//   mpirun -np 3 tg_server --cluster="ps=h1:2222;worker=h1:2223,h2:2222" --bind=0.0.0.0
 //
+// The cluster comes from a ClusterResolver (--cluster_resolver, default
+// auto; distributed/cluster_resolver.h), whose answer it prints on stderr.
 // Prints one line, "tg_server ready /job:worker/replica:0/task:0 127.0.0.1:2223",
 // to stdout once it serves; a signal stops it gracefully and it exits 0.
 // See docs/server.md.
@@ -21,6 +25,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
+#include "distributed/cluster_resolver.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
 #include "tools/flags.h"
@@ -30,10 +35,9 @@ namespace tg_server {
 namespace {
 
 struct Options {
-  std::string cluster;
-  std::string job_name;
-  int task_index = -1;
+  ClusterResolverOptions resolver;
   std::string bind_host;
+  int64_t startup_timeout_seconds = 60;
   // Empty: the TG_* environment variable of the same meaning, if set.
   std::string auth_token_file, tls_ca_file, tls_cert_file, tls_key_file;
   int max_request_bytes = 1 << 30;
@@ -46,14 +50,32 @@ struct Options {
 
 const std::vector<tools::Flag>& Table() {
   static const auto* table = new std::vector<tools::Flag>{
+      {"cluster_resolver", "NAME", false,
+       "where the cluster comes from: flags, tf_config, slurm, mpi, or\n"
+       "auto (default: the first of them present; docs/multi_host.md)"},
       {"cluster", "SPEC", false,
        "the cluster, \"ps=host:port;worker=host:port,host:port\";\n"
-       "without it, TF_CONFIG from the environment"},
-      {"job_name", "JOB", false, "this task's job (with --cluster)"},
-      {"task_index", "N", false, "this task's index in its job (with --cluster; default 0)"},
+       "under mpirun, or a list host:port,... in rank order"},
+      {"ps_hosts", "H:P,...", false, "or TensorFlow's flags: the ps tasks"},
+      {"worker_hosts", "H:P,...", false, "and the worker tasks"},
+      {"job_name", "JOB", false, "this task's job (with --cluster or the hosts flags)"},
+      {"task_index", "N", false, "this task's index in its job (default 0)"},
+      {"slurm_jobs", "JOB:N,...", false,
+       "srun's tasks in rank order, e.g. ps:1,worker:4 (default: all workers)"},
+      {"mpi_jobs", "JOB:N,...", false, "mpirun's ranks in order, as --slurm_jobs"},
+      {"hostfile", "FILE", false,
+       "mpi: OpenMPI's hostfile (\"host slots=N\"), ranks filling slots in turn"},
+      {"port_base", "PORT", false,
+       "slurm, mpi --hostfile: a node's k-th task listens on PORT+k (default 2222)"},
+      {"gpus_per_task", "N", false,
+       "slurm: CUDA_VISIBLE_DEVICES=LOCALID*N..+N-1, unless already set"},
       {"bind", "HOST", false,
-       "host to listen on; default: the host of this task's address\n"
-       "(localhost: 127.0.0.1 only); 0.0.0.0 for every interface"},
+       "host to listen on, both ports; default: the host of this task's\n"
+       "address (localhost: 127.0.0.1 only); 0.0.0.0 or [::] for every\n"
+       "interface. Peers know the task by its cluster address either way"},
+      {"startup_timeout_seconds", "N", false,
+       "how long to wait for this task's own host name to resolve (a\n"
+       "Kubernetes pod's, say) before failing (default 60)"},
       {"auth_token_file", "FILE", false,
        "require this shared token on every call, and send it to the\n"
        "other tasks (default: $TG_AUTH_TOKEN_FILE)"},
@@ -85,6 +107,9 @@ const std::vector<tools::Flag>& Table() {
 std::string Usage() {
   return absl::StrCat(
       "usage: tg_server --cluster=SPEC --job_name=JOB [--task_index=N] [--bind=HOST]\n"
+      "       srun tg_server [--slurm_jobs=ps:1,worker:4] [--port_base=PORT] [--bind=HOST]\n"
+      "       mpirun tg_server --cluster=SPEC|--hostfile=FILE [--mpi_jobs=JOB:N,...] "
+      "[--bind=HOST]\n"
       "                 [--auth_token_file=FILE] [--tls_cert_file=FILE --tls_key_file=FILE]\n"
       "                 [--tls_ca_file=FILE] [--max_request_bytes=N] [--bulk_transfer=false]\n"
       "                 [--request_timeout_seconds=N] [--session_gc_seconds=N] [--max_sessions=N]\n"
@@ -101,8 +126,29 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
   Options options;
   TG_ASSIGN_OR_RETURN(
       options.help, tools::ParseArgs(Table(), args, [&](const tools::FlagValue& f) {
-        if (f.name == "cluster") options.cluster = f.value;
-        if (f.name == "job_name") options.job_name = f.value;
+        ClusterResolverOptions& r = options.resolver;
+        if (f.name == "cluster_resolver") r.resolver = f.value;
+        if (f.name == "cluster") r.cluster = f.value;
+        if (f.name == "ps_hosts") r.ps_hosts = f.value;
+        if (f.name == "worker_hosts") r.worker_hosts = f.value;
+        if (f.name == "job_name") r.job_name = f.value;
+        if (f.name == "slurm_jobs") r.slurm_jobs = f.value;
+        if (f.name == "mpi_jobs") r.mpi_jobs = f.value;
+        if (f.name == "hostfile") r.hostfile = f.value;
+        if (f.name == "port_base" &&
+            (!absl::SimpleAtoi(f.value, &r.port_base) || r.port_base < 1 || r.port_base > 65535)) {
+          return errors::InvalidArgument("--port_base='", f.value, "' is not a port in 1..65535");
+        }
+        if (f.name == "gpus_per_task" &&
+            (!absl::SimpleAtoi(f.value, &r.gpus_per_task) || r.gpus_per_task < 0)) {
+          return errors::InvalidArgument("--gpus_per_task='", f.value, "' is not a number of GPUs");
+        }
+        if (f.name == "startup_timeout_seconds" &&
+            (!absl::SimpleAtoi(f.value, &options.startup_timeout_seconds) ||
+             options.startup_timeout_seconds < 0)) {
+          return errors::InvalidArgument("--startup_timeout_seconds='", f.value,
+                                         "' is not a number of seconds");
+        }
         if (f.name == "bind") options.bind_host = f.value;
         if (f.name == "auth_token_file") options.auth_token_file = f.value;
         if (f.name == "tls_ca_file") options.tls_ca_file = f.value;
@@ -132,36 +178,24 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
           return errors::InvalidArgument("--max_sessions='", f.value, "' is not a positive number");
         }
         if (f.name == "task_index" &&
-            (!absl::SimpleAtoi(f.value, &options.task_index) || options.task_index < 0)) {
+            (!absl::SimpleAtoi(f.value, &r.task_index) || r.task_index < 0)) {
           return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
         }
         return absl::OkStatus();
       }));
   if (options.help) return options;
-  if (options.cluster.empty()) {
-    if (!options.job_name.empty() || options.task_index >= 0) {
-      return errors::InvalidArgument("--job_name and --task_index need --cluster");
-    }
-  } else if (options.job_name.empty()) {
+  const ClusterResolverOptions& r = options.resolver;
+  const bool cluster_flags = !r.cluster.empty() || !r.ps_hosts.empty() || !r.worker_hosts.empty();
+  if (!cluster_flags && (!r.job_name.empty() || r.task_index >= 0)) {
+    return errors::InvalidArgument(
+        "--job_name and --task_index need --cluster or --ps_hosts/--worker_hosts");
+  }
+  // Under mpirun (auto or mpi), --cluster alone is the ranks' cluster.
+  if (cluster_flags && r.job_name.empty() && r.resolver == "flags") {
     return errors::InvalidArgument("--cluster needs --job_name");
   }
+  options.resolver.spec_options.allow_port_zero = true;
   return options;
-}
-
-// The cluster and this task, from the flags or else TF_CONFIG.
-absl::StatusOr<TfConfig> ResolveTask(const Options& options) {
-  ClusterSpecOptions spec_options;
-  spec_options.allow_port_zero = true;
-  if (options.cluster.empty()) {
-    absl::StatusOr<TfConfig> config = TfConfig::FromEnvironment(spec_options);
-    if (!config.ok()) return WithContext(config.status(), "no --cluster, and TF_CONFIG");
-    return config;
-  }
-  TfConfig config;
-  TG_ASSIGN_OR_RETURN(config.cluster, ClusterSpec::FromFlag(options.cluster, spec_options));
-  config.task.job = options.job_name;
-  config.task.index = options.task_index < 0 ? 0 : options.task_index;
-  return config;
 }
 
 // Serves until SIGTERM or SIGINT. The signals are blocked in every thread
@@ -169,6 +203,7 @@ absl::StatusOr<TfConfig> ResolveTask(const Options& options) {
 absl::Status Serve(const TfConfig& config, const Options& options, const sigset_t& signals) {
   ServerOptions server_options;
   server_options.bind_host = options.bind_host;
+  server_options.resolve_timeout = absl::Seconds(options.startup_timeout_seconds);
   server_options.max_request_bytes = options.max_request_bytes;
   server_options.request_timeout = absl::Seconds(options.request_timeout_seconds);
   server_options.session_gc = absl::Seconds(options.session_gc_seconds);
@@ -218,12 +253,24 @@ int Main(const std::vector<std::string>& args) {
     std::cout << Usage();
     return 0;
   }
-  if (options->cluster.empty() && std::getenv("TF_CONFIG") == nullptr) {
-    return tools::ReportUsageError("tg_server", "give --cluster, or set TF_CONFIG", Usage());
+  // Which resolver is a usage question; what it finds is a runtime one.
+  absl::StatusOr<std::unique_ptr<ClusterResolver>> resolver =
+      NewClusterResolver(options->resolver, Environment::Process());
+  if (!resolver.ok()) {
+    return tools::ReportUsageError("tg_server", resolver.status().message(), Usage());
   }
-  absl::StatusOr<TfConfig> config = ResolveTask(*options);
-  if (!config.ok()) return tools::ReportError(config.status());
-  return tools::ReportError(Serve(*config, *options, signals));
+  if ((*resolver)->name() == "flags" && options->resolver.job_name.empty()) {
+    return tools::ReportUsageError("tg_server", "--cluster needs --job_name", Usage());
+  }
+  absl::StatusOr<ResolvedTask> task = (*resolver)->Resolve();
+  if (!task.ok()) {
+    return tools::ReportError(
+        WithContext(task.status(), absl::StrCat("cluster resolver ", (*resolver)->name())));
+  }
+  std::cerr << "tg_server: " << task->ToString() << std::endl;
+  const std::string gpus = task->ApplyCudaVisibleDevices();  // before any CUDA call
+  if (!gpus.empty()) std::cerr << "tg_server: " << gpus << std::endl;
+  return tools::ReportError(Serve(task->config, *options, signals));
 }
 
 }  // namespace

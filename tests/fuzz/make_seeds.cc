@@ -329,6 +329,24 @@ void GrpcSeeds(const std::string& workspace) {
   response("typed_fields", 0, typed.SerializeAsString());
 }
 
+// ---- launchers' descriptions (byte 0: 0 hostlist, 1 tasks per node, 2 hostfile,
+// 3 a Slurm environment; +4 --slurm_jobs=ps:1,worker:2)
+
+void ResolverSeeds() {
+  auto seed = [](const std::string& label, uint8_t pick, const std::string& text) {
+    Seed("cluster_resolver", label, std::string(1, static_cast<char>(pick)) + text);
+  };
+  seed("hostlist", 0, "a1,b[01-10],r[1-2]-n[3,5-6].ib");
+  seed("tasks_per_node", 1, "2(x3),1");
+  seed("hostfile", 2, "# hosts\nn1 slots=2\nn2 max_slots=4\n");
+  seed("slurm", 4 + 3,
+       "SLURM_PROCID=2\nSLURM_LOCALID=0\nSLURMD_NODENAME=n2\nSLURM_STEP_NODELIST=n[1-2]\n"
+       "SLURM_STEP_TASKS_PER_NODE=2,1\nSLURM_STEP_NUM_TASKS=3");
+  seed("slurm_cyclic", 3,
+       "SLURM_PROCID=1\nSLURM_LOCALID=0\nSLURMD_NODENAME=n2\nSLURM_STEP_NODELIST=n[1-2]\n"
+       "SLURM_STEP_TASKS_PER_NODE=2,1");
+}
+
 // ---- cluster descriptions (byte 0: 0 --cluster, 1 hosts flags, 2 TF_CONFIG; +4 port 0)
 
 void ClusterSeeds() {
@@ -341,6 +359,10 @@ void ClusterSeeds() {
   seed("tf_config", 2,
        R"({"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"],)"
        R"( "ps": ["host3:2222"]}, "task": {"type": "worker", "index": 1}, "rpc_layer": "grpc"})");
+  seed("tf_config_tfjob", 2,
+       R"({"cluster": {"master": ["mnist-master-0.kubeflow.svc:2222"],)"
+       R"( "worker": ["mnist-worker-0.kubeflow.svc:2222"]}, "task": {"type": "master"},)"
+       R"( "environment": "cloud"})");
   seed("tf_config_evaluator", 2,
        R"({"cluster": {"worker": ["[::1]:2222"]}, "task": {"type": "evaluator", "index": 0},)"
        R"( "environment": "cloud"})");
@@ -462,6 +484,7 @@ int main() {
   BulkSeeds();
   GrpcSeeds(workspace);
   ClusterSeeds();
+  ResolverSeeds();
   FileSeeds();
   ExampleSeeds();
   std::printf("seeds written under %s\n", corpus_root.c_str());
