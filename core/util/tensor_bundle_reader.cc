@@ -147,6 +147,78 @@ void NoteLegacyOnce(const std::string& prefix) {
                prefix.c_str());
 }
 
+// LevelDB allocates a block's whole size before it reads the block, trusting
+// the block handles: the footer's (not checksummed) and the index block's.
+// So a damaged handle could ask for an allocation of any size. These checks
+// run first, on the file's bytes: the footer's magic, both of its handles
+// inside the file, and, for an uncompressed index block (what tensorgrid and
+// TensorFlow's bundle writer write), every data block handle in it. (A
+// compressed index block is checked by its CRC-32C before LevelDB uses it.)
+bool GetVarint64(absl::string_view* in, uint64_t* value) {
+  *value = 0;
+  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    *value |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;
+constexpr size_t kFooterSize = 48;
+constexpr size_t kBlockTrailerSize = 5;  // compression type, CRC-32C
+
+absl::Status CheckBlockHandle(absl::string_view* in, uint64_t limit, const char* what,
+                              uint64_t* offset, uint64_t* size, const std::string& path) {
+  if (!GetVarint64(in, offset) || !GetVarint64(in, size)) {
+    return BadIndex(path, absl::StrCat("the ", what, " handle does not decode"));
+  }
+  if (*offset > limit || *size > limit - *offset || kBlockTrailerSize > limit - *offset - *size) {
+    return BadIndex(path, absl::StrCat("the ", what, " (", *size, " bytes at offset ", *offset,
+                                       ") lies outside the file's ", limit, " bytes of blocks"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBlockHandles(const std::string& bytes, const std::string& path) {
+  if (bytes.size() < kFooterSize) return BadIndex(path, "too short for a table footer");
+  const uint64_t limit = bytes.size() - kFooterSize;  // blocks lie before the footer
+  uint64_t magic = 0;
+  for (int i = 0; i < 8; ++i) {
+    magic |= uint64_t{static_cast<uint8_t>(bytes[bytes.size() - 8 + i])} << (8 * i);
+  }
+  if (magic != kTableMagic) return BadIndex(path, "no table magic in its footer");
+  absl::string_view footer(bytes.data() + limit, kFooterSize - 8);
+  uint64_t offset, size, index_offset, index_size;
+  TG_RETURN_IF_ERROR(CheckBlockHandle(&footer, limit, "metaindex block", &offset, &size, path));
+  TG_RETURN_IF_ERROR(
+      CheckBlockHandle(&footer, limit, "index block", &index_offset, &index_size, path));
+  if (bytes[index_offset + index_size] != 0) return absl::OkStatus();  // compressed
+  // An index block: entries (shared, unshared and value lengths, the key's
+  // unshared bytes, a block handle), then uint32 restart offsets and their count.
+  absl::string_view block(bytes.data() + index_offset, index_size);
+  if (block.size() < 4) return BadIndex(path, "the index block is too short");
+  uint32_t restarts = 0;
+  for (int i = 0; i < 4; ++i) {
+    restarts |= uint32_t{static_cast<uint8_t>(block[block.size() - 4 + i])} << (8 * i);
+  }
+  if (restarts > (block.size() - 4) / 4) return BadIndex(path, "the index block's restarts overflow it");
+  absl::string_view entries = block.substr(0, block.size() - 4 - 4 * uint64_t{restarts});
+  while (!entries.empty()) {
+    uint64_t shared, unshared, value_size;
+    if (!GetVarint64(&entries, &shared) || !GetVarint64(&entries, &unshared) ||
+        !GetVarint64(&entries, &value_size) || unshared > entries.size() ||
+        value_size > entries.size() - unshared) {
+      return BadIndex(path, "an index block entry does not decode");
+    }
+    absl::string_view value = entries.substr(unshared, value_size);
+    entries.remove_prefix(unshared + value_size);
+    TG_RETURN_IF_ERROR(CheckBlockHandle(&value, limit, "data block", &offset, &size, path));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status IndexError(const leveldb::Status& s, const std::string& path) {
   if (s.IsIOError()) return absl::UnavailableError(absl::StrCat(path, ": ", s.ToString()));
   return BadIndex(path, s.ToString());
@@ -201,6 +273,8 @@ absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(
     return reader;
   }
 
+  TG_ASSIGN_OR_RETURN(const std::string index_bytes, ReadFileToString(path, "checkpoint index"));
+  TG_RETURN_IF_ERROR(CheckBlockHandles(index_bytes, path));
   leveldb::Options options;
   options.paranoid_checks = true;
   leveldb::Table* raw_table = nullptr;
