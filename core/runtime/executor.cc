@@ -249,9 +249,32 @@ class ExecutorState {
       delete state;
       ClearInputs(item);
       if (CompleteNode(ready)) return;
-      // Continue on the pool so the kernel's callback returns promptly.
-      for (int id : ready) Dispatch(id);
+      ContinueAfterAsync(ready);
     });
+  }
+
+  // After an async kernel's callback: successors continue on the pool, so
+  // that the callback returns promptly, except one async successor, which
+  // starts here. An async kernel returns promptly by contract, and starting
+  // it here saves a thread hand-off on the way of chained transfers (a
+  // collective after a collective sends its request at once). Nested starts
+  // (kernels that complete inside ComputeAsync) are bounded.
+  void ContinueAfterAsync(const ReadyList& ready) {
+    static thread_local int nested = 0;
+    constexpr int kMaxNested = 4;
+    int here = -1;
+    for (int id : ready) {
+      if (here < 0 && nested < kMaxNested && exec_->items_[id].is_async) {
+        here = id;
+      } else {
+        Dispatch(id);
+      }
+    }
+    if (here < 0) return;
+    // Last: the step may end (and this state go) inside Process.
+    ++nested;
+    Process(here);
+    --nested;
   }
 
   absl::Status Propagate(const Item& item, absl::InlinedVector<TensorValue, 2>& outputs,
