@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -110,20 +111,37 @@ void BulkClient::Wake() {
   if (wake_fd_.valid()) (void)!write(wake_fd_.get(), &one, sizeof(one));
 }
 
+void BulkClient::WakeBy(absl::Time when) {
+  // A timer, not the eventfd: arming it wakes nobody now, so a request sent
+  // while the watcher sleeps costs the sender no switch to the watcher and
+  // back.
+  const int64_t ns = std::max<int64_t>(1, absl::ToInt64Nanoseconds(when - absl::Now()));
+  itimerspec at{};
+  at.it_value.tv_sec = ns / 1'000'000'000;
+  at.it_value.tv_nsec = ns % 1'000'000'000;
+  if (timerfd_settime(timer_fd_.get(), 0, &at, nullptr) != 0) Wake();
+  watcher_wakes_ = when;
+}
+
 absl::Status BulkClient::StartWatching() {
   if (stopping_) return errors::Cancelled("the bulk client is closing");
   if (threads_ == nullptr) threads_ = std::make_unique<ThreadPool>(kClientThreads);
   if (!wake_fd_.valid()) wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!timer_fd_.valid()) {
+    timer_fd_.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  }
   if (!epoll_fd_.valid()) epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
-  if (!wake_fd_.valid() || !epoll_fd_.valid()) {
+  if (!wake_fd_.valid() || !timer_fd_.valid() || !epoll_fd_.valid()) {
     return errors::Unavailable("the bulk port's watcher: ", std::strerror(errno));
   }
   if (!watcher_.joinable()) {
-    epoll_event e{};
-    e.events = EPOLLIN;
-    e.data.fd = wake_fd_.get();
-    if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, wake_fd_.get(), &e) != 0 && errno != EEXIST) {
-      return errors::Unavailable("the bulk port's watcher: ", std::strerror(errno));
+    for (int fd : {wake_fd_.get(), timer_fd_.get()}) {
+      epoll_event e{};
+      e.events = EPOLLIN;
+      e.data.fd = fd;
+      if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &e) != 0 && errno != EEXIST) {
+        return errors::Unavailable("the bulk port's watcher: ", std::strerror(errno));
+      }
     }
     try {
       watcher_ = std::thread([this] { WatchLoop(); });
@@ -319,8 +337,9 @@ void BulkClient::Watch(Waiting w) {
       w.heard = absl::Now();
       if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &e) == 0) {
         // The watcher sleeps until the earliest deadline it knows: wake it
-        // when this one comes sooner.
-        if (std::min(w.deadline, w.heard + peer_silence_) < watcher_wakes_) Wake();
+        // by this one when it comes sooner.
+        const absl::Time wake = std::min(w.deadline, w.heard + peer_silence_);
+        if (wake < watcher_wakes_) WakeBy(wake);
         const bool inserted = waiting_.emplace(fd, std::move(w)).second;
         assert(inserted);  // an open fd waits once
         (void)inserted;
@@ -393,9 +412,9 @@ void BulkClient::WatchLoop() {
       absl::MutexLock lock(&mu_);
       for (int i = 0; i < n; ++i) {
         const int fd = events[i].data.fd;
-        if (fd == wake_fd_.get()) {
+        if (fd == wake_fd_.get() || fd == timer_fd_.get()) {
           uint64_t drained;
-          (void)!read(wake_fd_.get(), &drained, sizeof(drained));
+          (void)!read(fd, &drained, sizeof(drained));
           continue;
         }
         auto it = waiting_.find(fd);

@@ -204,6 +204,8 @@ class BulkClient {
   // Fallback for a failed connect.
   static Fallback FallbackFor(bulk::ConnectFailure failure);
   void Wake();
+  // Makes the watcher wake by `when` (for a deadline) without waking it now.
+  void WakeBy(absl::Time when) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string addressee_;
   bulk::ConnectionPool pool_;
@@ -222,6 +224,7 @@ class BulkClient {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> closing_{false};  // set first thing by the destructor
   bulk::UniqueFd wake_fd_;            // an eventfd; set under mu_ on first use
+  bulk::UniqueFd timer_fd_;           // a timerfd, for deadlines; the same
   bulk::UniqueFd epoll_fd_;           // the watcher's; set under mu_ on first use
   std::thread watcher_;               // started on the first direct request
 };
