@@ -406,6 +406,7 @@ void WorkerCollectiveExecutor::StartRing(std::shared_ptr<CollectiveRun> run) {
   }
   if (run->params.type == CollectiveType::kReduce &&
       static_cast<int64_t>(run->input.TotalBytes()) <= options_.one_round_bytes) {
+    if ((n & (n - 1)) == 0) return RunDoublingRound(std::move(run), 0, Tensor());
     return RunOneRound(std::move(run));
   }
   PlanRing(*run, options_.chunk_bytes);
@@ -525,6 +526,66 @@ void WorkerCollectiveExecutor::RunOneRound(std::shared_ptr<CollectiveRun> run) {
       run->Finish(absl::OkStatus());
     });
   }
+}
+
+// Recursive doubling, for a group of 2^k members: in round j each member
+// swaps its value with the member whose rank differs in bit j, and both
+// compute (lower rank's value) op (higher rank's value), so after round j
+// the 2^(j+1) members of each block hold bit-identical values; after k rounds
+// every member holds the fold of all inputs, and applies final_op. k round
+// trips in a row, each moving the whole tensor to one peer: for 4 members 2
+// requests per member instead of RunOneRound's 3, with a third less data.
+// Every value put is a buffer of its own that nothing writes afterwards (a
+// copy of the input, then each round's result), as a peer may pull it late.
+void WorkerCollectiveExecutor::RunDoublingRound(std::shared_ptr<CollectiveRun> run, int round,
+                                                Tensor value) {
+  if (run->failed()) return;
+  const int n = run->size();
+  if (round == 0) {
+    absl::StatusOr<Tensor> mine = Tensor::Allocate(run->input.dtype(), run->input.shape());
+    if (!mine.ok()) return run->Finish(mine.status());
+    CopyElements(run->input, &*mine, 0);
+    value = *std::move(mine);
+  }
+  const int partner = run->rank ^ (1 << round);
+  const bool last = (2 << round) == n;
+  RingStep step;
+  step.wire_step = round;
+  options_.table->Put(run->Key(step, 0, run->rank, partner), value, run->deadline);
+  // The last round's result is the output; earlier ones get a buffer each.
+  Tensor next = run->flat;
+  if (!last) {
+    absl::StatusOr<Tensor> fresh = Tensor::Allocate(run->input.dtype(), run->flat.shape());
+    if (!fresh.ok()) return run->Finish(fresh.status());
+    next = *std::move(fresh);
+  }
+  // A remote partner's value is received straight into `next`, and merged
+  // there in place.
+  Tensor into;
+  if (!DeviceNameUtils::IsSameAddressSpace(run->group->devices[partner], options_.task)) {
+    into = next;
+  }
+  const std::string key = run->Key(step, 0, partner, run->rank);
+  Receive(run, partner, key, std::move(into),
+          [this, run, round, partner, last, key, value, next](absl::Status s, Tensor got) mutable {
+            if (run->failed()) return;
+            if (!s.ok()) return run->Finish(s);
+            const int64_t count = run->flat.NumElements();
+            if (got.dtype() != run->params.dtype || got.NumElements() != count) {
+              return run->Finish(errors::Internal("collective chunk '", key, "' has ",
+                                                  got.NumElements(), " ",
+                                                  DataTypeString(got.dtype()),
+                                                  " elements, not ", count));
+            }
+            const void* lower = partner < run->rank ? got.raw_data() : value.raw_data();
+            const void* higher = partner < run->rank ? value.raw_data() : got.raw_data();
+            Merge(run->params.dtype, run->params.merge_op, lower, higher, next.raw_data(), count);
+            if (!last) return RunDoublingRound(run, round + 1, std::move(next));
+            if (run->params.final_op == "Div") {
+              Divide(run->params.dtype, next.raw_data(), count, run->size());
+            }
+            run->Finish(absl::OkStatus());
+          });
 }
 
 void WorkerCollectiveExecutor::ChunkDone(std::shared_ptr<CollectiveRun> run) {

@@ -5,9 +5,10 @@
 //      sorted by device name;
 //   2. resolves the instance (CompleteInstance): the members agree on op,
 //      dtype and shape, and a broadcast learns its source; cached per device;
-//   3. runs the algorithm: for a small all-reduce, one round in which every
-//      member pulls every other member's input and all fold them in rank
-//      order; otherwise ring all-reduce (reduce-scatter then all-gather),
+//   3. runs the algorithm: for a small all-reduce of 2^k members, recursive
+//      doubling (k rounds, each a swap with one partner); of other sizes,
+//      one round in which every member pulls every other member's input and
+//      all fold them in rank order; otherwise ring all-reduce (reduce-scatter then all-gather),
 //      ring all-gather, or a chain broadcast from the source, every tensor cut
 //      into chunks of at most `chunk_bytes` that advance independently (a
 //      window of `max_chunks_in_flight`), exchanged through the
@@ -79,6 +80,9 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   void RunChunk(std::shared_ptr<CollectiveRun> run, int64_t chunk, size_t step);
   void ChunkDone(std::shared_ptr<CollectiveRun> run);
   void RunOneRound(std::shared_ptr<CollectiveRun> run);
+  // Round `round` of a small all-reduce of 2^k members (recursive doubling);
+  // `value` is this member's value after the rounds before.
+  void RunDoublingRound(std::shared_ptr<CollectiveRun> run, int round, Tensor value);
   // Takes chunk `key` from rank `src`; a remote one is decoded into
   // `into` when given (see WorkerInterface::RecvBufAsync).
   void Receive(const std::shared_ptr<CollectiveRun>& run, int src, const std::string& key,

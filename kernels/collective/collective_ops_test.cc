@@ -2,6 +2,7 @@
 // session with ConfigProto.device_count {"CPU": 4}, one op per device.
 #include "client/ops/collective_ops.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -169,6 +170,76 @@ TEST(CollectiveReduceTest, ManyTinyChunks) {
   ASSERT_OK(s_random);
   ASSERT_OK(s_mean);
   ExpectAllIdentical(out_random);
+}
+
+// Every dtype and merge op, for 2, 3 and 4 members (4 and 2: recursive
+// doubling; 3: one round; with "0": the ring), odd sizes, exact results
+// (small integers, so even Mul of float is exact) and bit-identical members.
+template <typename T>
+void ExpectEveryOpExact(int n, int64_t size, const std::string& algorithm) {
+  const std::vector<std::string> merges = {"Add", "Mul", "Min", "Max"};
+  std::vector<std::vector<T>> values(n, std::vector<T>(size));
+  for (int m = 0; m < n; ++m)
+    for (int64_t j = 0; j < size; ++j) values[m][j] = static_cast<T>((j * 5 + m * 3) % 7 - 3);
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> reduced;
+  for (int m = 0; m < n; ++m) {
+    Scope s = root.WithDevice(Cpu(m));
+    auto x = ops::Const(s, Vec(values[m]));
+    for (size_t op = 0; op < merges.size(); ++op) {
+      reduced.push_back(ops::CollectiveReduce(s, x, n, /*group_key=*/2,
+                                              /*instance_key=*/static_cast<int>(op) + 1,
+                                              merges[op], "Id", 20));
+    }
+  }
+  UseAlgorithm(algorithm);
+  ClientSession session(root, FourCpus());
+  unsetenv(kOneRoundBytes);
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run(reduced, &out));
+  for (size_t op = 0; op < merges.size(); ++op) {
+    std::vector<T> expected = values[0];
+    for (int m = 1; m < n; ++m)
+      for (int64_t j = 0; j < size; ++j) {
+        const T x = values[m][j];
+        T& e = expected[j];
+        e = op == 0 ? e + x : op == 1 ? e * x : op == 2 ? std::min(e, x) : std::max(e, x);
+      }
+    for (int m = 0; m < n; ++m) {
+      const Tensor& t = out[m * merges.size() + op];
+      EXPECT_EQ(Values<T>(t), expected) << merges[op] << " n=" << n << " size=" << size << " "
+                                        << algorithm << " " << DataTypeString(t.dtype());
+      EXPECT_TRUE(SameBytes(t, out[op])) << merges[op] << " member " << m;
+    }
+  }
+}
+
+TEST(CollectiveReduceTest, EveryDtypeAndOpTwoThreeFourMembersExact) {
+  for (const std::string& algorithm : kBothAlgorithms)
+    for (int n : {2, 3, 4})
+      for (int64_t size : {1, 3, 1001}) {
+        ExpectEveryOpExact<float>(n, size, algorithm);
+        ExpectEveryOpExact<double>(n, size, algorithm);
+        ExpectEveryOpExact<int32_t>(n, size, algorithm);
+        ExpectEveryOpExact<int64_t>(n, size, algorithm);
+      }
+}
+
+// Recursive doubling (4 members) when one member never runs: the others
+// fail at their deadline naming who they waited for; nothing hangs.
+TEST(CollectiveReduceTest, DoublingWithAMemberMissingIsDeadlineExceeded) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> all;
+  for (int i = 0; i < 4; ++i) {
+    Scope s = root.WithDevice(Cpu(i));
+    all.push_back(ops::CollectiveReduce(s, ops::Const(s, {1.f, 2.f, 3.f}), 4, 6, 1, "Add", "Div",
+                                        0.5f));
+  }
+  ClientSession session(root, FourCpus());
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run(all, &out));  // the group and instance are known from here on
+  for (const Tensor& t : out) EXPECT_EQ(Values<float>(t), std::vector<float>({1, 2, 3}));
+  EXPECT_STATUS(session.Run({all[0], all[1], all[2]}, &out), kDeadlineExceeded, "CPU:3");
 }
 
 TEST(CollectiveReduceTest, SingleMemberIsIdentity) {
