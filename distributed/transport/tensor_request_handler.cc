@@ -117,8 +117,11 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
   // reads is this one (process ids are per namespace; a process forked from
   // this one earlier does not have it).
   const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
-  const std::string nonce = fixed.may_read_in_place ? bulk::RandomBytes(bulk::kNonceBytes) : "";
-  const bool in_place = nonce.size() == bulk::kNonceBytes && bytes.size() >= bulk::kInPlaceMinBytes;
+  // (Made only for an answer that may go in place: a syscall less for small ones.)
+  const std::string nonce = fixed.may_read_in_place && bytes.size() >= bulk::kInPlaceMinBytes
+                                ? bulk::RandomBytes(bulk::kNonceBytes)
+                                : "";
+  const bool in_place = nonce.size() == bulk::kNonceBytes;
   std::string header(
       1, static_cast<char>(in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor));
   bulk::TensorHeader shape;

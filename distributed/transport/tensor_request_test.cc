@@ -170,6 +170,30 @@ TEST(BulkRecvBufTest, ManyWaitingRequestsAnsweredInAnyOrder) {
   }
 }
 
+// Chunks put after their requests arrived, small and in-place sized, one
+// connection after another: each answer whole, each counted once.
+TEST(BulkRecvBufTest, ChunksPutAfterTheirRequestsArriveWholeOnePerFetch) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  int64_t fetches = 0;
+  for (const int64_t size : {1, 1000, 16384, 1, 16384}) {
+    Tensor out;
+    RecvBufResult result;
+    const std::string key = absl::StrCat("small/", fetches);
+    client.RecvBufAsync(server->port(), "", key, Soon(), nullptr, &out, result.Callback());
+    absl::SleepFor(absl::Milliseconds(20));  // asked before it exists: the server waits
+    const Tensor chunk = Ramp(size);
+    source.Release(key, chunk);
+    ASSERT_TRUE(result.Wait()) << size;
+    ASSERT_TRUE(result.status.ok()) << size << ": " << result.status;
+    ASSERT_EQ(out.NumElements(), size);
+    EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0) << size;
+    EXPECT_EQ(server->fetches(), ++fetches);
+  }
+}
+
 TEST(BulkRecvBufTest, AnswerOfAnotherSizeThanTheGivenBufferIsDataLoss) {
   auto server = StartServer();
   ChunkSource source;
