@@ -208,6 +208,53 @@ TEST(CollectiveGrpcTest, MembersOnBothSidesOfTheWireReduceGatherAndBroadcast) {
   }
 }
 
+// Four members, two per task: a small all-reduce runs by recursive doubling,
+// its first round between the members of one task (the table), its second
+// across the wire (RecvBuf into the output). Mean of random floats: every
+// member bit-identical, as the ring's would be.
+TEST(CollectiveGrpcTest, FourMembersOnTwoTasksDoublingBitIdentical) {
+  TwoTasks tasks({true, true}, /*cpus=*/2);
+  ASSERT_NE(tasks.server(0), nullptr);
+  ASSERT_NE(tasks.server(1), nullptr);
+  constexpr int64_t kSize = 1001;
+  std::vector<Tensor> inputs;
+  for (int m = 0; m < 4; ++m) inputs.push_back(RandomVector(kSize, 10 + m));
+  Scope roots[2] = {Scope::NewRootScope(), Scope::NewRootScope()};
+  std::vector<Output> fetches[2];
+  for (int m = 0; m < 4; ++m) {
+    const int task = m / 2;
+    Scope s = roots[task].WithDevice(
+        absl::StrCat(task == 0 ? kWorker0 : kWorker1, "/device:CPU:", m % 2));
+    fetches[task].push_back(
+        ops::CollectiveReduce(s, ops::Const(s, inputs[m]), 4, 9, 1, "Add", "Div", 20));
+  }
+  std::vector<Tensor> out[2];
+  absl::Status status[2];
+  std::vector<std::thread> threads;
+  for (int task = 0; task < 2; ++task) {
+    threads.emplace_back([&, task] {
+      ClientSession session(roots[task], tasks.server(task)->target());
+      for (int step = 0; step < 3 && status[task].ok(); ++step) {
+        status[task] = session.Run(fetches[task], &out[task]);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_OK(status[0]);
+  ASSERT_OK(status[1]);
+  std::vector<Tensor> all = out[0];
+  all.insert(all.end(), out[1].begin(), out[1].end());
+  ASSERT_EQ(all.size(), 4u);
+  for (int m = 1; m < 4; ++m) {
+    EXPECT_EQ(std::memcmp(all[0].raw_data(), all[m].raw_data(), all[0].TotalBytes()), 0) << m;
+  }
+  for (int64_t j = 0; j < kSize; ++j) {
+    float sum = 0;
+    for (int m = 0; m < 4; ++m) sum += inputs[m].data<float>()[j];
+    EXPECT_NEAR(all[0].data<float>()[j], sum / 4, 1e-6) << j;
+  }
+}
+
 // Task 1 restarts (a fresh Worker counts its runs from 0 again, while task 0
 // continues): after at most two failed steps the members ask the leader
 // again and continue in step.
