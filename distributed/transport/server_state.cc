@@ -129,8 +129,10 @@ absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, a
         std::clamp(next - absl::Now(), absl::Milliseconds(1), absl::Milliseconds(100));
     if (p.mu.AwaitWithTimeout(absl::Condition(&p.done), tick)) {
       // A call that Stop cancelled (or the hang-up Stop looks like) says
-      // why in its own words; ours are clearer.
-      if (absl::IsCancelled(p.status) || absl::IsAborted(p.status)) {
+      // why in its own words; ours are clearer. A handler that failed
+      // before this wait cancelled it keeps its own reason (a worker shut
+      // down names its task), even if Stop has begun since.
+      if (cancelled && (absl::IsCancelled(p.status) || absl::IsAborted(p.status))) {
         absl::MutexLock state_lock(&mu);
         if (stopped) return IsDerivedError(p.status) ? MarkDerived(shutting_down) : shutting_down;
       }
