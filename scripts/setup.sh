@@ -14,6 +14,9 @@ PACKAGES=(
   libleveldb-dev  # the table format of TensorFlow's checkpoint index (core/util/tensor_bundle)
   libdnnl-dev  # oneDNN 2.6: the CPU convolution, pooling and batch-norm kernels (kernels/nn)
   dataset-fashion-mnist  # the demo's data: /usr/share/datasets/fashion-mnist (docs/data.md)
+  # tests/slurm_test.sh: a real Slurm (slurmctld, slurmd, srun) and its munged,
+  # started by the test in a temporary directory (root only)
+  slurm-wlm munge
   # The fuzzing build (--config=fuzz, scripts/fuzz.sh, docs/fuzzing.md):
   # clang with libFuzzer and the sanitizers' runtimes (only recommended by
   # clang, so named), the lld linker, and llvm-symbolizer for stack traces.

@@ -1,0 +1,183 @@
+#!/bin/bash
+# A real Slurm, started by this test, launches the tg_server tasks that
+# tests/cluster_resolver_test.sh only fakes: Debian's munged, slurmctld and
+# slurmd, all in a temporary directory, all on loopback, all root:
+#
+#   munged --socket=$TMP/munge.socket (its own key, mode 0400)
+#      ▲ auth/munge
+#   slurmctld -D -f $TMP/slurm.conf (127.0.0.1:CTLD)  ◄──  srun, sinfo, scancel
+#      │
+#   slurmd -D -N localhost (127.0.0.1:SLURMD)   one node, CPUs=2 (this machine's)
+#      │ srun -O -N 1 -n 3 --distribution=block
+#      ├─ rank 0: tg_server /job:ps/task:0      localhost:BASE
+#      ├─ rank 1: tg_server /job:worker/task:0  localhost:BASE+1  ◄── tg_run (seed: 7s)
+#      └─ rank 2: tg_server /job:worker/task:1  localhost:BASE+2
+#
+# One node, named localhost: the Slurm resolver gives each task the address
+# NODENAME:PORT_BASE+SLURM_LOCALID, so several nodes on one machine would
+# need node names that resolve to 127.0.0.1 (no /etc/hosts entry is added)
+# and would all take the same port for their first task.
+#
+# Every process is started by PID and killed by the EXIT trap; every wait is
+# bounded. Skips (tests/skip_lib.sh) unless root with Slurm and munge
+# installed (scripts/setup.sh installs slurm-wlm and munge).
+#
+# Usage: slurm_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB
+set -u
+
+RUNFILES="${TEST_SRCDIR:-$PWD}/tensorgrid"
+TG_SERVER="$(realpath "${1:-$RUNFILES/tools/tg_server}")"
+TG_RUN="${2:-$RUNFILES/tools/tg_run}"
+GRAPH="$RUNFILES/tests/testdata/seed_placement.pbtxt"
+[[ -f "$GRAPH" ]] || GRAPH="tests/testdata/seed_placement.pbtxt"
+# shellcheck source=tests/skip_lib.sh
+source "$4"
+[[ "$(id -u)" -eq 0 ]] || skip_test "slurm_test needs root (munged, slurmd)"
+for tool in munged slurmctld slurmd srun sinfo scancel; do
+  command -v "$tool" >/dev/null || PATH="$PATH:/usr/sbin"
+  command -v "$tool" >/dev/null || skip_test "no $tool: install slurm-wlm and munge (scripts/setup.sh)"
+done
+# Under /tmp, not Bazel's long TEST_TMPDIR: munged's and slurmd's Unix
+# socket paths must fit in 108 bytes. Removed at the end.
+TMP="$(mktemp -d /tmp/tg_slurm.XXXXXX)"
+unset TF_CONFIG SLURM_PROCID SLURM_JOB_ID OMPI_COMM_WORLD_RANK PMIX_RANK
+
+# shellcheck source=tests/cluster_lib.sh
+source "$3"
+
+DAEMONS=()
+stop_all() {
+  local pid i
+  kill_servers
+  [[ -n "${SRUN_PID:-}" ]] && kill -KILL "$SRUN_PID" 2>/dev/null
+  # Jobs first, while slurmd and munged can still end their steps.
+  timeout 10 scancel --full --signal=KILL --user=root 2>/dev/null
+  for ((i = 0; i < 50; i++)); do [[ -z "$(timeout 5 squeue -h 2>/dev/null)" ]] && break; sleep 0.1; done
+  for pid in "${DAEMONS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${DAEMONS[@]}"; do
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+  done
+  rm -rf "$TMP"
+}
+trap stop_all EXIT
+
+# die MESSAGE: fails the test now, with the daemons' logs.
+die() {
+  fail "$*"
+  local f
+  for f in "$TMP"/*.log "$TMP"/*.out; do echo "---- $f" >&2; tail -n 20 "$f" >&2; done
+  exit 1
+}
+
+# wait_for SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds.
+wait_for() {
+  local i limit=$(($1 * 10))
+  shift
+  for ((i = 0; i < limit; i++)); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---- munged: its own key and socket ------------------------------------------
+dd if=/dev/urandom of="$TMP/munge.key" bs=1024 count=1 status=none
+chmod 0400 "$TMP/munge.key"
+chmod 0700 "$TMP"
+munged --foreground --force --socket="$TMP/munge.socket" --key-file="$TMP/munge.key" \
+  --pid-file="$TMP/munged.pid" --log-file="$TMP/munged.log" --seed-file="$TMP/munge.seed" \
+  >"$TMP/munged.out" 2>&1 &
+DAEMONS+=($!)
+wait_for 10 test -S "$TMP/munge.socket" || die "munged did not make its socket"
+
+# ---- slurmctld and slurmd --------------------------------------------------------
+read -r CTLD_PORT SLURMD_PORT < <(free_ports 2)
+HOST="$(hostname)"
+mkdir -p "$TMP/state" "$TMP/spool/localhost"
+cat >"$TMP/slurm.conf" <<EOF
+ClusterName=tgtest
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$TMP/munge.socket
+CredType=cred/munge
+StateSaveLocation=$TMP/state
+SlurmdSpoolDir=$TMP/spool/%n
+SlurmctldPidFile=$TMP/slurmctld.pid
+SlurmdPidFile=$TMP/slurmd.%n.pid
+SlurmctldLogFile=$TMP/slurmctld.log
+SlurmdLogFile=$TMP/slurmd.%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+ReturnToService=2
+KillWait=5
+SchedulerType=sched/builtin
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+NodeName=localhost NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$SLURMD_PORT CPUs=2 State=UNKNOWN
+PartitionName=tg Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+export SLURM_CONF="$TMP/slurm.conf"
+START=$SECONDS
+slurmctld -D -i -f "$SLURM_CONF" >"$TMP/slurmctld.out" 2>&1 &
+DAEMONS+=($!)
+slurmd -D -N localhost -f "$SLURM_CONF" >"$TMP/slurmd.out" 2>&1 &
+DAEMONS+=($!)
+node_idle() { [[ "$(timeout 5 sinfo -h -N -o '%N %t' 2>/dev/null)" == "localhost idle" ]]; }
+wait_for 30 node_idle || die "node not idle: sinfo [$(timeout 5 sinfo -N 2>&1)]"
+echo "slurm up in $((SECONDS - START)) s"
+
+# ---- srun: 1 ps + 2 workers ------------------------------------------------------
+BASE="$(free_port_range 3)" || exit 1
+srun -O -N 1 -n 3 --distribution=block --job-name=tg_servers --output="$TMP/task%t.out" \
+  --error="$TMP/task%t.err" "$TG_SERVER" --cluster_resolver=slurm \
+  --slurm_jobs=ps:1,worker:2 --port_base="$BASE" >"$TMP/srun.out" 2>&1 &
+SRUN_PID=$!
+names=(ps worker0 worker1)
+task_ready() { grep -q "^tg_server ready " "$TMP/task$1.out" 2>/dev/null; }
+for rank in 0 1 2; do
+  wait_for 30 task_ready "$rank" ||
+    die "rank $rank (${names[$rank]}) not ready: srun [$(cat "$TMP/srun.out")] stderr [$(cat "$TMP/task$rank.err" 2>/dev/null)]"
+done
+want="tg_server ready /job:worker/replica:0/task:1 127.0.0.1:$((BASE + 2))"
+[[ "$(cat "$TMP/task2.out")" == "$want" ]] || fail "rank 2 ready line [$(cat "$TMP/task2.out")], want [$want]"
+want="cluster resolver slurm (SLURM_PROCID=0 SLURM_LOCALID=0 SLURMD_NODENAME=localhost"
+want+=" SLURM_STEP_NODELIST=localhost SLURM_STEP_TASKS_PER_NODE=3): this task is"
+want+=" /job:ps/replica:0/task:0 at localhost:$BASE"
+grep -qF "$want" "$TMP/task0.err" || fail "rank 0 stderr [$(cat "$TMP/task0.err")] lacks [$want]"
+
+out="$(timeout 60 "$TG_RUN" --target="grpc://127.0.0.1:$((BASE + 1))" --graph="$GRAPH" \
+  --run=x/Assign,y/Assign --fetch=z2b 2>"$TMP/tg_run.err")"
+rc=$?
+[[ $rc -eq 0 ]] || fail "tg_run: exit status $rc, stderr: $(cat "$TMP/tg_run.err")"
+[[ "$out" == "z2b float [2,2] [[7,7],[7,7]]" ]] || fail "tg_run: stdout [$out]"
+
+# ---- stop the step: scancel sends SIGTERM, the servers stop gracefully ----------
+job="$(timeout 5 squeue -h -n tg_servers -o %i)"
+[[ -n "$job" ]] || fail "squeue shows no tg_servers job"
+timeout 10 scancel -v --signal=TERM "$job.0" >"$TMP/scancel.out" 2>&1 || fail "scancel $job.0 failed: $(cat "$TMP/scancel.out")"
+wait_exit "$SRUN_PID"
+[[ $RC -ne 124 ]] || fail "srun still running 30 s after scancel"
+SRUN_PID=
+# Each task stopped on the SIGTERM, and none exited non-zero (srun names those).
+for rank in 0 1 2; do
+  grep -qF "tg_server: Terminated, stopping /job:" "$TMP/task$rank.err" ||
+    fail "rank $rank did not stop on SIGTERM: [$(cat "$TMP/task$rank.err")]"
+done
+grep -q "exit code" "$TMP/srun.out" && fail "srun: [$(cat "$TMP/srun.out")]"
+no_jobs() { [[ -z "$(timeout 5 squeue -h 2>/dev/null)" ]]; }
+wait_for 30 no_jobs || fail "jobs left: [$(timeout 5 squeue 2>&1)]"
+
+if ((failures > 0)); then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "PASS"
