@@ -12,6 +12,12 @@
 #      ├─ rank 0: tg_server /job:ps/task:0      localhost:BASE
 #      ├─ rank 1: tg_server /job:worker/task:0  localhost:BASE+1  ◄── tg_run (seed: 7s)
 #      └─ rank 2: tg_server /job:worker/task:1  localhost:BASE+2
+#   then scancel --signal=TERM JOB.0: each task stops on the signal.
+#
+#   sbatch --wait -O -n 3 train.sbatch ── srun ── examples/distributed_fashion_mnist
+#      ps:0, worker:0 (chief), worker:1, 100 async steps; the ps ends once both
+#      workers are done, so every task exits 0 and so does sbatch --wait
+#      (skipped, with a line, without Debian's dataset-fashion-mnist).
 #
 # One node, named localhost: the Slurm resolver gives each task the address
 # NODENAME:PORT_BASE+SLURM_LOCALID, so several nodes on one machine would
@@ -20,10 +26,12 @@
 #
 # Every process is started by PID and killed by the EXIT trap; every wait is
 # bounded. Skips (tests/skip_lib.sh) unless root with Slurm and munge
-# installed (scripts/setup.sh installs slurm-wlm and munge).
+# installed (scripts/setup.sh installs slurm-wlm and munge). KEEP_TMP=1 keeps
+# the directory (logs, slurm.conf) for a look afterwards.
 #
-# Usage: slurm_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB
+# Usage: slurm_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB [FASHION_MNIST]
 set -u
+FASHION_MNIST="${5:+$(realpath "$5")}"
 
 RUNFILES="${TEST_SRCDIR:-$PWD}/tensorgrid"
 TG_SERVER="$(realpath "${1:-$RUNFILES/tools/tg_server}")"
@@ -58,7 +66,7 @@ stop_all() {
     for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null
   done
-  rm -rf "$TMP"
+  [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"
 }
 trap stop_all EXIT
 
@@ -175,6 +183,35 @@ done
 grep -q "exit code" "$TMP/srun.out" && fail "srun: [$(cat "$TMP/srun.out")]"
 no_jobs() { [[ -z "$(timeout 5 squeue -h 2>/dev/null)" ]]; }
 wait_for 30 no_jobs || fail "jobs left: [$(timeout 5 squeue 2>&1)]"
+
+# ---- sbatch: distributed Fashion-MNIST, 1 ps + 2 workers, ending by itself ----
+# The batch script's srun starts the example's three tasks; the ps stops once
+# both workers' done tokens are in its queue, so the job ends with every task
+# exiting 0 and sbatch --wait with 0.
+if [[ -z "$FASHION_MNIST" ]]; then
+  echo "no Fashion-MNIST example given: sbatch part not run"
+elif [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
+  echo "no Fashion-MNIST data (Debian's dataset-fashion-mnist): sbatch part not run"
+else
+  BASE="$(free_port_range 3)" || exit 1
+  cat >"$TMP/train.sbatch" <<EOF
+#!/bin/bash
+srun -O --distribution=block --output="$TMP/train%t.out" --error="$TMP/train%t.err" \\
+  "$FASHION_MNIST" --cluster_resolver=slurm --slurm_jobs=ps:1,worker:2 --port_base=$BASE \\
+  --steps=100 --log_every=10
+EOF
+  START=$SECONDS
+  timeout 300 sbatch --wait -O -N 1 -n 3 --job-name=tg_train --output="$TMP/train.log" \
+    "$TMP/train.sbatch" >"$TMP/sbatch.out" 2>&1
+  rc=$?
+  echo "sbatch job took $((SECONDS - START)) s"
+  [[ $rc -eq 0 ]] || fail "sbatch --wait: exit status $rc: [$(cat "$TMP/sbatch.out")] job [$(cat "$TMP/train.log")]"
+  grep -q "exit code" "$TMP/train.log" && fail "batch job: [$(cat "$TMP/train.log")]"
+  grep -q "^/job:ps/replica:0/task:0: all 2 workers are done, stopping$" "$TMP/train0.out" ||
+    fail "ps did not end through the done queue: [$(cat "$TMP/train0.out")] [$(tail -n 5 "$TMP/train0.err")]"
+  grep -q "^test_accuracy=0\.[0-9]*$" "$TMP/train1.out" ||
+    fail "chief printed no test_accuracy: [$(tail -n 5 "$TMP/train1.out")] [$(tail -n 5 "$TMP/train1.err")]"
+fi
 
 if ((failures > 0)); then
   echo "$failures failure(s)" >&2
