@@ -1,0 +1,200 @@
+#!/bin/bash
+# Simulated hosts: a cluster whose tasks each live in a network namespace of
+# their own, with their own address, joined by a bridge in one more
+# namespace (issue 22, item 7a). The namespaces are the test's own; nothing
+# is added to the machine's own namespace and no namespace has a default
+# route, so no packet can leave them:
+#
+#   namespace tgN-ps         namespace tgN-w0         namespace tgN-w1
+#   /job:ps/task:0           /job:worker/task:0       /job:worker/task:1
+#   tg_server                tg_server, tg_run        tg_server
+#   eth0 10.231.Z.1/24       eth0 10.231.Z.2/24       eth0 10.231.Z.3/24
+#     │ veth                   │ veth                   │ veth
+#   ┌─┴──────────────────────┴────────────────────────┴──┐
+#   │ ps            w0          br0 (bridge)          w1 │ namespace tgN-br
+#   └────────────────────────────────────────────────────┘
+#
+# (N: this shell's PID and a random number; Z: random.) Every task binds its
+# own cluster entry's address (the --bind default) on port 2222, and tg_run,
+# inside tgN-w0, runs the seed example (tests/testdata/seed_placement.pbtxt)
+# against grpc://10.231.Z.2:2222:
+#
+#   /job:ps/task:0          /job:worker/task:0        /job:worker/task:1
+#   x, y (variables) ══x,y══► z1b = x·y + x ══z1b══► z2b = z1b·x + x
+#
+# once with the bulk port (the default: the test checks that the tasks hold
+# connections to each other's bulk ports after the step) and once with
+# TG_BULK_TRANSFER=0 (no bulk port at all). Needs root; skips otherwise, or
+# when `ip netns add` fails. Every wait is bounded; an EXIT trap kills the
+# servers and deletes the namespaces.
+#
+# Usage: netns_cluster_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB
+#   (Bazel passes the rootpaths.)
+set -u
+
+RUNFILES="${TEST_SRCDIR:-$PWD}/tensorgrid"
+TG_SERVER="${1:-$RUNFILES/tools/tg_server}"
+TG_RUN="${2:-$RUNFILES/tools/tg_run}"
+GRAPH="$RUNFILES/tests/testdata/seed_placement.pbtxt"
+[[ -f "$GRAPH" ]] || GRAPH="tests/testdata/seed_placement.pbtxt"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+
+# shellcheck source=tests/cluster_lib.sh
+source "$3"
+# shellcheck source=tests/skip_lib.sh
+source "$4"
+
+[[ $(id -u) -eq 0 ]] || skip_test "network namespaces need root (running as uid $(id -u))"
+command -v ip >/dev/null || skip_test "no ip command (iproute2)"
+command -v ss >/dev/null || skip_test "no ss command (iproute2)"
+
+PREFIX="tg$$r$RANDOM"
+BR="$PREFIX-br"
+NS_PS="$PREFIX-ps"
+NS_W0="$PREFIX-w0"
+NS_W1="$PREFIX-w1"
+NET="10.231.$((RANDOM % 250 + 1))"
+MADE=()
+
+cleanup() {
+  local ns
+  kill_servers
+  for ns in "${MADE[@]}"; do ip netns delete "$ns" 2>/dev/null; done
+}
+trap cleanup EXIT
+
+# make_ns NAME: a namespace with lo up; skips the test if it cannot be made.
+make_ns() {
+  if ! ip netns add "$1" 2>"$TMP/netns.err"; then
+    ((${#MADE[@]} == 0)) && skip_test "cannot make a network namespace: $(cat "$TMP/netns.err")"
+    fail "ip netns add $1: $(cat "$TMP/netns.err")"
+    exit 1
+  fi
+  MADE+=("$1")
+  ip -n "$1" link set lo up || { fail "lo up in $1"; exit 1; }
+}
+
+# join NS PORT ADDRESS: a veth pair made inside the bridge namespace, one end
+# (PORT) on the bridge, the other moved straight into NS as eth0 with
+# ADDRESS/24; it never passes through the machine's own namespace.
+join() {
+  ip -n "$BR" link add "$2" type veth peer name eth0 netns "$1" &&
+    ip -n "$BR" link set "$2" master br0 &&
+    ip -n "$BR" link set "$2" up &&
+    ip -n "$1" addr add "$3/24" dev eth0 &&
+    ip -n "$1" link set eth0 up || { fail "joining $1 to the bridge as $3"; exit 1; }
+}
+
+make_ns "$BR"
+make_ns "$NS_PS"
+make_ns "$NS_W0"
+make_ns "$NS_W1"
+ip -n "$BR" link add br0 type bridge && ip -n "$BR" link set br0 up ||
+  { fail "bridge in $BR"; exit 1; }
+join "$NS_PS" ps "$NET.1"
+join "$NS_W0" w0 "$NET.2"
+join "$NS_W1" w1 "$NET.3"
+
+# Nothing leaves: no default route in any namespace (an outside address is
+# unreachable without a packet sent), and nothing of ours in the machine's
+# own namespace.
+for ns in "${MADE[@]}"; do
+  [[ -z "$(ip -n "$ns" route show default)" ]] || fail "$ns has a default route"
+  ip -n "$ns" route get 192.0.2.1 >/dev/null 2>&1 && fail "$ns routes to 192.0.2.1"
+done
+ip -o link show | grep -q "link-netns $PREFIX" &&
+  fail "a link of the test's namespaces is in the root namespace: $(ip -o link show | grep "link-netns $PREFIX")"
+[[ -z "$(ip -o addr show to "$NET.0/24")" ]] || fail "the root namespace has an address in $NET.0/24"
+((failures == 0)) || exit 1
+
+CLUSTER="ps=$NET.1:2222;worker=$NET.2:2222,$NET.3:2222"
+
+# start_in NS NAME ARGS...: tg_server inside NS (ip netns exec execs it, so
+# $LAST_PID is the server's own PID), output in $TMP/NAME.{out,err}.
+start_in() {
+  local ns="$1" name="$2"
+  shift 2
+  ip netns exec "$ns" "$TG_SERVER" --cluster="$CLUSTER" "$@" \
+    >"$TMP/$name.out" 2>"$TMP/$name.err" &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+}
+
+# start_cluster: the three tasks, each in its namespace, and their ready lines.
+start_cluster() {
+  PIDS=()
+  start_in "$NS_PS" ps --job_name=ps --task_index=0
+  start_in "$NS_W0" worker0 --job_name=worker --task_index=0
+  start_in "$NS_W1" worker1 --job_name=worker --task_index=1
+  wait_ready ps "${PIDS[0]}" && wait_ready worker0 "${PIDS[1]}" &&
+    wait_ready worker1 "${PIDS[2]}" || exit 1
+  local name task ip
+  for name in "ps /job:ps/replica:0/task:0 1" "worker0 /job:worker/replica:0/task:0 2" \
+    "worker1 /job:worker/replica:0/task:1 3"; do
+    read -r name task ip <<<"$name"
+    [[ "$(cat "$TMP/$name.out")" == "tg_server ready $task $NET.$ip:2222" ]] ||
+      fail "$name ready line: [$(cat "$TMP/$name.out")]"
+  done
+}
+
+# listeners NS: the addresses NS's server listens on, sorted, one a line
+# (an IPv4 address that gRPC listens on through an IPv6 socket, shown as
+# [::ffff:10.231.Z.1]:2222, as 10.231.Z.1:2222).
+listeners() {
+  ip netns exec "$1" ss -Htln | awk '{print $4}' | sed -e 's/^\[::ffff:\(.*\)\]:/\1:/' | sort
+}
+
+# run_seed WHAT: the seed example from inside worker 0's namespace.
+run_seed() {
+  local out rc
+  out="$(timeout 90 ip netns exec "$NS_W0" "$TG_RUN" --target="grpc://$NET.2:2222" \
+    --graph="$GRAPH" --run=x/Assign,y/Assign --fetch=z2b 2>"$TMP/tg_run.err")"
+  rc=$?
+  [[ $rc -eq 0 ]] || fail "$1: tg_run exit status $rc, stderr: $(cat "$TMP/tg_run.err")"
+  [[ "$out" == "z2b float [2,2] [[7,7],[7,7]]" ]] || fail "$1: tg_run stdout [$out]"
+}
+
+# With the bulk port (the default). Each task binds its own address only, on
+# 2222 and on its bulk port; after the step, ps and worker 1 hold worker 0's
+# pooled connections to their bulk ports (worker 0's master sent them their
+# partitions there), and nobody fell back to gRPC.
+start_cluster
+declare -A BULK
+for n in ps:"$NS_PS":1 worker0:"$NS_W0":2 worker1:"$NS_W1":3; do
+  IFS=: read -r name ns ip <<<"$n"
+  mapfile -t addrs < <(listeners "$ns")
+  others=()
+  for a in "${addrs[@]}"; do [[ "$a" == "$NET.$ip:2222" ]] || others+=("$a"); done
+  [[ ${#addrs[@]} -eq 2 && ${#others[@]} -eq 1 && "${others[0]}" == "$NET.$ip:"* ]] ||
+    fail "$name listens on [${addrs[*]}], not $NET.$ip:2222 and a bulk port on $NET.$ip"
+  BULK[$name]="${others[0]:-none}"
+done
+run_seed "with the bulk port"
+for n in ps:"$NS_PS" worker1:"$NS_W1"; do
+  IFS=: read -r name ns <<<"$n"
+  port="${BULK[$name]##*:}"
+  peers="$(ip netns exec "$ns" ss -Htn state established "( sport = :$port )" | awk '{print $4}')"
+  grep -q "^$NET.2:" <<<"$peers" ||
+    fail "$name: no connection from worker 0 to its bulk port ${BULK[$name]} (peers: [$peers])"
+done
+cat "$TMP"/ps.err "$TMP"/worker0.err "$TMP"/worker1.err "$TMP/tg_run.err" >"$TMP/all.err"
+grep -q "bulk port" "$TMP/all.err" && fail "a bulk port fell back to gRPC: $(grep "bulk port" "$TMP/all.err")"
+stop_servers
+
+# Without the bulk port: only 2222 is open, and the step goes over gRPC.
+export TG_BULK_TRANSFER=0
+start_cluster
+for n in ps:"$NS_PS":1 worker0:"$NS_W0":2 worker1:"$NS_W1":3; do
+  IFS=: read -r name ns ip <<<"$n"
+  addrs="$(listeners "$ns")"
+  [[ "$addrs" == "$NET.$ip:2222" ]] || fail "$name with TG_BULK_TRANSFER=0 listens on [$addrs]"
+done
+run_seed "TG_BULK_TRANSFER=0"
+stop_servers
+unset TG_BULK_TRANSFER
+
+if ((failures > 0)); then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "PASS"
