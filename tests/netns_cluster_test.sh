@@ -204,8 +204,8 @@ export TG_BULK_TRANSFER=0
 start_cluster
 for n in ps:"$NS_PS":1 worker0:"$NS_W0":2 worker1:"$NS_W1":3; do
   IFS=: read -r name ns ip <<<"$n"
-  addrs="$(listeners "$ns")"
-  [[ "$addrs" == "$NET.$ip:2222" ]] || fail "$name with TG_BULK_TRANSFER=0 listens on [$addrs]"
+  listening="$(listeners "$ns")"
+  [[ "$listening" == "$NET.$ip:2222" ]] || fail "$name with TG_BULK_TRANSFER=0 listens on [$listening]"
 done
 run_seed "TG_BULK_TRANSFER=0"
 stop_servers
