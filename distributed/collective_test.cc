@@ -113,6 +113,28 @@ void RunBoth(TwoTasks& tasks, MemberGraph* graphs, int steps, Tensor* out, absl:
   for (auto& t : threads) t.join();
 }
 
+// Runs each task's `fetches` through its own session, from its own thread,
+// `steps` times; `all` gets the last step's outputs, task 0's first.
+void RunFetches(TwoTasks& tasks, Scope* roots, std::vector<Output>* fetches, int steps,
+                std::vector<Tensor>* all) {
+  std::vector<Tensor> out[2];
+  absl::Status status[2];
+  std::vector<std::thread> threads;
+  for (int task = 0; task < 2; ++task) {
+    threads.emplace_back([&, task] {
+      ClientSession session(roots[task], tasks.server(task)->target());
+      for (int step = 0; step < steps && status[task].ok(); ++step) {
+        status[task] = session.Run(fetches[task], &out[task]);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_OK(status[0]);
+  ASSERT_OK(status[1]);
+  *all = out[0];
+  all->insert(all->end(), out[1].begin(), out[1].end());
+}
+
 TEST(CollectiveGrpcTest, TwoTasksAllReduceBitIdenticalOverGrpc) {
   setenv("TG_COLLECTIVE_CHUNK_BYTES", "4096", 1);  // about a hundred chunks each way
   TwoTasks tasks;
@@ -184,22 +206,8 @@ TEST(CollectiveGrpcTest, MembersOnBothSidesOfTheWireReduceGatherAndBroadcast) {
     fetches[task].push_back(m == 2 ? ops::CollectiveBcastSend(s, x, 3, 4, 3, shape, 20)
                                    : ops::CollectiveBcastRecv(s, DT_FLOAT, 3, 4, 3, shape, 20));
   }
-  std::vector<Tensor> out[2];
-  absl::Status status[2];
-  std::vector<std::thread> threads;
-  for (int task = 0; task < 2; ++task) {
-    threads.emplace_back([&, task] {
-      ClientSession session(roots[task], tasks.server(task)->target());
-      for (int step = 0; step < 3 && status[task].ok(); ++step) {
-        status[task] = session.Run(fetches[task], &out[task]);
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  ASSERT_OK(status[0]);
-  ASSERT_OK(status[1]);
-  std::vector<Tensor> all = out[0];
-  all.insert(all.end(), out[1].begin(), out[1].end());
+  std::vector<Tensor> all;
+  ASSERT_NO_FATAL_FAILURE(RunFetches(tasks, roots, fetches, /*steps=*/3, &all));
   ASSERT_EQ(all.size(), 9u);
   for (int m = 0; m < 3; ++m) {
     ExpectTensorEqual<float>(all[3 * m], {2, 10}, shape);
@@ -228,22 +236,8 @@ TEST(CollectiveGrpcTest, FourMembersOnTwoTasksDoublingBitIdentical) {
     fetches[task].push_back(
         ops::CollectiveReduce(s, ops::Const(s, inputs[m]), 4, 9, 1, "Add", "Div", 20));
   }
-  std::vector<Tensor> out[2];
-  absl::Status status[2];
-  std::vector<std::thread> threads;
-  for (int task = 0; task < 2; ++task) {
-    threads.emplace_back([&, task] {
-      ClientSession session(roots[task], tasks.server(task)->target());
-      for (int step = 0; step < 3 && status[task].ok(); ++step) {
-        status[task] = session.Run(fetches[task], &out[task]);
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  ASSERT_OK(status[0]);
-  ASSERT_OK(status[1]);
-  std::vector<Tensor> all = out[0];
-  all.insert(all.end(), out[1].begin(), out[1].end());
+  std::vector<Tensor> all;
+  ASSERT_NO_FATAL_FAILURE(RunFetches(tasks, roots, fetches, /*steps=*/3, &all));
   ASSERT_EQ(all.size(), 4u);
   for (int m = 1; m < 4; ++m) {
     EXPECT_EQ(std::memcmp(all[0].raw_data(), all[m].raw_data(), all[0].TotalBytes()), 0) << m;

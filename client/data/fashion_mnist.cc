@@ -1,22 +1,16 @@
 #include "client/data/fashion_mnist.h"
 
-#include <sys/stat.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "client/data/idx.h"
 #include "core/framework/eigen_views.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace {
 
 constexpr int kNumClasses = 10;
-
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 // uint8 [N, ...] -> float [N, prod(...)] / 255.
 absl::StatusOr<Tensor> ScaleImages(const Tensor& raw, const std::string& path) {
@@ -58,8 +52,8 @@ absl::StatusOr<std::string> FindMnistFile(const std::string& dir, MnistSplit spl
   std::string name =
       absl::StrCat(absl::StripSuffix(dir, "/"), "/", split == MnistSplit::kTrain ? "train" : "t10k",
                    labels ? "-labels-idx1-ubyte" : "-images-idx3-ubyte");
-  if (IsFile(name)) return name;
-  if (IsFile(name + ".gz")) return name + ".gz";
+  if (IsRegularFile(name)) return name;
+  if (IsRegularFile(name + ".gz")) return name + ".gz";
   return MissingDataFile(name + "[.gz]");
 }
 

@@ -19,11 +19,6 @@
 namespace tensorgrid {
 namespace {
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 // Map fields (signatures, collections, attrs) in key order, so that one
 // export always gives the same bytes.
 bool SerializeDeterministically(const google::protobuf::Message& message, std::string* out) {
@@ -88,7 +83,7 @@ absl::Status SavedModelBuilder::StartExport() {
     return errors::FailedPrecondition("SavedModel '", export_dir_, "' is already saved");
   }
   if (!temp_dir_.empty()) return absl::OkStatus();
-  if (Exists(export_dir_)) {
+  if (PathExists(export_dir_)) {
     return errors::AlreadyExists("export directory '", export_dir_,
                                  "' already exists; a SavedModel is never written over another");
   }
@@ -223,7 +218,7 @@ absl::Status SavedModelBuilder::Save(bool as_text) {
   }
   TG_RETURN_IF_ERROR(WriteWholeFile(
       JoinPath(temp_dir_, as_text ? kSavedModelFilenamePbTxt : kSavedModelFilenamePb), bytes));
-  if (Exists(export_dir_)) {
+  if (PathExists(export_dir_)) {
     return errors::AlreadyExists("export directory '", export_dir_,
                                  "' appeared while exporting; nothing was written there");
   }

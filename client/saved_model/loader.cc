@@ -1,7 +1,5 @@
 #include "client/saved_model/loader.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -15,11 +13,6 @@
 
 namespace tensorgrid {
 namespace {
-
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 std::string TagSetString(std::vector<std::string> tags) {
   std::sort(tags.begin(), tags.end());
@@ -48,26 +41,24 @@ absl::Status CheckGraphOnly(const MetaGraphDef& meta_graph, const std::string& e
   return absl::OkStatus();
 }
 
-Tensor StringScalar(const std::string& value) { return Tensor::Scalar<std::string>(value); }
-
 }  // namespace
 
 bool MaybeSavedModelDirectory(const std::string& export_dir) {
-  return IsFile(JoinPath(export_dir, kSavedModelFilenamePb)) ||
-         IsFile(JoinPath(export_dir, kSavedModelFilenamePbTxt));
+  return IsRegularFile(JoinPath(export_dir, kSavedModelFilenamePb)) ||
+         IsRegularFile(JoinPath(export_dir, kSavedModelFilenamePbTxt));
 }
 
 absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir) {
   SavedModel saved_model;
   const std::string pb = JoinPath(export_dir, kSavedModelFilenamePb);
   const std::string pbtxt = JoinPath(export_dir, kSavedModelFilenamePbTxt);
-  if (IsFile(pb)) {
+  if (IsRegularFile(pb)) {
     TG_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(pb, "SavedModel"));
     if (!saved_model.ParseFromString(bytes)) {
       return errors::DataLoss("SavedModel file '", pb, "' does not parse as a SavedModel (",
                               bytes.size(), " bytes)");
     }
-  } else if (IsFile(pbtxt)) {
+  } else if (IsRegularFile(pbtxt)) {
     TG_ASSIGN_OR_RETURN(std::string text, ReadFileToString(pbtxt, "SavedModel"));
     std::string error;
     if (!ParseTextProto(text, &saved_model, &error)) {
@@ -158,11 +149,11 @@ absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOpti
   for (const AssetFileDef& asset : *assets) {
     const std::string path =
         JoinPath(JoinPath(export_dir, kSavedModelAssetsDirectory), asset.filename());
-    if (!IsFile(path)) {
+    if (!IsRegularFile(path)) {
       return errors::NotFound(context, ": asset '", asset.filename(), "' (fed to '",
                               asset.tensor_info().name(), "') is missing: no file '", path, "'");
     }
-    asset_feeds.emplace_back(asset.tensor_info().name(), StringScalar(path));
+    asset_feeds.emplace_back(asset.tensor_info().name(), Tensor::Scalar<std::string>(path));
   }
   absl::StatusOr<std::string> init_op = GetInitOp(meta_graph);
   if (!init_op.ok()) return WithContext(init_op.status(), context);
@@ -174,10 +165,10 @@ absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOpti
   // directory has a checkpoint (a model may have no variables at all).
   const std::string variables_prefix = JoinPath(
       JoinPath(export_dir, kSavedModelVariablesDirectory), kSavedModelVariablesFilename);
-  if (meta_graph.has_saver_def() && IsFile(variables_prefix + ".index")) {
+  if (meta_graph.has_saver_def() && IsRegularFile(variables_prefix + ".index")) {
     const SaverDef& saver = meta_graph.saver_def();
     std::vector<std::pair<std::string, Tensor>> feeds = asset_feeds;
-    feeds.emplace_back(saver.filename_tensor_name(), StringScalar(variables_prefix));
+    feeds.emplace_back(saver.filename_tensor_name(), Tensor::Scalar<std::string>(variables_prefix));
     TG_RETURN_IF_ERROR(WithContext(
         session->Run(run_options, feeds, {}, {saver.restore_op_name()}, nullptr, nullptr),
         absl::StrCat(context, ": restoring variables from '", variables_prefix, "' (",

@@ -24,11 +24,6 @@
 namespace tensorgrid {
 namespace {
 
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 std::vector<float> Floats(const Tensor& t) {
   return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
 }
@@ -91,7 +86,7 @@ TEST(SavedModelTest, ExportThenLoadRestoresTheVariablesAndRunsSignatures) {
   Model model;
   ASSERT_OK(model.Export(dir));
   EXPECT_TRUE(MaybeSavedModelDirectory(dir));
-  EXPECT_TRUE(IsFile(dir + "/variables/variables.index"));
+  EXPECT_TRUE(IsRegularFile(dir + "/variables/variables.index"));
 
   SavedModelBundle bundle = Load(dir);
   ASSERT_NE(bundle.session, nullptr);

@@ -95,6 +95,16 @@ std::string Basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
 std::string JoinPath(const std::string& dir, const std::string& path) {
   if (absl::StartsWith(path, "/") || dir.empty() || dir == ".") return path;
   return absl::EndsWith(dir, "/") ? dir + path : absl::StrCat(dir, "/", path);

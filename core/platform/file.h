@@ -34,6 +34,11 @@ std::string Basename(const std::string& path);
 // absolute `path`, or a `dir` of "" or ".", gives `path` itself.
 std::string JoinPath(const std::string& dir, const std::string& path);
 
+// Whether `path` names a regular file (following symbolic links).
+bool IsRegularFile(const std::string& path);
+// Whether anything (a file, directory, or dangling link) is at `path`.
+bool PathExists(const std::string& path);
+
 // The whole file. Errors say "cannot read <what> '<path>': <strerror>"
 // (NotFound when it does not exist); `what` says what the file is for
 // ("graph file", "TLS key").

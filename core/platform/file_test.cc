@@ -1,6 +1,5 @@
 #include "core/platform/file.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "core/platform/status_testutil.h"
+#include "core/platform/test_dir.h"
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
@@ -21,18 +21,6 @@ std::string NewDir(const std::string& name) {
   const std::string dir = std::string(root != nullptr ? root : "/tmp") + "/file_test_" + name;
   EXPECT_OK(CreateDirectories(dir));
   return dir;
-}
-
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return names;
-  while (struct dirent* ent = ::readdir(d)) {
-    const std::string name = ent->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  ::closedir(d);
-  return names;
 }
 
 TEST(FileTest, PathsSplitAndJoinAsTheShellWould) {
@@ -81,6 +69,20 @@ TEST(FileTest, TheAtomicWriteHookSeesTheSyncedTemporaryBeforeTheRename) {
   EXPECT_EQ(seen_contents, "value");
   EXPECT_FALSE(target_existed);
   EXPECT_EQ(::access(seen_temp.c_str(), F_OK), -1);  // renamed away
+}
+
+TEST(FileTest, IsRegularFileAndPathExists) {
+  const std::string dir = NewDir("exists");
+  ASSERT_OK(WriteWholeFile(dir + "/plain", "x"));
+  ASSERT_EQ(::symlink("nowhere", (dir + "/dangling").c_str()), 0);
+  EXPECT_TRUE(IsRegularFile(dir + "/plain"));
+  EXPECT_FALSE(IsRegularFile(dir));
+  EXPECT_FALSE(IsRegularFile(dir + "/dangling"));
+  EXPECT_FALSE(IsRegularFile(dir + "/missing"));
+  EXPECT_TRUE(PathExists(dir + "/plain"));
+  EXPECT_TRUE(PathExists(dir));
+  EXPECT_TRUE(PathExists(dir + "/dangling"));
+  EXPECT_FALSE(PathExists(dir + "/missing"));
 }
 
 TEST(FileTest, CreateDirectoriesMakesEveryLevelAndRefusesAFileInTheWay) {

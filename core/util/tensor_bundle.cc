@@ -5,7 +5,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -165,10 +164,7 @@ std::string DataPath(const std::string& prefix, int shard, int num_shards) {
   return absl::StrFormat("%s.data-%05d-of-%05d", prefix, shard, num_shards);
 }
 
-bool CheckpointExists(const std::string& prefix) {
-  struct stat st;
-  return ::stat(IndexPath(prefix).c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
+bool CheckpointExists(const std::string& prefix) { return IsRegularFile(IndexPath(prefix)); }
 
 absl::Status DeleteCheckpoint(const std::string& prefix) {
   const std::string index = IndexPath(prefix);
