@@ -1,5 +1,6 @@
 // MultiWorkerMirroredStrategy: two worker processes train one Fashion-MNIST
-// model (784-128-10, ReLU, Adam) in lockstep. Each worker starts its own
+// model (784-128-10 by default, --hidden=500,500 for 784-500-500-10; ReLU,
+// Adam) in lockstep. Each worker starts its own
 // task's server from TF_CONFIG, takes its half of every global batch, and
 // the gradients are all-reduced across the workers (CollectiveReduce over
 // the worker service), so both hold identical variables after every step.
@@ -28,6 +29,12 @@
 // most --collective_timeout_s, then fails naming the worker that never came.
 // The global batch is --batch_size (per replica) × the replicas in sync
 // (the workers × --local_devices).
+// The gradients travel in buckets of at most --bytes_per_pack bytes, the last
+// layer's first, each all-reduced while the earlier layers' backprop runs;
+// --trace_file=step.json (given to every worker: the traced step runs the
+// collectives too) traces one more step after training, and worker k writes
+// it to step_worker<k>.json (Chrome trace JSON: chrome://tracing or
+// ui.perfetto.dev) and prints how much all-reduce time hid behind backprop.
 // Every worker prints one progress line per epoch, its step time, and
 // "test_accuracy=0.xxxx" at the end.
 #include <cstdio>
@@ -36,16 +43,21 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/data/dataset.h"
 #include "client/data/fashion_mnist.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/distribute/overlap.h"
 #include "client/ops/standard_ops.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "core/public/session.h"
+#include "core/runtime/trace.h"
 #include "core/util/command_line_flags.h"
 #include "distributed/cluster_resolver.h"
 #include "examples/fashion_mnist_model.h"
@@ -63,7 +75,23 @@ struct Options {
   int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60, local_devices = 1;
   double learning_rate = 1e-3;
   std::string data_dir = kFashionMnistDir;
+  std::string hidden = "128";  // hidden layer widths
+  int64_t bytes_per_pack = distribute::MirroredStrategy::Options().bytes_per_pack;
+  std::string trace_file;
 };
+
+// --hidden: positive widths, comma-separated.
+absl::StatusOr<std::vector<int64_t>> HiddenWidths(const std::string& flag) {
+  std::vector<int64_t> widths;
+  for (absl::string_view w : absl::StrSplit(flag, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(w, &v) || v <= 0) {
+      return errors::InvalidArgument("--hidden=", flag, ": '", w, "' is not a positive width");
+    }
+    widths.push_back(v);
+  }
+  return widths;
+}
 
 // What Flags::Parse leaves to the program: positional arguments (none), the ranges.
 absl::Status CheckFlags(const Options& o, int argc, char** argv) {
@@ -81,7 +109,10 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
   }
-  return absl::OkStatus();
+  if (o.bytes_per_pack < 0) {
+    return errors::InvalidArgument("--bytes_per_pack=", o.bytes_per_pack, " is negative");
+  }
+  return HiddenWidths(o.hidden).status();
 }
 
 // The cluster: --task_index with --workers (or --cluster), else TF_CONFIG,
@@ -113,21 +144,52 @@ absl::StatusOr<TfConfig> Cluster(const Options& o) {
   return config;
 }
 
-// 784-128-10: two layers, their variables made once in the strategy's scope
-// (mirrored on every replica), and the forward pass any replica builds.
+// 784-<hidden>-10: the layers ("dense", "dense_1", ... as Keras names
+// them), their variables made once in the strategy's scope (mirrored on
+// every replica), and the forward pass any replica builds.
 struct Mlp {
   using Dense = fashion_mnist::Dense;
 
-  Mlp(const Scope& scope, int64_t seed)
-      : dense(scope, "dense", 784, 128, Dense::Activation::kRelu, seed),
-        dense_1(scope, "dense_1", 128, 10, Dense::Activation::kNone, seed + 1) {}
-
-  Output Logits(const Scope& s, Output images) const {
-    return dense_1.Apply(s, dense.Apply(s, images));
+  Mlp(const Scope& scope, const std::vector<int64_t>& hidden, int64_t seed) {
+    int64_t in = 784;
+    for (size_t l = 0; l <= hidden.size(); ++l) {
+      const bool last = l == hidden.size();
+      const int64_t out = last ? 10 : hidden[l];
+      layers.emplace_back(scope, l == 0 ? "dense" : absl::StrCat("dense_", l), in, out,
+                          last ? Dense::Activation::kNone : Dense::Activation::kRelu,
+                          seed + static_cast<int64_t>(l));
+      in = out;
+    }
   }
 
-  Dense dense, dense_1;
+  Output Logits(const Scope& s, Output images) const {
+    for (const Dense& layer : layers) images = layer.Apply(s, images);
+    return images;
+  }
+
+  std::vector<Dense> layers;
 };
+
+// One more training step, traced: the Chrome trace to `path`, and how its
+// all-reduces overlapped backprop.
+absl::Status TraceOneStep(Session* session, const distribute::DistributedDataset& data,
+                          const Operation& train_op, const std::string& path,
+                          const std::string& me) {
+  TG_ASSIGN_OR_RETURN(auto it, data.MakeIterator());
+  FeedList feeds;
+  bool end = false;
+  TG_RETURN_IF_ERROR(it->GetNextFeeds(&feeds, &end));
+  if (end) return errors::FailedPrecondition("no batch to trace");
+  RunOptions options;
+  options.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  TG_RETURN_IF_ERROR(
+      session->Run(options, feeds, {}, {train_op.name()}, nullptr, &metadata));
+  TG_RETURN_IF_ERROR(WriteFileAtomically(path, ToChromeTrace(metadata)));
+  std::printf("%s: traced one step in %s: %s\n", me.c_str(), path.c_str(),
+              distribute::MeasureAllReduceOverlap(metadata.step_stats()).ToString().c_str());
+  return absl::OkStatus();
+}
 
 absl::Status Main(const Options& o) {
   TG_ASSIGN_OR_RETURN(TfConfig tf_config, Cluster(o));
@@ -135,6 +197,7 @@ absl::Status Main(const Options& o) {
   options.tf_config = tf_config;
   options.local_devices = static_cast<int>(o.local_devices);
   options.mirrored.collective_timeout_seconds = static_cast<float>(o.collective_timeout_s);
+  options.mirrored.bytes_per_pack = o.bytes_per_pack;
   TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create(options));
   const std::string me = absl::StrCat("worker ", strategy->worker_index());
   const int64_t global_batch = o.batch_size * strategy->num_replicas_in_sync();
@@ -155,7 +218,8 @@ absl::Status Main(const Options& o) {
 
   Scope root = Scope::NewRootScope();
   Scope scope = strategy->scope(root);
-  const Mlp model(scope, o.seed);
+  TG_ASSIGN_OR_RETURN(const std::vector<int64_t> hidden, HiddenWidths(o.hidden));
+  const Mlp model(scope, hidden, o.seed);
   training::AdamOptimizer adam(o.learning_rate);
   TG_ASSIGN_OR_RETURN(distribute::DistributedDataset data,
                       strategy->ExperimentalDistributeDataset(scope, dataset));
@@ -196,6 +260,13 @@ absl::Status Main(const Options& o) {
   std::printf("%s: %lld steps, %.2f ms/step, %.0f examples/s (global)\n", me.c_str(),
               static_cast<long long>(history.steps), 1000 * seconds / history.steps,
               history.steps * global_batch / seconds);
+  if (!o.trace_file.empty()) {
+    std::string path = o.trace_file;
+    const size_t dot = path.rfind('.');
+    const size_t at = dot == std::string::npos || dot < path.rfind('/') + 1 ? path.size() : dot;
+    path.insert(at, absl::StrCat("_worker", strategy->worker_index()));
+    TG_RETURN_IF_ERROR(TraceOneStep(session.get(), data, step.train_op, path, me));
+  }
 
   // Every worker holds the same variables; each evaluates its own copy.
   TG_ASSIGN_OR_RETURN(
@@ -236,6 +307,12 @@ int main(int argc, char** argv) {
            "how long a worker waits for the others at a collective"),
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
       Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),
+      Flag("hidden", &o.hidden, "hidden layer widths, comma-separated (500,500: 784-500-500-10)"),
+      Flag("bytes_per_pack", &o.bytes_per_pack,
+           "gradient bucket size for the all-reduces (0: each gradient alone)"),
+      Flag("trace_file", &o.trace_file,
+           "after training, every worker traces one step: worker k writes the Chrome trace "
+           "JSON to this path with _worker<k> before its extension"),
   };
   const std::string usage = Flags::Usage("multi_worker_fashion_mnist [flags]", flag_list);
   bool help = false;

@@ -3,10 +3,13 @@
 #  1. two workers under one tg_launch command (free loopback ports) train one
 #     epoch with MultiWorkerMirroredStrategy; tg_launch exits 0, both workers
 #     print the same test_accuracy, above 0.80;
-#     then the same with two devices per worker (four replicas);
+#     then the same with two devices per worker (four replicas), a
+#     784-64-32-10 network whose gradients go in four buckets, and one traced
+#     step: each worker writes its Chrome trace and counts 8 all-reduces
+#     (4 buckets x 2 replicas);
 #  2. one worker of a two-worker TF_CONFIG cluster alone fails within its
 #     collective timeout (exit 1), naming the worker that never joined;
-#  3. a bad flag exits 2 with the usage.
+#  3. a bad flag (or --hidden width) exits 2 with the usage.
 # Bounded waits; every task left over is killed on exit. Without Debian's
 # dataset-fashion-mnist package it reports a skip (tests/skip_lib.sh).
 #
@@ -50,9 +53,11 @@ else
 fi
 
 # 1b. Two devices per worker: four replicas, two on each task (local and
-# remote members in one ring), the same global batch.
+# remote members in one ring), the same global batch. Buckets of 4 KiB, last
+# layer first: [b3 w3 b2] (1448 bytes), w2 (8 KiB), [b1], w1 (196 KiB).
 timeout 300 "$TG_LAUNCH" --workers=2 --task_binary="$BIN" -- --epochs=1 --local_devices=2 \
-  --batch_size=32 >"$TMP/four.out" 2>"$TMP/four.err"
+  --batch_size=32 --hidden=64,32 --bytes_per_pack=4096 --trace_file="$TMP/step.json" \
+  >"$TMP/four.out" 2>"$TMP/four.err"
 RC=$?
 [[ $RC -eq 0 ]] || fail "tg_launch, 2 devices each: exit status $RC; stderr: $(tail -n 30 "$TMP/four.err")"
 grep -q "^\[worker:1\] worker 1: 4 replicas in sync, global batch 128$" "$TMP/four.out" ||
@@ -64,6 +69,16 @@ if [[ -n "$b0" && "$b0" == "$b1" ]] && holds "$b0" '>' 0.80; then
 else
   fail "4 replicas: worker 0 '$b0', worker 1 '$b1' (want equal, > 0.80): [$(cat "$TMP/four.out")]"
 fi
+for k in 0 1; do
+  line=$(grep "^\[worker:$k\] worker $k: traced one step in $TMP/step_worker$k.json: " "$TMP/four.out")
+  if [[ "$line" == *": 8 all-reduces, "*" started during backprop; "*" ms hidden behind backprop ("* ]] &&
+     grep -q '"traceEvents":\[' "$TMP/step_worker$k.json" &&
+     grep -q '"cat":"CollectiveReduce"' "$TMP/step_worker$k.json"; then
+    echo "ok 1b: worker $k's trace: ${line#*: traced one step in }"
+  else
+    fail "worker $k's traced step: line [$line], file $(head -c 200 "$TMP/step_worker$k.json" 2>&1)"
+  fi
+done
 
 # 2. A worker whose peer never starts.
 read -r P0 P1 < <(free_ports 2)
@@ -82,6 +97,10 @@ timeout 30 "$BIN" --bogus >"$TMP/bogus.out" 2>&1
 RC=$?
 [[ $RC -eq 2 ]] && grep -q "usage: multi_worker_fashion_mnist" "$TMP/bogus.out" ||
   fail "--bogus: exit $RC, [$(cat "$TMP/bogus.out")]"
+timeout 30 "$BIN" --hidden=64,x >"$TMP/hidden.out" 2>&1
+RC=$?
+[[ $RC -eq 2 ]] && grep -q "\-\-hidden=64,x: 'x' is not a positive width" "$TMP/hidden.out" ||
+  fail "--hidden=64,x: exit $RC, [$(cat "$TMP/hidden.out")]"
 
 if ((failures > 0)); then
   echo "$failures failure(s)" >&2

@@ -544,22 +544,29 @@ std::vector<std::vector<Output>> MirroredStrategy::AllReduce(
   const size_t k_count = shapes.size();
   std::vector<std::vector<Output>> out(n, std::vector<Output>(k_count));
   const char* final_op = op == ReduceOp::kMean ? "Div" : "Id";
-  // Packs: big tensors alone; small ones together per dtype, in order.
+  // Buckets, filled from the end of the list: backprop computes the last
+  // layer's gradients first, and each bucket's all-reduce starts as soon as
+  // its own gradients exist, while the earlier layers' backprop goes on.
+  // Per dtype, consecutive tensors share a bucket up to bytes_per_pack; a
+  // tensor of at least bytes_per_pack bytes is a bucket alone.
+  const int64_t cap = options_.bytes_per_pack;
   std::vector<std::vector<size_t>> packs;
-  std::map<DataType, size_t> open_pack;  // dtype -> index in packs
-  for (size_t k = 0; k < k_count; ++k) {
+  std::map<DataType, std::pair<size_t, int64_t>> open;  // dtype -> (index in packs, bytes)
+  for (size_t k = k_count; k-- > 0;) {
     const DataType dt = tensors[0][k].type();
     const int64_t bytes = shapes[k].num_elements() * static_cast<int64_t>(DataTypeSize(dt));
-    if (options_.pack_bytes <= 0 || bytes >= options_.pack_bytes) {
+    if (cap <= 0 || bytes >= cap) {
+      open.erase(dt);  // later (earlier-layer) gradients start a new bucket
       packs.push_back({k});
       continue;
     }
-    auto it = open_pack.find(dt);
-    if (it == open_pack.end()) {
-      open_pack[dt] = packs.size();
-      packs.push_back({k});
+    auto it = open.find(dt);
+    if (it != open.end() && it->second.second + bytes <= cap) {
+      packs[it->second.first].push_back(k);
+      it->second.second += bytes;
     } else {
-      packs[it->second].push_back(k);
+      open[dt] = {packs.size(), bytes};
+      packs.push_back({k});
     }
   }
   for (const std::vector<size_t>& pack : packs) {

@@ -315,16 +315,20 @@ class OneDeviceStrategy : public Strategy {
 };
 
 // One replica per device of this process; trainable variables mirrored on
-// each device; gradients all-reduced (mean) with CollectiveReduce, small
-// ones packed into one buffer first. Non-trainable variables (the global
+// each device; gradients all-reduced (mean) with CollectiveReduce in buckets
+// (Options::bytes_per_pack), each started as soon as its gradients exist. Non-trainable variables (the global
 // step) live on the first device only, unless made with
 // VariableSynchronization::kOnWrite (batch norm's moving statistics).
 class MirroredStrategy : public Strategy {
  public:
   struct Options {
-    // Gradients smaller than this many bytes are packed together before
-    // the all-reduce (0: every gradient alone).
-    int64_t pack_bytes = 256 * 1024;
+    // Gradient buckets (TensorFlow's CommunicationOptions.bytes_per_pack,
+    // PyTorch DDP's bucket_cap_mb): taken from the last variable to the
+    // first (the order backprop computes them), gradients of one dtype are
+    // packed into one all-reduce up to this many bytes; a gradient at least
+    // this big is all-reduced alone; 0: every gradient alone. Each bucket's
+    // all-reduce starts as soon as its gradients exist, during backprop.
+    int64_t bytes_per_pack = 256 * 1024;
     // How long a collective waits for its peers.
     float collective_timeout_seconds = 60;
   };
@@ -350,8 +354,7 @@ class MirroredStrategy : public Strategy {
   absl::StatusOr<Operation> Apply(const Scope& scope, const PendingUpdate& update) override;
 
   // All-reduces tensors[r][k] (of shapes[k]) across the group: out[r][k] on
-  // replica r's device. Tensors below pack_bytes are packed into one buffer
-  // per dtype.
+  // replica r's device, in buckets of Options::bytes_per_pack.
   std::vector<std::vector<Output>> AllReduce(const Scope& scope,
                                              const std::vector<std::vector<Output>>& tensors,
                                              const std::vector<TensorShape>& shapes, ReduceOp op);

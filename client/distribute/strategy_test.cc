@@ -1,7 +1,13 @@
 #include "client/distribute/strategy.h"
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/distribute/strategy_testutil.h"
 #include "client/ops/standard_ops.h"
 #include "client/training/global_step.h"
@@ -91,7 +97,7 @@ TEST(StrategyTest, MirroredWithAdamAndFourReplicasMatchesOneReplica) {
   absl::StatusOr<Trained> ref = Train(one, 3, /*adam=*/true);
   ASSERT_TRUE(ref.ok()) << ref.status();
   MirroredStrategy::Options no_packing;
-  no_packing.pack_bytes = 0;
+  no_packing.bytes_per_pack = 0;
   MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1", "/device:CPU:2", "/device:CPU:3"},
                             no_packing);
   absl::StatusOr<Trained> t = Train(mirrored, 3, /*adam=*/true);
@@ -100,6 +106,105 @@ TEST(StrategyTest, MirroredWithAdamAndFourReplicasMatchesOneReplica) {
   for (int r = 1; r < 4; ++r) EXPECT_EQ(t->w[0][0].DebugString(100), t->w[r][0].DebugString(100));
   ExpectNear(t->w[0][0], ref->w[0][0], 1e-5f);
   ExpectNear(t->b, ref->b, 1e-5f);
+}
+
+// 8-16-16-4 with ReLUs, trained three steps by plain SGD; the final
+// variables (the primary copies) and the graph.
+struct ThreeLayers {
+  std::vector<Tensor> vars;  // w1 b1 w2 b2 w3 b3
+  GraphDef graph;
+};
+absl::StatusOr<ThreeLayers> TrainThreeLayers(Strategy& strategy) {
+  Tensor x(DT_FLOAT, TensorShape({8, 8}));
+  Tensor y(DT_FLOAT, TensorShape({8, 4}));
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = 0.1f * ((i * 7) % 11) - 0.5f;
+  for (int64_t i = 0; i < y.NumElements(); ++i) y.data<float>()[i] = 0.2f * ((i * 5) % 7) - 0.6f;
+  Scope root = Scope::NewRootScope();
+  Scope scope = strategy.scope(root);
+  const int sizes[] = {8, 16, 16, 4};
+  std::vector<training::Variable> vars;
+  for (int l = 0; l < 3; ++l) {
+    vars.emplace_back(scope, absl::StrCat("w", l + 1), TensorShape({sizes[l], sizes[l + 1]}),
+                      DT_FLOAT, training::GlorotUniform(l + 3));
+    vars.emplace_back(scope, absl::StrCat("b", l + 1), TensorShape({sizes[l + 1]}), DT_FLOAT,
+                      training::Constant(0.01));
+  }
+  training::GradientDescentOptimizer sgd(0.1);
+  TG_ASSIGN_OR_RETURN(DistributedDataset data,
+                      strategy.ExperimentalDistributeDataset(
+                          scope, Dataset::FromTensorSlices({x, y}).Batch(8).Repeat(3)));
+  TG_ASSIGN_OR_RETURN(
+      DistributedStep run,
+      strategy.Run(
+          scope,
+          [&](ReplicaContext& ctx) -> absl::StatusOr<std::vector<Output>> {
+            const Scope& s = ctx.scope();
+            Output h = ctx.inputs()[0];
+            for (int l = 0; l < 3; ++l) {
+              h = ops::Add(s, ops::MatMul(s, h, vars[2 * l]), vars[2 * l + 1]);
+              if (l < 2) h = ops::Relu(s, h);
+            }
+            Output loss = ops::Mean(s, ops::Square(s, ops::Sub(s, h, ctx.inputs()[1])), {0, 1});
+            TG_RETURN_IF_ERROR(ctx.Minimize(&sgd, loss));
+            return std::vector<Output>{loss};
+          },
+          data.inputs()));
+  Operation init = training::GlobalVariablesInitializer(root);
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, SessionFor(root, strategy));
+  TG_RETURN_IF_ERROR(session->Run({}, {}, {init.name()}, nullptr));
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<DistributedDataset::Iterator> it, data.MakeIterator());
+  FeedList feeds;
+  for (bool end = false;;) {
+    TG_RETURN_IF_ERROR(it->GetNextFeeds(&feeds, &end));
+    if (end) break;
+    TG_RETURN_IF_ERROR(session->Run(feeds, {}, {run.train_op.name()}, nullptr));
+  }
+  ThreeLayers t;
+  std::vector<std::string> fetch;
+  for (const training::Variable& v : vars) fetch.push_back(v.value().name());
+  TG_RETURN_IF_ERROR(session->Run({}, fetch, {}, &t.vars));
+  TG_RETURN_IF_ERROR(root.ToGraphDef(&t.graph));
+  return t;
+}
+
+TEST(StrategyTest, GradientBucketsFollowBackpropAndDoNotWaitForTheFirstLayer) {
+  OneDeviceStrategy one("/device:CPU:0");
+  absl::StatusOr<ThreeLayers> ref = TrainThreeLayers(one);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  MirroredStrategy::Options buckets;
+  // Backprop order b3 (16 B), w3 (256), b2 (64), w2 (1 KiB), b1 (64), w1
+  // (512): buckets [b3 w3 b2], [w2], [b1], [w1].
+  buckets.bytes_per_pack = 512;
+  MirroredStrategy mirrored({"/device:CPU:0", "/device:CPU:1"}, buckets);
+  absl::StatusOr<ThreeLayers> t = TrainThreeLayers(mirrored);
+  ASSERT_TRUE(t.ok()) << t.status();
+  for (size_t i = 0; i < ref->vars.size(); ++i) ExpectNear(t->vars[i], ref->vars[i], 1e-4f);
+
+  // For each of replica 0's all-reduces: how many ReluGrads (one per hidden
+  // layer's backprop) it waits for. The buckets of layers 3 and 2 must not
+  // wait for layer 1's, so they can run while layer 1's backprop does.
+  std::map<std::string, const NodeDef*> nodes;
+  for (const NodeDef& n : t->graph.node()) nodes[n.name()] = &n;
+  std::vector<int> relu_grads;
+  for (const NodeDef& n : t->graph.node()) {
+    if (n.op() != "CollectiveReduce" || n.device().find("CPU:0") == std::string::npos) continue;
+    std::set<std::string> seen;
+    std::vector<std::string> stack = {n.name()};
+    int count = 0;
+    while (!stack.empty()) {
+      const NodeDef* node = nodes.at(stack.back());
+      stack.pop_back();
+      if (node->op() == "ReluGrad") ++count;
+      for (std::string in : node->input()) {
+        in = in.substr(in[0] == '^' ? 1 : 0);
+        in = in.substr(0, in.find(':'));
+        if (seen.insert(in).second) stack.push_back(in);
+      }
+    }
+    relu_grads.push_back(count);
+  }
+  std::sort(relu_grads.begin(), relu_grads.end());
+  EXPECT_EQ(relu_grads, (std::vector<int>{1, 1, 2, 2}));
 }
 
 TEST(StrategyTest, CentralStorageMatchesOneReplica) {
