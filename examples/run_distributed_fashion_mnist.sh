@@ -15,7 +15,9 @@
 #
 # BIN: the example (default: built here with bazel --config=opt). TIMEOUT:
 # seconds the whole run may take (default 3600). GRACE: seconds the other
-# tasks get to exit by themselves after the chief (default 60).
+# tasks get to exit by themselves after the chief (default 60). PIN_CPUS:
+# one taskset CPU list per task, ps tasks first ("0-5 6-11 12-15"), to pin
+# each task to its own cores (default: no pinning).
 set -u
 
 PS="${PS:-2}"
@@ -70,10 +72,18 @@ trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+read -r -a PINS <<<"${PIN_CPUS:-}"
+if ((${#PINS[@]} > 0 && ${#PINS[@]} != PS + WORKERS)); then
+  say "PIN_CPUS has ${#PINS[@]} CPU lists for $((PS + WORKERS)) tasks"
+  exit 2
+fi
 start_task() {  # JOB INDEX FLAGS...
-  local job="$1" index="$2" name="$1:$2"
+  local job="$1" index="$2" name="$1:$2" pin=()
   shift 2
-  "$BIN" --ps_hosts="$PS_HOSTS" --worker_hosts="$WORKER_HOSTS" --job_name="$job" \
+  if ((${#PINS[@]} > 0)); then
+    pin=(taskset -c "${PINS[${#PIDS[@]}]}")
+  fi
+  "${pin[@]}" "$BIN" --ps_hosts="$PS_HOSTS" --worker_hosts="$WORKER_HOSTS" --job_name="$job" \
     --task_index="$index" "$@" >"$LOG_DIR/$job$index.out" 2>"$LOG_DIR/$job$index.err" &
   local pid=$!
   NAMES+=("$name")
