@@ -50,6 +50,7 @@ struct Options {
   int64_t train_examples = 60000, test_examples = 10000, intra_op_threads = 0;
   double alpha = 1.0, learning_rate = 1e-3, bn_momentum = 0.99;
   std::string data_dir = kFashionMnistDir;
+  int64_t bytes_per_pack = distribute::MirroredStrategy::Options().bytes_per_pack;
 };
 
 absl::Status CheckFlags(const Options& o, int argc, char** argv) {
@@ -70,15 +71,21 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   if (o.intra_op_threads < 0) {
     return errors::InvalidArgument("--intra_op_threads=", o.intra_op_threads, " is negative");
   }
+  if (o.bytes_per_pack < 0) {
+    return errors::InvalidArgument("--bytes_per_pack=", o.bytes_per_pack, " is negative");
+  }
   return absl::OkStatus();  // first_stride: checked by the model
 }
 
 // MultiWorkerMirroredStrategy when TF_CONFIG is set, else one device here.
-absl::StatusOr<std::unique_ptr<distribute::Strategy>> MakeStrategy(std::string* target) {
+absl::StatusOr<std::unique_ptr<distribute::Strategy>> MakeStrategy(const Options& o,
+                                                                   std::string* target) {
   if (std::getenv("TF_CONFIG") == nullptr) {
     return std::make_unique<distribute::OneDeviceStrategy>("/device:CPU:0");
   }
-  TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create());
+  distribute::MultiWorkerMirroredStrategy::Options options;
+  options.mirrored.bytes_per_pack = o.bytes_per_pack;
+  TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create(options));
   *target = strategy->target();
   std::printf("worker %d of %d at %s\n", strategy->worker_index(), strategy->num_workers(),
               strategy->server()->address().c_str());
@@ -93,7 +100,7 @@ MnistData Head(const MnistData& data, int64_t n) {
 
 absl::Status Main(const Options& o) {
   std::string target;
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<distribute::Strategy> strategy, MakeStrategy(&target));
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<distribute::Strategy> strategy, MakeStrategy(o, &target));
   const int replicas = strategy->num_replicas_in_sync();
   TG_ASSIGN_OR_RETURN(MnistData train_all, LoadFashionMnist(o.data_dir, MnistSplit::kTrain));
   TG_ASSIGN_OR_RETURN(MnistData test_all, LoadFashionMnist(o.data_dir, MnistSplit::kTest));
@@ -201,6 +208,8 @@ int main(int argc, char** argv) {
       Flag("train_examples", &o.train_examples, "train on the first N training images"),
       Flag("test_examples", &o.test_examples, "evaluate on the first N test images"),
       Flag("intra_op_threads", &o.intra_op_threads, "threads per kernel (0: one per core)"),
+      Flag("bytes_per_pack", &o.bytes_per_pack,
+           "with TF_CONFIG: gradient bucket size for the all-reduces (0: each gradient alone)"),
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
       Flag("seed", &o.seed, "seed of the initial weights and the shuffle"),
   };
