@@ -29,8 +29,9 @@
 #
 #   bench/run_scaling.sh                              # mlp and ps: 2-3 minutes here
 #   MODELS="mlp mobilenet ps" bench/run_scaling.sh    # mobilenet: 5-10 minutes more here
-#   SKIP_BUILD=1 BIN_DIR=/path/bin bench/run_scaling.sh   # carried binaries (examples/...,
-#                                                         # bench/recv_tensor_benchmark)
+#   SKIP_BUILD=1 BIN_DIR=/path/bin DATA_DIR=/path/fashion-mnist bench/run_scaling.sh
+#       # carried binaries (BIN_DIR/examples/..., BIN_DIR/bench/recv_tensor_benchmark)
+#       # and data, as scripts/gpu_check.sh scaling bundles them for the 16-core machine
 #
 # Raw outputs stay in OUT_DIR.
 set -euo pipefail
@@ -43,6 +44,8 @@ STEPS="${STEPS:-1000}"
 TRAIN_EXAMPLES="${TRAIN_EXAMPLES:-12800}"
 WORKER_COUNTS="${WORKER_COUNTS:-$( ((NPROC >= 8)) && echo "2 4" || echo 2)}"
 OUT_DIR="${OUT_DIR:-$(mktemp -d -t tensorgrid-scaling.XXXXXX)}"
+DATA=()  # every example's --data_dir, when DATA_DIR is set
+[[ -n "${DATA_DIR:-}" ]] && DATA=(--data_dir="$DATA_DIR")
 mkdir -p "$OUT_DIR"
 command -v taskset >/dev/null || { echo "run_scaling: taskset (util-linux) is missing" >&2; exit 1; }
 
@@ -106,7 +109,7 @@ for W in $WORKER_COUNTS; do
   per=$((NPROC / W))
   if [[ " $MODELS " == *" mlp "* ]]; then
     echo "mlp: 1 worker, then $W workers, $per core(s) each ..." >&2
-    common=(--hidden=500,500 --epochs="$EPOCHS")
+    common=(--hidden=500,500 --epochs="$EPOCHS" "${DATA[@]}")
     mwms mlp1of$W 1 "$BIN_DIR/examples/multi_worker_fashion_mnist" "${common[@]}" --batch_size=128
     mwms mlp "$W" "$BIN_DIR/examples/multi_worker_fashion_mnist" "${common[@]}" \
       --batch_size=$((128 / W))
@@ -117,7 +120,7 @@ for W in $WORKER_COUNTS; do
   if [[ " $MODELS " == *" mobilenet "* ]]; then
     echo "mobilenet: 1 worker, then $W workers, $per core(s) each ..." >&2
     common=(--epochs="$EPOCHS" --train_examples="$TRAIN_EXAMPLES" --test_examples=2000
-      --intra_op_threads="$per" --batch_size=64 --bn_momentum=0.9)
+      --intra_op_threads="$per" --batch_size=64 --bn_momentum=0.9 "${DATA[@]}")
     mwms mobilenet1of$W 1 "$BIN_DIR/examples/mobilenet_fashion_mnist" "${common[@]}"
     mwms mobilenet "$W" "$BIN_DIR/examples/mobilenet_fashion_mnist" "${common[@]}"
     row mobilenet "$W" "$per" "$(train_seconds "$OUT_DIR/mobilenet1of$W-w1-0.out")" \
@@ -133,9 +136,10 @@ for W in $WORKER_COUNTS; do
     fi
     echo "ps: one process, then 1 ps + $W workers async and sync, ${pins:-no pinning} ..." >&2
     pinned "$(cpus 0 "$tasks")" "$BIN_DIR/examples/fashion_mnist" --steps="$STEPS" \
-      --log_every="$STEPS" --threads="$((per > 0 ? per : 0))" >"$OUT_DIR/ps-local-w$W.out" 2>&1
+      --log_every="$STEPS" --threads="$((per > 0 ? per : 0))" "${DATA[@]}" \
+      >"$OUT_DIR/ps-local-w$W.out" 2>&1
     for mode in async sync; do
-      flags=(--steps="$STEPS" --log_every="$STEPS")
+      flags=(--steps="$STEPS" --log_every="$STEPS" "${DATA[@]}")
       [[ $mode == sync ]] && flags+=(--is_sync)
       PS=1 WORKERS="$W" TIMEOUT=1800 PIN_CPUS="$pins" LOG_DIR="$OUT_DIR/ps-$mode-w$W" \
         BIN="$BIN_DIR/examples/distributed_fashion_mnist" \

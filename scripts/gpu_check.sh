@@ -9,19 +9,74 @@
 #                                        # writes OUT_DIR/gpu_check.log and one
 #                                        # OUT_DIR/<target>.xml per test binary
 #
+#   bash scripts/gpu_check.sh scaling    # here: builds .scaling_bundle.tar.xz — the
+#                                        # examples bench/run_scaling.sh runs, the
+#                                        # Fashion-MNIST files, the scripts, run.sh
+#   tar xJf .scaling_bundle.tar.xz && bash .scaling_bundle/run.sh OUT_DIR
+#                                        # there: the users' table on 16 cores
+#                                        # (OUT_DIR/scaling.log); a device call of
+#                                        # its own (the two bundles together are
+#                                        # over the 64 MiB a call carries)
+#
 # The bundle is self-contained apart from the GPU machine's own driver, glibc,
 # libstdc++ and CUDA libraries (cuBLAS is found there with ldconfig or under
 # /usr/local/cuda*, /usr/lib and the Python nvidia-* wheels).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# x86-64-v3 (AVX2) rather than -march=native: the binaries run on another
+# machine. Everything of ours links statically into each binary.
+FLAGS=(--config=opt --copt=-march=x86-64-v3 --dynamic_mode=off)
+# Shared libraries the binaries in $1/bin (and below) need, into $1/lib,
+# except those every Linux machine (or the GPU machine's CUDA install) has.
+copy_libraries() {
+  local skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcublas|libcublasLt|libnccl|libcudnn)'
+  find "$1/bin" -type f -perm -u+x -exec ldd {} \; | awk '/=> \// {print $1, $3}' |
+    sort -u | while read -r name path; do
+      if ! [[ $name =~ $skip ]]; then cp -L "$path" "$1/lib/$name"; fi
+    done
+  strip --strip-unneeded "$1"/lib/* 2>/dev/null || true
+}
+
+if [[ "${1:-}" == scaling ]]; then
+  TARGETS=(//examples:multi_worker_fashion_mnist //examples:mobilenet_fashion_mnist
+    //examples:fashion_mnist //examples:distributed_fashion_mnist //bench:recv_tensor_benchmark)
+  bazel build "${FLAGS[@]}" "${TARGETS[@]}"
+  bundle=.scaling_bundle
+  rm -rf "$bundle" "$bundle.tar.xz"
+  mkdir -p "$bundle/bin/examples" "$bundle/bin/bench" "$bundle/lib" "$bundle/data" \
+    "$bundle/bench" "$bundle/examples"
+  for t in "${TARGETS[@]}"; do
+    pkg=${t%%:*}; name=${t##*:}
+    cp "bazel-bin/${pkg#//}/$name" "$bundle/bin/${pkg#//}/$name"
+    chmod u+w "$bundle/bin/${pkg#//}/$name"
+    strip "$bundle/bin/${pkg#//}/$name"
+  done
+  copy_libraries "$bundle"
+  cp /usr/share/datasets/fashion-mnist/*.gz "$bundle/data/"
+  cp bench/run_scaling.sh "$bundle/bench/"
+  cp examples/run_distributed_fashion_mnist.sh "$bundle/examples/"
+  cat >"$bundle/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# On the 16-core machine: bench/run_scaling.sh over the carried binaries and
+# data. Usage: bash run.sh OUT_DIR [MODELS]
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/results}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+SKIP_BUILD=1 BIN_DIR="$here/bin" DATA_DIR="$here/data" OUT_DIR="$out/raw" \
+  MODELS="${2:-mlp mobilenet ps}" bash "$here/bench/run_scaling.sh" 2>&1 | tee "$out/scaling.log"
+RUN
+  tar cJf "$bundle.tar.xz" "$bundle"
+  du -sh "$bundle" "$bundle.tar.xz"
+  echo "gpu_check: scaling bundle ready in $bundle.tar.xz"
+  exit 0
+fi
+
 # Every test of the GPU packages (each skips where there is no GPU).
 mapfile -t TESTS < <(bazel query 'tests(//devices/gpu/... + //kernels/gpu/...)' 2>/dev/null)
 BINARIES=(//bench:gpu_benchmark)
 
-# x86-64-v3 (AVX2) rather than -march=native: the binaries run on another
-# machine. Everything of ours links statically into each binary.
-FLAGS=(--config=opt --copt=-march=x86-64-v3 --dynamic_mode=off)
 bazel build "${FLAGS[@]}" "${TESTS[@]}" "${BINARIES[@]}"
 
 bundle=.gpu_bundle
@@ -33,15 +88,7 @@ for t in "${TESTS[@]}" "${BINARIES[@]}"; do
   chmod u+w "$bundle/bin/$name"
   strip "$bundle/bin/$name"
 done
-# Shared libraries the binaries need, except those every Linux machine (or
-# the GPU machine's CUDA install) has.
-skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcublas|libcublasLt|libnccl|libcudnn)'
-for b in "$bundle"/bin/*; do
-  ldd "$b" | awk '/=> \// {print $1, $3}'
-done | sort -u | while read -r name path; do
-  if ! [[ $name =~ $skip ]]; then cp -L "$path" "$bundle/lib/$name"; fi
-done
-strip --strip-unneeded "$bundle"/lib/* 2>/dev/null || true
+copy_libraries "$bundle"
 printf '%s\n' "${TESTS[@]##*:}" > "$bundle/tests.txt"
 cp scripts/gpu_run.sh "$bundle/run.sh"
 cp bench/gpu_mlp_torch.py "$bundle/"

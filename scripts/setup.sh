@@ -17,6 +17,7 @@ PACKAGES=(
   # tests/slurm_test.sh: a real Slurm (slurmctld, slurmd, srun) and its munged,
   # started by the test in a temporary directory (root only)
   slurm-wlm munge
+  nftables  # tests/netns_training_test.sh: 1% packet loss on its namespaces' links
   # The fuzzing build (--config=fuzz, scripts/fuzz.sh, docs/fuzzing.md):
   # clang with libFuzzer and the sanitizers' runtimes (only recommended by
   # clang, so named), the lld linker, and llvm-symbolizer for stack traces.

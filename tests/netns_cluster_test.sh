@@ -31,7 +31,7 @@
 # fails. Every wait is bounded; an EXIT trap kills the servers and the
 # client and deletes the namespaces.
 #
-# Usage: netns_cluster_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB
+# Usage: netns_cluster_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB NETNS_LIB
 #   (Bazel passes the rootpaths.)
 set -u
 
@@ -46,71 +46,23 @@ TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 source "$3"
 # shellcheck source=tests/skip_lib.sh
 source "$4"
+# shellcheck source=tests/netns_lib.sh
+source "$5"
 
-[[ $(id -u) -eq 0 ]] || skip_test "network namespaces need root (running as uid $(id -u))"
-command -v ip >/dev/null || skip_test "no ip command (iproute2)"
 command -v ss >/dev/null || skip_test "no ss command (iproute2)"
-
-PREFIX="tg$$r$RANDOM"
-BR="$PREFIX-br"
-NS_PS="$PREFIX-ps"
-NS_W0="$PREFIX-w0"
-NS_W1="$PREFIX-w1"
-NET="10.231.$((RANDOM % 250 + 1))"
-MADE=()
 
 CLIENT_PID=
 cleanup() {
-  local ns
   [[ -n "$CLIENT_PID" ]] && kill -TERM "$CLIENT_PID" 2>/dev/null
   kill_servers
-  for ns in "${MADE[@]}"; do ip netns delete "$ns" 2>/dev/null; done
+  netns_delete
 }
 trap cleanup EXIT
 
-# make_ns NAME: a namespace with lo up; skips the test if it cannot be made.
-make_ns() {
-  if ! ip netns add "$1" 2>"$TMP/netns.err"; then
-    ((${#MADE[@]} == 0)) && skip_test "cannot make a network namespace: $(cat "$TMP/netns.err")"
-    fail "ip netns add $1: $(cat "$TMP/netns.err")"
-    exit 1
-  fi
-  MADE+=("$1")
-  ip -n "$1" link set lo up || { fail "lo up in $1"; exit 1; }
-}
-
-# join NS PORT ADDRESS: a veth pair made inside the bridge namespace, one end
-# (PORT) on the bridge, the other moved straight into NS as eth0 with
-# ADDRESS/24; it never passes through the machine's own namespace.
-join() {
-  ip -n "$BR" link add "$2" type veth peer name eth0 netns "$1" &&
-    ip -n "$BR" link set "$2" master br0 &&
-    ip -n "$BR" link set "$2" up &&
-    ip -n "$1" addr add "$3/24" dev eth0 &&
-    ip -n "$1" link set eth0 up || { fail "joining $1 to the bridge as $3"; exit 1; }
-}
-
-make_ns "$BR"
-make_ns "$NS_PS"
-make_ns "$NS_W0"
-make_ns "$NS_W1"
-ip -n "$BR" link add br0 type bridge && ip -n "$BR" link set br0 up ||
-  { fail "bridge in $BR"; exit 1; }
-join "$NS_PS" ps "$NET.1"
-join "$NS_W0" w0 "$NET.2"
-join "$NS_W1" w1 "$NET.3"
-
-# Nothing leaves: no default route in any namespace (an outside address is
-# unreachable without a packet sent), and nothing of ours in the machine's
-# own namespace.
-for ns in "${MADE[@]}"; do
-  [[ -z "$(ip -n "$ns" route show default)" ]] || fail "$ns has a default route"
-  ip -n "$ns" route get 192.0.2.1 >/dev/null 2>&1 && fail "$ns routes to 192.0.2.1"
-done
-ip -o link show | grep -q "link-netns $PREFIX" &&
-  fail "a link of the test's namespaces is in the root namespace: $(ip -o link show | grep "link-netns $PREFIX")"
-[[ -z "$(ip -o addr show to "$NET.0/24")" ]] || fail "the root namespace has an address in $NET.0/24"
-((failures == 0)) || exit 1
+netns_hosts ps w0 w1
+NS_PS="${NS[ps]}"
+NS_W0="${NS[w0]}"
+NS_W1="${NS[w1]}"
 
 CLUSTER="ps=$NET.1:2222;worker=$NET.2:2222,$NET.3:2222"
 
