@@ -86,10 +86,22 @@ wait_ready() {
   return 1
 }
 
-# wait_exit PID: waits up to 30 s for PID to exit; sets $RC (124: still running).
+# until_true SECONDS CMD...: runs CMD every 0.2 s until it succeeds; 1 if it
+# never did within SECONDS.
+until_true() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.2
+  done
+}
+
+# wait_exit PID [SECONDS]: waits up to SECONDS (default 30) for PID to exit;
+# sets $RC (124: still running).
 wait_exit() {
   local i
-  for ((i = 0; i < 300; i++)); do
+  for ((i = 0; i < ${2:-30} * 10; i++)); do
     if ! kill -0 "$1" 2>/dev/null; then
       wait "$1"
       RC=$?

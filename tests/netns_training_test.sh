@@ -47,28 +47,27 @@ netns_hosts ps w0 w1
 PS_HOSTS="${ADDR[ps]}:2222"
 WORKER_HOSTS="${ADDR[w0]}:2222,${ADDR[w1]}:2222"
 
-# in_host HOST NAME CMD...: CMD inside HOST's namespace, bounded, in the
-# background, output in $TMP/NAME.out; its PID joins PIDS.
+# in_host HOST NAME CMD...: CMD inside HOST's namespace (ip netns exec execs
+# it: the PID is CMD's own), in the background, output in $TMP/NAME.out; its
+# PID joins PIDS.
 in_host() {
   local host=$1 name=$2
   shift 2
-  ip netns exec "${NS[$host]}" timeout 300 "$@" >"$TMP/$name.out" 2>&1 &
+  ip netns exec "${NS[$host]}" "$@" >"$TMP/$name.out" 2>&1 &
   PIDS+=($!)
 }
 
-# wait_all WHAT: waits for every task in PIDS; a failure naming each task
-# that did not exit 0.
+# wait_all WHAT: waits up to 300 s for every task in PIDS; a failure naming
+# each task that did not exit 0 (124: still running; the EXIT trap kills it).
 wait_all() {
-  local i rc ok=0
+  local i ok=0
   for i in "${!PIDS[@]}"; do
-    wait "${PIDS[i]}"
-    rc=$?
-    if ((rc != 0)); then
-      fail "$1: task $i exited $rc"
+    wait_exit "${PIDS[i]}" 300
+    if ((RC != 0)); then
+      fail "$1: task $i exited $RC"
       ok=1
     fi
   done
-  PIDS=()
   return $ok
 }
 
@@ -99,7 +98,7 @@ mwms() {
   PIDS=()
   for i in 0 1; do
     config="{\"cluster\": {\"worker\": [\"${ADDR[w0]}:2222\", \"${ADDR[w1]}:2222\"]}, \"task\": {\"type\": \"worker\", \"index\": $i}}"
-    in_host "w$i" "$name-w$i" env TF_CONFIG="$config" "$MWMS" --epochs=1 --batch_size=500
+    TF_CONFIG="$config" in_host "w$i" "$name-w$i" "$MWMS" --epochs=1 --batch_size=500
   done
   wait_all "$name" || { tail -n 5 "$TMP/$name"-*.out >&2; return 1; }
   local r0 r1
