@@ -31,6 +31,11 @@
 // PR_SET_PDEATHSIG, the children) after --timeout_s.
 //
 //   allreduce_benchmark [--ranks=2,4] [--sizes=4096,262144,4194304,67108864] [--timeout_s=900]
+//   allreduce_benchmark --tasks=10.231.7.1:2222,10.231.7.2:2222 [--sizes=...]
+//
+// --tasks measures a cluster that is already running instead (tg_server
+// tasks /job:worker/task:0..N-1 at those addresses, in that order; this is
+// how bench/run_netns.sh measures tasks on network-namespace hosts).
 //
 // Output, one result a line, in bench/allreduce_peer.py's format:
 //   allreduce impl=tensorgrid n=2 bytes=4096 iterations=200 median_us=...
@@ -246,13 +251,13 @@ void CheckSums(std::vector<Client>& clients, Session::CallableHandle Client::*ch
   });
 }
 
-void MeasureCluster(std::vector<Child>& tasks, const std::vector<int64_t>& sizes) {
+void MeasureCluster(const std::vector<std::string>& tasks, const std::vector<int64_t>& sizes) {
   const int n = static_cast<int>(tasks.size());
   for (size_t s = 0; s < sizes.size(); ++s) {
     const int64_t bytes = sizes[s];
     std::vector<Client> clients(n);
     OnEveryClient(n, [&](int rank) {
-      clients[rank] = OpenClient(tasks[rank].address, rank, n, bytes, static_cast<int>(s) + 1);
+      clients[rank] = OpenClient(tasks[rank], rank, n, bytes, static_cast<int>(s) + 1);
     });
     const std::string what = absl::StrCat("all-reduce of ", bytes, " bytes");
     CheckSums(clients, &Client::check, static_cast<float>(n), what);
@@ -302,6 +307,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> ranks = {2, 4};
   std::vector<int64_t> sizes = {4096, 256 << 10, 4 << 20, 64 << 20};
   int64_t timeout_s = 900;
+  std::vector<std::string> external;  // --tasks
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const size_t eq = arg.find('=');
@@ -312,20 +318,33 @@ int main(int argc, char** argv) {
       sizes = ParseList(flag, value);
     } else if (flag == "--timeout_s") {
       timeout_s = ParseList(flag, value).at(0);
+    } else if (flag == "--tasks") {
+      external = absl::StrSplit(value, ',', absl::SkipEmpty());
+      if (external.size() < 2) Die("--tasks needs at least two addresses: " + value);
     } else {
-      Die("unknown flag " + arg + " (--ranks=2,4 --sizes=BYTES,... --timeout_s=900)");
+      Die("unknown flag " + arg +
+          " (--ranks=2,4 --sizes=BYTES,... --timeout_s=900 --tasks=H:P,H:P,...)");
     }
   }
   // Every cluster starts now, while this process has a single thread.
   std::vector<std::vector<bench::Child>> clusters;
-  for (int64_t n : ranks) clusters.push_back(StartCluster(static_cast<int>(n)));
+  if (external.empty()) {
+    for (int64_t n : ranks) clusters.push_back(StartCluster(static_cast<int>(n)));
+  }
   std::thread([timeout_s] {
     std::this_thread::sleep_for(std::chrono::seconds(timeout_s));
     Die(absl::StrCat("not done in ", timeout_s, " s (--timeout_s)"));
   }).detach();
+  if (!external.empty()) {
+    std::fprintf(stderr, "allreduce_benchmark: %zu running tasks ...\n", external.size());
+    MeasureCluster(external, sizes);
+    return 0;
+  }
   for (std::vector<bench::Child>& cluster : clusters) {
     std::fprintf(stderr, "allreduce_benchmark: %zu tasks ...\n", cluster.size());
-    MeasureCluster(cluster, sizes);
+    std::vector<std::string> addresses;
+    for (const bench::Child& task : cluster) addresses.push_back(task.address);
+    MeasureCluster(addresses, sizes);
     StopChildren(cluster);
   }
   return 0;
