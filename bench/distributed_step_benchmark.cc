@@ -32,6 +32,11 @@
 //                               ps itself: one RPC instead of two, to tell the
 //                               master's own cost from the second hop's
 //
+// --worker_target=grpc://H:P --ps_target=grpc://H:P (both, first on the
+// command line) use tasks already running instead of the two children (a
+// cluster ps=...;worker=...; bench/run_netns.sh runs them on network-namespace
+// hosts); the echo rows still measure children of this process.
+//
 // A null step needs at least two round trips in a row (client -> master,
 // master -> ps), so about 2x the ping-pong (or BM_GrpcRelay) is the floor;
 // the goal is 3x the ping-pong. See docs/PERFORMANCE.md for the results.
@@ -164,9 +169,26 @@ struct Processes {
 };
 Processes* processes = nullptr;
 
-// Starts the five children and waits until all serve. Call it while this
-// process has a single thread: a fork copies only the calling thread.
+// Starts the five children (three when the targets are given) and waits
+// until all serve. Call it while this process has a single thread: a fork
+// copies only the calling thread.
 void StartProcesses(Processes* out) {
+  if (!out->worker_target.empty()) {
+    out->children.push_back(Spawn(
+        "echo server", [](int fd, const sigset_t& signals) { ServeEcho("", false, fd, signals); }));
+    AwaitReady(out->children.back(), std::chrono::steady_clock::now() + kStartupTimeout);
+    out->echo_address = out->children.back().address;
+    for (const bool callback_api : {false, true}) {
+      out->children.push_back(Spawn(
+          callback_api ? "callback relay" : "echo relay", [&](int fd, const sigset_t& signals) {
+            ServeEcho(out->echo_address, callback_api, fd, signals);
+          }));
+      AwaitReady(out->children.back(), std::chrono::steady_clock::now() + kStartupTimeout);
+    }
+    out->relay_address = out->children[1].address;
+    out->callback_relay_address = out->children[2].address;
+    return;
+  }
   // Another program could take a port before its task binds it; the run then
   // fails naming the task (run it again).
   const std::vector<int> ports = FreePorts(2);
@@ -295,9 +317,26 @@ TG_RPC_BENCHMARK(BM_NullStep_MasterOnPs);
 
 int main(int argc, char** argv) {
   using tensorgrid::processes;
+  tensorgrid::Processes children;
+  // Ours first, then the benchmark library's.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--worker_target=", 0) == 0) {
+      children.worker_target = arg.substr(arg.find('=') + 1);
+    } else if (arg.rfind("--ps_target=", 0) == 0) {
+      children.ps_target = arg.substr(arg.find('=') + 1);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  if (children.worker_target.empty() != children.ps_target.empty()) {
+    std::fprintf(stderr, "distributed_step_benchmark: give both --worker_target and --ps_target\n");
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);  // parses flags only: still one thread
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  tensorgrid::Processes children;
   processes = &children;
   tensorgrid::StartProcesses(processes);
   benchmark::RunSpecifiedBenchmarks();

@@ -7,7 +7,16 @@
 # bridge and measures CollectiveReduce across the tasks, N = 2 and 4.
 # A TCP stream between two hosts (python3: one connection, SIZE bytes) gives
 # what the shaped link carries; the goal is bus bandwidth >= 0.9x the link
-# rate at 64 MiB. Needs root.
+# rate at 64 MiB.
+#
+# Then the distributed null step across hosts (bench/distributed_step_benchmark's
+# BM_NullStep_RunCallable: the client in its namespace, the master on a
+# worker task on h0, the variable on a ps task on h1) against the same step
+# with every process on loopback, and TCP round trips (1 byte each way,
+# TCP_NODELAY, median of 2000) client <-> h0, h0 <-> h1 and on loopback. The
+# goal: across hosts <= 1.2 x (the two hops' round trips) + the step's own
+# cost on loopback (the loopback step less its two loopback round trips).
+# Needs root.
 #
 #   bench/run_netns.sh                       # 2 and 4 hosts, 64 MiB, 1gbit: about 2 minutes
 #   RATE=2gbit RANKS="2" SIZES=4194304,67108864 bench/run_netns.sh
@@ -23,7 +32,8 @@ mkdir -p "$OUT_DIR"
 [[ $(id -u) -eq 0 ]] || { echo "run_netns: network namespaces need root" >&2; exit 1; }
 
 if [[ -z "${SKIP_BUILD:-}" ]]; then
-  bazel build --config=opt //bench:allreduce_benchmark //tools:tg_server >"$OUT_DIR/build.log" 2>&1 ||
+  bazel build --config=opt //bench:allreduce_benchmark //bench:distributed_step_benchmark \
+    //tools:tg_server >"$OUT_DIR/build.log" 2>&1 ||
     { tail -40 "$OUT_DIR/build.log"; exit 1; }
 fi
 BIN_DIR="${BIN_DIR:-$(bazel info --config=opt bazel-bin 2>/dev/null)}"
@@ -99,11 +109,71 @@ for n in $RANKS; do
   stop_servers
 done
 
+# TCP round trips: rtt SERVER_HOST CLIENT_HOST (HOST "lo-client": loopback in client's namespace).
+cat >"$OUT_DIR/rtt.py" <<'PY'
+import socket, statistics, sys, time
+role, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if role == "serve":
+    s = socket.socket()
+    s.bind((host, port))
+    s.listen(1)
+    c, _ = s.accept()
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while c.recv(1):
+        c.sendall(b"y")
+else:
+    for _ in range(100):
+        try:
+            c = socket.create_connection((host, port))
+            break
+        except OSError:
+            time.sleep(0.05)
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    times = []
+    for i in range(2200):
+        start = time.perf_counter()
+        c.sendall(b"x")
+        c.recv(1)
+        if i >= 200:
+            times.append(time.perf_counter() - start)
+    print(statistics.median(times) * 1e6)
+PY
+rtt() {
+  local server_ns=${NS[$1]:-${NS[client]}} address=${ADDR[$1]:-127.0.0.1}
+  ip netns exec "$server_ns" timeout 60 /usr/bin/python3 "$OUT_DIR/rtt.py" serve "$address" 5002 &
+  local server=$!
+  ip netns exec "${NS[$2]}" timeout 60 /usr/bin/python3 "$OUT_DIR/rtt.py" ping "$address" 5002
+  wait "$server"
+}
+RTT_C_H0=$(rtt h0 client)
+RTT_H0_H1=$(rtt h1 h0)
+RTT_LO=$(rtt lo-client client)
+
+# The null step: across hosts, then every process on loopback (in the client's namespace).
+null_step() {  # [FLAGS...]: the median of BM_NullStep_RunCallable in µs
+  ip netns exec "${NS[client]}" "$BIN_DIR/bench/distributed_step_benchmark" "$@" \
+    --benchmark_filter=BM_NullStep_RunCallable --benchmark_format=json 2>>"$OUT_DIR/step.err" |
+    python3 -c 'import json, sys; print(next(b["real_time"] for b in json.load(sys.stdin)["benchmarks"] if b["name"].endswith("_median")))'
+}
+PIDS=()
+for t in "h1 ps" "h0 worker"; do
+  read -r h job <<<"$t"
+  ip netns exec "${NS[$h]}" "$BIN_DIR/tools/tg_server" --cluster="ps=${ADDR[h1]}:2222;worker=${ADDR[h0]}:2222" \
+    --job_name="$job" --task_index=0 >"$OUT_DIR/step-$job.out" 2>"$OUT_DIR/step-$job.err" &
+  PIDS+=($!)
+  wait_ready "step-$job" "$!" || exit 1
+done
+echo "null step across hosts, then on loopback ..." >&2
+STEP_HOSTS=$(null_step --worker_target="grpc://${ADDR[h0]}:2222" --ps_target="grpc://${ADDR[h1]}:2222")
+stop_servers
+STEP_LO=$(null_step)
+
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $(nproc) cores;" \
   "every link tbf $RATE at both ends; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$results" "$STREAM" "$RATE" <<'EOF'
+python3 - "$results" "$STREAM" "$RATE" "$RTT_C_H0" "$RTT_H0_H1" "$RTT_LO" "$STEP_HOSTS" "$STEP_LO" <<'EOF'
 import re, sys
 path, stream, rate = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+rtt_c_h0, rtt_h0_h1, rtt_lo, step_hosts, step_lo = map(float, sys.argv[4:9])
 m = re.fullmatch(r"([\d.]+)([kmg]?)bit", rate)
 link = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8
 print(f"link {rate} = {link / 1e6:.1f} MB/s; TCP stream between two hosts {stream / 1e6:.1f} MB/s "
@@ -120,6 +190,14 @@ for line in open(path):
     print(f"| {f['n']} | {int(f['bytes']):,} | {form} | {float(f['median_us']) / 1e3:.1f} ms | "
           f"{bus / 1e6:.1f} MB/s | {bus / link:.2f} | {bus / stream:.2f} | "
           f"{'met' if bus >= 0.9 * link else 'NOT met'} |")
+own = step_lo - 2 * rtt_lo
+bound = 1.2 * (rtt_c_h0 + rtt_h0_h1) + own
+print()
+print(f"TCP round trips: client <-> h0 {rtt_c_h0:.1f} us, h0 <-> h1 {rtt_h0_h1:.1f} us, loopback {rtt_lo:.1f} us")
+print(f"null step (callable), median: across hosts {step_hosts:.1f} us; on loopback {step_lo:.1f} us, "
+      f"of which its own cost {own:.1f} us (less 2 loopback round trips)")
+print(f"goal: <= 1.2 x ({rtt_c_h0:.1f} + {rtt_h0_h1:.1f}) + {own:.1f} = {bound:.1f} us: "
+      f"{'met' if step_hosts <= bound else 'NOT met'} ({step_hosts / bound:.2f} of it)")
 EOF
 echo
 echo "raw results: $OUT_DIR"
