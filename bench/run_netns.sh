@@ -13,7 +13,8 @@
 # BM_NullStep_RunCallable: the client in its namespace, the master on a
 # worker task on h0, the variable on a ps task on h1) against the same step
 # with every process on loopback, and TCP round trips (1 byte each way,
-# TCP_NODELAY, median of 2000) client <-> h0, h0 <-> h1 and on loopback. The
+# TCP_NODELAY, median of 2000) client <-> h0, h0 <-> h1 and on loopback,
+# each the median of ROUNDS (default 3) interleaved rounds. The
 # goal: across hosts <= 1.2 x (the two hops' round trips) + the step's own
 # cost on loopback (the loopback step less its two loopback round trips).
 # Needs root.
@@ -145,9 +146,6 @@ rtt() {
   ip netns exec "${NS[$2]}" timeout 60 /usr/bin/python3 "$OUT_DIR/rtt.py" ping "$address" 5002
   wait "$server"
 }
-RTT_C_H0=$(rtt h0 client)
-RTT_H0_H1=$(rtt h1 h0)
-RTT_LO=$(rtt lo-client client)
 
 # The null step: across hosts, then every process on loopback (in the client's namespace).
 null_step() {  # [FLAGS...]: the median of BM_NullStep_RunCallable in µs
@@ -163,10 +161,26 @@ for t in "h1 ps" "h0 worker"; do
   PIDS+=($!)
   wait_ready "step-$job" "$!" || exit 1
 done
-echo "null step across hosts, then on loopback ..." >&2
-STEP_HOSTS=$(null_step --worker_target="grpc://${ADDR[h0]}:2222" --ps_target="grpc://${ADDR[h1]}:2222")
+# ROUNDS rounds, each measuring everything once; the medians are used (wake-up
+# latencies on a small VM make single figures swing by 3x).
+median() { tr ' ' '\n' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+r_c_h0=() r_h0_h1=() r_lo=() s_hosts=() s_lo=()
+for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+  echo "null step and round trips, round $round ..." >&2
+  r_c_h0+=("$(rtt h0 client)")
+  r_h0_h1+=("$(rtt h1 h0)")
+  r_lo+=("$(rtt lo-client client)")
+  s_hosts+=("$(null_step --worker_target="grpc://${ADDR[h0]}:2222" --ps_target="grpc://${ADDR[h1]}:2222")")
+  s_lo+=("$(null_step)")
+done
 stop_servers
-STEP_LO=$(null_step)
+RTT_C_H0=$(echo "${r_c_h0[*]}" | median)
+RTT_H0_H1=$(echo "${r_h0_h1[*]}" | median)
+RTT_LO=$(echo "${r_lo[*]}" | median)
+STEP_HOSTS=$(echo "${s_hosts[*]}" | median)
+STEP_LO=$(echo "${s_lo[*]}" | median)
+echo "rounds: round trips client-h0 [${r_c_h0[*]}] h0-h1 [${r_h0_h1[*]}] loopback [${r_lo[*]}] us;" \
+  "null step across hosts [${s_hosts[*]}] loopback [${s_lo[*]}] us" >"$OUT_DIR/rounds.txt"
 
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?'): $(nproc) cores;" \
   "every link tbf $RATE at both ends; load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -199,5 +213,6 @@ print(f"null step (callable), median: across hosts {step_hosts:.1f} us; on loopb
 print(f"goal: <= 1.2 x ({rtt_c_h0:.1f} + {rtt_h0_h1:.1f}) + {own:.1f} = {bound:.1f} us: "
       f"{'met' if step_hosts <= bound else 'NOT met'} ({step_hosts / bound:.2f} of it)")
 EOF
+cat "$OUT_DIR/rounds.txt"
 echo
 echo "raw results: $OUT_DIR"
