@@ -44,7 +44,7 @@ skip_test() { echo "run_netns: $*" >&2; exit 1; }
 source tests/cluster_lib.sh
 # shellcheck source=tests/netns_lib.sh
 source tests/netns_lib.sh
-trap 'kill_servers; netns_delete' EXIT
+trap 'set +e; kill_servers; netns_delete' EXIT
 
 netns_hosts client h0 h1 h2 h3
 for h in client h0 h1 h2 h3; do

@@ -18,6 +18,7 @@ PACKAGES=(
   # started by the test in a temporary directory (root only)
   slurm-wlm munge
   nftables  # tests/netns_training_test.sh: 1% packet loss on its namespaces' links
+  python3-jsonschema  # tests/tfjob_emulation_test.sh: examples/k8s/tfjob.yaml against the TFJob schema
   # The fuzzing build (--config=fuzz, scripts/fuzz.sh, docs/fuzzing.md):
   # clang with libFuzzer and the sanitizers' runtimes (only recommended by
   # clang, so named), the lld linker, and llvm-symbolizer for stack traces.
