@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -72,6 +73,19 @@ std::string ResolveError(const std::string& host) {
     return "";
   }
   return gai_strerror(rc);
+}
+
+// ServerOptions::bulk_port_offset, -1 read from $TG_BULK_PORT_OFFSET.
+absl::StatusOr<int> BulkPortOffset(int option) {
+  if (option >= 0) return option;
+  const char* env = std::getenv("TG_BULK_PORT_OFFSET");
+  if (env == nullptr || *env == '\0') return 0;
+  int offset = 0;
+  if (!absl::SimpleAtoi(env, &offset) || offset < 0 || offset > 65535) {
+    return errors::InvalidArgument("TG_BULK_PORT_OFFSET='", env,
+                                   "' is not a port offset (0 to 65535)");
+  }
+  return offset;
 }
 
 }  // namespace
@@ -197,7 +211,19 @@ absl::Status Server::Start() {
     bulk_options.max_call_bytes = options_.max_request_bytes > 0
                                       ? static_cast<size_t>(options_.max_request_bytes)
                                       : size_t{INT_MAX};
+    TG_ASSIGN_OR_RETURN(const int offset, BulkPortOffset(options_.bulk_port_offset));
+    if (offset > 0) {
+      if (port_ <= 0 || port_ + offset > 65535) {
+        return errors::InvalidArgument("server of ", task_, ": bulk port offset ", offset,
+                                       " from gRPC port ", port_, " is not a port");
+      }
+      bulk_options.port = port_ + offset;
+    }
     absl::StatusOr<std::unique_ptr<BulkServer>> bulk = BulkServer::Start(bind_host_, bulk_options);
+    if (!bulk.ok() && offset > 0) {
+      return errors::Unavailable("server of ", task_, ": ", bulk.status().message(),
+                                 " (its gRPC port ", port_, " + bulk port offset ", offset, ")");
+    }
     if (bulk.ok()) {
       bulk_ = *std::move(bulk);  // the services serve RecvBuf, RunGraph and steps there
     } else {

@@ -82,6 +82,10 @@ struct ServerOptions {
   // with TLS, all of it goes over gRPC. A peer that cannot reach the port
   // falls back to gRPC by itself.
   bool bulk_transfer = true;
+  // Where the bulk port is, for firewalls: the task's gRPC port plus this
+  // (2222 and 1000: 3222), and Start fails if it cannot have it. 0: a port
+  // the kernel picks. -1 (the default): $TG_BULK_PORT_OFFSET, else 0.
+  int bulk_port_offset = -1;
   // Client sessions the task's master closes by itself: those idle (no call,
   // no step) for `session_gc` (zero: never, TensorFlow's default), and, when
   // `max_sessions` are open and one more is created, the least recently

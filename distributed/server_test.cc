@@ -137,6 +137,49 @@ TEST(ServerTest, BulkPortUnlessTurnedOffOrTls) {
   }
 }
 
+// A fixed bulk port (for firewalls): the gRPC port plus an offset; a port
+// that is taken, or an offset with no fixed gRPC port, fails Start.
+TEST(ServerTest, BulkPortAtAnOffsetFromTheGrpcPort) {
+  // Two free ports; the offset joins the lower to the higher.
+  int grpc_port = FreePort(), bulk_port = FreePort();
+  if (grpc_port > bulk_port) std::swap(grpc_port, bulk_port);
+  ASSERT_LT(grpc_port, bulk_port);
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=127.0.0.1:", grpc_port));
+  ASSERT_OK(cluster.status());
+  ServerOptions options;
+  options.bulk_port_offset = bulk_port - grpc_port;
+  {
+    auto server = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+    ASSERT_OK(server.status());
+    ASSERT_OK((*server)->Start());
+    EXPECT_EQ((*server)->bulk_port(), bulk_port);
+    // Taken: the second server cannot have it.
+    int grpc_port2 = FreePort();
+    for (int tries = 0; tries < 100 && grpc_port2 >= bulk_port; ++tries) grpc_port2 = FreePort();
+    ASSERT_LT(grpc_port2, bulk_port);
+    auto cluster2 = ClusterSpec::FromFlag(absl::StrCat("worker=127.0.0.1:", grpc_port2));
+    ASSERT_OK(cluster2.status());
+    ServerOptions taken;
+    taken.bulk_port_offset = bulk_port - grpc_port2;
+    auto second = Server::Create(*cluster2, "worker", 0, ConfigProto(), taken);
+    ASSERT_OK(second.status());
+    EXPECT_STATUS((*second)->Start(), kUnavailable,
+                  absl::StrCat("bulk port: cannot listen on 127.0.0.1 port ", bulk_port));
+  }
+  // The environment's offset when the option is left at -1.
+  setenv("TG_BULK_PORT_OFFSET", "x", 1);
+  auto from_env = Server::Create(*cluster, "worker", 0, ConfigProto());
+  ASSERT_OK(from_env.status());
+  EXPECT_STATUS((*from_env)->Start(), kInvalidArgument, "TG_BULK_PORT_OFFSET='x'");
+  unsetenv("TG_BULK_PORT_OFFSET");
+  // No fixed gRPC port to count from.
+  auto any = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+  ASSERT_OK(any.status());
+  auto zero = Server::Create(*any, "worker", 0, ConfigProto(), options);
+  ASSERT_OK(zero.status());
+  EXPECT_STATUS((*zero)->Start(), kInvalidArgument, "is not a port");
+}
+
 // A step blocked for good (a _Recv whose _Send never comes, no timeout)
 // fails with the shutdown's reason when the server stops under it.
 TEST(ServerTest, StopFailsTheRunningStepNamingTheTask) {

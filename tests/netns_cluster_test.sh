@@ -24,7 +24,8 @@
 #
 # once with the bulk port (the default: the test checks that the tasks hold
 # connections to each other's bulk ports after the step) and once with
-# TG_BULK_TRANSFER=0 (no bulk port at all). Then worker 1's link is cut
+# TG_BULK_TRANSFER=0 (no bulk port at all), and once with
+# TG_BULK_PORT_OFFSET=1000 (every bulk port at 3222). Then worker 1's link is cut
 # (`ip link set eth0 down` in tgN-w1) while a step waits on worker 1: the
 # client gets UNAVAILABLE naming worker 1; with the link back up the seed
 # example runs again. Needs root; skips otherwise, or when `ip netns add`
@@ -162,6 +163,21 @@ done
 run_seed "TG_BULK_TRANSFER=0"
 stop_servers
 unset TG_BULK_TRANSFER
+
+# A fixed bulk port, as a firewall wants it: 2222 + 1000 on every host.
+export TG_BULK_PORT_OFFSET=1000
+start_cluster
+for n in ps:"$NS_PS":1 worker0:"$NS_W0":2 worker1:"$NS_W1":3; do
+  IFS=: read -r name ns ip <<<"$n"
+  listening="$(listeners "$ns" | xargs)"
+  [[ "$listening" == "$NET.$ip:2222 $NET.$ip:3222" ]] ||
+    fail "$name with TG_BULK_PORT_OFFSET=1000 listens on [$listening]"
+done
+run_seed "TG_BULK_PORT_OFFSET=1000"
+grep -q "^$NET.2:" <<<"$(peers "$NS_W1" 3222)" ||
+  fail "worker 0 holds no connection to worker 1's bulk port 3222"
+stop_servers
+unset TG_BULK_PORT_OFFSET
 
 # Worker 1's link cut in the middle of a step: a step that waits on an empty
 # queue on worker 1 is running (worker 0's master has connected to worker 1's

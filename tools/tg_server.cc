@@ -45,6 +45,7 @@ struct Options {
   int64_t session_gc_seconds = 0;
   int max_sessions = 1024;
   std::string bulk_transfer;  // "true"/"false"; empty: $TG_BULK_TRANSFER, else true
+  int bulk_port_offset = -1;  // -1: $TG_BULK_PORT_OFFSET, else 0 (the kernel picks)
   bool help = false;
 };
 
@@ -100,6 +101,9 @@ const std::vector<tools::Flag>& Table() {
        "serve large tensors, RunGraph and collective chunks to the other\n"
        "tasks on a second, plain TCP port the kernel picks (default:\n"
        "$TG_BULK_TRANSFER, else true; never with TLS)"},
+      {"bulk_port_offset", "N", false,
+       "the bulk port at the gRPC port + N, for firewalls (2222 + 1000:\n"
+       "3222; default $TG_BULK_PORT_OFFSET, else a port the kernel picks)"},
   };
   return *table;
 }
@@ -112,6 +116,7 @@ std::string Usage() {
       "[--bind=HOST]\n"
       "                 [--auth_token_file=FILE] [--tls_cert_file=FILE --tls_key_file=FILE]\n"
       "                 [--tls_ca_file=FILE] [--max_request_bytes=N] [--bulk_transfer=false]\n"
+      "                 [--bulk_port_offset=N]\n"
       "                 [--request_timeout_seconds=N] [--session_gc_seconds=N] [--max_sessions=N]\n"
       "       TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": JOB, \"index\": N}}' tg_server\n"
       "\n"
@@ -155,6 +160,12 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
         if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
         if (f.name == "tls_key_file") options.tls_key_file = f.value;
         if (f.name == "bulk_transfer") options.bulk_transfer = f.value;
+        if (f.name == "bulk_port_offset" &&
+            (!absl::SimpleAtoi(f.value, &options.bulk_port_offset) ||
+             options.bulk_port_offset < 0 || options.bulk_port_offset > 65535)) {
+          return errors::InvalidArgument("--bulk_port_offset='", f.value,
+                                         "' is not a port offset (0 to 65535)");
+        }
         if (f.name == "max_request_bytes" &&
             (!absl::SimpleAtoi(f.value, &options.max_request_bytes) ||
              options.max_request_bytes <= 0)) {
@@ -208,6 +219,7 @@ absl::Status Serve(const TfConfig& config, const Options& options, const sigset_
   server_options.request_timeout = absl::Seconds(options.request_timeout_seconds);
   server_options.session_gc = absl::Seconds(options.session_gc_seconds);
   server_options.max_sessions = options.max_sessions;
+  server_options.bulk_port_offset = options.bulk_port_offset;
   auto flag_or_env = [](const std::string& flag, const char* env) {
     const char* value = std::getenv(env);
     return !flag.empty() || value == nullptr ? flag : std::string(value);

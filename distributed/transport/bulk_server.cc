@@ -49,7 +49,7 @@ bool WantsBulk(const Tensor& tensor) {
 
 absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string& host,
                                                               const Options& options) {
-  TG_ASSIGN_OR_RETURN(bulk::Listener listener, bulk::Listen(host));
+  TG_ASSIGN_OR_RETURN(bulk::Listener listener, bulk::Listen(host, options.port));
   auto state = std::make_shared<State>(options);
   const int fd = listener.fd.get();
   {

@@ -83,10 +83,12 @@ class BulkServer {
     // direct request meant for another task is refused unread (see
     // BulkClient's `addressee`).
     std::string task;
+    // The port to listen on; 0: one the kernel picks.
+    int port = 0;
   };
 
-  // Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on a port the kernel
-  // picks. Unavailable naming the host when it cannot.
+  // Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on Options::port or
+  // a port the kernel picks. Unavailable naming the host when it cannot.
   static absl::StatusOr<std::unique_ptr<BulkServer>> Start(const std::string& host) {
     return Start(host, Options());
   }

@@ -188,8 +188,9 @@ bool Readable(int fd) {
   return poll(&p, 1, 0) != 0;
 }
 
-absl::StatusOr<Listener> Listen(const std::string& host) {
-  absl::StatusOr<AddressList> found = Resolve(HostOf(absl::StrCat(host, ":0")), "0", true);
+absl::StatusOr<Listener> Listen(const std::string& host, int port) {
+  absl::StatusOr<AddressList> found =
+      Resolve(HostOf(absl::StrCat(host, ":0")), std::to_string(port), true);
   if (!found.ok()) {
     return errors::Unavailable("bulk port: cannot resolve '", host,
                                "': ", found.status().message());
@@ -200,6 +201,9 @@ absl::StatusOr<Listener> Listen(const std::string& host) {
     if (!fd.valid()) continue;
     sockaddr_storage bound{};
     socklen_t len = sizeof(bound);
+    // A fixed port: free again as soon as a previous server's is closed.
+    const int one = 1;
+    if (port != 0) setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd.get(), a->ai_addr, a->ai_addrlen) != 0 || listen(fd.get(), 128) != 0 ||
         getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
       why = std::strerror(errno);
@@ -212,7 +216,8 @@ absl::StatusOr<Listener> Listen(const std::string& host) {
     listener.fd = std::move(fd);
     return listener;
   }
-  return errors::Unavailable("bulk port: cannot listen on ", host, ": ", why);
+  return errors::Unavailable("bulk port: cannot listen on ", host,
+                             port != 0 ? absl::StrCat(" port ", port) : std::string(), ": ", why);
 }
 
 absl::StatusOr<UniqueFd> Connect(const std::string& host, int port, absl::Time deadline,

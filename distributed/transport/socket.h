@@ -91,9 +91,10 @@ struct Listener {
   UniqueFd fd;
   int port = 0;
 };
-// Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on a port the kernel
-// picks. Unavailable naming the host when it cannot.
-absl::StatusOr<Listener> Listen(const std::string& host);
+// Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on `port`, or on one
+// the kernel picks (0). Unavailable naming the host (and the port) when it
+// cannot.
+absl::StatusOr<Listener> Listen(const std::string& host, int port = 0);
 
 // Why a connect failed, for a caller deciding what to try next.
 enum class ConnectFailure {

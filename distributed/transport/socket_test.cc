@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "core/platform/status_testutil.h"
 #include "gtest/gtest.h"
 
@@ -125,6 +126,19 @@ TEST(SocketTest, NothingListeningIsRefused) {
       Connect("127.0.0.1", port, absl::Now() + absl::Seconds(10), &failure);
   EXPECT_STATUS(client.status(), kUnavailable, "cannot connect to the bulk port 127.0.0.1:");
   EXPECT_EQ(failure, ConnectFailure::kRefused);
+}
+
+TEST(SocketTest, ListensOnAGivenPortOnceOnly) {
+  absl::StatusOr<Listener> any = Listen("127.0.0.1");
+  ASSERT_OK(any.status());
+  const int port = any->port;
+  any->fd.reset();
+  absl::StatusOr<Listener> fixed = Listen("127.0.0.1", port);
+  ASSERT_OK(fixed.status());
+  EXPECT_EQ(fixed->port, port);
+  EXPECT_STATUS(Listen("127.0.0.1", port).status(), kUnavailable,
+                absl::StrCat("bulk port: cannot listen on 127.0.0.1 port ", port,
+                             ": Address already in use"));
 }
 
 TEST(SocketTest, AnUnresolvableHostIsUnreachable) {
