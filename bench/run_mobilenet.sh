@@ -5,10 +5,11 @@
 #    python3-torch) on the same network, batch and thread count:
 #    bench/mobilenet_step at the example's size (alpha 1.0, 28×28×1, first
 #    stride 1, batch 64) and at a smaller one (alpha 0.35).
-# 2. The users' table: examples/mobilenet_fashion_mnist for EPOCHS epochs
-#    over the first TRAIN_EXAMPLES images, one worker (batch 64) against two
-#    worker processes from TF_CONFIG (64 per replica), each worker pinned to
-#    its own CORES cores with taskset, so neither shares a core: on this
+# 2. The users' table (bench/run_scaling.sh's MobileNetV2 rows):
+#    examples/mobilenet_fashion_mnist for EPOCHS epochs over the first
+#    TRAIN_EXAMPLES images, one worker (batch 64) against two worker
+#    processes from TF_CONFIG (64 per replica), each worker pinned to its own
+#    half of the cores with taskset, so neither shares a core: on this
 #    2-core machine one core each; on the 16-core GPU machine eight.
 #
 #   bench/run_mobilenet.sh                         # both tables
@@ -18,7 +19,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NPROC=$(nproc)
-CORES="${CORES:-$((NPROC / 2 > 0 ? NPROC / 2 : 1))}"
 EPOCHS="${EPOCHS:-1}"
 TRAIN_EXAMPLES="${TRAIN_EXAMPLES:-12800}"
 OUT_DIR="${OUT_DIR:-$(mktemp -d -t tensorgrid-mobilenet.XXXXXX)}"
@@ -50,34 +50,12 @@ for alpha in 1.0 0.35; do
   echo "| alpha $alpha, 28×28×1 | $tg ms | $pt ms | $(awk "BEGIN { printf \"%.2f×\", $pt / $tg }") |"
 done
 
-# Seconds of training (the sum of Fit's epoch times) in one run's output.
-train_seconds() { sed -nE 's/^epoch [0-9]+\/[0-9]+: [0-9]+ steps in ([0-9.]+) s,.*/\1/p' "$1" |
-  awk '{ s += $1 } END { print s }'; }
-port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-EXAMPLE="$BIN_DIR/examples/mobilenet_fashion_mnist"
-# A short run: batch norm's moving averages need momentum 0.9 to mean
-# something by its end (the accuracy is printed only as a sanity check).
-COMMON=(--epochs="$EPOCHS" --train_examples="$TRAIN_EXAMPLES" --test_examples=2000
-  --intra_op_threads="$CORES" --batch_size=64 --bn_momentum=0.9)
-taskset -c "0-$((CORES - 1))" "$EXAMPLE" "${COMMON[@]}" >"$OUT_DIR/one.out" 2>&1
-P0=$(port)
-P1=$(port)
-pids=()
-for i in 0 1; do
-  TF_CONFIG="{\"cluster\": {\"worker\": [\"127.0.0.1:$P0\", \"127.0.0.1:$P1\"]}, \"task\": {\"type\": \"worker\", \"index\": $i}}" \
-    taskset -c "$((i * CORES))-$((i * CORES + CORES - 1))" "$EXAMPLE" "${COMMON[@]}" \
-    >"$OUT_DIR/two_$i.out" 2>&1 &
-  pids+=($!)
-done
-wait "${pids[@]}"
-one=$(train_seconds "$OUT_DIR/one.out")
-two=$(train_seconds "$OUT_DIR/two_0.out")
+# The users' table: bench/run_scaling.sh's MobileNetV2 rows, each worker
+# pinned to its own half of the cores.
 echo
-echo "| $EPOCHS epoch(s) over $TRAIN_EXAMPLES images, $CORES core(s) per worker | 1 worker | 2 workers | speed-up |"
-echo "|---|---|---|---|"
-echo "| tensorgrid (Fashion-MNIST, test accuracy $(value test_accuracy "$OUT_DIR/one.out") / $(value test_accuracy "$OUT_DIR/two_0.out")) | $one s | $two s | $(awk "BEGIN { printf \"%.2f×\", $one / $two }") |"
-echo "| the users' TensorFlow, cats_vs_dogs (reference, not measured here) | 1622 s | 858 s | 1.89× |"
-echo "| the users' TensorFlow, tf_flowers (reference, not measured here) | 301 s | 152 s | 1.98× |"
+SKIP_BUILD=1 BIN_DIR="$BIN_DIR" MODELS=mobilenet WORKER_COUNTS=2 EPOCHS="$EPOCHS" \
+  TRAIN_EXAMPLES="$TRAIN_EXAMPLES" OUT_DIR="$OUT_DIR/scaling" bash bench/run_scaling.sh |
+  grep '^|'
+echo "| the users' TensorFlow, cats_vs_dogs (reference, not measured here) | 2 | a machine each | 1622 s | 858 s | 1.89x | 0.95 | - | - |"
+echo "| the users' TensorFlow, tf_flowers (reference, not measured here) | 2 | a machine each | 301 s | 152 s | 1.98x | 0.99 | - | - |"
 echo "outputs in $OUT_DIR"

@@ -53,42 +53,17 @@ for h in client h0 h1 h2 h3; do
     { echo "run_netns: shaping $h's link" >&2; exit 1; }
 done
 
+# probe SERVER_HOST CLIENT_HOST MODE: bench/tcp_probe.py's stream or rtt from
+# CLIENT_HOST to SERVER_HOST ("lo-client": loopback in the client's namespace).
+probe() {
+  local server_ns=${NS[$1]:-${NS[client]}} address=${ADDR[$1]:-127.0.0.1}
+  ip netns exec "$server_ns" timeout 120 python3 bench/tcp_probe.py serve "$address" 5002 &
+  local server=$!
+  ip netns exec "${NS[$2]}" timeout 120 python3 bench/tcp_probe.py "$3" "$address" 5002
+  wait "$server"
+}
 # The TCP stream h1 -> h0: what the shaped link carries (median of 3).
-cat >"$OUT_DIR/stream.py" <<'PY'
-import socket, statistics, sys, time
-role, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-size, reps = 64 << 20, 3
-if role == "send":
-    s = socket.socket()
-    s.bind((host, port))
-    s.listen(1)
-    c, _ = s.accept()
-    data = b"\0" * size
-    for _ in range(reps):
-        c.recv(1)
-        c.sendall(data)
-else:
-    for _ in range(100):
-        try:
-            c = socket.create_connection((host, port))
-            break
-        except OSError:
-            time.sleep(0.05)
-    buf = bytearray(1 << 20)
-    rates = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        c.sendall(b"x")
-        got = 0
-        while got < size:
-            got += c.recv_into(buf)
-        rates.append(size / (time.perf_counter() - start))
-    print(statistics.median(rates))
-PY
-ip netns exec "${NS[h1]}" timeout 120 /usr/bin/python3 "$OUT_DIR/stream.py" send "${ADDR[h1]}" 5001 &
-sender=$!
-STREAM=$(ip netns exec "${NS[h0]}" timeout 120 /usr/bin/python3 "$OUT_DIR/stream.py" recv "${ADDR[h1]}" 5001)
-wait "$sender"
+STREAM=$(probe h1 h0 stream)
 
 results="$OUT_DIR/allreduce.txt"
 : >"$results"
@@ -110,43 +85,6 @@ for n in $RANKS; do
   stop_servers
 done
 
-# TCP round trips: rtt SERVER_HOST CLIENT_HOST (HOST "lo-client": loopback in client's namespace).
-cat >"$OUT_DIR/rtt.py" <<'PY'
-import socket, statistics, sys, time
-role, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-if role == "serve":
-    s = socket.socket()
-    s.bind((host, port))
-    s.listen(1)
-    c, _ = s.accept()
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    while c.recv(1):
-        c.sendall(b"y")
-else:
-    for _ in range(100):
-        try:
-            c = socket.create_connection((host, port))
-            break
-        except OSError:
-            time.sleep(0.05)
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    times = []
-    for i in range(2200):
-        start = time.perf_counter()
-        c.sendall(b"x")
-        c.recv(1)
-        if i >= 200:
-            times.append(time.perf_counter() - start)
-    print(statistics.median(times) * 1e6)
-PY
-rtt() {
-  local server_ns=${NS[$1]:-${NS[client]}} address=${ADDR[$1]:-127.0.0.1}
-  ip netns exec "$server_ns" timeout 60 /usr/bin/python3 "$OUT_DIR/rtt.py" serve "$address" 5002 &
-  local server=$!
-  ip netns exec "${NS[$2]}" timeout 60 /usr/bin/python3 "$OUT_DIR/rtt.py" ping "$address" 5002
-  wait "$server"
-}
-
 # The null step: across hosts, then every process on loopback (in the client's namespace).
 null_step() {  # [FLAGS...]: the median of BM_NullStep_RunCallable in µs
   ip netns exec "${NS[client]}" "$BIN_DIR/bench/distributed_step_benchmark" "$@" \
@@ -167,9 +105,9 @@ median() { tr ' ' '\n' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1
 r_c_h0=() r_h0_h1=() r_lo=() s_hosts=() s_lo=()
 for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
   echo "null step and round trips, round $round ..." >&2
-  r_c_h0+=("$(rtt h0 client)")
-  r_h0_h1+=("$(rtt h1 h0)")
-  r_lo+=("$(rtt lo-client client)")
+  r_c_h0+=("$(probe h0 client rtt)")
+  r_h0_h1+=("$(probe h1 h0 rtt)")
+  r_lo+=("$(probe lo-client client rtt)")
   s_hosts+=("$(null_step --worker_target="grpc://${ADDR[h0]}:2222" --ps_target="grpc://${ADDR[h1]}:2222")")
   s_lo+=("$(null_step)")
 done
