@@ -20,18 +20,18 @@
 #      (skipped, with a line, without Debian's dataset-fashion-mnist).
 #
 # One node, named localhost: the Slurm resolver gives each task the address
-# NODENAME:PORT_BASE+SLURM_LOCALID, so several nodes on one machine would
-# need node names that resolve to 127.0.0.1 (no /etc/hosts entry is added)
-# and would all take the same port for their first task.
+# NODENAME:PORT_BASE+SLURM_LOCALID. tests/slurm_netns_test.sh runs three
+# nodes, each a network namespace with an address of its own.
 #
-# Every process is started by PID and killed by the EXIT trap; every wait is
-# bounded. Skips (tests/skip_lib.sh) unless root with Slurm and munge
-# installed (scripts/setup.sh installs slurm-wlm and munge). KEEP_TMP=1 keeps
-# the directory (logs, slurm.conf) for a look afterwards.
+# The daemons come from tests/slurm_lib.sh. Every process is started by PID
+# and killed by the EXIT trap; every wait is bounded. Skips
+# (tests/skip_lib.sh) unless root with Slurm and munge installed
+# (scripts/setup.sh installs slurm-wlm and munge). KEEP_TMP=1 keeps the
+# directory (logs, slurm.conf) for a look afterwards.
 #
-# Usage: slurm_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB [FASHION_MNIST]
+# Usage: slurm_test.sh TG_SERVER TG_RUN CLUSTER_LIB SKIP_LIB SLURM_LIB [FASHION_MNIST]
 set -u
-FASHION_MNIST="${5:+$(realpath "$5")}"
+FASHION_MNIST="${6:+$(realpath "$6")}"
 
 RUNFILES="${TEST_SRCDIR:-$PWD}/tensorgrid"
 TG_SERVER="$(realpath "${1:-$RUNFILES/tools/tg_server}")"
@@ -40,107 +40,17 @@ GRAPH="$RUNFILES/tests/testdata/seed_placement.pbtxt"
 [[ -f "$GRAPH" ]] || GRAPH="tests/testdata/seed_placement.pbtxt"
 # shellcheck source=tests/skip_lib.sh
 source "$4"
-[[ "$(id -u)" -eq 0 ]] || skip_test "slurm_test needs root (munged, slurmd)"
-for tool in munged slurmctld slurmd srun sinfo scancel; do
-  command -v "$tool" >/dev/null || PATH="$PATH:/usr/sbin"
-  command -v "$tool" >/dev/null || skip_test "no $tool: install slurm-wlm and munge (scripts/setup.sh)"
-done
-# Under /tmp, not Bazel's long TEST_TMPDIR: munged's and slurmd's Unix
-# socket paths must fit in 108 bytes. Removed at the end.
-TMP="$(mktemp -d /tmp/tg_slurm.XXXXXX)"
-unset TF_CONFIG SLURM_PROCID SLURM_JOB_ID OMPI_COMM_WORLD_RANK PMIX_RANK
-
 # shellcheck source=tests/cluster_lib.sh
 source "$3"
+# shellcheck source=tests/slurm_lib.sh
+source "$5"
 
-DAEMONS=()
-stop_all() {
-  local pid i
-  kill_servers
-  [[ -n "${SRUN_PID:-}" ]] && kill -KILL "$SRUN_PID" 2>/dev/null
-  # Jobs first, while slurmd and munged can still end their steps.
-  timeout 10 scancel --full --signal=KILL --user=root 2>/dev/null
-  for ((i = 0; i < 50; i++)); do [[ -z "$(timeout 5 squeue -h 2>/dev/null)" ]] && break; sleep 0.1; done
-  for pid in "${DAEMONS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-  for pid in "${DAEMONS[@]}"; do
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null
-  done
-  [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"
-}
-trap stop_all EXIT
-
-# die MESSAGE: fails the test now, with the daemons' logs.
-die() {
-  fail "$*"
-  local f
-  for f in "$TMP"/*.log "$TMP"/*.out; do echo "---- $f" >&2; tail -n 20 "$f" >&2; done
-  exit 1
-}
-
-# wait_for SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds.
-wait_for() {
-  local i limit=$(($1 * 10))
-  shift
-  for ((i = 0; i < limit; i++)); do
-    "$@" && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-# ---- munged: its own key and socket ------------------------------------------
-dd if=/dev/urandom of="$TMP/munge.key" bs=1024 count=1 status=none
-chmod 0400 "$TMP/munge.key"
-chmod 0700 "$TMP"
-munged --foreground --force --socket="$TMP/munge.socket" --key-file="$TMP/munge.key" \
-  --pid-file="$TMP/munged.pid" --log-file="$TMP/munged.log" --seed-file="$TMP/munge.seed" \
-  >"$TMP/munged.out" 2>&1 &
-DAEMONS+=($!)
-wait_for 10 test -S "$TMP/munge.socket" || die "munged did not make its socket"
-
-# ---- slurmctld and slurmd --------------------------------------------------------
-read -r CTLD_PORT SLURMD_PORT < <(free_ports 2)
-HOST="$(hostname)"
-mkdir -p "$TMP/state" "$TMP/spool/localhost"
-cat >"$TMP/slurm.conf" <<EOF
-ClusterName=tgtest
-SlurmctldHost=$HOST(127.0.0.1)
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$TMP/munge.socket
-CredType=cred/munge
-StateSaveLocation=$TMP/state
-SlurmdSpoolDir=$TMP/spool/%n
-SlurmctldPidFile=$TMP/slurmctld.pid
-SlurmdPidFile=$TMP/slurmd.%n.pid
-SlurmctldLogFile=$TMP/slurmctld.log
-SlurmdLogFile=$TMP/slurmd.%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-MpiDefault=none
-ReturnToService=2
-KillWait=5
-SchedulerType=sched/builtin
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-NodeName=localhost NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$SLURMD_PORT CPUs=2 State=UNKNOWN
-PartitionName=tg Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
-export SLURM_CONF="$TMP/slurm.conf"
 START=$SECONDS
-slurmctld -D -i -f "$SLURM_CONF" >"$TMP/slurmctld.out" 2>&1 &
-DAEMONS+=($!)
-slurmd -D -N localhost -f "$SLURM_CONF" >"$TMP/slurmd.out" 2>&1 &
-DAEMONS+=($!)
-node_idle() { [[ "$(timeout 5 sinfo -h -N -o '%N %t' 2>/dev/null)" == "localhost idle" ]]; }
-wait_for 30 node_idle || die "node not idle: sinfo [$(timeout 5 sinfo -N 2>&1)]"
+slurm_start_munge
+slurm_write_conf 127.0.0.1 "localhost 127.0.0.1"
+slurm_start_ctld
+slurm_start_slurmd localhost
+slurm_wait_idle 1
 echo "slurm up in $((SECONDS - START)) s"
 
 # ---- srun: 1 ps + 2 workers ------------------------------------------------------
