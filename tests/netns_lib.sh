@@ -9,6 +9,8 @@
 #   netns_hosts ps w0 w1        # namespaces ${NS[ps]}, ... at ${ADDR[ps]}=10.231.Z.1, .2, ...
 #   ip netns exec "${NS[w0]}" PROGRAM ...
 #   netns_delete                # in the test's EXIT trap
+#   netns_on w0 "$TMP/hosts"; "${ON[@]}" PROGRAM ...
+#                               # PROGRAM in w0's namespace, with that hosts file
 #
 # The bridge's port for host NAME is NAME (in $BR); the host's end is eth0.
 
@@ -70,4 +72,16 @@ netns_hosts() {
     fail "a link of the test's namespaces is in the root namespace: $(ip -o link show | grep "link-netns $PREFIX")"
   [[ -z "$(ip -o addr show to "$NET.0/24")" ]] || fail "the root namespace has an address in $NET.0/24"
   ((failures == 0)) || exit 1
+}
+
+# netns_on NAME HOSTS_FILE: ON becomes the command prefix that runs a command
+# in host NAME's network namespace (nsenter --net) and in a mount namespace
+# of its own (unshare --mount) where HOSTS_FILE is bind-mounted over
+# /etc/hosts: names resolve through it for that command (and its children)
+# only. Unlike `ip netns exec`, /sys stays the machine's (cgroups included).
+netns_on() {
+  command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+    skip_test "no nsenter or unshare (util-linux)"
+  ON=(nsenter --net="/run/netns/${NS[$1]}" unshare --mount --propagation private
+    sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$2")
 }

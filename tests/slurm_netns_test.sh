@@ -7,11 +7,11 @@
 #   namespace ctl: slurmctld, srun, sbatch, squeue, scancel, tg_run
 #   namespace n1: slurmd -N n1    namespace n2: slurmd -N n2    namespace n3: slurmd -N n3
 #
-# Every process runs in its host's network namespace (nsenter --net) and in
-# a mount namespace of its own (unshare --mount) where a hosts file of the
-# test's is bind-mounted over /etc/hosts, so the node names resolve there
-# and nowhere else; slurmd's tasks inherit both. (`ip netns exec` would do
-# the same but also remounts /sys, without the cgroups slurmd needs.) On it:
+# Every process runs in its host's network namespace and sees the test's
+# hosts file as /etc/hosts (netns_lib.sh's netns_on: nsenter --net, unshare
+# --mount, a bind mount), so the node names resolve there and nowhere else;
+# slurmd's tasks inherit both. (`ip netns exec` would remount /sys, without
+# the cgroups slurmd needs.) On it:
 #
 #   srun -N 3 -n 3 tg_server --cluster_resolver=slurm --slurm_jobs=ps:1,worker:2
 #     --port_base=2222: one task per node, each told its cluster by Slurm's
@@ -44,7 +44,6 @@ source "$3"
 source "$6"
 # shellcheck source=tests/netns_lib.sh
 source "$5"
-command -v nsenter >/dev/null && command -v unshare >/dev/null || skip_test "no nsenter or unshare (util-linux)"
 trap 'slurm_stop_all; netns_delete' EXIT
 
 netns_hosts ctl n1 n2 n3
@@ -52,12 +51,7 @@ netns_hosts ctl n1 n2 n3
   echo "127.0.0.1 localhost"
   for h in ctl n1 n2 n3; do echo "${ADDR[$h]} $h"; done
 } >"$TMP/hosts"
-# on HOST: the command prefix that runs a command on HOST (see the top).
-on() {
-  ON=(nsenter --net="/run/netns/${NS[$1]}" unshare --mount --propagation private
-    sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$TMP/hosts")
-}
-on ctl
+netns_on ctl "$TMP/hosts"
 SLURM_WRAP=("${ON[@]}")
 
 START=$SECONDS
@@ -65,7 +59,7 @@ slurm_start_munge
 slurm_write_conf "${ADDR[ctl]}" "n1 ${ADDR[n1]}" "n2 ${ADDR[n2]}" "n3 ${ADDR[n3]}"
 slurm_start_ctld
 for n in n1 n2 n3; do
-  on "$n"
+  netns_on "$n" "$TMP/hosts"
   slurm_start_slurmd "$n" "${ON[@]}"
 done
 slurm_wait_idle 3

@@ -10,14 +10,14 @@
 #     environment from the manifest, the secret volume a temporary directory,
 #     and exactly the TF_CONFIG the operator gives it, whose addresses are
 #     the operator's service names (fashion-mnist-worker-1.default.svc:2222).
-#     Those names resolve only through a hosts file that `ip netns exec`
-#     mounts over /etc/hosts for the test's processes (/etc/netns/NS/hosts,
-#     removed at the end). Training (200 steps) ends with every replica
-#     exiting 0 and worker 0, the chief, printing its test accuracy.
+#     Those names resolve only through the test's hosts file, bind-mounted
+#     over /etc/hosts for the replicas alone (netns_lib.sh's netns_on).
+#     Training (200 steps) ends with every replica exiting 0 and worker 0,
+#     the chief, printing its test accuracy.
 #
 # Needs root, python3-jsonschema and python3-yaml (skips otherwise). Every
 # wait is bounded; an EXIT trap kills every replica and deletes the
-# namespaces and their /etc/netns entries.
+# namespaces.
 #
 # Usage: tfjob_emulation_test.sh DISTRIBUTED_EXAMPLE MANIFEST SCHEMA OPERATOR_PY
 #          CLUSTER_LIB SKIP_LIB NETNS_LIB   (Bazel passes the rootpaths)
@@ -39,15 +39,7 @@ PY=/usr/bin/python3
   skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
 "$PY" -c 'import jsonschema, yaml' 2>/dev/null ||
   skip_test "no python3-jsonschema or python3-yaml for $PY"
-ETC_MADE=()
-cleanup() {
-  local d
-  kill_servers
-  for d in "${ETC_MADE[@]}"; do rm -rf "$d"; done
-  rmdir /etc/netns 2>/dev/null
-  netns_delete
-}
-trap cleanup EXIT
+trap 'kill_servers; netns_delete' EXIT
 
 # 1. The schema.
 if out=$("$PY" "$OPERATOR" validate "$MANIFEST" "$SCHEMA" 2>&1); then
@@ -93,15 +85,12 @@ mapfile -t REPLICAS < <(awk '{print $1}' "$TMP/pods/replicas.txt")
 declare -A SERVICE
 while read -r r host; do SERVICE[$r]=$host; done <"$TMP/pods/replicas.txt"
 netns_hosts "${REPLICAS[@]}"
-for r in "${REPLICAS[@]}"; do
-  dir="/etc/netns/${NS[$r]}"
-  mkdir -p "$dir" && ETC_MADE+=("$dir")
-  {
-    echo "127.0.0.1 localhost"
-    for other in "${REPLICAS[@]}"; do echo "${ADDR[$other]} ${SERVICE[$other]}"; done
-  } >"$dir/hosts"
-done
-resolved=$(ip netns exec "${NS[worker-0]}" getent hosts "${SERVICE[ps-0]}" | awk '{print $1}')
+{
+  echo "127.0.0.1 localhost"
+  for r in "${REPLICAS[@]}"; do echo "${ADDR[$r]} ${SERVICE[$r]}"; done
+} >"$TMP/hosts"
+netns_on worker-0 "$TMP/hosts"
+resolved=$("${ON[@]}" getent hosts "${SERVICE[ps-0]}" | awk '{print $1}')
 [[ "$resolved" == "${ADDR[ps-0]}" ]] ||
   fail "${SERVICE[ps-0]} resolves to [$resolved] in worker-0's namespace, not ${ADDR[ps-0]}"
 getent hosts "${SERVICE[ps-0]}" >/dev/null && fail "${SERVICE[ps-0]} resolves outside the test's namespaces"
@@ -111,7 +100,8 @@ declare -A PID
 for r in "${REPLICAS[@]}"; do
   mapfile -d '' -t argv <"$TMP/pods/$r.argv"
   mapfile -d '' -t envs <"$TMP/pods/$r.env"
-  ip netns exec "${NS[$r]}" env "${envs[@]}" "${argv[@]}" >"$TMP/$r.out" 2>&1 &
+  netns_on "$r" "$TMP/hosts"
+  "${ON[@]}" env "${envs[@]}" "${argv[@]}" >"$TMP/$r.out" 2>&1 &
   PID[$r]=$!
   PIDS+=($!)
 done
