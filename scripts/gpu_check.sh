@@ -2,12 +2,16 @@
 # GPU checks in two halves (docs/gpu.md):
 #
 #   bash scripts/gpu_check.sh            # here (CUDA toolkit, no GPU needed): builds
-#                                        # .gpu_bundle/ — the GPU tests and benchmarks
-#                                        # for x86-64-v3, the shared libraries a bare
-#                                        # GPU machine lacks, and run.sh
-#   bash .gpu_bundle/run.sh OUT_DIR      # there: runs every GPU test and benchmark,
+#                                        # .gpu_bundle.tar.xz — the GPU tests and
+#                                        # benchmarks for x86-64-v3, the shared
+#                                        # libraries a bare GPU machine lacks, run.sh
+#   tar xJf .gpu_bundle.tar.xz && bash .gpu_bundle/run.sh OUT_DIR
+#                                        # there: runs every GPU test and benchmark,
 #                                        # writes OUT_DIR/gpu_check.log and one
 #                                        # OUT_DIR/<target>.xml per test binary
+#
+# Each bundle is packed with xz: unpacked, oneDNN alone is 40 MB, and a device
+# call carries 64 MiB at most.
 #
 #   bash scripts/gpu_check.sh scaling    # here: builds .scaling_bundle.tar.xz — the
 #                                        # examples bench/run_scaling.sh runs, the
@@ -80,7 +84,7 @@ BINARIES=(//bench:gpu_benchmark)
 bazel build "${FLAGS[@]}" "${TESTS[@]}" "${BINARIES[@]}"
 
 bundle=.gpu_bundle
-rm -rf "$bundle"
+rm -rf "$bundle" "$bundle.tar.xz"
 mkdir -p "$bundle/bin" "$bundle/lib"
 for t in "${TESTS[@]}" "${BINARIES[@]}"; do
   pkg=${t%%:*}; name=${t##*:}
@@ -92,5 +96,6 @@ copy_libraries "$bundle"
 printf '%s\n' "${TESTS[@]##*:}" > "$bundle/tests.txt"
 cp scripts/gpu_run.sh "$bundle/run.sh"
 cp bench/gpu_mlp_torch.py "$bundle/"
-du -sh "$bundle"
-echo "gpu_check: bundle ready in $bundle ($(ls "$bundle/bin" | wc -l) binaries, $(ls "$bundle/lib" | wc -l) libraries)"
+tar cJf "$bundle.tar.xz" "$bundle"
+du -sh "$bundle" "$bundle.tar.xz"
+echo "gpu_check: bundle ready in $bundle.tar.xz ($(ls "$bundle/bin" | wc -l) binaries, $(ls "$bundle/lib" | wc -l) libraries)"

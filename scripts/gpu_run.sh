@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the bundle scripts/gpu_check.sh builds
 # (copied there as .gpu_bundle/run.sh): every GPU test, then the GPU
-# benchmark. Usage: bash .gpu_bundle/run.sh OUT_DIR. Ends with
+# benchmark. Usage: tar xJf .gpu_bundle.tar.xz && bash .gpu_bundle/run.sh
+# OUT_DIR. Ends with
 # "N passed, N failed" over the test binaries.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
