@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/client_session.h"
 #include "client/data/fashion_mnist.h"
@@ -48,6 +49,7 @@
 #include "client/training/device_setter.h"
 #include "client/training/global_step.h"
 #include "client/training/hooks.h"
+#include "client/training/profiler_hook.h"
 #include "client/training/monitored_session.h"
 #include "client/training/optimizer.h"
 #include "client/training/sync_replicas_optimizer.h"
@@ -68,7 +70,7 @@ struct Options {
   TaskFlags task;  // which task this is: --ps_hosts ... --task_index, TF_CONFIG, srun, mpirun
   int32_t task_index = 0;
   std::string bind;  // the server's --bind, as tg_server's
-  std::string checkpoint_dir, logdir, data_dir = kFashionMnistDir;
+  std::string checkpoint_dir, logdir, trace_dir, data_dir = kFashionMnistDir;
   bool is_sync = false;
   int64_t replicas_to_aggregate = 0;  // 0: every worker
   int64_t sync_timeout_s = 300;
@@ -167,6 +169,12 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
     sync_hook.config = options.config;
     sync_hook.aggregation_timeout = absl::Seconds(o.sync_timeout_s);
     options.hooks.push_back(m.sync->MakeSessionRunHook(chief, sync_hook));
+  }
+  if (!o.trace_dir.empty()) {  // a Chrome trace of a step every --log_every global steps
+    training::ProfilerHookOptions profiling;
+    profiling.save_steps = o.log_every;
+    profiling.output_dir = absl::StrCat(o.trace_dir, "/worker", index);
+    options.hooks.push_back(std::make_shared<training::ProfilerHook>(profiling));
   }
   options.hooks.push_back(training::StopAtStepHook::AtStep(o.steps));
   TG_ASSIGN_OR_RETURN(auto session, training::MonitoredTrainingSession::Create(scope, options));
@@ -271,6 +279,10 @@ int main(int argc, char** argv) {
            "the chief writes TensorBoard event files here: the graph, loss\n"
            "and accuracy every --log_every global steps (empty: none)"),
       Flag("log_every", &o.log_every, "a worker's own steps between its progress lines"),
+      Flag("trace_dir", &o.trace_dir,
+           "each worker writes a Chrome trace of a step every --log_every global\n"
+           "steps into DIR/worker<index>/timeline-<global step>.json (its own and\n"
+           "the ps tasks' nodes)"),
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),
       Flag("seed", &o.seed, "seed of the initial weights and the shuffles"),
   };

@@ -4,7 +4,7 @@
 # on free 127.0.0.1 ports for 300 asynchronous global steps. Both workers
 # train the one model (their steps add up to the global step), the chief's
 # last line is test_accuracy=0.xxxx, the chief alone writes --logdir's
-# event files, and every task exits 0 by itself (the
+# event files, each worker writes --trace_dir's Chrome traces, and every task exits 0 by itself (the
 # ps tasks once both workers' done tokens are in their queues). Then the same with --is_sync for 60 steps (two
 # worker steps per global step), a ps stopped by SIGTERM
 # before the workers are done exits 0, bad flags are usage errors.
@@ -28,7 +28,8 @@ holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
 # 1. The whole cluster, asynchronous.
 LOGS="$TMP/run"
 BIN="$BIN" TIMEOUT=240 GRACE=30 LOG_DIR="$LOGS" timeout 300 bash "$RUN_SCRIPT" \
-  --steps=300 --log_every=10 --logdir="$TMP/tb" >"$TMP/run.out" 2>"$TMP/run.err"
+  --steps=300 --log_every=10 --logdir="$TMP/tb" --trace_dir="$TMP/traces" \
+  >"$TMP/run.out" 2>"$TMP/run.err"
 RC=$?
 [[ $RC -eq 0 ]] || fail "run: exit status $RC; stderr: $(tail -n 30 "$TMP/run.err")"
 for task in ps:0 ps:1 worker:0 worker:1; do
@@ -38,6 +39,19 @@ done
 for ps in 0 1; do
   grep -q "^/job:ps/replica:0/task:$ps: all 2 workers are done, stopping$" "$LOGS/ps$ps.out" ||
     fail "ps $ps did not end through the done queue: [$(cat "$LOGS/ps$ps.out")]"
+done
+
+# --trace_dir: each worker's traced steps, its own nodes and the ps tasks'
+# (the ps applies each gradient as it arrives).
+for w in 0 1; do
+  trace=$(ls "$TMP/traces/worker$w"/timeline-*.json 2>/dev/null | head -1)
+  if [[ -n "$trace" ]] && grep -q '"cat":"ApplyAdam"' "$trace" &&
+    grep -q '"name":"/job:ps/replica:0/task:1/device:CPU:0"' "$trace" &&
+    grep -q "\"name\":\"/job:worker/replica:0/task:$w/device:CPU:0\"" "$trace"; then
+    :
+  else
+    fail "worker $w's trace [$trace]: $(ls -R "$TMP/traces" 2>&1 | head)"
+  fi
 done
 
 # One model, trained by both: each worker took steps, and every step of
