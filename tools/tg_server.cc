@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -140,58 +141,38 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
         if (f.name == "slurm_jobs") r.slurm_jobs = f.value;
         if (f.name == "mpi_jobs") r.mpi_jobs = f.value;
         if (f.name == "hostfile") r.hostfile = f.value;
-        if (f.name == "port_base" &&
-            (!absl::SimpleAtoi(f.value, &r.port_base) || r.port_base < 1 || r.port_base > 65535)) {
-          return errors::InvalidArgument("--port_base='", f.value, "' is not a port in 1..65535");
-        }
-        if (f.name == "gpus_per_task" &&
-            (!absl::SimpleAtoi(f.value, &r.gpus_per_task) || r.gpus_per_task < 0)) {
-          return errors::InvalidArgument("--gpus_per_task='", f.value, "' is not a number of GPUs");
-        }
-        if (f.name == "startup_timeout_seconds" &&
-            (!absl::SimpleAtoi(f.value, &options.startup_timeout_seconds) ||
-             options.startup_timeout_seconds < 0)) {
-          return errors::InvalidArgument("--startup_timeout_seconds='", f.value,
-                                         "' is not a number of seconds");
-        }
+        // --NAME=N for an integer N in [lo, hi], else InvalidArgument
+        // "--NAME='value' is not WHAT".
+        auto integer = [&f](const char* name, auto* out, int64_t lo, int64_t hi,
+                            const char* what) -> absl::Status {
+          if (f.name != name) return absl::OkStatus();
+          if (!absl::SimpleAtoi(f.value, out) || *out < lo || *out > hi) {
+            return errors::InvalidArgument("--", name, "='", f.value, "' is not ", what);
+          }
+          return absl::OkStatus();
+        };
+        constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+        TG_RETURN_IF_ERROR(integer("port_base", &r.port_base, 1, 65535, "a port in 1..65535"));
+        TG_RETURN_IF_ERROR(integer("gpus_per_task", &r.gpus_per_task, 0, kMax, "a number of GPUs"));
+        TG_RETURN_IF_ERROR(integer("startup_timeout_seconds", &options.startup_timeout_seconds, 0,
+                                   kMax, "a number of seconds"));
         if (f.name == "bind") options.bind_host = f.value;
         if (f.name == "auth_token_file") options.auth_token_file = f.value;
         if (f.name == "tls_ca_file") options.tls_ca_file = f.value;
         if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
         if (f.name == "tls_key_file") options.tls_key_file = f.value;
         if (f.name == "bulk_transfer") options.bulk_transfer = f.value;
-        if (f.name == "bulk_port_offset" &&
-            (!absl::SimpleAtoi(f.value, &options.bulk_port_offset) ||
-             options.bulk_port_offset < 0 || options.bulk_port_offset > 65535)) {
-          return errors::InvalidArgument("--bulk_port_offset='", f.value,
-                                         "' is not a port offset (0 to 65535)");
-        }
-        if (f.name == "max_request_bytes" &&
-            (!absl::SimpleAtoi(f.value, &options.max_request_bytes) ||
-             options.max_request_bytes <= 0)) {
-          return errors::InvalidArgument("--max_request_bytes='", f.value,
-                                         "' is not a positive number of bytes below 2 GiB");
-        }
-        if (f.name == "request_timeout_seconds" &&
-            (!absl::SimpleAtoi(f.value, &options.request_timeout_seconds) ||
-             options.request_timeout_seconds < 0)) {
-          return errors::InvalidArgument("--request_timeout_seconds='", f.value,
-                                         "' is not a number of seconds");
-        }
-        if (f.name == "session_gc_seconds" &&
-            (!absl::SimpleAtoi(f.value, &options.session_gc_seconds) ||
-             options.session_gc_seconds < 0)) {
-          return errors::InvalidArgument("--session_gc_seconds='", f.value,
-                                         "' is not a number of seconds");
-        }
-        if (f.name == "max_sessions" &&
-            (!absl::SimpleAtoi(f.value, &options.max_sessions) || options.max_sessions <= 0)) {
-          return errors::InvalidArgument("--max_sessions='", f.value, "' is not a positive number");
-        }
-        if (f.name == "task_index" &&
-            (!absl::SimpleAtoi(f.value, &r.task_index) || r.task_index < 0)) {
-          return errors::InvalidArgument("--task_index='", f.value, "' is not an index");
-        }
+        TG_RETURN_IF_ERROR(integer("bulk_port_offset", &options.bulk_port_offset, 0, 65535,
+                                   "a port offset (0 to 65535)"));
+        TG_RETURN_IF_ERROR(integer("max_request_bytes", &options.max_request_bytes, 1, kMax,
+                                   "a positive number of bytes below 2 GiB"));
+        TG_RETURN_IF_ERROR(integer("request_timeout_seconds", &options.request_timeout_seconds, 0,
+                                   kMax, "a number of seconds"));
+        TG_RETURN_IF_ERROR(integer("session_gc_seconds", &options.session_gc_seconds, 0, kMax,
+                                   "a number of seconds"));
+        TG_RETURN_IF_ERROR(
+            integer("max_sessions", &options.max_sessions, 1, kMax, "a positive number"));
+        TG_RETURN_IF_ERROR(integer("task_index", &r.task_index, 0, kMax, "an index"));
         return absl::OkStatus();
       }));
   if (options.help) return options;
