@@ -84,14 +84,15 @@ train_seconds() { sed -nE 's/^epoch [0-9]+\/[0-9]+: [0-9]+ steps in ([0-9.]+) s,
 accuracy() { sed -nE 's/.*test_accuracy=([0-9.]+).*/\1/p' "$1" | head -1; }
 
 # MultiWorkerMirrored: NAME W BINARY FLAGS... -> $OUT_DIR/NAME-w<W>-<k>.out,
-# each worker on the k-th of W core ranges, TF_CONFIG from free ports.
+# worker k on the k-th of the table's $W core ranges (one worker alone gets
+# what each of W gets), TF_CONFIG from free ports.
 mwms() {
   local name=$1 w=$2 bin=$3 k pids=() hosts=""
   shift 3
   for p in $(free_ports "$w"); do hosts+="${hosts:+, }\"127.0.0.1:$p\""; done
   for ((k = 0; k < w; k++)); do
     TF_CONFIG="{\"cluster\": {\"worker\": [$hosts]}, \"task\": {\"type\": \"worker\", \"index\": $k}}" \
-      timeout 3600 taskset -c "$(cpus "$k" "$W_CORES")" "$bin" "$@" \
+      timeout 3600 taskset -c "$(cpus "$k" "$W")" "$bin" "$@" \
       >"$OUT_DIR/$name-w$w-$k.out" 2>&1 &
     pids+=($!)
   done
@@ -105,7 +106,6 @@ ROWS="$OUT_DIR/rows.tsv"
 row() { local IFS=$'\t'; echo "$*" >>"$ROWS"; }
 
 for W in $WORKER_COUNTS; do
-  W_CORES=$W  # every process of the table gets nproc / W cores
   per=$((NPROC / W))
   if [[ " $MODELS " == *" mlp "* ]]; then
     echo "mlp: 1 worker, then $W workers, $per core(s) each ..." >&2

@@ -121,18 +121,24 @@ class FlagsClusterResolver final : public ClusterResolver {
   const ClusterResolverOptions options_;
 };
 
-// TF_CONFIG (TfConfig::ParseTfConfig), Kubeflow's TFJob's included.
-class TfConfigClusterResolver final : public ClusterResolver {
+// A resolver that reads the environment (TF_CONFIG, Slurm's, MPI's variables).
+class EnvironmentClusterResolver : public ClusterResolver {
  public:
-  TfConfigClusterResolver(ClusterResolverOptions options, Environment env)
+  EnvironmentClusterResolver(ClusterResolverOptions options, Environment env)
       : options_(std::move(options)), env_(std::move(env)) {}
+
+ protected:
+  const ClusterResolverOptions options_;
+  const Environment env_;
+};
+
+// TF_CONFIG (TfConfig::ParseTfConfig), Kubeflow's TFJob's included.
+class TfConfigClusterResolver final : public EnvironmentClusterResolver {
+ public:
+  using EnvironmentClusterResolver::EnvironmentClusterResolver;
   std::string name() const override { return "tf_config"; }
   bool Present() const override { return env_.Has("TF_CONFIG"); }
   absl::StatusOr<ResolvedTask> Resolve() const override;
-
- private:
-  const ClusterResolverOptions options_;
-  const Environment env_;
 };
 
 // The resolver options.resolver names, or for "auto" the first present.

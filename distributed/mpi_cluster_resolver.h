@@ -21,7 +21,6 @@
 #define TENSORGRID_DISTRIBUTED_MPI_CLUSTER_RESOLVER_H_
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,19 +29,14 @@
 
 namespace tensorgrid {
 
-class MpiClusterResolver final : public ClusterResolver {
+class MpiClusterResolver final : public EnvironmentClusterResolver {
  public:
-  MpiClusterResolver(ClusterResolverOptions options, Environment env)
-      : options_(std::move(options)), env_(std::move(env)) {}
+  using EnvironmentClusterResolver::EnvironmentClusterResolver;
   std::string name() const override { return "mpi"; }
   bool Present() const override {
     return env_.Has("OMPI_COMM_WORLD_RANK") || env_.Has("PMIX_RANK");
   }
   absl::StatusOr<ResolvedTask> Resolve() const override;
-
- private:
-  const ClusterResolverOptions options_;
-  const Environment env_;
 };
 
 namespace mpi {

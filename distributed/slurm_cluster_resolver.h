@@ -22,7 +22,6 @@
 #define TENSORGRID_DISTRIBUTED_SLURM_CLUSTER_RESOLVER_H_
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,17 +30,12 @@
 
 namespace tensorgrid {
 
-class SlurmClusterResolver final : public ClusterResolver {
+class SlurmClusterResolver final : public EnvironmentClusterResolver {
  public:
-  SlurmClusterResolver(ClusterResolverOptions options, Environment env)
-      : options_(std::move(options)), env_(std::move(env)) {}
+  using EnvironmentClusterResolver::EnvironmentClusterResolver;
   std::string name() const override { return "slurm"; }
   bool Present() const override { return env_.Has("SLURM_PROCID"); }
   absl::StatusOr<ResolvedTask> Resolve() const override;
-
- private:
-  const ClusterResolverOptions options_;
-  const Environment env_;
 };
 
 namespace slurm {

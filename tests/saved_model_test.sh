@@ -21,8 +21,8 @@ TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 # shellcheck source=tests/cluster_lib.sh
 source "$3"
 
-# shellcheck source=tests/tg_run_lib.sh
-source "$(dirname "$0")/tg_run_lib.sh" || exit 1
+# shellcheck source=tests/tool_lib.sh
+source "$(dirname "$0")/tool_lib.sh" || exit 1
 
 # 1. In process.
 run_tg --saved_model="$HALF" --input='x=[1,2,3]'

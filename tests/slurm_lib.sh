@@ -13,7 +13,9 @@
 #   slurm_start_ctld
 #   slurm_start_slurmd n1                                       # one per node
 #   slurm_wait_idle 2
-#   slurm_run srun ... / slurm_run sbatch ...
+#   slurm_srun_servers 2 2222 TG_SERVER ... slurm_stop_servers   # 1 ps + 2 workers
+#   slurm_sbatch_train 2 2222 DISTRIBUTED_FASHION_MNIST          # a batch job
+#   slurm_run squeue ...                                         # anything else
 #
 # die MESSAGE fails the test at once, with the tail of every daemon's log.
 
@@ -149,4 +151,62 @@ slurm_idle() { [[ "$(timeout 5 "${SLURM_WRAP[@]}" sinfo -h -N -t idle -o '%N' 2>
 slurm_wait_idle() {
   wait_for 30 slurm_idle "$1" ||
     die "nodes not idle: sinfo [$(timeout 5 "${SLURM_WRAP[@]}" sinfo -N 2>&1)]"
+}
+
+# slurm_srun_servers NODES PORT_BASE TG_SERVER: srun -N NODES -n 3 of
+# TG_SERVER as 1 ps + 2 workers (the Slurm resolver, ports from PORT_BASE),
+# in the background (SRUN_PID); rank r's output in $TMP/task<r>.{out,err}.
+# Dies unless every rank is ready within 30 s.
+slurm_srun_servers() {
+  slurm_run srun -O -N "$1" -n 3 --distribution=block --job-name=tg_servers \
+    --output="$TMP/task%t.out" --error="$TMP/task%t.err" "$3" --cluster_resolver=slurm \
+    --slurm_jobs=ps:1,worker:2 --port_base="$2" >"$TMP/srun.out" 2>&1 &
+  SRUN_PID=$!
+  local names=(ps worker0 worker1) rank
+  task_ready() { grep -q "^tg_server ready " "$TMP/task$1.out" 2>/dev/null; }
+  for rank in 0 1 2; do
+    wait_for 30 task_ready "$rank" ||
+      die "rank $rank (${names[$rank]}) not ready: srun [$(cat "$TMP/srun.out")] stderr [$(cat "$TMP/task$rank.err" 2>/dev/null)]"
+  done
+}
+
+# slurm_stop_servers: scancel --signal=TERM on slurm_srun_servers' step;
+# fails unless srun ends, every rank stopped on the signal and no job is left.
+slurm_stop_servers() {
+  local job rank
+  job="$(timeout 5 "${SLURM_WRAP[@]}" squeue -h -n tg_servers -o %i)"
+  [[ -n "$job" ]] || fail "squeue shows no tg_servers job"
+  timeout 10 "${SLURM_WRAP[@]}" scancel -v --signal=TERM "$job.0" >"$TMP/scancel.out" 2>&1 ||
+    fail "scancel $job.0 failed: $(cat "$TMP/scancel.out")"
+  wait_exit "$SRUN_PID"
+  [[ $RC -ne 124 ]] || fail "srun still running 30 s after scancel"
+  SRUN_PID=
+  for rank in 0 1 2; do
+    grep -qF "tg_server: Terminated, stopping /job:" "$TMP/task$rank.err" ||
+      fail "rank $rank did not stop on SIGTERM: [$(cat "$TMP/task$rank.err")]"
+  done
+  no_jobs() { [[ -z "$(timeout 5 "${SLURM_WRAP[@]}" squeue -h 2>/dev/null)" ]]; }
+  wait_for 30 no_jobs || fail "jobs left: [$(timeout 5 "${SLURM_WRAP[@]}" squeue 2>&1)]"
+}
+
+# slurm_sbatch_train NODES PORT_BASE EXAMPLE: sbatch --wait -N NODES -n 3 of a
+# batch script whose srun runs examples/distributed_fashion_mnist (EXAMPLE) as
+# 1 ps + 2 workers for 100 async steps; the ps stops once both workers' done
+# tokens are in its queue, so the job ends with every task exiting 0 and
+# sbatch --wait with 0. Rank r's output in $TMP/train<r>.{out,err}.
+slurm_sbatch_train() {
+  cat >"$TMP/train.sbatch" <<SBATCH
+#!/bin/bash
+srun -O --distribution=block --output="$TMP/train%t.out" --error="$TMP/train%t.err" \\
+  "$3" --cluster_resolver=slurm --slurm_jobs=ps:1,worker:2 --port_base=$2 \\
+  --steps=100 --log_every=10
+SBATCH
+  local rc
+  timeout 300 "${SLURM_WRAP[@]}" sbatch --wait -O -N "$1" -n 3 --job-name=tg_train \
+    --output="$TMP/train.log" "$TMP/train.sbatch" >"$TMP/sbatch.out" 2>&1
+  rc=$?
+  [[ $rc -eq 0 ]] || fail "sbatch --wait: exit status $rc: [$(cat "$TMP/sbatch.out")] job [$(cat "$TMP/train.log")]"
+  grep -q "exit code" "$TMP/train.log" && fail "batch job: [$(cat "$TMP/train.log")]"
+  grep -q "^/job:ps/replica:0/task:0: all 2 workers are done, stopping$" "$TMP/train0.out" ||
+    fail "ps did not end through the done queue: [$(cat "$TMP/train0.out")] [$(tail -n 5 "$TMP/train0.err")]"
 }

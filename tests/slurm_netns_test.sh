@@ -66,16 +66,7 @@ slurm_wait_idle 3
 echo "slurm up on 3 nodes in $((SECONDS - START)) s"
 
 # ---- srun: 1 ps + 2 workers, one per node ------------------------------------------
-slurm_run srun -O -N 3 -n 3 --distribution=block --job-name=tg_servers \
-  --output="$TMP/task%t.out" --error="$TMP/task%t.err" "$TG_SERVER" --cluster_resolver=slurm \
-  --slurm_jobs=ps:1,worker:2 --port_base=2222 >"$TMP/srun.out" 2>&1 &
-SRUN_PID=$!
-names=(ps worker0 worker1)
-task_ready() { grep -q "^tg_server ready " "$TMP/task$1.out" 2>/dev/null; }
-for rank in 0 1 2; do
-  wait_for 30 task_ready "$rank" ||
-    die "rank $rank (${names[$rank]}) not ready: srun [$(cat "$TMP/srun.out")] stderr [$(cat "$TMP/task$rank.err" 2>/dev/null)]"
-done
+slurm_srun_servers 3 2222 "$TG_SERVER"
 want="cluster resolver slurm (SLURM_PROCID=2 SLURM_LOCALID=0 SLURMD_NODENAME=n3"
 want+=" SLURM_STEP_NODELIST=n[1-3] SLURM_STEP_TASKS_PER_NODE=1(x3)): this task is"
 want+=" /job:worker/replica:0/task:1 at n3:2222"
@@ -97,19 +88,7 @@ else
 fi
 
 # ---- stop the step: scancel sends SIGTERM, the servers stop gracefully ----------
-job="$(timeout 5 "${SLURM_WRAP[@]}" squeue -h -n tg_servers -o %i)"
-[[ -n "$job" ]] || fail "squeue shows no tg_servers job"
-timeout 10 "${SLURM_WRAP[@]}" scancel --signal=TERM "$job.0" >"$TMP/scancel.out" 2>&1 ||
-  fail "scancel $job.0 failed: $(cat "$TMP/scancel.out")"
-wait_exit "$SRUN_PID"
-[[ $RC -ne 124 ]] || fail "srun still running 30 s after scancel"
-SRUN_PID=
-for rank in 0 1 2; do
-  grep -qF "tg_server: Terminated, stopping /job:" "$TMP/task$rank.err" ||
-    fail "rank $rank did not stop on SIGTERM: [$(cat "$TMP/task$rank.err")]"
-done
-no_jobs() { [[ -z "$(timeout 5 "${SLURM_WRAP[@]}" squeue -h 2>/dev/null)" ]]; }
-wait_for 30 no_jobs || fail "jobs left: [$(timeout 5 "${SLURM_WRAP[@]}" squeue 2>&1)]"
+slurm_stop_servers
 
 # ---- sbatch: distributed Fashion-MNIST on the three nodes -------------------------
 if [[ -z "$FASHION_MNIST" ]]; then
@@ -117,20 +96,8 @@ if [[ -z "$FASHION_MNIST" ]]; then
 elif [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
   echo "no Fashion-MNIST data (Debian's dataset-fashion-mnist): sbatch part not run"
 else
-  cat >"$TMP/train.sbatch" <<EOF
-#!/bin/bash
-srun -O --distribution=block --output="$TMP/train%t.out" --error="$TMP/train%t.err" \\
-  "$FASHION_MNIST" --cluster_resolver=slurm --slurm_jobs=ps:1,worker:2 --port_base=2222 \\
-  --steps=100 --log_every=10
-EOF
   START=$SECONDS
-  timeout 300 "${SLURM_WRAP[@]}" sbatch --wait -O -N 3 -n 3 --job-name=tg_train \
-    --output="$TMP/train.log" "$TMP/train.sbatch" >"$TMP/sbatch.out" 2>&1
-  rc=$?
-  [[ $rc -eq 0 ]] || fail "sbatch --wait: exit status $rc: [$(cat "$TMP/sbatch.out")] job [$(cat "$TMP/train.log")]"
-  grep -q "exit code" "$TMP/train.log" && fail "batch job: [$(cat "$TMP/train.log")]"
-  grep -q "^/job:ps/replica:0/task:0: all 2 workers are done, stopping$" "$TMP/train0.out" ||
-    fail "ps did not end through the done queue: [$(cat "$TMP/train0.out")] [$(tail -n 5 "$TMP/train0.err")]"
+  slurm_sbatch_train 3 2222 "$FASHION_MNIST"
   accuracy=$(sed -nE 's/^test_accuracy=(0\.[0-9]*)$/\1/p' "$TMP/train1.out")
   if [[ -n "$accuracy" ]] && grep -q "this task is /job:worker/replica:0/task:0 at n2:2222" "$TMP/train1.err"; then
     echo "ok: sbatch trained 1 ps + 2 workers on n1, n2, n3 in $((SECONDS - START)) s: test_accuracy=$accuracy"

@@ -55,16 +55,7 @@ echo "slurm up in $((SECONDS - START)) s"
 
 # ---- srun: 1 ps + 2 workers ------------------------------------------------------
 BASE="$(free_port_range 3)" || exit 1
-srun -O -N 1 -n 3 --distribution=block --job-name=tg_servers --output="$TMP/task%t.out" \
-  --error="$TMP/task%t.err" "$TG_SERVER" --cluster_resolver=slurm \
-  --slurm_jobs=ps:1,worker:2 --port_base="$BASE" >"$TMP/srun.out" 2>&1 &
-SRUN_PID=$!
-names=(ps worker0 worker1)
-task_ready() { grep -q "^tg_server ready " "$TMP/task$1.out" 2>/dev/null; }
-for rank in 0 1 2; do
-  wait_for 30 task_ready "$rank" ||
-    die "rank $rank (${names[$rank]}) not ready: srun [$(cat "$TMP/srun.out")] stderr [$(cat "$TMP/task$rank.err" 2>/dev/null)]"
-done
+slurm_srun_servers 1 "$BASE" "$TG_SERVER"
 want="tg_server ready /job:worker/replica:0/task:1 127.0.0.1:$((BASE + 2))"
 [[ "$(cat "$TMP/task2.out")" == "$want" ]] || fail "rank 2 ready line [$(cat "$TMP/task2.out")], want [$want]"
 want="cluster resolver slurm (SLURM_PROCID=0 SLURM_LOCALID=0 SLURMD_NODENAME=localhost"
@@ -79,46 +70,20 @@ rc=$?
 [[ "$out" == "z2b float [2,2] [[7,7],[7,7]]" ]] || fail "tg_run: stdout [$out]"
 
 # ---- stop the step: scancel sends SIGTERM, the servers stop gracefully ----------
-job="$(timeout 5 squeue -h -n tg_servers -o %i)"
-[[ -n "$job" ]] || fail "squeue shows no tg_servers job"
-timeout 10 scancel -v --signal=TERM "$job.0" >"$TMP/scancel.out" 2>&1 || fail "scancel $job.0 failed: $(cat "$TMP/scancel.out")"
-wait_exit "$SRUN_PID"
-[[ $RC -ne 124 ]] || fail "srun still running 30 s after scancel"
-SRUN_PID=
-# Each task stopped on the SIGTERM, and none exited non-zero (srun names those).
-for rank in 0 1 2; do
-  grep -qF "tg_server: Terminated, stopping /job:" "$TMP/task$rank.err" ||
-    fail "rank $rank did not stop on SIGTERM: [$(cat "$TMP/task$rank.err")]"
-done
+slurm_stop_servers
+# None exited non-zero (srun names those).
 grep -q "exit code" "$TMP/srun.out" && fail "srun: [$(cat "$TMP/srun.out")]"
-no_jobs() { [[ -z "$(timeout 5 squeue -h 2>/dev/null)" ]]; }
-wait_for 30 no_jobs || fail "jobs left: [$(timeout 5 squeue 2>&1)]"
 
 # ---- sbatch: distributed Fashion-MNIST, 1 ps + 2 workers, ending by itself ----
-# The batch script's srun starts the example's three tasks; the ps stops once
-# both workers' done tokens are in its queue, so the job ends with every task
-# exiting 0 and sbatch --wait with 0.
 if [[ -z "$FASHION_MNIST" ]]; then
   echo "no Fashion-MNIST example given: sbatch part not run"
 elif [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
   echo "no Fashion-MNIST data (Debian's dataset-fashion-mnist): sbatch part not run"
 else
   BASE="$(free_port_range 3)" || exit 1
-  cat >"$TMP/train.sbatch" <<EOF
-#!/bin/bash
-srun -O --distribution=block --output="$TMP/train%t.out" --error="$TMP/train%t.err" \\
-  "$FASHION_MNIST" --cluster_resolver=slurm --slurm_jobs=ps:1,worker:2 --port_base=$BASE \\
-  --steps=100 --log_every=10
-EOF
   START=$SECONDS
-  timeout 300 sbatch --wait -O -N 1 -n 3 --job-name=tg_train --output="$TMP/train.log" \
-    "$TMP/train.sbatch" >"$TMP/sbatch.out" 2>&1
-  rc=$?
+  slurm_sbatch_train 1 "$BASE" "$FASHION_MNIST"
   echo "sbatch job took $((SECONDS - START)) s"
-  [[ $rc -eq 0 ]] || fail "sbatch --wait: exit status $rc: [$(cat "$TMP/sbatch.out")] job [$(cat "$TMP/train.log")]"
-  grep -q "exit code" "$TMP/train.log" && fail "batch job: [$(cat "$TMP/train.log")]"
-  grep -q "^/job:ps/replica:0/task:0: all 2 workers are done, stopping$" "$TMP/train0.out" ||
-    fail "ps did not end through the done queue: [$(cat "$TMP/train0.out")] [$(tail -n 5 "$TMP/train0.err")]"
   grep -q "^test_accuracy=0\.[0-9]*$" "$TMP/train1.out" ||
     fail "chief printed no test_accuracy: [$(tail -n 5 "$TMP/train1.out")] [$(tail -n 5 "$TMP/train1.err")]"
 fi

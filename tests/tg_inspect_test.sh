@@ -23,18 +23,10 @@ fail() {
   failures=$((failures + 1))
 }
 
-# run ARGS...: runs tg_inspect (with $RUN_PATH as PATH when set), leaving
-# stdout in $OUT, stderr in $ERR and the exit status in $RC.
-run() {
-  PATH="${RUN_PATH:-$PATH}" "$TG_INSPECT" "$@" >"$TMP/out" 2>"$TMP/err"
-  RC=$?
-  OUT="$(cat "$TMP/out")"
-  ERR="$(cat "$TMP/err")"
-}
-
-expect_ok() {  # NAME
-  [[ $RC -eq 0 ]] || fail "$1: exit status $RC, stderr: $ERR"
-}
+# shellcheck source=tests/tool_lib.sh
+source "$(dirname "$0")/tool_lib.sh" || exit 1
+# run ARGS...: run_tool of tg_inspect (OUT, ERR, RC; PATH from $RUN_PATH when set).
+run() { run_tool "$TG_INSPECT" "$@"; }
 
 expect_line() {  # NAME LINE: stdout holds LINE exactly
   grep -qxF -- "$2" "$TMP/out" || fail "$1: no line [$2] in stdout:
@@ -47,15 +39,6 @@ expect_out() {  # NAME SUBSTRING...
   for s in "$@"; do
     [[ "$OUT" == *"$s"* ]] || fail "$name: stdout lacks [$s]:
 $OUT"
-  done
-}
-
-expect_error() {  # NAME EXIT_STATUS SUBSTRING...
-  local name="$1" status="$2" s
-  shift 2
-  [[ $RC -eq $status ]] || fail "$name: exit status $RC, expected $status; stderr: $ERR"
-  for s in "$@"; do
-    [[ "$ERR" == *"$s"* ]] || fail "$name: stderr [$ERR] lacks [$s]"
   done
 }
 

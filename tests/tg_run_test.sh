@@ -19,8 +19,8 @@ fail() {
   failures=$((failures + 1))
 }
 
-# shellcheck source=tests/tg_run_lib.sh
-source "$(dirname "$0")/tg_run_lib.sh" || exit 1
+# shellcheck source=tests/tool_lib.sh
+source "$(dirname "$0")/tool_lib.sh" || exit 1
 
 run_tg --graph="$GRAPH" --run=init --fetch=output_node,output_node2
 expect_ok "init then fetch" "output_node float [] 2
