@@ -15,7 +15,7 @@ Timer::~Timer() {
 Timer::Id Timer::Schedule(absl::Time when, std::function<void()> callback) {
   absl::MutexLock lock(&mu_);
   const Id id = next_id_++;
-  ++scheduled_;
+  if (when < sleeping_until_) earlier_ = true;
   queue_.emplace(std::make_pair(when, id), std::move(callback));
   by_id_.emplace(id, when);
   return id;
@@ -33,28 +33,22 @@ bool Timer::Cancel(Id id) {
 void Timer::Loop() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
-    if (queue_.empty()) {
-      mu_.Await(absl::Condition(
-          +[](Timer* t)
-               ABSL_NO_THREAD_SAFETY_ANALYSIS { return t->stopping_ || !t->queue_.empty(); },
-          this));
-      continue;
-    }
-    const absl::Time first = queue_.begin()->first.first;
-    if (absl::Now() < first) {
-      // Wakes early when an entry is scheduled (it may come first) or for
+    const absl::Time first =
+        queue_.empty() ? absl::InfiniteFuture() : queue_.begin()->first.first;
+    if (queue_.empty() || absl::Now() < first) {
+      // Wakes early when an entry due before `first` is scheduled, or for
       // stopping; a cancelled first entry just means waking for nothing.
-      struct Seen {
-        Timer* timer;
-        uint64_t scheduled;
-      } seen{this, scheduled_};
-      mu_.AwaitWithDeadline(absl::Condition(
-                                +[](Seen* s) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                  return s->timer->stopping_ ||
-                                         s->timer->scheduled_ != s->scheduled;
-                                },
-                                &seen),
-                            first);
+      sleeping_until_ = first;
+      earlier_ = false;
+      const absl::Condition woken(
+          +[](Timer* t) ABSL_NO_THREAD_SAFETY_ANALYSIS { return t->stopping_ || t->earlier_; },
+          this);
+      if (queue_.empty()) {
+        mu_.Await(woken);
+      } else {
+        mu_.AwaitWithDeadline(woken, first);
+      }
+      sleeping_until_ = absl::InfinitePast();  // awake: nothing needs to wake it
       continue;
     }
     auto entry = queue_.begin();

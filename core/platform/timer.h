@@ -44,7 +44,14 @@ class Timer {
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Id next_id_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t scheduled_ ABSL_GUARDED_BY(mu_) = 0;  // Schedule calls so far
+  // When the loop means to wake next (InfiniteFuture: when something is
+  // scheduled), and whether an entry came in that is due before that. Only
+  // such an entry wakes the loop: a busy worker arms a deadline per request
+  // and cancels it a moment later, and waking the loop for each of those,
+  // which are never due before the one it already waits for, cost a thread
+  // switch per request (docs/PERFORMANCE.md, issue 19).
+  absl::Time sleeping_until_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool earlier_ ABSL_GUARDED_BY(mu_) = false;
   // Ordered by time, then id; `by_id_` finds an entry's key.
   std::map<std::pair<absl::Time, Id>, std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   std::map<Id, absl::Time> by_id_ ABSL_GUARDED_BY(mu_);

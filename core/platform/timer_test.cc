@@ -36,6 +36,20 @@ TEST(TimerTest, AnEarlierEntryScheduledWhileWaitingRunsFirst) {
   EXPECT_FALSE(late_ran.HasBeenNotified());
 }
 
+TEST(TimerTest, AnEntryDueAfterACancelledFirstOneRunsOnTime) {
+  // The loop sleeps until the cancelled entry's time, wakes for nothing,
+  // and then waits for the later one (which did not wake it when scheduled).
+  Timer timer;
+  const Timer::Id first = timer.Schedule(absl::Now() + absl::Milliseconds(30), [] {});
+  absl::SleepFor(absl::Milliseconds(5));  // the loop now sleeps until `first`
+  ASSERT_TRUE(timer.Cancel(first));
+  absl::Notification later_ran;
+  const absl::Time later = absl::Now() + absl::Milliseconds(80);
+  timer.Schedule(later, [&] { later_ran.Notify(); });
+  ASSERT_TRUE(later_ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_GE(absl::Now(), later);
+}
+
 TEST(TimerTest, CancelledCallbacksNeverRun) {
   std::atomic<int> ran{0};
   {
