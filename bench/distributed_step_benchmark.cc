@@ -31,6 +31,12 @@
 //   BM_NullStep_MasterOnPs      the callable on a session whose master is the
 //                               ps itself: one RPC instead of two, to tell the
 //                               master's own cost from the second hop's
+//   BM_NullStep_OwnProcess      the callable on a grpc:// session whose master
+//                               is a one-task server in this very process, as
+//                               a MultiWorkerMirrored worker's is: no socket at
+//                               all (the bulk port's in-process calls); with
+//                               TG_BULK_IN_PROCESS=0, one loopback round trip
+//                               (run it both ways: bench/run.sh's rpc rows)
 //
 // --worker_target=grpc://H:P --ps_target=grpc://H:P (both, first on the
 // command line) use tasks already running instead of the two children (a
@@ -179,10 +185,10 @@ void StartProcesses(Processes* out) {
     AwaitReady(out->children.back(), std::chrono::steady_clock::now() + kStartupTimeout);
     out->echo_address = out->children.back().address;
     for (const bool callback_api : {false, true}) {
-      out->children.push_back(Spawn(
-          callback_api ? "callback relay" : "echo relay", [&](int fd, const sigset_t& signals) {
-            ServeEcho(out->echo_address, callback_api, fd, signals);
-          }));
+      out->children.push_back(Spawn(callback_api ? "callback relay" : "echo relay",
+                                    [&](int fd, const sigset_t& signals) {
+                                      ServeEcho(out->echo_address, callback_api, fd, signals);
+                                    }));
       AwaitReady(out->children.back(), std::chrono::steady_clock::now() + kStartupTimeout);
     }
     out->relay_address = out->children[1].address;
@@ -297,6 +303,22 @@ void BM_NullStep_MasterOnPs(benchmark::State& state) {
   RunCallableSteps(state, processes->ps_target);
 }
 
+void BM_NullStep_OwnProcess(benchmark::State& state) {
+  // A cluster of one task, "ps" (NullStepSession's graph lives there), served
+  // by this process; started once, after the children were forked.
+  static Server* own = [] {
+    absl::StatusOr<ClusterSpec> cluster =
+        ClusterSpec::FromFlag(absl::StrCat("ps=127.0.0.1:", FreePorts(1)[0]));
+    CheckOk(cluster.status(), "the own cluster");
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::Create(*cluster, "ps", 0, ConfigProto());
+    CheckOk(server.status(), "the own server");
+    CheckOk((*server)->Start(), "starting the own server");
+    return server->release();  // serves until the process exits
+  }();
+  RunCallableSteps(state, own->target());
+}
+
 // The work happens in other processes, so wall time is what counts.
 #define TG_RPC_BENCHMARK(fn)          \
   BENCHMARK(fn)                       \
@@ -311,6 +333,7 @@ TG_RPC_BENCHMARK(BM_GrpcRelayCallback);
 TG_RPC_BENCHMARK(BM_NullStep_SessionRun);
 TG_RPC_BENCHMARK(BM_NullStep_RunCallable);
 TG_RPC_BENCHMARK(BM_NullStep_MasterOnPs);
+TG_RPC_BENCHMARK(BM_NullStep_OwnProcess);
 
 }  // namespace
 }  // namespace tensorgrid

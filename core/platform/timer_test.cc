@@ -10,11 +10,13 @@
 namespace tensorgrid {
 namespace {
 
+// Each test declares its timer after what the callbacks touch: the timer
+// (its thread) goes first.
 TEST(TimerTest, RunsInTimeOrderWhateverTheScheduleOrder) {
-  Timer timer;
   absl::Mutex mu;
   std::vector<int> order;
   absl::Notification done;
+  Timer timer;
   const absl::Time now = absl::Now();
   for (int i : {3, 1, 2}) {
     timer.Schedule(now + absl::Milliseconds(20 * i), [&, i] {
@@ -28,8 +30,8 @@ TEST(TimerTest, RunsInTimeOrderWhateverTheScheduleOrder) {
 }
 
 TEST(TimerTest, AnEarlierEntryScheduledWhileWaitingRunsFirst) {
-  Timer timer;
   absl::Notification late_ran, early_ran;
+  Timer timer;
   timer.Schedule(absl::Now() + absl::Hours(1), [&] { late_ran.Notify(); });
   timer.Schedule(absl::Now(), [&] { early_ran.Notify(); });
   EXPECT_TRUE(early_ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
@@ -39,11 +41,11 @@ TEST(TimerTest, AnEarlierEntryScheduledWhileWaitingRunsFirst) {
 TEST(TimerTest, AnEntryDueAfterACancelledFirstOneRunsOnTime) {
   // The loop sleeps until the cancelled entry's time, wakes for nothing,
   // and then waits for the later one (which did not wake it when scheduled).
+  absl::Notification later_ran;
   Timer timer;
   const Timer::Id first = timer.Schedule(absl::Now() + absl::Milliseconds(30), [] {});
   absl::SleepFor(absl::Milliseconds(5));  // the loop now sleeps until `first`
   ASSERT_TRUE(timer.Cancel(first));
-  absl::Notification later_ran;
   const absl::Time later = absl::Now() + absl::Milliseconds(80);
   timer.Schedule(later, [&] { later_ran.Notify(); });
   ASSERT_TRUE(later_ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
@@ -53,11 +55,11 @@ TEST(TimerTest, AnEntryDueAfterACancelledFirstOneRunsOnTime) {
 TEST(TimerTest, CancelledCallbacksNeverRun) {
   std::atomic<int> ran{0};
   {
+    absl::Notification marker;
     Timer timer;
     const Timer::Id id = timer.Schedule(absl::Now() + absl::Milliseconds(50), [&] { ++ran; });
     EXPECT_TRUE(timer.Cancel(id));
     EXPECT_FALSE(timer.Cancel(id));
-    absl::Notification marker;
     timer.Schedule(absl::Now() + absl::Milliseconds(100), [&] { marker.Notify(); });
     ASSERT_TRUE(marker.WaitForNotificationWithTimeout(absl::Seconds(30)));
     // Destroying the timer drops what has not run.
@@ -67,8 +69,8 @@ TEST(TimerTest, CancelledCallbacksNeverRun) {
 }
 
 TEST(TimerTest, CancelAfterRunningIsFalse) {
-  Timer timer;
   absl::Notification ran;
+  Timer timer;
   const Timer::Id id = timer.Schedule(absl::Now(), [&] { ran.Notify(); });
   ASSERT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
   EXPECT_FALSE(timer.Cancel(id));

@@ -3,8 +3,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/timerfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "distributed/transport/answer_reader.h"
 #include "distributed/transport/frames.h"
 #include "distributed/transport/in_place.h"
+#include "distributed/transport/local_ports.h"
 
 namespace tensorgrid {
 namespace {
@@ -96,13 +97,23 @@ BulkClient::Fallback BulkClient::FallbackFor(bulk::ConnectFailure failure) {
 
 void BulkClient::FailWaiting() {
   std::map<int, Waiting> left;
+  std::set<std::shared_ptr<LocalWaiting>> local;
   {
     absl::MutexLock lock(&mu_);
     left.swap(waiting_);
+    local.swap(local_);
   }
   for (auto& [fd, w] : left) {
     w.fd.reset();
     w.Finish(Closing(w.what), Fallback::kNone);
+  }
+  for (const auto& waiting : local) {
+    bulk::LocalCallWithdraw withdraw;
+    {
+      absl::MutexLock lock(&waiting->mu);
+      withdraw = std::move(waiting->withdraw);
+    }
+    if (waiting->End(Closing("a call"), nullptr) && withdraw) withdraw();
   }
 }
 
@@ -218,6 +229,7 @@ void BulkClient::StartCall(int port, const std::string& token, const std::string
                                 " bytes or a token of ", token.size(), " bytes is out of range"),
         "", Fallback::kNone);
   }
+  if (CallInProcess(port, token, method, &request, deadline, read_here, &done)) return;
   std::string framed =
       bulk::EncodeCallRequest(token, addressee_, method, bulk::WaitMs(deadline), request);
   std::string().swap(request);  // not held twice while it is sent
@@ -229,6 +241,80 @@ void BulkClient::StartCall(int port, const std::string& token, const std::string
   w.call_done = std::move(done);
   w.read_here = read_here;
   Send(std::move(w), std::move(framed));
+}
+
+bool BulkClient::LocalWaiting::End(absl::Status status, bulk::LocalAnswer answer) {
+  absl::MutexLock lock(&mu);  // held while `done` runs: the destructor waits for it
+  if (ended) return false;
+  ended = true;
+  withdraw = nullptr;
+  std::string bytes;
+  if (status.ok() && answer) {
+    absl::StatusOr<std::string> made = answer();
+    if (made.ok()) {
+      bytes = *std::move(made);
+    } else {
+      status = made.status();
+    }
+  }
+  CallCallback run = std::move(done);
+  run(std::move(status), std::move(bytes), Fallback::kNone);
+  finished.store(true);
+  return true;
+}
+
+bool BulkClient::CallInProcess(int port, const std::string& token, const std::string& method,
+                               std::string* request, absl::Time deadline, bool read_here,
+                               CallCallback* done) {
+  // A port of this process: its handler runs here, with no socket and no
+  // thread of its own to wake.
+  bulk::LocalCallFn local = bulk::FindLocalPort(host(), port);
+  if (!local) return false;
+  auto waiting = std::make_shared<LocalWaiting>();
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return false;  // the socket's path says Cancelled
+    for (auto it = local_.begin(); it != local_.end();) {
+      it = (*it)->finished.load() ? local_.erase(it) : std::next(it);
+    }
+    local_.insert(waiting);
+  }
+  {
+    absl::MutexLock lock(&waiting->mu);
+    waiting->done = *done;
+  }
+  bulk::LocalCallWithdraw withdraw =
+      local(bulk::LocalCall{addressee_, token, method, request, deadline},
+            // Never touches the client, which may be gone by the time a withdrawn
+            // call's handler answers; the next call forgets it.
+            [waiting, read_here](absl::Status s, bulk::LocalAnswer answer) {
+              if (!read_here) return (void)waiting->End(std::move(s), std::move(answer));
+              absl::MutexLock lock(&waiting->mu);
+              waiting->answered = true;
+              waiting->status = std::move(s);
+              waiting->answer = std::move(answer);
+            });
+  if (!withdraw) {  // not taken: the socket, as if never asked
+    absl::MutexLock lock(&mu_);
+    local_.erase(waiting);
+    return false;
+  }
+  absl::Status status;
+  bulk::LocalAnswer answer;
+  {
+    absl::MutexLock lock(&waiting->mu);
+    if (!waiting->ended) waiting->withdraw = std::move(withdraw);
+    if (!read_here) return true;
+    // Bounded: the handler answers by the deadline's grace, the client's
+    // destructor ends it, or the port's Stop does.
+    waiting->mu.Await(absl::Condition(
+        +[](LocalWaiting* w) ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->answered || w->ended; },
+        waiting.get()));
+    status = waiting->status;
+    answer = std::move(waiting->answer);
+  }
+  waiting->End(std::move(status), std::move(answer));
+  return true;
 }
 
 void BulkClient::Send(Waiting w, std::string request) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -31,6 +32,7 @@
 #include "core/platform/env.h"
 #include "distributed/transport/connection_pool.h"
 #include "distributed/transport/frames.h"
+#include "distributed/transport/local_ports.h"
 #include "distributed/transport/socket.h"
 
 namespace tensorgrid {
@@ -166,6 +168,29 @@ class BulkClient {
     void Finish(absl::Status status, Fallback fallback, std::string answer = "");
   };
 
+  // A call made in process (local_ports.h), until it ends: the client's
+  // destructor ends it Cancelled and withdraws it, as it hangs up on a
+  // socket's.
+  struct LocalWaiting {
+    absl::Mutex mu;
+    bool ended ABSL_GUARDED_BY(mu) = false;  // `done` ran, or runs
+    CallCallback done ABSL_GUARDED_BY(mu);
+    bulk::LocalCallWithdraw withdraw ABSL_GUARDED_BY(mu);
+    // A caller that blocks (Call) makes the answer and runs `done` itself:
+    // the handler's answer waits here for it.
+    bool answered ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+    bulk::LocalAnswer answer ABSL_GUARDED_BY(mu);
+    std::atomic<bool> finished{false};  // `done` ran: the client may forget it
+    // Makes the answer's bytes and runs `done`, unless that happened; true
+    // if this call did.
+    bool End(absl::Status status, bulk::LocalAnswer answer);
+  };
+  // Runs the call on a port of this process when `port` is one (true),
+  // with no socket; `read_here` as for StartCall.
+  bool CallInProcess(int port, const std::string& token, const std::string& method,
+                     std::string* request, absl::Time deadline, bool read_here, CallCallback* done);
+
   // Makes the pool, the eventfd and the watcher on first use; Unavailable
   // when one cannot be made.
   absl::Status StartWatching() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -216,8 +241,9 @@ class BulkClient {
   std::atomic<bool> in_place_refused_{false};
   absl::Duration peer_silence_ = absl::Seconds(40);
   absl::Mutex mu_;
-  std::unique_ptr<ThreadPool> threads_ ABSL_GUARDED_BY(mu_);  // made on first use
-  std::map<int, Waiting> waiting_ ABSL_GUARDED_BY(mu_);       // by fd
+  std::unique_ptr<ThreadPool> threads_ ABSL_GUARDED_BY(mu_);            // made on first use
+  std::map<int, Waiting> waiting_ ABSL_GUARDED_BY(mu_);                 // by fd
+  std::set<std::shared_ptr<LocalWaiting>> local_ ABSL_GUARDED_BY(mu_);  // calls in process
   // When the watcher wakes next if nothing happens (for deadlines).
   absl::Time watcher_wakes_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   int sending_ ABSL_GUARDED_BY(mu_) = 0;  // SendOnPool calls scheduling work

@@ -51,6 +51,7 @@ absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string&
                                                               const Options& options) {
   TG_ASSIGN_OR_RETURN(bulk::Listener listener, bulk::Listen(host, options.port));
   auto state = std::make_shared<State>(options);
+  state->host = host;
   const int fd = listener.fd.get();
   {
     absl::MutexLock lock(&state->mu);
@@ -63,6 +64,16 @@ absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string&
     return errors::Unavailable("bulk port: cannot start its thread: ", e.what());
   }
   listener.fd.release();  // the accept loop closes it
+  // Clients of this process call straight in (local_ports.h).
+  if (options.serve_in_process) {
+    state->local_id = bulk::RegisterLocalPort(
+        listener.port, host,
+        [weak = std::weak_ptr<State>(state)](const bulk::LocalCall& call,
+                                             bulk::LocalCallDone done) -> bulk::LocalCallWithdraw {
+          std::shared_ptr<State> state = weak.lock();
+          return state == nullptr ? nullptr : state->CallHere(call, std::move(done));
+        });
+  }
   return std::unique_ptr<BulkServer>(new BulkServer(std::move(state), listener.port));
 }
 
@@ -111,8 +122,9 @@ void BulkServer::StopListening() {
 }
 
 void BulkServer::Stop() {
+  bulk::UnregisterLocalPort(port_, state_->local_id);
+  state_->StopLocalCalls();  // they have no connection to close
   absl::MutexLock lock(&state_->mu);
-  state_->stopped = true;
   state_->listening = false;
   state_->tickets.clear();
   if (state_->listener >= 0) shutdown(state_->listener, SHUT_RDWR);
@@ -199,8 +211,8 @@ void BulkServer::State::AcceptLoop(int fd_listening) {
     }
     sockaddr_storage address{};
     socklen_t address_size = sizeof(address);
-    bulk::UniqueFd fd(accept4(fd_listening, reinterpret_cast<sockaddr*>(&address),
-                              &address_size, SOCK_CLOEXEC));
+    bulk::UniqueFd fd(
+        accept4(fd_listening, reinterpret_cast<sockaddr*>(&address), &address_size, SOCK_CLOEXEC));
     const int error = fd.valid() ? 0 : errno;
     const bool exhausted =
         error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM;

@@ -85,6 +85,12 @@ class BulkServer {
     std::string task;
     // The port to listen on; 0: one the kernel picks.
     int port = 0;
+    // Clients of this process call its handlers directly (local_ports.h:
+    // no socket, the handler on the caller's thread; a blocking Call makes
+    // the answer on the caller's thread too, an asynchronous one on the
+    // thread that answers). False: only over the socket, as from another
+    // process (for tests of the socket itself).
+    bool serve_in_process = true;
   };
 
   // Listens on `host` ("127.0.0.1", "0.0.0.0", a name), on Options::port or

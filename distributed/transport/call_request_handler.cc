@@ -1,10 +1,16 @@
 // BulkServer's handler of calls: a method's request bytes in, its answer's
 // bytes out, through the handler a service registered (ServeCall).
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/framework/rendezvous.h"
 #include "core/platform/status.h"
+#include "core/platform/timer.h"
 #include "distributed/transport/server_state.h"
 #include "distributed/transport/socket.h"
 
@@ -91,6 +97,97 @@ bool BulkServer::State::ServeCall(int fd, absl::Time header_deadline) {
   iovec iov[2] = {{const_cast<char*>(header.data()), header.size()}, {bytes.data(), bytes.size()}};
   answering.Writing();
   return bulk::WriteFull(fd, iov, bytes.empty() ? 1 : 2);
+}
+
+namespace {
+// Ends calls from this process whose handler did not answer by their
+// deadline's grace, or by Stop's (made on first use, never destroyed).
+Timer& LocalCallTimer() {
+  static Timer* timer = new Timer();
+  return *timer;
+}
+absl::Status ShuttingDown() { return errors::Aborted("the task is shutting down"); }
+}  // namespace
+
+void BulkServer::State::StopLocalCalls() {
+  std::vector<std::pair<std::shared_ptr<Pending>, std::function<void(absl::Status)>>> calls;
+  absl::Time answer_by;
+  {
+    absl::MutexLock lock(&mu);
+    stopped = true;
+    if (stop_began == absl::InfiniteFuture()) stop_began = absl::Now();
+    answer_by = stop_began + options.stop_grace;
+    calls.assign(local_calls.begin(), local_calls.end());
+  }
+  for (auto& [pending, answer_client] : calls) {
+    pending->cancellation.StartCancel();
+    LocalCallTimer().Schedule(answer_by,
+                              [answer_client = answer_client] { answer_client(ShuttingDown()); });
+  }
+}
+
+bulk::LocalCallWithdraw BulkServer::State::CallHere(const bulk::LocalCall& call,
+                                                    bulk::LocalCallDone done) {
+  CallFn fn;
+  auto pending = std::make_shared<Pending>();
+  pending->await_handler = true;
+  const std::string what = absl::StrCat(call.method, " call");
+  if (absl::Status s = CheckToken(call.token, what); !s.ok()) {
+    done(std::move(s), nullptr);
+    return [] {};
+  }
+  {
+    absl::MutexLock lock(&mu);
+    auto it = calls.find(call.method);
+    if (stopped || !listening || it == calls.end() ||
+        call.request->size() > options.max_call_bytes ||
+        !CheckAddressee(call.addressee, what).ok()) {
+      return nullptr;  // the socket says why
+    }
+    fn = it->second;
+    ++calls_served;
+    ++unanswered;
+  }
+  // The client's answer, once: the handler's, DeadlineExceeded when it is
+  // late, or Aborted when Stop's grace ran out (it is cancelled then, and
+  // Stop still waits for it).
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto answer_client = [answered, done = std::move(done)](absl::Status s, Answer answer) {
+    if (!answered->exchange(true)) done(std::move(s), std::move(answer));
+  };
+  {
+    absl::MutexLock lock(&mu);
+    local_calls[pending] = [answer_client](absl::Status s) {
+      answer_client(std::move(s), nullptr);
+    };
+  }
+  const absl::Duration wait = std::max(absl::ZeroDuration(), call.deadline - absl::Now());
+  const Timer::Id timer = LocalCallTimer().Schedule(
+      call.deadline + bulk::kHandlerGrace, [pending, answer_client, what, wait] {
+        answer_client(
+            errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait)),
+            nullptr);
+        pending->cancellation.StartCancel();
+      });
+  fn(std::move(*call.request), call.deadline, &pending->cancellation,
+     [pending, self = shared_from_this(), answer_client, timer](absl::Status s, Answer answer) {
+       if (!pending->Settle(s, nullptr)) return;  // the answer goes to the client, not held here
+       LocalCallTimer().Cancel(timer);
+       {
+         absl::MutexLock lock(&self->mu);
+         --self->unanswered;
+         self->local_calls.erase(pending);
+         // As on the socket: a call Stop cancelled says why in our words.
+         if (self->stopped && (absl::IsCancelled(s) || absl::IsAborted(s))) {
+           s = IsDerivedError(s) ? MarkDerived(ShuttingDown()) : ShuttingDown();
+         }
+       }
+       if (!s.ok()) answer = nullptr;
+       answer_client(std::move(s), std::move(answer));
+     });
+  return [weak = std::weak_ptr<Pending>(pending)] {
+    if (auto pending = weak.lock()) pending->cancellation.StartCancel();
+  };
 }
 
 }  // namespace tensorgrid

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "distributed/transport/bulk_server.h"
+#include "distributed/transport/local_ports.h"
 
 namespace tensorgrid {
 
@@ -45,6 +47,13 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   bool ServeTensorRequest(int fd, bool rendezvous,
                           absl::Time header_deadline);  // tensor_request_handler.cc
   bool ServeCall(int fd, absl::Time header_deadline);   // call_request_handler.cc
+  // A call from this process (local_ports.h's LocalCallFn), with no socket:
+  // as ServeCall, the handler's answer or DeadlineExceeded past the
+  // deadline's grace (call_request_handler.cc).
+  bulk::LocalCallWithdraw CallHere(const bulk::LocalCall& call, bulk::LocalCallDone done);
+  // Stop's part for them: cancels each, and answers it Aborted by the
+  // stop grace if its handler has not answered (call_request_handler.cc).
+  void StopLocalCalls();
 
   // What a handler answers, possibly after we stopped waiting.
   struct Pending {
@@ -105,7 +114,9 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
                  std::string* addressee, std::string* name);
 
   const Options options;
-  const pid_t pid;  // for clients that read chunks in place
+  const pid_t pid;        // for clients that read chunks in place
+  std::string host;       // the host bound, for clients of this process (local_ports.h)
+  uint64_t local_id = 0;  // this port's registration there
   absl::Mutex mu;
   int listener ABSL_GUARDED_BY(mu) = -1;
   bool listening ABSL_GUARDED_BY(mu) = true;  // false once StopListening or Stop ran
@@ -128,6 +139,10 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // for the answer.
   std::set<int> awaiting ABSL_GUARDED_BY(mu);
   std::set<int> writing ABSL_GUARDED_BY(mu);  // of those, the ones whose answer goes out
+  // Calls from this process waiting for their handler, with what answers
+  // their client: Stop cancels them.
+  std::map<std::shared_ptr<Pending>, std::function<void(absl::Status)>> local_calls
+      ABSL_GUARDED_BY(mu);
   absl::Time stop_began ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
   int64_t in_place_reads ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);

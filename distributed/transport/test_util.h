@@ -63,7 +63,11 @@ inline int ConnectToLoopback(int port) {
 
 inline absl::Time Soon() { return absl::Now() + absl::Seconds(30); }
 
-inline std::unique_ptr<BulkServer> StartServer(BulkServer::Options options = {}) {
+// A server on loopback. Clients of the test reach it over its socket, as
+// from another process, unless `in_process` (local_ports.h).
+inline std::unique_ptr<BulkServer> StartServer(BulkServer::Options options = {},
+                                               bool in_process = false) {
+  options.serve_in_process = in_process;
   absl::StatusOr<std::unique_ptr<BulkServer>> server = BulkServer::Start("127.0.0.1", options);
   EXPECT_TRUE(server.ok()) << server.status();
   return *std::move(server);
