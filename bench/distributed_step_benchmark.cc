@@ -36,7 +36,7 @@
 //                               a MultiWorkerMirrored worker's is: no socket at
 //                               all (the bulk port's in-process calls); with
 //                               TG_BULK_IN_PROCESS=0, one loopback round trip
-//                               (run it both ways: bench/run.sh's rpc rows)
+//                               (bench/run.sh runs it both ways)
 //
 // --worker_target=grpc://H:P --ps_target=grpc://H:P (both, first on the
 // command line) use tasks already running instead of the two children (a

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Turns the JSON of bench/*_benchmark into one plain-text table.
 
-    report.py [--torch_rpc=torch_rpc.json] session.json executor.json matmul.json \
+    report.py [--torch_rpc=torch_rpc.json] [--own_socket=distributed_step_socket.json] \
+        session.json executor.json matmul.json \
         distributed_step.json recv_tensor.json
 
 --torch_rpc is the output of bench/torch_rpc_peer.py (a JSON object with
@@ -67,7 +68,7 @@ def load_torch_rpc(path):
         return {"available": False, "reason": f"cannot read {path}: {e}"}
 
 
-def distributed_rows(m, torch_rpc, rows):
+def distributed_rows(m, torch_rpc, own_socket, rows):
     """Null step rows: against the same binary's gRPC ping-pong (goal <= 3x),
     torch rpc_sync (goal: faster) and TensorFlow's ~1.8 ms (reference)."""
     ping = to_us(m["BM_GrpcPingPong"])
@@ -89,6 +90,15 @@ def distributed_rows(m, torch_rpc, rows):
             f"TF distributed null step ~{TF_DISTRIBUTED_STEP_US:g} us")
     vs_ping("null step, callable (3 processes)", "BM_NullStep_RunCallable", True)
     vs_ping("null step, callable, master on the ps", "BM_NullStep_MasterOnPs", False)
+    # The master in the client's own process: no socket, against the same
+    # step through the loopback socket (the binary run with TG_BULK_IN_PROCESS=0).
+    if "BM_NullStep_OwnProcess" in m:
+        us = to_us(m["BM_NullStep_OwnProcess"])
+        socket = own_socket.get("BM_NullStep_OwnProcess")
+        peer = f"through the socket {to_us(socket):.1f} us" if socket else "socket run missing"
+        ratio = f"{to_us(socket) / us:.1f}x" if socket else "-"
+        rows.append(("null step, callable, master in this process", f"{us:.1f} us", peer, ratio,
+                     "-", "-"))
     callable_us = to_us(m["BM_NullStep_RunCallable"])
     if torch_rpc.get("available"):
         peer = torch_rpc["median_us"]
@@ -133,10 +143,13 @@ def recv_tensor_rows(m, rows):
 
 def main(args):
     torch_path = None
+    own_socket = {}
     paths = []
     for a in args:
         if a.startswith("--torch_rpc="):
             torch_path = a[len("--torch_rpc="):]
+        elif a.startswith("--own_socket="):
+            own_socket = load_medians([a[len("--own_socket="):]])[0]
         else:
             paths.append(a)
     torch_rpc = load_torch_rpc(torch_path)
@@ -192,7 +205,7 @@ def main(args):
 
     distributed = "BM_GrpcPingPong" in m
     if distributed:
-        distributed_rows(m, torch_rpc, rows)
+        distributed_rows(m, torch_rpc, own_socket, rows)
 
     recv_tensor = "BM_RecvTensor/bytes:67108864" in m
     if recv_tensor:

@@ -38,6 +38,13 @@ for name in session executor matmul distributed_step recv_tensor; do
     >"$OUT_DIR/$name.txt" 2>&1
 done
 
+# BM_NullStep_OwnProcess's peer: the same step through the loopback socket.
+echo "running distributed_step_benchmark with TG_BULK_IN_PROCESS=0 ..." >&2
+TG_BULK_IN_PROCESS=0 "$BIN/distributed_step_benchmark" --benchmark_min_time="$MIN_TIME" \
+  --benchmark_filter=OwnProcess \
+  --benchmark_out="$OUT_DIR/distributed_step_socket.json" --benchmark_out_format=json \
+  >"$OUT_DIR/distributed_step_socket.txt" 2>&1
+
 # The peer of distributed_step: torch.distributed.rpc's rpc_sync, from
 # Debian's python3-torch. Without it the report says "not available" and why.
 echo "running torch_rpc_peer.py ..." >&2
@@ -52,7 +59,8 @@ fi
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
   "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-python3 bench/report.py --torch_rpc="$OUT_DIR/torch_rpc.json" "$OUT_DIR/session.json" \
+python3 bench/report.py --torch_rpc="$OUT_DIR/torch_rpc.json" \
+  --own_socket="$OUT_DIR/distributed_step_socket.json" "$OUT_DIR/session.json" \
   "$OUT_DIR/executor.json" "$OUT_DIR/matmul.json" "$OUT_DIR/distributed_step.json" \
   "$OUT_DIR/recv_tensor.json"
 echo
