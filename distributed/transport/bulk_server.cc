@@ -51,7 +51,6 @@ absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string&
                                                               const Options& options) {
   TG_ASSIGN_OR_RETURN(bulk::Listener listener, bulk::Listen(host, options.port));
   auto state = std::make_shared<State>(options);
-  state->host = host;
   const int fd = listener.fd.get();
   {
     absl::MutexLock lock(&state->mu);
@@ -123,7 +122,7 @@ void BulkServer::StopListening() {
 
 void BulkServer::Stop() {
   bulk::UnregisterLocalPort(port_, state_->local_id);
-  state_->StopLocalCalls();  // they have no connection to close
+  state_->StopLocalCalls();  // sets `stopped`; calls from this process have no connection to close
   absl::MutexLock lock(&state_->mu);
   state_->listening = false;
   state_->tickets.clear();

@@ -136,6 +136,13 @@ bulk::LocalCallWithdraw BulkServer::State::CallHere(const bulk::LocalCall& call,
     done(std::move(s), nullptr);
     return [] {};
   }
+  // The client's answer, once: the handler's, DeadlineExceeded when it is
+  // late, or Aborted when Stop's grace ran out (it is cancelled then, and
+  // Stop still waits for it).
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto answer_client = [answered, done = std::move(done)](absl::Status s, Answer answer) {
+    if (!answered->exchange(true)) done(std::move(s), std::move(answer));
+  };
   {
     absl::MutexLock lock(&mu);
     auto it = calls.find(call.method);
@@ -147,16 +154,8 @@ bulk::LocalCallWithdraw BulkServer::State::CallHere(const bulk::LocalCall& call,
     fn = it->second;
     ++calls_served;
     ++unanswered;
-  }
-  // The client's answer, once: the handler's, DeadlineExceeded when it is
-  // late, or Aborted when Stop's grace ran out (it is cancelled then, and
-  // Stop still waits for it).
-  auto answered = std::make_shared<std::atomic<bool>>(false);
-  auto answer_client = [answered, done = std::move(done)](absl::Status s, Answer answer) {
-    if (!answered->exchange(true)) done(std::move(s), std::move(answer));
-  };
-  {
-    absl::MutexLock lock(&mu);
+    // In the same step as the count: Stop either refuses the call above or
+    // finds it here.
     local_calls[pending] = [answer_client](absl::Status s) {
       answer_client(std::move(s), nullptr);
     };

@@ -115,8 +115,7 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
 
   const Options options;
   const pid_t pid;        // for clients that read chunks in place
-  std::string host;       // the host bound, for clients of this process (local_ports.h)
-  uint64_t local_id = 0;  // this port's registration there
+  uint64_t local_id = 0;  // this port's registration in local_ports.h (0: none)
   absl::Mutex mu;
   int listener ABSL_GUARDED_BY(mu) = -1;
   bool listening ABSL_GUARDED_BY(mu) = true;  // false once StopListening or Stop ran
