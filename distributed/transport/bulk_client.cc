@@ -113,7 +113,7 @@ void BulkClient::FailWaiting() {
       absl::MutexLock lock(&waiting->mu);
       withdraw = std::move(waiting->withdraw);
     }
-    if (waiting->End(Closing("a call"), nullptr) && withdraw) withdraw();
+    if (waiting->End(Closing(waiting->what), nullptr) && withdraw) withdraw();
   }
 }
 
@@ -271,6 +271,7 @@ bool BulkClient::CallInProcess(int port, const std::string& token, const std::st
   bulk::LocalCallFn local = bulk::FindLocalPort(host(), port);
   if (!local) return false;
   auto waiting = std::make_shared<LocalWaiting>();
+  waiting->what = absl::StrCat(method, " call");
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return false;  // the socket's path says Cancelled

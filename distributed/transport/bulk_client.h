@@ -172,6 +172,7 @@ class BulkClient {
   // destructor ends it Cancelled and withdraws it, as it hangs up on a
   // socket's.
   struct LocalWaiting {
+    std::string what;  // "RunStep call": for errors
     absl::Mutex mu;
     bool ended ABSL_GUARDED_BY(mu) = false;  // `done` ran, or runs
     CallCallback done ABSL_GUARDED_BY(mu);

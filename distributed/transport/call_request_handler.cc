@@ -160,15 +160,18 @@ bulk::LocalCallWithdraw BulkServer::State::CallHere(const bulk::LocalCall& call,
       answer_client(std::move(s), nullptr);
     };
   }
-  const absl::Duration wait = std::max(absl::ZeroDuration(), call.deadline - absl::Now());
+  // The socket's wait, capped as a request's (GrantedWait).
+  const absl::Duration wait =
+      std::clamp(call.deadline - absl::Now(), absl::ZeroDuration(), kBulkMaxWait);
+  const absl::Time deadline = absl::Now() + wait;
   const Timer::Id timer = LocalCallTimer().Schedule(
-      call.deadline + bulk::kHandlerGrace, [pending, answer_client, what, wait] {
+      deadline + bulk::kHandlerGrace, [pending, answer_client, what, wait] {
         answer_client(
             errors::DeadlineExceeded(what, ": no answer within ", absl::FormatDuration(wait)),
             nullptr);
         pending->cancellation.StartCancel();
       });
-  fn(std::move(*call.request), call.deadline, &pending->cancellation,
+  fn(std::move(*call.request), deadline, &pending->cancellation,
      [pending, self = shared_from_this(), answer_client, timer](absl::Status s, Answer answer) {
        if (!pending->Settle(s, nullptr)) return;  // the answer goes to the client, not held here
        LocalCallTimer().Cancel(timer);
