@@ -3,7 +3,9 @@
 // input. One pass over the windows, where oneDNN needs a forward pass for
 // its workspace and then a backward one (and has only a generic NCHW
 // backward: 8x slower than PyTorch's here). NHWC: one example per task,
-// channels innermost (vectorized); NCHW: one (example, channel) plane per task.
+// channels in the vector lanes; NCHW: one (example, channel) plane per
+// task, a row of windows in the lanes. No branch on the data: a select per
+// lane keeps the first maximum.
 #ifndef TENSORGRID_KERNELS_NN_MAX_POOL_GRAD_H_
 #define TENSORGRID_KERNELS_NN_MAX_POOL_GRAD_H_
 

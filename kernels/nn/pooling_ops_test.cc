@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <string>
@@ -159,6 +160,25 @@ TEST_F(PoolingTest, MaxPoolAndItsGradientMatchTheLoops) {
     Tensor out = GetOutput(0);
     ExpectTensorNear<float>(out, RefMaxPool(k, in.data<float>()), TensorShape(k.Dims(k.oh, k.ow)),
                             0);
+    Tensor grad = Random(k.Dims(k.oh, k.ow));
+    ASSERT_OK(Run(Node("MaxPoolGrad", k), {in, out, grad}));
+    ExpectTensorNear<float>(GetOutput(0), RefMaxPoolGrad(k, in.data<float>(), grad.data<float>()),
+                            in.shape(), 1e-5);
+  }
+}
+
+// Inputs of a few values only: windows hold several equal maxima, and the
+// gradient must go to the first in row-major order (as TensorFlow's does).
+TEST_F(PoolingTest, MaxPoolGradSendsTiesToTheFirstMaximum) {
+  for (int trial = 0; trial < 36; ++trial) {
+    Case k = RandomCase(trial);
+    SCOPED_TRACE(Node("MaxPoolGrad", k).def().DebugString());
+    Tensor in = Random(k.Dims(k.h, k.w));
+    for (int64_t i = 0; i < in.NumElements(); ++i) {
+      in.data<float>()[i] = std::floor(in.data<float>()[i] * 1.5f);  // -2, -1, 0 or 1
+    }
+    ASSERT_OK(Run(Node("MaxPool", k), {in}));
+    Tensor out = GetOutput(0);
     Tensor grad = Random(k.Dims(k.oh, k.ow));
     ASSERT_OK(Run(Node("MaxPoolGrad", k), {in, out, grad}));
     ExpectTensorNear<float>(GetOutput(0), RefMaxPoolGrad(k, in.data<float>(), grad.data<float>()),
