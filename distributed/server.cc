@@ -205,6 +205,7 @@ absl::Status Server::Start() {
     BulkServer::Options bulk_options;
     bulk_options.token = options_.security.auth_token;
     bulk_options.task = task_;
+    bulk_options.advertised_host = advertised_host_;
     // Calls in flight get the same time to finish as gRPC's at Stop.
     bulk_options.stop_grace = options_.stop_timeout;
     // As gRPC's: at most what one message can hold.

@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<BulkServer>> BulkServer::Start(const std::string&
   // Clients of this process call straight in (local_ports.h).
   if (options.serve_in_process) {
     state->local_id = bulk::RegisterLocalPort(
-        listener.port, host,
+        listener.port, host, options.advertised_host,
         [weak = std::weak_ptr<State>(state)](const bulk::LocalCall& call,
                                              bulk::LocalCallDone done) -> bulk::LocalCallWithdraw {
           std::shared_ptr<State> state = weak.lock();

@@ -85,6 +85,10 @@ class BulkServer {
     std::string task;
     // The port to listen on; 0: one the kernel picks.
     int port = 0;
+    // The name peers reach this task by (its cluster entry's host), when it
+    // binds another ("0.0.0.0"): clients of this process dialing it call
+    // straight in too (below).
+    std::string advertised_host;
     // Clients of this process call its handlers directly (local_ports.h:
     // no socket, the handler on the caller's thread; a blocking Call makes
     // the answer on the caller's thread too, an asynchronous one on the

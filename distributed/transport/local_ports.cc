@@ -13,7 +13,7 @@ namespace {
 
 struct LocalPort {
   uint64_t id = 0;
-  std::string bind_host;
+  std::string bind_host, advertised_host;
   LocalCallFn fn;
 };
 
@@ -44,11 +44,12 @@ bool IsAny(const std::string& host) { return host.empty() || host == "0.0.0.0" |
 
 }  // namespace
 
-uint64_t RegisterLocalPort(int port, const std::string& bind_host, LocalCallFn fn) {
+uint64_t RegisterLocalPort(int port, const std::string& bind_host,
+                           const std::string& advertised_host, LocalCallFn fn) {
   Registry& r = TheRegistry();
   absl::MutexLock lock(&r.mu);
   const uint64_t id = r.next_id++;
-  r.ports[port] = LocalPort{id, bind_host, std::move(fn)};
+  r.ports[port] = LocalPort{id, bind_host, advertised_host, std::move(fn)};
   return id;
 }
 
@@ -66,7 +67,8 @@ LocalCallFn FindLocalPort(const std::string& host, int port) {
   auto it = r.ports.find(port);
   if (it == r.ports.end()) return nullptr;
   const std::string& bound = it->second.bind_host;
-  const bool reaches = host == bound || (IsLoopback(host) && (IsLoopback(bound) || IsAny(bound)));
+  const bool reaches = host == bound || (!host.empty() && host == it->second.advertised_host) ||
+                       (IsLoopback(host) && (IsLoopback(bound) || IsAny(bound)));
   return reaches ? it->second.fn : nullptr;
 }
 

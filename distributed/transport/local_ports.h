@@ -5,8 +5,8 @@
 // (TensorFlow's LocalMaster does the same for a session's own master).
 // BulkServer registers its port; BulkClient looks it up before each call.
 //
-//   uint64_t id = bulk::RegisterLocalPort(port, "127.0.0.1", call_here);
-//   bulk::LocalCallFn fn = bulk::FindLocalPort("localhost", port);  // call_here
+//   uint64_t id = bulk::RegisterLocalPort(port, "0.0.0.0", "worker-0.svc", call_here);
+//   bulk::LocalCallFn fn = bulk::FindLocalPort("worker-0.svc", port);  // call_here
 //   bulk::UnregisterLocalPort(port, id);
 //
 // Off when TG_BULK_IN_PROCESS is "0" or "false" (every call then takes the
@@ -51,17 +51,19 @@ using LocalCallWithdraw = std::function<void()>;
 using LocalCallFn = std::function<LocalCallWithdraw(const LocalCall& call, LocalCallDone done)>;
 
 // Registers this process's port `port`, bound to `bind_host` (as given to
-// Listen: "127.0.0.1", "0.0.0.0", a name); the id unregisters it. A later
-// registration of the port (a new server after the old one stopped) takes
-// its place.
-uint64_t RegisterLocalPort(int port, const std::string& bind_host, LocalCallFn fn);
+// Listen: "127.0.0.1", "0.0.0.0", a name) and known to peers as
+// `advertised_host` too (the task's cluster entry; empty: none); the id
+// unregisters it. A later registration of the port (a new server after the
+// old one stopped) takes its place.
+uint64_t RegisterLocalPort(int port, const std::string& bind_host,
+                           const std::string& advertised_host, LocalCallFn fn);
 // Removes registration `id` of `port`, if it is still the port's.
 void UnregisterLocalPort(int port, uint64_t id);
 // The port of this process that a client dialing `host`:`port` reaches, or
-// an empty function: `host` is the port's bind host itself, or a loopback
-// name or address ("localhost", 127.x.x.x, ::1) when the port is bound to
-// loopback or to every address. (A non-loopback address of a port bound to
-// every address may name another machine: not taken.)
+// an empty function: `host` is the port's bind host or advertised host
+// itself, or a loopback name or address ("localhost", 127.x.x.x, ::1) when
+// the port is bound to loopback or to every address. (Any other address of
+// a port bound to every address may name another machine: not taken.)
 LocalCallFn FindLocalPort(const std::string& host, int port);
 
 }  // namespace bulk

@@ -37,24 +37,28 @@ std::string AnswerOf(const bulk::LocalCallFn& fn) {
 
 TEST(LocalPortsTest, AClientReachesAPortBoundToWhatItDials) {
   // Ports no test here listens on.
-  const uint64_t loopback = bulk::RegisterLocalPort(1, "127.0.0.1", Answering("loopback"));
-  const uint64_t any = bulk::RegisterLocalPort(2, "0.0.0.0", Answering("any"));
-  const uint64_t named = bulk::RegisterLocalPort(3, "n3", Answering("named"));
+  const uint64_t loopback = bulk::RegisterLocalPort(1, "127.0.0.1", "", Answering("loopback"));
+  const uint64_t any = bulk::RegisterLocalPort(2, "0.0.0.0", "worker-2.svc", Answering("any"));
+  const uint64_t named = bulk::RegisterLocalPort(3, "n3", "", Answering("named"));
   for (const char* host : {"127.0.0.1", "localhost", "127.0.0.2", "::1"}) {
     ASSERT_NE(bulk::FindLocalPort(host, 1), nullptr) << host;
     EXPECT_EQ(AnswerOf(bulk::FindLocalPort(host, 1)), "loopback");
     ASSERT_NE(bulk::FindLocalPort(host, 2), nullptr) << host;
   }
-  // Another machine's address may have a port 2 of its own.
+  // Another machine's address may have a port 2 of its own; the task's own
+  // name (its cluster entry) is this one.
   EXPECT_EQ(bulk::FindLocalPort("10.1.2.3", 1), nullptr);
   EXPECT_EQ(bulk::FindLocalPort("10.1.2.3", 2), nullptr);
+  ASSERT_NE(bulk::FindLocalPort("worker-2.svc", 2), nullptr);
+  EXPECT_EQ(AnswerOf(bulk::FindLocalPort("worker-2.svc", 2)), "any");
+  EXPECT_EQ(bulk::FindLocalPort("", 2), nullptr);
   ASSERT_NE(bulk::FindLocalPort("n3", 3), nullptr);
   EXPECT_EQ(bulk::FindLocalPort("localhost", 3), nullptr);
   EXPECT_EQ(bulk::FindLocalPort("n4", 3), nullptr);
   EXPECT_EQ(bulk::FindLocalPort("localhost", 4), nullptr);
   // A new server on the port takes its place; the old one's leaving then
   // does not remove it.
-  const uint64_t again = bulk::RegisterLocalPort(1, "127.0.0.1", Answering("again"));
+  const uint64_t again = bulk::RegisterLocalPort(1, "127.0.0.1", "", Answering("again"));
   bulk::UnregisterLocalPort(1, loopback);
   EXPECT_EQ(AnswerOf(bulk::FindLocalPort("localhost", 1)), "again");
   for (auto [port, id] : {std::pair{1, again}, {2, any}, {3, named}}) {
