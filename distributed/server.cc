@@ -300,6 +300,16 @@ int64_t Server::bulk_fetches() const {
   return bulk_ != nullptr ? bulk_->fetches() : 0;
 }
 
+int64_t Server::bulk_calls() const {
+  absl::MutexLock lock(&mu_);
+  return bulk_ != nullptr ? bulk_->calls() : 0;
+}
+
+int64_t Server::bulk_calls_in_process() const {
+  absl::MutexLock lock(&mu_);
+  return bulk_ != nullptr ? bulk_->calls_in_process() : 0;
+}
+
 std::string Server::address() const {
   absl::MutexLock lock(&mu_);
   return absl::StrCat(advertised_host_, ":", port_);

@@ -133,6 +133,10 @@ class Server {
   int bulk_port() const;
   // How many tensors peers have fetched from it so far.
   int64_t bulk_fetches() const;
+  // How many calls (steps, RunGraph) it served, and how many of those came
+  // from this process with no socket (docs/bulk_transfer.md).
+  int64_t bulk_calls() const;
+  int64_t bulk_calls_in_process() const;
 
  private:
   Server(const ClusterSpec& cluster, std::string task, std::string bind_host,

@@ -339,6 +339,53 @@ TEST(ServerTest, WildcardBindAdvertisesTheClusterEntry) {
   EXPECT_FALSE(devices->empty());
 }
 
+// A session on its own process's server (as every MultiWorkerMirrored
+// worker has) runs its steps with no socket; bound to every address, and
+// dialed at the advertised loopback address, as well.
+TEST(ServerTest, StepsOfASessionOnItsOwnProcessesServerTakeNoSocket) {
+  for (const char* bind : {"", "0.0.0.0"}) {
+    SCOPED_TRACE(bind);
+    auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
+    ASSERT_OK(cluster.status());
+    ServerOptions options;
+    options.bind_host = bind;
+    auto server = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+    ASSERT_OK(server.status());
+    ASSERT_OK((*server)->Start());
+    GraphDef graph;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        R"pb(node {
+               name: "c"
+               op: "Const"
+               attr {
+                 key: "dtype"
+                 value { type: DT_FLOAT }
+               }
+               attr {
+                 key: "value"
+                 value {
+                   tensor {
+                     dtype: DT_FLOAT
+                     tensor_shape {}
+                     float_val: 2
+                   }
+                 }
+               }
+             })pb",
+        &graph));
+    SessionOptions session_options;
+    session_options.target = (*server)->target();
+    auto session = NewSession(session_options);
+    ASSERT_OK(session.status());
+    ASSERT_OK((*session)->Create(graph));
+    std::vector<Tensor> out;
+    for (int step = 0; step < 3; ++step) ASSERT_OK((*session)->Run({}, {"c:0"}, {}, &out));
+    EXPECT_EQ(out[0].data<float>()[0], 2);
+    EXPECT_GE((*server)->bulk_calls(), 3);
+    EXPECT_EQ((*server)->bulk_calls_in_process(), (*server)->bulk_calls());
+  }
+}
+
 TEST(ServerTest, ExplicitBindHostStillAdvertisesTheClusterEntry) {
   const int port = FreePort();
   auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=localhost:", port));

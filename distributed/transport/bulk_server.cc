@@ -170,6 +170,11 @@ int64_t BulkServer::calls() const {
   return state_->calls_served;
 }
 
+int64_t BulkServer::calls_in_process() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->calls_in_process;
+}
+
 int64_t BulkServer::calls_waiting() const {
   absl::MutexLock lock(&state_->mu);
   return state_->unanswered;

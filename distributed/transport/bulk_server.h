@@ -184,6 +184,8 @@ class BulkServer {
   // answered), and calls served, over the bulk port (for tests and stats).
   int64_t fetches() const;
   int64_t calls() const;
+  // Of those calls, the ones made from this process with no socket.
+  int64_t calls_in_process() const;
   // Calls served whose handler has not answered yet.
   int64_t calls_waiting() const;
   // How many chunks clients copied straight out of this process's memory.

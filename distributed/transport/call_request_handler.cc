@@ -153,6 +153,7 @@ bulk::LocalCallWithdraw BulkServer::State::CallHere(const bulk::LocalCall& call,
     }
     fn = it->second;
     ++calls_served;
+    ++calls_in_process;
     ++unanswered;
     // In the same step as the count: Stop either refuses the call above or
     // finds it here.

@@ -87,6 +87,7 @@ TEST(InProcessCallTest, ABlockingCallRunsOnTheCallersThreadWithNoSocket) {
   EXPECT_EQ(handled, std::this_thread::get_id());
   EXPECT_EQ(encoded, std::this_thread::get_id());
   EXPECT_EQ(server->calls(), 1);
+  EXPECT_EQ(server->calls_in_process(), 1);
   EXPECT_EQ(server->calls_waiting(), 0);
 }
 
@@ -194,6 +195,7 @@ TEST(InProcessCallTest, APortThatStoppedListeningIsReachedByNoOne) {
   const auto result = Call(client, server->port(), "Reverse", "ab");
   EXPECT_NE(result->fallback, BulkClient::Fallback::kNone) << result->status;
   EXPECT_EQ(server->calls(), 0);
+  EXPECT_EQ(server->calls_in_process(), 0);
 }
 
 }  // namespace

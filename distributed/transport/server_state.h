@@ -132,6 +132,7 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   int threads ABSL_GUARDED_BY(mu) = 0;  // the accept loop + one per connection
   int64_t fetches ABSL_GUARDED_BY(mu) = 0;
   int64_t calls_served ABSL_GUARDED_BY(mu) = 0;
+  int64_t calls_in_process ABSL_GUARDED_BY(mu) = 0;  // of those
   // Calls served whose handler has not answered yet: Stop waits for them.
   int64_t unanswered ABSL_GUARDED_BY(mu) = 0;
   // The connections whose thread waits for a handler: Stop leaves them open
