@@ -40,7 +40,9 @@ bool IsLoopback(const std::string& host) {
   return host == "localhost" || absl::StartsWith(host, "127.") || host == "::1" || host == "[::1]";
 }
 
-bool IsAny(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
+bool IsAny(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
+}
 
 }  // namespace
 

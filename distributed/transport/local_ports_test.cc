@@ -40,6 +40,7 @@ TEST(LocalPortsTest, AClientReachesAPortBoundToWhatItDials) {
   const uint64_t loopback = bulk::RegisterLocalPort(1, "127.0.0.1", "", Answering("loopback"));
   const uint64_t any = bulk::RegisterLocalPort(2, "0.0.0.0", "worker-2.svc", Answering("any"));
   const uint64_t named = bulk::RegisterLocalPort(3, "n3", "", Answering("named"));
+  const uint64_t v6 = bulk::RegisterLocalPort(4, "[::]", "", Answering("v6"));
   for (const char* host : {"127.0.0.1", "localhost", "127.0.0.2", "::1"}) {
     ASSERT_NE(bulk::FindLocalPort(host, 1), nullptr) << host;
     EXPECT_EQ(AnswerOf(bulk::FindLocalPort(host, 1)), "loopback");
@@ -55,13 +56,15 @@ TEST(LocalPortsTest, AClientReachesAPortBoundToWhatItDials) {
   ASSERT_NE(bulk::FindLocalPort("n3", 3), nullptr);
   EXPECT_EQ(bulk::FindLocalPort("localhost", 3), nullptr);
   EXPECT_EQ(bulk::FindLocalPort("n4", 3), nullptr);
-  EXPECT_EQ(bulk::FindLocalPort("localhost", 4), nullptr);
+  ASSERT_NE(bulk::FindLocalPort("127.0.0.1", 4), nullptr);
+  EXPECT_EQ(bulk::FindLocalPort("10.1.2.3", 4), nullptr);
+  EXPECT_EQ(bulk::FindLocalPort("localhost", 5), nullptr);
   // A new server on the port takes its place; the old one's leaving then
   // does not remove it.
   const uint64_t again = bulk::RegisterLocalPort(1, "127.0.0.1", "", Answering("again"));
   bulk::UnregisterLocalPort(1, loopback);
   EXPECT_EQ(AnswerOf(bulk::FindLocalPort("localhost", 1)), "again");
-  for (auto [port, id] : {std::pair{1, again}, {2, any}, {3, named}}) {
+  for (auto [port, id] : {std::pair{1, again}, {2, any}, {3, named}, {4, v6}}) {
     bulk::UnregisterLocalPort(port, id);
     EXPECT_EQ(bulk::FindLocalPort("localhost", port), nullptr);
   }
