@@ -24,6 +24,13 @@
 // back-to-back calls have none; R is 20 up to 64 KiB, 10 up to 1 MiB, 4 up to
 // 16 MiB, else 2.
 //
+// Then the same rows again with each task's client in the task's own
+// process (impl=tensorgrid_own_client, tensorgrid_own_client_in_step and
+// its empty step), as a MultiWorkerMirrored worker steps its own server:
+// there a step reaches the master with no socket (the bulk port's
+// in-process calls); every task reports its per-step times to this process,
+// which takes the slowest per iteration as above.
+//
 // The tasks run distributed::Server exactly as tg_server does (default
 // ConfigProto), forked from this binary before it starts any thread, on
 // loopback ports picked free just before; every cluster is started up front
@@ -42,6 +49,7 @@
 //       algbw_GBps=... busbw_GBps=...      (on the same line)
 //   step impl=tensorgrid n=2 kind=empty iterations=200 median_us=...
 //   allreduce impl=tensorgrid_in_step n=2 bytes=4096 chained=20 ...
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -207,48 +215,85 @@ void OnEveryClient(int n, const std::function<void(int rank)>& step) {
   for (std::thread& t : threads) t.join();
 }
 
-// `warm_up` untimed then `k` timed runs of `handle` on every client at once;
-// the median over iterations of the slowest client's time, in seconds.
-double MedianStepSeconds(std::vector<Client>& clients, Session::CallableHandle Client::*handle,
-                         int warm_up, int k, const std::string& what) {
-  const int n = static_cast<int>(clients.size());
-  std::vector<std::vector<double>> seconds(n, std::vector<double>(k));
-  OnEveryClient(n, [&](int rank) {
-    Client& c = clients[rank];
-    std::vector<Tensor> out;
-    for (int i = 0; i < warm_up + k; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      CheckOk(c.session->RunCallable(c.*handle, {}, &out, nullptr),
-              absl::StrCat(what, ", step ", i, " on task ", rank, " of ", n));
-      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      if (i >= warm_up) seconds[rank][i - warm_up] = took.count();
-    }
-  });
+// `warm_up` untimed then `k` timed runs of `handle` on `c` (task `rank` of
+// `n`): each timed run's seconds.
+std::vector<double> StepTimes(Client& c, Session::CallableHandle Client::*handle, int warm_up,
+                              int k, const std::string& what, int rank, int n) {
+  std::vector<double> seconds(k);
+  std::vector<Tensor> out;
+  for (int i = 0; i < warm_up + k; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    CheckOk(c.session->RunCallable(c.*handle, {}, &out, nullptr),
+            absl::StrCat(what, ", step ", i, " on task ", rank, " of ", n));
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (i >= warm_up) seconds[i - warm_up] = took.count();
+  }
+  return seconds;
+}
+
+// The median over iterations of the slowest rank's time (`seconds[rank][i]`).
+double SlowestMedian(const std::vector<std::vector<double>>& seconds) {
+  const size_t k = seconds.at(0).size();
   std::vector<double> slowest(k, 0.0);
-  for (int rank = 0; rank < n; ++rank) {
-    for (int i = 0; i < k; ++i) slowest[i] = std::max(slowest[i], seconds[rank][i]);
+  for (const std::vector<double>& rank : seconds) {
+    for (size_t i = 0; i < k; ++i) slowest[i] = std::max(slowest[i], rank.at(i));
   }
   std::sort(slowest.begin(), slowest.end());
   return k % 2 ? slowest[k / 2] : (slowest[k / 2 - 1] + slowest[k / 2]) / 2;
 }
 
-// One concurrent step of `check` on every client: every element of its
+// StepTimes on every client at once; SlowestMedian of them, in seconds.
+double MedianStepSeconds(std::vector<Client>& clients, Session::CallableHandle Client::*handle,
+                         int warm_up, int k, const std::string& what) {
+  const int n = static_cast<int>(clients.size());
+  std::vector<std::vector<double>> seconds(n);
+  OnEveryClient(n, [&](int rank) {
+    seconds[rank] = StepTimes(clients[rank], handle, warm_up, k, what, rank, n);
+  });
+  return SlowestMedian(seconds);
+}
+
+// One step of `check` on `c` (task `rank` of `n`): every element of its
 // fetch must be `expected`.
+void CheckSum(Client& c, Session::CallableHandle Client::*check, float expected,
+              const std::string& what, int rank, int n) {
+  std::vector<Tensor> out;
+  CheckOk(c.session->RunCallable(c.*check, {}, &out, nullptr),
+          absl::StrCat("check step of ", what, " on task ", rank, " of ", n));
+  const float* sum = out.at(0).data<float>();
+  for (int64_t i = 0; i < out[0].NumElements(); ++i) {
+    if (sum[i] != expected) {
+      Die(absl::StrCat(what, " over ", n, " tasks: element ", i, " on task ", rank, " is ", sum[i],
+                       ", not ", expected));
+    }
+  }
+}
+
+// CheckSum on every client at once.
 void CheckSums(std::vector<Client>& clients, Session::CallableHandle Client::*check, float expected,
                const std::string& what) {
   const int n = static_cast<int>(clients.size());
-  OnEveryClient(n, [&](int rank) {
-    std::vector<Tensor> out;
-    CheckOk(clients[rank].session->RunCallable(clients[rank].*check, {}, &out, nullptr),
-            absl::StrCat("check step of ", what, " on task ", rank, " of ", n));
-    const float* sum = out.at(0).data<float>();
-    for (int64_t i = 0; i < out[0].NumElements(); ++i) {
-      if (sum[i] != expected) {
-        Die(absl::StrCat(what, " over ", n, " tasks: element ", i, " on task ", rank, " is ",
-                         sum[i], ", not ", expected));
-      }
-    }
-  });
+  OnEveryClient(n, [&](int rank) { CheckSum(clients[rank], check, expected, what, rank, n); });
+}
+
+void PrintRows(const std::string& impl, int n, int64_t bytes, int k, double empty, double t,
+               double per, int chained) {
+  if (empty >= 0) {
+    std::printf("step impl=%s n=%d kind=empty iterations=%d median_us=%.1f\n", impl.c_str(), n, k,
+                empty * 1e6);
+  }
+  const double algbw = static_cast<double>(bytes) / t / 1e9;
+  std::printf(
+      "allreduce impl=%s n=%d bytes=%lld iterations=%d median_us=%.1f "
+      "algbw_GBps=%.4f busbw_GBps=%.4f\n",
+      impl.c_str(), n, static_cast<long long>(bytes), k, t * 1e6, algbw, algbw * 2 * (n - 1) / n);
+  const double chained_algbw = static_cast<double>(bytes) / per / 1e9;
+  std::printf(
+      "allreduce impl=%s_in_step n=%d bytes=%lld chained=%d iterations=%d "
+      "median_us=%.1f algbw_GBps=%.4f busbw_GBps=%.4f\n",
+      impl.c_str(), n, static_cast<long long>(bytes), chained, k, per * 1e6, chained_algbw,
+      chained_algbw * 2 * (n - 1) / n);
+  std::fflush(stdout);
 }
 
 void MeasureCluster(const std::vector<std::string>& tasks, const std::vector<int64_t>& sizes) {
@@ -266,26 +311,123 @@ void MeasureCluster(const std::vector<std::string>& tasks, const std::vector<int
     CheckSums(clients, &Client::check_chain, std::pow(static_cast<float>(n), chained),
               absl::StrCat(chained, " chained ", what));
     const auto [warm_up, k] = Iterations(bytes);
-    if (s == 0) {
-      const double empty = MedianStepSeconds(clients, &Client::empty, warm_up, k, "empty step");
-      std::printf("step impl=tensorgrid n=%d kind=empty iterations=%d median_us=%.1f\n", n, k,
-                  empty * 1e6);
-    }
+    const double empty =
+        s == 0 ? MedianStepSeconds(clients, &Client::empty, warm_up, k, "empty step") : -1;
     const double t = MedianStepSeconds(clients, &Client::reduce, warm_up, k, "all-reduce");
-    const double algbw = static_cast<double>(bytes) / t / 1e9;
-    std::printf(
-        "allreduce impl=tensorgrid n=%d bytes=%lld iterations=%d median_us=%.1f "
-        "algbw_GBps=%.4f busbw_GBps=%.4f\n",
-        n, static_cast<long long>(bytes), k, t * 1e6, algbw, algbw * 2 * (n - 1) / n);
     const double per =
         MedianStepSeconds(clients, &Client::chain, warm_up, k, "chained all-reduces") / chained;
-    const double chained_algbw = static_cast<double>(bytes) / per / 1e9;
-    std::printf(
-        "allreduce impl=tensorgrid_in_step n=%d bytes=%lld chained=%d iterations=%d "
-        "median_us=%.1f algbw_GBps=%.4f busbw_GBps=%.4f\n",
-        n, static_cast<long long>(bytes), chained, k, per * 1e6, chained_algbw,
-        chained_algbw * 2 * (n - 1) / n);
-    std::fflush(stdout);
+    PrintRows("tensorgrid", n, bytes, k, empty, t, per, chained);
+  }
+}
+
+// ---- each task's client in its own process --------------------------------------
+
+// Task `index` as a MultiWorkerMirrored worker runs: its server and, in the
+// same process, the client stepping it (no socket between them: the bulk
+// port's in-process calls). Waits for a byte on `go_fd`, then for each size
+// checks the sums and reports "times KIND s1 s2 ..." (KIND empty, only for
+// the first size, then reduce and chain) for its K timed steps; then serves
+// until StopChildren.
+void ServeTaskWithClient(const ClusterSpec& cluster, int index, int n,
+                         const std::vector<int64_t>& sizes, int go_fd, int report_fd,
+                         const sigset_t& signals) {
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(cluster, "worker", index, ConfigProto());
+  absl::Status status = server.ok() ? (*server)->Start() : server.status();
+  if (!status.ok()) {
+    Report(report_fd, "error " + status.ToString());
+    _exit(1);
+  }
+  Report(report_fd, "ready " + (*server)->address());
+  char go;
+  if (read(go_fd, &go, 1) != 1) _exit(0);  // the parent went away
+  auto report = [&](const std::string& kind, const std::vector<double>& seconds) {
+    Report(report_fd, absl::StrCat("times ", kind, " ", absl::StrJoin(seconds, " ")));
+  };
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const int64_t bytes = sizes[s];
+    Client client = OpenClient((*server)->address(), index, n, bytes, static_cast<int>(s) + 1);
+    const std::string what = absl::StrCat("all-reduce of ", bytes, " bytes");
+    CheckSum(client, &Client::check, static_cast<float>(n), what, index, n);
+    const int chained = Chained(bytes);
+    CheckSum(client, &Client::check_chain, std::pow(static_cast<float>(n), chained),
+             absl::StrCat(chained, " chained ", what), index, n);
+    const auto [warm_up, k] = Iterations(bytes);
+    if (s == 0)
+      report("empty", StepTimes(client, &Client::empty, warm_up, k, "empty step", index, n));
+    report("reduce", StepTimes(client, &Client::reduce, warm_up, k, "all-reduce", index, n));
+    report("chain", StepTimes(client, &Client::chain, warm_up, k, "chained all-reduces", index, n));
+  }
+  // Serves until StopChildren: a peer may still be taking this task's last chunks.
+  int signal = 0;
+  sigwait(&signals, &signal);
+  (*server)->Stop();
+}
+
+// N such tasks, each a child process, waiting for MeasureOwnClients. Call
+// while this process has one thread.
+struct OwnClientCluster {
+  std::vector<Child> children;
+  std::vector<int> go_fds;  // a byte to each starts its client
+};
+OwnClientCluster StartOwnClientCluster(int n, const std::vector<int64_t>& sizes) {
+  const std::vector<int> ports = FreePorts(n);
+  if (ports.empty()) Die(absl::StrCat("cannot pick ", n, " free loopback ports"));
+  std::vector<std::string> addresses;
+  for (int port : ports) addresses.push_back(absl::StrCat("localhost:", port));
+  absl::StatusOr<ClusterSpec> cluster =
+      ClusterSpec::FromFlag("worker=" + absl::StrJoin(addresses, ","));
+  CheckOk(cluster.status(), "cluster");
+  OwnClientCluster out;
+  for (int i = 0; i < n; ++i) {
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) != 0) Die("pipe2 failed");
+    out.children.push_back(Spawn(absl::StrCat(TaskName("worker", i), " of ", n, " (own client)"),
+                                 [&](int fd, const sigset_t& signals) {
+                                   close(go[1]);
+                                   ServeTaskWithClient(*cluster, i, n, sizes, go[0], fd, signals);
+                                 }));
+    close(go[0]);
+    out.go_fds.push_back(go[1]);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
+  for (Child& child : out.children) AwaitReady(child, deadline);
+  return out;
+}
+
+// Starts every task's own client and prints its rows
+// (impl=tensorgrid_own_client, as MeasureCluster's).
+void MeasureOwnClients(OwnClientCluster& cluster, const std::vector<int64_t>& sizes) {
+  const int n = static_cast<int>(cluster.children.size());
+  for (int fd : cluster.go_fds) {
+    if (write(fd, "g", 1) != 1) Die("cannot start a task's client");
+  }
+  // Each line comes within a step's bound times the steps of a row.
+  auto times = [&](const std::string& kind, int k) {
+    std::vector<std::vector<double>> seconds;
+    for (Child& child : cluster.children) {
+      const std::string line =
+          bench::ReadLine(child, std::chrono::steady_clock::now() + std::chrono::seconds(600));
+      const std::vector<std::string> fields = absl::StrSplit(line, ' ');
+      if (fields.size() != static_cast<size_t>(k) + 2 || fields[0] != "times" ||
+          fields[1] != kind) {
+        Die(absl::StrCat(child.name, ": expected ", k, " ", kind, " times, got: ", line));
+      }
+      std::vector<double> row(k);
+      for (int i = 0; i < k; ++i) {
+        if (!absl::SimpleAtod(fields[i + 2], &row[i])) Die(child.name + ": bad time in " + line);
+      }
+      seconds.push_back(std::move(row));
+    }
+    return SlowestMedian(seconds);
+  };
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const int64_t bytes = sizes[s];
+    const auto [warm_up, k] = Iterations(bytes);
+    const double empty = s == 0 ? times("empty", k) : -1;
+    const double t = times("reduce", k);
+    const double per = times("chain", k) / Chained(bytes);
+    PrintRows("tensorgrid_own_client", n, bytes, k, empty, t, per, Chained(bytes));
   }
 }
 
@@ -328,8 +470,11 @@ int main(int argc, char** argv) {
   }
   // Every cluster starts now, while this process has a single thread.
   std::vector<std::vector<bench::Child>> clusters;
+  std::vector<OwnClientCluster> own_clusters;
   if (external.empty()) {
     for (int64_t n : ranks) clusters.push_back(StartCluster(static_cast<int>(n)));
+    for (int64_t n : ranks)
+      own_clusters.push_back(StartOwnClientCluster(static_cast<int>(n), sizes));
   }
   std::thread([timeout_s] {
     std::this_thread::sleep_for(std::chrono::seconds(timeout_s));
@@ -346,6 +491,12 @@ int main(int argc, char** argv) {
     for (const bench::Child& task : cluster) addresses.push_back(task.address);
     MeasureCluster(addresses, sizes);
     StopChildren(cluster);
+  }
+  for (OwnClientCluster& cluster : own_clusters) {
+    std::fprintf(stderr, "allreduce_benchmark: %zu tasks, each with its own client ...\n",
+                 cluster.children.size());
+    MeasureOwnClients(cluster, sizes);
+    StopChildren(cluster.children);
   }
   return 0;
 }

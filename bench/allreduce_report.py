@@ -7,8 +7,8 @@ bandwidth, with the issue's goals.
 
 Lines read (others are ignored):
 
-    allreduce impl=tensorgrid|tensorgrid_in_step|gloo|mpi|tcp_ring n=N bytes=B ... median_us=T ... busbw_GBps=X
-    step impl=tensorgrid n=N kind=empty ... median_us=T
+    allreduce impl=tensorgrid|tensorgrid_in_step|tensorgrid_own_client|tensorgrid_own_client_in_step|gloo|mpi|tcp_ring n=N bytes=B ... median_us=T ... busbw_GBps=X
+    step impl=tensorgrid|tensorgrid_own_client n=N kind=empty ... median_us=T
     tcp bytes=B ... GBps=X
     skip impl=mpi ... reason=...
 
@@ -23,6 +23,11 @@ their number, as the peers' back-to-back calls are timed). At 64 MiB the
 table also gives each figure as a fraction of the TCP ring (impl=tcp_ring):
 the bytes a ring all-reduce moves, moved by n processes over loopback TCP
 with no arithmetic, the floor of any TCP all-reduce on the machine.
+
+A second table gives the same all-reduces with each task's client in the
+task's own process (impl=tensorgrid_own_client), as a MultiWorkerMirrored
+worker steps its own server: there the step reaches the master with no
+socket. Its goal is issue 19's: at or above MPI_Allreduce at every size.
 """
 import collections
 import statistics
@@ -33,7 +38,7 @@ LARGE = 64 << 20
 
 
 def parse(paths):
-    """figures[(impl, n, bytes)] = [(us, busbw GB/s), ...], empty[n] = [us],
+    """figures[(impl, n, bytes)] = [(us, busbw GB/s), ...], empty[(impl, n)] = [us],
     tcp = [GB/s], skips = [line]."""
     figures = collections.defaultdict(list)
     empty = collections.defaultdict(list)
@@ -52,7 +57,7 @@ def parse(paths):
                     busbw = b / (us * 1e-6) / 1e9 * 2 * (n - 1) / n
                     figures[(fields["impl"], n, b)].append((us, busbw))
                 elif kind == "step" and fields.get("kind") == "empty":
-                    empty[int(fields["n"])].append(float(fields["median_us"]))
+                    empty[(fields["impl"], int(fields["n"]))].append(float(fields["median_us"]))
                 elif kind == "tcp":
                     tcp.append(float(fields["GBps"]))
                 elif kind == "skip":
@@ -82,7 +87,7 @@ def show(figure):
 def main(paths):
     figures, empty, tcp, skips = parse(paths)
     tcp_gbps = statistics.median(tcp) if tcp else None
-    keys = sorted({(n, b) for (_, n, b) in figures})
+    keys = sorted({(n, b) for (impl, n, b) in figures if not impl.startswith("tensorgrid_own")})
     header = ("n", "size", "tensorgrid busbw: step", "in-step", "gloo busbw", "vs gloo", "MPI busbw",
               "vs MPI", "goals (step / in-step)")
     rows = []
@@ -131,11 +136,41 @@ def main(paths):
         stream = f" ({bw / tcp_gbps:.2f}x the stream)" if tcp_gbps else ""
         print(f"TCP ring floor, n={n}: the bytes of a {size_name(b)} ring all-reduce moved with no "
               f"arithmetic in {us / 1e3:.1f} ms, busbw {bw:.3g} GB/s{stream}")
-    for n in sorted(empty):
-        print(f"tensorgrid empty step (NoOp on every task, {n} concurrent clients): "
-              f"{statistics.median(empty[n]):.0f} us, included in every 'step' time above")
+    for (impl, n) in sorted(empty):
+        if impl == "tensorgrid":
+            print(f"tensorgrid empty step (NoOp on every task, {n} concurrent clients): "
+                  f"{statistics.median(empty[(impl, n)]):.0f} us, included in every 'step' time above")
+    own_client_table(figures, empty)
     for s in skips:
         print(f"skipped: {s}")
+
+
+def own_client_table(figures, empty):
+    """The rows with each task's client in its own process, against MPI."""
+    keys = sorted({(n, b) for (impl, n, b) in figures if impl == "tensorgrid_own_client"})
+    if not keys:
+        return
+    print()
+    print("Each task's client in the task's own process (as MultiWorkerMirrored workers run):")
+    header = ("n", "size", "step", "in-step", "MPI", "vs MPI (step / in-step)", ">= MPI")
+    rows = []
+    for n, b in keys:
+        ours = median_figure(figures.get(("tensorgrid_own_client", n, b)))
+        in_step = median_figure(figures.get(("tensorgrid_own_client_in_step", n, b)))
+        mpi = median_figure(figures.get(("mpi", n, b)))
+        ratio = lambda mine: f"{mine[1] / mpi[1]:.2f}x" if mine and mpi else "-"
+        verdict = lambda mine: ("met" if mine[1] >= mpi[1] else "NOT met") if mine and mpi else "-"
+        rows.append((str(n), size_name(b), show(ours), show(in_step), show(mpi),
+                     f"{ratio(ours)} / {ratio(in_step)}", f"{verdict(ours)} / {verdict(in_step)}"))
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    print(line(header))
+    print("-+-".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+    for (impl, n) in sorted(empty):
+        if impl == "tensorgrid_own_client":
+            print(f"its empty step (NoOp, {n} tasks): {statistics.median(empty[(impl, n)]):.1f} us")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ Child Spawn(const std::string& name,
   return child;
 }
 
-void AwaitReady(Child& child, std::chrono::steady_clock::time_point deadline) {
+std::string ReadLine(Child& child, std::chrono::steady_clock::time_point deadline) {
   std::string line;
   char c;
   while (line.empty() || line.back() != '\n') {
@@ -65,14 +65,20 @@ void AwaitReady(Child& child, std::chrono::steady_clock::time_point deadline) {
         deadline - std::chrono::steady_clock::now());
     pollfd fd = {child.ready_fd, POLLIN, 0};
     if (left.count() <= 0 || poll(&fd, 1, static_cast<int>(left.count())) == 0) {
-      Die(absl::StrCat(child.name, " not ready in time"));
+      Die(absl::StrCat(child.name, " said nothing in time"));
     }
     const ssize_t n = read(child.ready_fd, &c, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) Die(absl::StrCat(child.name, " exited before it was ready"));
+    if (n <= 0) Die(absl::StrCat(child.name, " exited"));
     line += c;
   }
   line.pop_back();
+  if (absl::StartsWith(line, "error ")) Die(absl::StrCat(child.name, ": ", line));
+  return line;
+}
+
+void AwaitReady(Child& child, std::chrono::steady_clock::time_point deadline) {
+  const std::string line = ReadLine(child, deadline);
   if (!absl::StartsWith(line, "ready ")) Die(absl::StrCat(child.name, ": ", line));
   child.address = line.substr(6);
 }

@@ -50,6 +50,9 @@ Child Spawn(const std::string& name,
 
 // Waits until `deadline` for the child's "ready ADDRESS" line.
 void AwaitReady(Child& child, std::chrono::steady_clock::time_point deadline);
+// The child's next line (after "ready"), read by `deadline`; "error ..."
+// ends the run.
+std::string ReadLine(Child& child, std::chrono::steady_clock::time_point deadline);
 
 // SIGTERM to each child, up to 10 s for all of them to exit, then SIGKILL.
 void StopChildren(std::vector<Child>& children);
