@@ -109,8 +109,11 @@ int Chained(int64_t bytes) {
 
 // ---- the clusters ---------------------------------------------------------------
 
-// Task `index` of `cluster`'s worker job, as tg_server runs it.
-void ServeTask(const ClusterSpec& cluster, int index, int report_fd, const sigset_t& signals) {
+// Task `index` of `cluster`'s worker job, as tg_server runs it; `work`, when
+// given, runs in this process once the task serves. Serves until
+// StopChildren.
+void ServeTask(const ClusterSpec& cluster, int index, int report_fd, const sigset_t& signals,
+               const std::function<void(Server& server)>& work = nullptr) {
   absl::StatusOr<std::unique_ptr<Server>> server =
       Server::Create(cluster, "worker", index, ConfigProto());
   absl::Status status = server.ok() ? (*server)->Start() : server.status();
@@ -119,15 +122,17 @@ void ServeTask(const ClusterSpec& cluster, int index, int report_fd, const sigse
     _exit(1);
   }
   Report(report_fd, "ready " + (*server)->address());
+  if (work) work(**server);
+  // (After `work`, a peer may still be taking this task's last chunks.)
   int signal = 0;
   sigwait(&signals, &signal);
   (*server)->Stop();
 }
 
-// N worker tasks, each a child process. Call while this process has one thread.
-std::vector<Child> StartCluster(int n) {
-  // Another program could take a port before its task binds it; the run then
-  // fails naming the task (run it again).
+// N worker tasks on loopback ports picked free. Another program could take a
+// port before its task binds it; the run then fails naming the task (run it
+// again).
+ClusterSpec LoopbackCluster(int n) {
   const std::vector<int> ports = FreePorts(n);
   if (ports.empty()) Die(absl::StrCat("cannot pick ", n, " free loopback ports"));
   std::vector<std::string> addresses;
@@ -135,11 +140,17 @@ std::vector<Child> StartCluster(int n) {
   absl::StatusOr<ClusterSpec> cluster =
       ClusterSpec::FromFlag("worker=" + absl::StrJoin(addresses, ","));
   CheckOk(cluster.status(), "cluster");
+  return *std::move(cluster);
+}
+
+// N worker tasks, each a child process. Call while this process has one thread.
+std::vector<Child> StartCluster(int n) {
+  const ClusterSpec cluster = LoopbackCluster(n);
   std::vector<Child> children;
   for (int i = 0; i < n; ++i) {
     children.push_back(
         Spawn(absl::StrCat(TaskName("worker", i), " of ", n),
-              [&](int fd, const sigset_t& signals) { ServeTask(*cluster, i, fd, signals); }));
+              [&](int fd, const sigset_t& signals) { ServeTask(cluster, i, fd, signals); }));
   }
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   for (Child& child : children) AwaitReady(child, deadline);
@@ -322,23 +333,13 @@ void MeasureCluster(const std::vector<std::string>& tasks, const std::vector<int
 
 // ---- each task's client in its own process --------------------------------------
 
-// Task `index` as a MultiWorkerMirrored worker runs: its server and, in the
-// same process, the client stepping it (no socket between them: the bulk
-// port's in-process calls). Waits for a byte on `go_fd`, then for each size
-// checks the sums and reports "times KIND s1 s2 ..." (KIND empty, only for
-// the first size, then reduce and chain) for its K timed steps; then serves
-// until StopChildren.
-void ServeTaskWithClient(const ClusterSpec& cluster, int index, int n,
-                         const std::vector<int64_t>& sizes, int go_fd, int report_fd,
-                         const sigset_t& signals) {
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Create(cluster, "worker", index, ConfigProto());
-  absl::Status status = server.ok() ? (*server)->Start() : server.status();
-  if (!status.ok()) {
-    Report(report_fd, "error " + status.ToString());
-    _exit(1);
-  }
-  Report(report_fd, "ready " + (*server)->address());
+// The client of task `index` (of `n`) as a MultiWorkerMirrored worker runs
+// it: in the task's own process, stepping `server` (no socket between them:
+// the bulk port's in-process calls). Waits for a byte on `go_fd`, then for
+// each size checks the sums and reports "times KIND s1 s2 ..." (KIND empty,
+// only for the first size, then reduce and chain) for its K timed steps.
+void RunOwnClient(Server& server, int index, int n, const std::vector<int64_t>& sizes, int go_fd,
+                  int report_fd) {
   char go;
   if (read(go_fd, &go, 1) != 1) _exit(0);  // the parent went away
   auto report = [&](const std::string& kind, const std::vector<double>& seconds) {
@@ -346,38 +347,29 @@ void ServeTaskWithClient(const ClusterSpec& cluster, int index, int n,
   };
   for (size_t s = 0; s < sizes.size(); ++s) {
     const int64_t bytes = sizes[s];
-    Client client = OpenClient((*server)->address(), index, n, bytes, static_cast<int>(s) + 1);
+    Client client = OpenClient(server.address(), index, n, bytes, static_cast<int>(s) + 1);
     const std::string what = absl::StrCat("all-reduce of ", bytes, " bytes");
     CheckSum(client, &Client::check, static_cast<float>(n), what, index, n);
     const int chained = Chained(bytes);
     CheckSum(client, &Client::check_chain, std::pow(static_cast<float>(n), chained),
              absl::StrCat(chained, " chained ", what), index, n);
     const auto [warm_up, k] = Iterations(bytes);
-    if (s == 0)
+    if (s == 0) {
       report("empty", StepTimes(client, &Client::empty, warm_up, k, "empty step", index, n));
+    }
     report("reduce", StepTimes(client, &Client::reduce, warm_up, k, "all-reduce", index, n));
     report("chain", StepTimes(client, &Client::chain, warm_up, k, "chained all-reduces", index, n));
   }
-  // Serves until StopChildren: a peer may still be taking this task's last chunks.
-  int signal = 0;
-  sigwait(&signals, &signal);
-  (*server)->Stop();
 }
 
-// N such tasks, each a child process, waiting for MeasureOwnClients. Call
-// while this process has one thread.
+// N tasks, each a child process with its own client, waiting for
+// MeasureOwnClients. Call while this process has one thread.
 struct OwnClientCluster {
   std::vector<Child> children;
   std::vector<int> go_fds;  // a byte to each starts its client
 };
 OwnClientCluster StartOwnClientCluster(int n, const std::vector<int64_t>& sizes) {
-  const std::vector<int> ports = FreePorts(n);
-  if (ports.empty()) Die(absl::StrCat("cannot pick ", n, " free loopback ports"));
-  std::vector<std::string> addresses;
-  for (int port : ports) addresses.push_back(absl::StrCat("localhost:", port));
-  absl::StatusOr<ClusterSpec> cluster =
-      ClusterSpec::FromFlag("worker=" + absl::StrJoin(addresses, ","));
-  CheckOk(cluster.status(), "cluster");
+  const ClusterSpec cluster = LoopbackCluster(n);
   OwnClientCluster out;
   for (int i = 0; i < n; ++i) {
     int go[2];
@@ -385,7 +377,9 @@ OwnClientCluster StartOwnClientCluster(int n, const std::vector<int64_t>& sizes)
     out.children.push_back(Spawn(absl::StrCat(TaskName("worker", i), " of ", n, " (own client)"),
                                  [&](int fd, const sigset_t& signals) {
                                    close(go[1]);
-                                   ServeTaskWithClient(*cluster, i, n, sizes, go[0], fd, signals);
+                                   ServeTask(cluster, i, fd, signals, [&](Server& server) {
+                                     RunOwnClient(server, i, n, sizes, go[0], fd);
+                                   });
                                  }));
     close(go[0]);
     out.go_fds.push_back(go[1]);

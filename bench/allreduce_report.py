@@ -84,6 +84,15 @@ def show(figure):
     return f"{bw:.3g} GB/s ({time})"
 
 
+def print_table(header, rows):
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    print(line(header))
+    print("-+-".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
 def main(paths):
     figures, empty, tcp, skips = parse(paths)
     tcp_gbps = statistics.median(tcp) if tcp else None
@@ -115,12 +124,7 @@ def main(paths):
             goals.append(f"{xs} the TCP ring floor")
         rows.append((str(n), size_name(b), show(ours), show(in_step), show(gloo), ratios(gloo),
                      show(mpi), ratios(mpi), "; ".join(goals) or "-"))
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
-    print(line(header))
-    print("-+-".join("-" * w for w in widths))
-    for r in rows:
-        print(line(r))
+    print_table(header, rows)
     print()
     runs = max((len(v) for v in figures.values()), default=0)
     print(f"busbw = algbw x 2(n-1)/n, algbw = bytes / median time of one all-reduce (the slowest")
@@ -162,12 +166,7 @@ def own_client_table(figures, empty):
         verdict = lambda mine: ("met" if mine[1] >= mpi[1] else "NOT met") if mine and mpi else "-"
         rows.append((str(n), size_name(b), show(ours), show(in_step), show(mpi),
                      f"{ratio(ours)} / {ratio(in_step)}", f"{verdict(ours)} / {verdict(in_step)}"))
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
-    print(line(header))
-    print("-+-".join("-" * w for w in widths))
-    for r in rows:
-        print(line(r))
+    print_table(header, rows)
     for (impl, n) in sorted(empty):
         if impl == "tensorgrid_own_client":
             print(f"its empty step (NoOp, {n} tasks): {statistics.median(empty[(impl, n)]):.1f} us")
