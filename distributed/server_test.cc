@@ -139,17 +139,22 @@ TEST(ServerTest, BulkPortUnlessTurnedOffOrTls) {
 
 // A fixed bulk port (for firewalls): the gRPC port plus an offset; a port
 // that is taken, or an offset with no fixed gRPC port, fails Start.
+// A worker task at 127.0.0.1:`grpc_port` whose bulk port is `offset` above.
+absl::StatusOr<std::unique_ptr<Server>> WorkerAtOffset(int grpc_port, int offset) {
+  TG_ASSIGN_OR_RETURN(ClusterSpec cluster,
+                      ClusterSpec::FromFlag(absl::StrCat("worker=127.0.0.1:", grpc_port)));
+  ServerOptions options;
+  options.bulk_port_offset = offset;
+  return Server::Create(cluster, "worker", 0, ConfigProto(), options);
+}
+
 TEST(ServerTest, BulkPortAtAnOffsetFromTheGrpcPort) {
   // Two free ports; the offset joins the lower to the higher.
   int grpc_port = FreePort(), bulk_port = FreePort();
   if (grpc_port > bulk_port) std::swap(grpc_port, bulk_port);
   ASSERT_LT(grpc_port, bulk_port);
-  auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=127.0.0.1:", grpc_port));
-  ASSERT_OK(cluster.status());
-  ServerOptions options;
-  options.bulk_port_offset = bulk_port - grpc_port;
   {
-    auto server = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+    auto server = WorkerAtOffset(grpc_port, bulk_port - grpc_port);
     ASSERT_OK(server.status());
     ASSERT_OK((*server)->Start());
     EXPECT_EQ((*server)->bulk_port(), bulk_port);
@@ -157,15 +162,13 @@ TEST(ServerTest, BulkPortAtAnOffsetFromTheGrpcPort) {
     int grpc_port2 = FreePort();
     for (int tries = 0; tries < 100 && grpc_port2 >= bulk_port; ++tries) grpc_port2 = FreePort();
     ASSERT_LT(grpc_port2, bulk_port);
-    auto cluster2 = ClusterSpec::FromFlag(absl::StrCat("worker=127.0.0.1:", grpc_port2));
-    ASSERT_OK(cluster2.status());
-    ServerOptions taken;
-    taken.bulk_port_offset = bulk_port - grpc_port2;
-    auto second = Server::Create(*cluster2, "worker", 0, ConfigProto(), taken);
+    auto second = WorkerAtOffset(grpc_port2, bulk_port - grpc_port2);
     ASSERT_OK(second.status());
     EXPECT_STATUS((*second)->Start(), kUnavailable,
                   absl::StrCat("bulk port: cannot listen on 127.0.0.1 port ", bulk_port));
   }
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("worker=127.0.0.1:", grpc_port));
+  ASSERT_OK(cluster.status());
   // The environment's offset when the option is left at -1.
   setenv("TG_BULK_PORT_OFFSET", "x", 1);
   auto from_env = Server::Create(*cluster, "worker", 0, ConfigProto());
@@ -175,6 +178,8 @@ TEST(ServerTest, BulkPortAtAnOffsetFromTheGrpcPort) {
   // No fixed gRPC port to count from.
   auto any = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
   ASSERT_OK(any.status());
+  ServerOptions options;
+  options.bulk_port_offset = bulk_port - grpc_port;
   auto zero = Server::Create(*any, "worker", 0, ConfigProto(), options);
   ASSERT_OK(zero.status());
   EXPECT_STATUS((*zero)->Start(), kInvalidArgument, "is not a port");

@@ -21,8 +21,7 @@ TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 source "$3"
 # shellcheck source=tests/skip_lib.sh
 source "$(dirname "$0")/skip_lib.sh"
-[[ -d /usr/share/datasets/fashion-mnist ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
 
 # 1. The whole cluster, asynchronous.

@@ -29,8 +29,7 @@ source "$2"
 MODE="${3:-}"
 # shellcheck source=tests/skip_lib.sh
 source "$(dirname "$0")/skip_lib.sh"
-[[ -d /usr/share/datasets/fashion-mnist ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 
 # wait_for FILE REGEX SECONDS [PID]: 0 once a line of FILE matches; 1 when
 # the time runs out or PID exits first (after a last look at FILE).

@@ -12,8 +12,7 @@ tg_run="$2"
 data=/usr/share/datasets/fashion-mnist
 # shellcheck source=tests/skip_lib.sh
 source "$(dirname "$0")/skip_lib.sh"
-[[ -d "$data" ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
 fail() {

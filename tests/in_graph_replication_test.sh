@@ -15,8 +15,7 @@ BIN="$3"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 # shellcheck source=tests/skip_lib.sh
 source "$(dirname "$0")/skip_lib.sh"
-[[ -d /usr/share/datasets/fashion-mnist ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 failures=0
 fail() {
   echo "FAIL: $*" >&2

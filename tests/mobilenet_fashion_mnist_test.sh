@@ -18,8 +18,7 @@ source "$2"
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 # shellcheck source=tests/skip_lib.sh
 source "$(dirname "$0")/skip_lib.sh"
-[[ -d /usr/share/datasets/fashion-mnist ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
 SMALL=(--alpha=0.35 --stages=2 --first_stride=2 --train_examples=4096 --test_examples=1000
   --epochs=1 --intra_op_threads=1 --bn_momentum=0.9)

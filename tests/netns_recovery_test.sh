@@ -31,8 +31,7 @@ source "$3"
 # shellcheck source=tests/netns_lib.sh
 source "$4"
 
-[[ -d /usr/share/datasets/fashion-mnist ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 trap 'kill_servers; netns_delete' EXIT
 holds() { awk "BEGIN { exit !(($1) $2 ($3)) }" </dev/null; }
 

@@ -36,8 +36,7 @@ source "$4"
 # shellcheck source=tests/netns_lib.sh
 source "$5"
 
-[[ -d /usr/share/datasets/fashion-mnist ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 command -v nft >/dev/null || skip_test "no nft command (Debian's nftables)"
 command -v tc >/dev/null || skip_test "no tc command (iproute2)"
 trap 'kill_servers; netns_delete' EXIT

@@ -2,7 +2,8 @@
 # For shell tests whose prerequisite (a data set, a tool) may be missing:
 #
 #   source "$(dirname "$0")/skip_lib.sh"
-#   [[ -d /usr/share/datasets/fashion-mnist ]] || skip_test "no Fashion-MNIST data"
+#   skip_without_fashion_mnist
+#   command -v tc >/dev/null || skip_test "no tc command (iproute2)"
 #
 # skip_test WHY: ends the test as skipped, which is not a pass: writes Bazel's
 # test.xml ($XML_OUTPUT_FILE) with one skipped case that says WHY, which
@@ -25,4 +26,11 @@ skip_test() {
 EOF
   fi
   exit 0
+}
+
+# Skips the test when Debian's Fashion-MNIST (dataset-fashion-mnist) is not
+# installed.
+skip_without_fashion_mnist() {
+  [[ -d /usr/share/datasets/fashion-mnist ]] ||
+    skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
 }

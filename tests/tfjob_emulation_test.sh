@@ -35,8 +35,7 @@ source "$6"
 source "$7"
 PY=/usr/bin/python3
 
-[[ -d /usr/share/datasets/fashion-mnist ]] ||
-  skip_test "no Fashion-MNIST data: install Debian's dataset-fashion-mnist"
+skip_without_fashion_mnist
 "$PY" -c 'import jsonschema, yaml' 2>/dev/null ||
   skip_test "no python3-jsonschema or python3-yaml for $PY"
 trap 'kill_servers; netns_delete' EXIT

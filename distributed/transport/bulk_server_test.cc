@@ -1,7 +1,6 @@
 // The server's side of calls: refusals before a request is read, the
 // token, the addressee, cancellation, and Stop.
 #include "distributed/transport/bulk_server.h"
-#include "distributed/transport/frames.h"
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -25,6 +24,7 @@
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
 #include "distributed/transport/bulk_client.h"
+#include "distributed/transport/frames.h"
 #include "distributed/transport/socket.h"
 #include "distributed/transport/test_util.h"
 #include "gtest/gtest.h"
@@ -122,19 +122,14 @@ TEST(BulkServerTest, StopAnswersByItsGraceAndWaitsForTheHandler) {
   held.Serve(*server, "Deaf");
   BulkClient client("127.0.0.1");
   CallResult result;
-  ASSERT_NO_FATAL_FAILURE(held.Ask(client, *server, "Deaf", &result));
-  absl::Notification stopped;
-  std::thread stopper([&] {
-    server->Stop();
-    stopped.Notify();
-  });
-  ASSERT_TRUE(result.Wait());
+  bool returned_early = false, returned_after = false;
+  ASSERT_NO_FATAL_FAILURE(StopWhileTheHandlerHoldsACall(*server, client, held, "Deaf",
+                                                        BulkServer::Bytes("late"), &result,
+                                                        &returned_early, &returned_after));
   EXPECT_TRUE(absl::IsAborted(result.status)) << result.status;
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
-  EXPECT_FALSE(stopped.HasBeenNotified());  // the handler has not answered
-  held.kept(absl::OkStatus(), BulkServer::Bytes("late"));
-  EXPECT_TRUE(stopped.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  stopper.join();
+  EXPECT_FALSE(returned_early);  // the handler has not answered
+  EXPECT_TRUE(returned_after);
 }
 
 // Stop keeps a connection whose call waits for its handler open past its
@@ -360,8 +355,8 @@ TEST(BulkServerTest, APromisedRequestCostsMemoryOnlyAsItsBytesArrive) {
   ServeReverse(*server);
   // Calls that declare 1 GiB each and then send nothing.
   std::string header = bulk::EncodeCallRequest("", "", "Reverse", 60000, "");
-  const std::string promised = bulk::EncodeCallRequest("", "", "Reverse", 60000,
-                                                        std::string(8, '\0'));
+  const std::string promised =
+      bulk::EncodeCallRequest("", "", "Reverse", 60000, std::string(8, '\0'));
   // The same header with the declared length set to 2^30 (its last 8 bytes
   // of the fixed part): built by hand as a hostile peer would.
   header = promised.substr(0, promised.size() - 8 - std::string("Reverse").size());

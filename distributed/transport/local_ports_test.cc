@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "core/platform/status.h"
 #include "core/platform/status_testutil.h"
 #include "distributed/transport/bulk_client.h"
@@ -158,17 +157,11 @@ TEST(InProcessCallTest, StopAnswersADeafHandlersCallerByItsGraceAndWaitsForIt) {
   held.Serve(*server, "Deaf");
   BulkClient client("127.0.0.1");
   CallResult result;
-  ASSERT_NO_FATAL_FAILURE(held.Ask(client, *server, "Deaf", &result));
-  absl::Notification stopped;
-  std::thread stopper([&] {
-    server->Stop();
-    stopped.Notify();
-  });
-  ASSERT_TRUE(result.Wait());
+  bool returned_early = false, returned_after = false;
+  ASSERT_NO_FATAL_FAILURE(StopWhileTheHandlerHoldsACall(*server, client, held, "Deaf", nullptr,
+                                                        &result, &returned_early, &returned_after));
   EXPECT_STATUS(result.status, kAborted, "the task is shutting down");
-  EXPECT_FALSE(stopped.HasBeenNotified());  // the handler has not answered yet
-  held.kept(absl::OkStatus(), nullptr);
-  stopper.join();
+  EXPECT_FALSE(returned_early);  // the handler has not answered yet
 }
 
 TEST(InProcessCallTest, AClientGoingAwayEndsItsCallsCancelledAndCancelsThem) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
@@ -238,6 +239,29 @@ struct HeldCall {
     ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(10)));
   }
 };
+
+// Stops `server` while `held`'s handler keeps `client`'s call to `method`
+// unanswered. `*result` gets what the client is answered (by Stop's grace);
+// `*returned_early` says whether Stop had returned by then (it must wait for
+// the handler). Then the handler answers `late`, and `*returned_after` says
+// whether Stop returned within 10 s of that.
+inline void StopWhileTheHandlerHoldsACall(BulkServer& server, BulkClient& client, HeldCall& held,
+                                          const std::string& method, BulkServer::Answer late,
+                                          CallResult* result, bool* returned_early,
+                                          bool* returned_after) {
+  ASSERT_NO_FATAL_FAILURE(held.Ask(client, server, method, result));
+  absl::Notification stopped;
+  std::thread stopper([&] {
+    server.Stop();
+    stopped.Notify();
+  });
+  const bool answered = result->Wait();
+  *returned_early = stopped.HasBeenNotified();
+  held.kept(absl::OkStatus(), std::move(late));
+  *returned_after = stopped.WaitForNotificationWithTimeout(absl::Seconds(10));
+  stopper.join();
+  ASSERT_TRUE(answered);
+}
 
 }  // namespace bulk_test
 }  // namespace tensorgrid
