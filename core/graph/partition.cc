@@ -1,5 +1,6 @@
 #include "core/graph/partition.h"
 
+#include <algorithm>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -61,9 +62,21 @@ class Partitioner {
         def->add_input(Loc(*e->src) == Loc(*n) ? InputName(*e->src, e->src_output)
                                                : DataRecv(*e->src, e->src_output, *n));
       }
+      // Control edges from another partition: one signal per source
+      // partition, however many of its nodes `n` waits for.
+      std::vector<std::pair<std::string, std::vector<const Node*>>> remote;
       for (const Edge* e : control) {
-        def->add_input("^" + (Loc(*e->src) == Loc(*n) ? e->src->name() : ControlRecv(*e->src, *n)));
+        const std::string loc = Loc(*e->src);
+        if (loc == Loc(*n)) {
+          def->add_input("^" + e->src->name());
+          continue;
+        }
+        auto it = std::find_if(remote.begin(), remote.end(),
+                               [&](const auto& group) { return group.first == loc; });
+        if (it == remote.end()) it = remote.insert(remote.end(), {loc, {}});
+        it->second.push_back(e->src);
       }
+      for (auto& [loc, srcs] : remote) def->add_input("^" + ControlRecv(srcs, *n));
     }
     return absl::OkStatus();
   }
@@ -86,13 +99,14 @@ class Partitioner {
     return name;
   }
 
-  // Adds a _Send (in src's partition) / _Recv (in dst's) pair for output
-  // `port` of `src`, once per destination partition; returns the recv name.
-  std::string AddTransfer(const Node& src, const std::string& send_input, DataType type,
-                          const std::string& tag, const Node& dst) {
+  // Adds a _Send of `send_input` (in src's partition, on its device) /
+  // _Recv (in dst's) pair, named after `name` and `tag`; returns the recv
+  // name.
+  std::string AddTransfer(const Node& src, const std::string& name, const std::string& send_input,
+                          DataType type, const std::string& tag, const Node& dst) {
     const std::string& src_dev = src.assigned_device_name();
     const std::string& dst_dev = dst.assigned_device_name();
-    const std::string tensor_name = UniqueName(absl::StrCat("edge_", src.name(), "_", tag));
+    const std::string tensor_name = UniqueName(absl::StrCat("edge_", name, "_", tag));
     auto common = [&](NodeDef* def) {
       def->set_device(def->op() == "_Send" ? src_dev : dst_dev);
       SetAttr(def, "tensor_name", tensor_name);
@@ -105,14 +119,14 @@ class Partitioner {
     };
     NodeDef* send = Part(src).add_node();
     send->set_name(
-        UniqueName(absl::StrCat("_send_", src.name(), "_", tag, "_to_", ShortDevice(dst_dev))));
+        UniqueName(absl::StrCat("_send_", name, "_", tag, "_to_", ShortDevice(dst_dev))));
     send->set_op("_Send");
     send->add_input(send_input);
     SetAttr(send, "T", type);
     common(send);
     NodeDef* recv = Part(dst).add_node();
     recv->set_name(
-        UniqueName(absl::StrCat("_recv_", src.name(), "_", tag, "_on_", ShortDevice(dst_dev))));
+        UniqueName(absl::StrCat("_recv_", name, "_", tag, "_on_", ShortDevice(dst_dev))));
     recv->set_op("_Recv");
     SetAttr(recv, "tensor_type", type);
     common(recv);
@@ -123,25 +137,34 @@ class Partitioner {
     auto key = std::make_tuple(&src, port, Loc(dst));
     auto it = recvs_.find(key);
     if (it != recvs_.end()) return it->second;
-    std::string recv = AddTransfer(src, InputName(src, port), RemoveRefType(src.output_type(port)),
-                                   std::to_string(port), dst);
+    std::string recv = AddTransfer(src, src.name(), InputName(src, port),
+                                   RemoveRefType(src.output_type(port)), std::to_string(port), dst);
     recvs_[key] = recv;
     return recv;
   }
 
-  std::string ControlRecv(const Node& src, const Node& dst) {
-    auto key = std::make_tuple(&src, kControlSlot, Loc(dst));
-    auto it = recvs_.find(key);
-    if (it != recvs_.end()) return it->second;
-    NodeDef* dummy = Part(src).add_node();
-    dummy->set_name(UniqueName(absl::StrCat("_control_", src.name())));
+  // The signal that every node of `srcs` (all in one partition) has run,
+  // received in dst's partition: a tiny Const there control-dependent on
+  // them, sent once per (sources, destination partition).
+  std::string ControlRecv(const std::vector<const Node*>& srcs, const Node& dst) {
+    std::vector<std::string> names;
+    for (const Node* src : srcs) names.push_back(src->name());
+    std::sort(names.begin(), names.end());
+    auto key = std::make_pair(std::move(names), Loc(dst));
+    auto it = control_recvs_.find(key);
+    if (it != control_recvs_.end()) return it->second;
+    const Node& first = *srcs.front();
+    const std::string name =
+        srcs.size() == 1 ? first.name() : absl::StrCat("deps_of_", dst.name());
+    NodeDef* dummy = Part(first).add_node();
+    dummy->set_name(UniqueName(absl::StrCat("_control_", name)));
     dummy->set_op("Const");
-    dummy->set_device(src.assigned_device_name());
-    dummy->add_input("^" + src.name());
+    dummy->set_device(first.assigned_device_name());
+    for (const Node* src : srcs) dummy->add_input("^" + src->name());
     SetAttr(dummy, "dtype", DT_FLOAT);
     SetAttr(dummy, "value", Tensor(DT_FLOAT, TensorShape({0})));
-    std::string recv = AddTransfer(src, dummy->name(), DT_FLOAT, "control", dst);
-    recvs_[key] = recv;
+    std::string recv = AddTransfer(first, name, dummy->name(), DT_FLOAT, "control", dst);
+    control_recvs_[key] = recv;
     return recv;
   }
 
@@ -150,6 +173,8 @@ class Partitioner {
   std::map<std::string, GraphDef>* out_;
   absl::flat_hash_set<std::string> used_;
   std::map<std::tuple<const Node*, int, std::string>, std::string> recvs_;
+  // (the sources' names, sorted; the destination partition) -> the recv.
+  std::map<std::pair<std::vector<std::string>, std::string>, std::string> control_recvs_;
 };
 
 }  // namespace

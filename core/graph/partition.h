@@ -5,9 +5,12 @@
 // Each data edge whose ends lie in different partitions becomes a _Send in
 // the source's partition and a _Recv in the destination's, one pair per
 // (source output, destination partition) however many consumers there are
-// there. A control edge that crosses partitions is carried by a tiny dummy
-// tensor: a Const in the source partition (control-dependent on the source)
-// sent to a _Recv that the destination waits on. Nodes keep their names;
+// there. Control edges that cross partitions are carried by a tiny dummy
+// tensor: a Const in the source partition, control-dependent on every node
+// there that the destination waits for, sent to a _Recv that the
+// destination waits on. So a node that waits for many nodes of another
+// partition (an optimizer's update NoOp on a worker, waiting for the apply
+// ops on a ps) costs a step one transfer, not one per node. Nodes keep their names;
 // added nodes get readable unique names (_send_x_0_to_CPU_1, ...).
 #ifndef TENSORGRID_CORE_GRAPH_PARTITION_H_
 #define TENSORGRID_CORE_GRAPH_PARTITION_H_

@@ -93,6 +93,52 @@ TEST(PartitionTest, CrossDeviceControlEdgeGoesThroughADummyTensor) {
   }
 }
 
+// x, y, z on CPU:1; u waits for x and y, v for y and x, w for z, all on
+// CPU:0.
+TEST(PartitionTest, ControlEdgesFromOnePartitionToOneNodeTravelAsOneSignal) {
+  GraphDef def;
+  for (const char* name : {"x", "y", "z"}) {
+    NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op("NoOp");
+  }
+  auto add = [&](const std::string& name, std::vector<std::string> in) {
+    NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op("NoOp");
+    for (auto& i : in) n->add_input(i);
+  };
+  add("u", {"^x", "^y"});
+  add("v", {"^y", "^x"});
+  add("w", {"^z"});
+  auto graph = ImportGraphDef(def);
+  ASSERT_OK(graph.status());
+  for (Node* n : (*graph)->nodes()) {
+    n->set_assigned_device_name(n->name() >= "x" ? kCpu1 : kCpu0);
+  }
+  std::map<std::string, GraphDef> parts;
+  ASSERT_OK(Partition(**graph, ByDevice(), &parts));
+  const GraphDef& p0 = parts[kCpu0];
+  const GraphDef& p1 = parts[kCpu1];
+  // Two transfers: {x, y} for u and v, {z} for w.
+  ASSERT_NE(Find(p1, "_Send", 1), nullptr);
+  EXPECT_EQ(Find(p1, "_Send", 2), nullptr);
+  std::map<std::string, std::vector<std::string>> inputs;
+  for (const NodeDef& n : p0.node()) inputs[n.name()] = {n.input().begin(), n.input().end()};
+  ASSERT_EQ(inputs["u"].size(), 1u);
+  EXPECT_EQ(inputs["v"], inputs["u"]);
+  ASSERT_EQ(inputs["w"].size(), 1u);
+  EXPECT_NE(inputs["w"], inputs["u"]);
+  std::map<std::string, std::vector<std::string>> dummies;
+  for (const NodeDef& n : p1.node()) {
+    if (n.op() == "Const") dummies[n.name()] = {n.input().begin(), n.input().end()};
+  }
+  EXPECT_EQ(dummies["_control_deps_of_u"], (std::vector<std::string>{"^x", "^y"}));
+  EXPECT_EQ(dummies["_control_z"], (std::vector<std::string>{"^z"}));
+  EXPECT_EQ(inputs["u"][0], "^_recv_deps_of_u_control_on_CPU_0");
+  EXPECT_EQ(inputs["w"][0], "^_recv_z_control_on_CPU_0");
+}
+
 TEST(PartitionTest, PartitionsRoundTripThroughImport) {
   auto g = TwoDeviceGraph();
   std::map<std::string, GraphDef> parts;
