@@ -319,6 +319,44 @@ void BM_NullStep_OwnProcess(benchmark::State& state) {
   RunCallableSteps(state, own->target());
 }
 
+// A step of a worker reading N float scalar variables from the ps: the
+// callable fetches AddN of them, computed on the worker (N transfers from
+// the ps in one step, as a model's variables are read at a step's start).
+void BM_ReadVariables(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  Scope root = Scope::NewRootScope();
+  Scope ps = root.WithDevice("/job:ps/task:0");
+  Scope worker = root.WithDevice("/job:worker/task:0");
+  std::vector<Output> reads;
+  std::vector<std::string> inits;
+  for (int i = 0; i < n; ++i) {
+    auto v = ops::Variable(ps.WithOpName(absl::StrCat("v", i)), {}, DT_FLOAT);
+    inits.push_back(absl::StrCat("v", i, "/Assign"));
+    ops::Assign(ps.WithOpName(inits.back()), v, ops::Const(ps, 1.f));
+    reads.push_back(ops::Identity(worker, v));
+  }
+  ops::AddN(worker.WithOpName("sum"), reads);
+  GraphDef graph;
+  CheckOk(root.ToGraphDef(&graph), "building the graph");
+  SessionOptions options;
+  options.target = processes->worker_target;
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options);
+  CheckOk(session.status(), "NewSession");
+  CheckOk((*session)->Create(graph), "Create");
+  CheckOk((*session)->Run({}, {}, inits, nullptr), "initializing");
+  CallableOptions callable;
+  callable.add_fetch("sum:0");
+  absl::StatusOr<Session::CallableHandle> handle = (*session)->MakeCallable(callable);
+  CheckOk(handle.status(), "MakeCallable");
+  std::vector<Tensor> out;
+  CheckOk((*session)->RunCallable(*handle, {}, &out, nullptr), "warm-up step");
+  if (out.size() != 1 || out[0].scalar<float>() != static_cast<float>(n)) Die("wrong sum");
+  for (auto _ : state) {
+    const absl::Status status = (*session)->RunCallable(*handle, {}, &out, nullptr);
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+  }
+}
+
 // The work happens in other processes, so wall time is what counts.
 #define TG_RPC_BENCHMARK(fn)          \
   BENCHMARK(fn)                       \
@@ -334,6 +372,7 @@ TG_RPC_BENCHMARK(BM_NullStep_SessionRun);
 TG_RPC_BENCHMARK(BM_NullStep_RunCallable);
 TG_RPC_BENCHMARK(BM_NullStep_MasterOnPs);
 TG_RPC_BENCHMARK(BM_NullStep_OwnProcess);
+TG_RPC_BENCHMARK(BM_ReadVariables)->Arg(1)->Arg(8)->Arg(32)->Arg(128);
 
 }  // namespace
 }  // namespace tensorgrid

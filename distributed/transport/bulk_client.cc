@@ -90,7 +90,8 @@ BulkClient::Fallback BulkClient::FallbackFor(bulk::ConnectFailure failure) {
   switch (failure) {
     case bulk::ConnectFailure::kUnreachable: return Fallback::kPortUnreachable;
     case bulk::ConnectFailure::kRefused: return Fallback::kPortRefused;
-    case bulk::ConnectFailure::kDeadline: break;
+    case bulk::ConnectFailure::kDeadline:
+    case bulk::ConnectFailure::kNoSocket: break;
   }
   return Fallback::kOverGrpc;
 }

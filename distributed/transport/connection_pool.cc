@@ -6,8 +6,14 @@ namespace tensorgrid {
 namespace bulk {
 namespace {
 
-// Idle connections a client keeps per port.
-constexpr size_t kMaxIdlePerPort = 8;
+// Idle connections a client keeps per port: as many as a server serves one
+// peer at once (BulkServer::Options::max_connections_per_peer). A connection
+// carries one request at a time, so a step that reads N tensors from one
+// task at once holds N connections; keeping fewer would connect the rest
+// anew every step (with 8 kept, a step reading 128 variables from a ps took
+// 13.5 ms instead of 3.5). The pool never holds more than the peak in use,
+// and a server closes connections left idle for its idle timeout.
+constexpr size_t kMaxIdlePerPort = 256;
 
 }  // namespace
 

@@ -234,6 +234,13 @@ absl::StatusOr<UniqueFd> Connect(const std::string& host, int port, absl::Time d
   for (addrinfo* a = found->get(); a != nullptr; a = a->ai_next) {
     UniqueFd fd(
         socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+    if (!fd.valid() && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+      // Says nothing about the port: this request goes another way, and
+      // the port stays in use.
+      *failure = ConnectFailure::kNoSocket;
+      return errors::Unavailable("cannot open a socket to the bulk port ", where, ": ",
+                                 std::strerror(errno));
+    }
     if (!fd.valid()) continue;
     int error = 0;
     if (connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {

@@ -101,6 +101,7 @@ enum class ConnectFailure {
   kUnreachable,  // no route, no answer for a second or more, cannot resolve
   kRefused,      // nothing listens on the port
   kDeadline,     // the caller's deadline came first, too soon to tell
+  kNoSocket,     // this process could not open a socket (out of file descriptors)
 };
 // A blocking, connected TCP socket to `host`:`port` (TCP_NODELAY,
 // keepalive), within min(deadline, 3 s). Unavailable, or DeadlineExceeded

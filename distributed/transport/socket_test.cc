@@ -1,6 +1,7 @@
 #include "distributed/transport/socket.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -149,6 +150,32 @@ TEST(SocketTest, AnUnresolvableHostIsUnreachable) {
   EXPECT_EQ(failure, ConnectFailure::kUnreachable);
   EXPECT_STATUS(Listen("no-such-host.invalid").status(), kUnavailable,
                 "bulk port: cannot resolve 'no-such-host.invalid'");
+}
+
+TEST(SocketTest, OutOfFileDescriptorsIsNoSocketNotAnUnreachablePort) {
+  absl::StatusOr<Listener> listener = Listen("127.0.0.1");
+  ASSERT_OK(listener.status());
+  // No descriptor above the lowest free one may be opened: the next socket
+  // fails with EMFILE. (Restored before any assertion can return.)
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int lowest_free = dup(0);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  ConnectFailure failure = ConnectFailure::kDeadline;
+  absl::StatusOr<UniqueFd> client =
+      Connect("127.0.0.1", listener->port, absl::Now() + absl::Seconds(10), &failure);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_STATUS(client.status(), kUnavailable,
+                "cannot open a socket to the bulk port 127.0.0.1:");
+  EXPECT_STATUS(client.status(), kUnavailable, "Too many open files");
+  EXPECT_EQ(failure, ConnectFailure::kNoSocket);
+  // With descriptors to spare, the port is there as before.
+  EXPECT_OK(Connect("127.0.0.1", listener->port, absl::Now() + absl::Seconds(10), &failure)
+                .status());
 }
 
 }  // namespace
