@@ -37,6 +37,10 @@
 //                               all (the bulk port's in-process calls); with
 //                               TG_BULK_IN_PROCESS=0, one loopback round trip
 //                               (bench/run.sh runs it both ways)
+//   BM_ReadVariables/N          a callable on the worker-0 session whose step
+//                               reads N float scalar variables from the ps
+//                               (N transfers) and fetches their AddN: what
+//                               each variable a step reads from a ps costs
 //
 // --worker_target=grpc://H:P --ps_target=grpc://H:P (both, first on the
 // command line) use tasks already running instead of the two children (a

@@ -99,6 +99,16 @@ def distributed_rows(m, torch_rpc, own_socket, rows):
         ratio = f"{to_us(socket) / us:.1f}x" if socket else "-"
         rows.append(("null step, callable, master in this process", f"{us:.1f} us", peer, ratio,
                      "-", "-"))
+    # A step reading N variables from the ps: what each variable beyond the
+    # first adds (one transfer each; connections reused from step to step).
+    one = m.get("BM_ReadVariables/1")
+    for n in (8, 32, 128):
+        many = m.get(f"BM_ReadVariables/{n}")
+        if one and many:
+            extra = (to_us(many) - to_us(one)) / (n - 1)
+            rows.append((f"step reading {n} variables from the ps", f"{to_us(many):.1f} us",
+                         f"reading 1: {to_us(one):.1f} us", "-", "-",
+                         f"- ({extra:.1f} us per variable more)"))
     callable_us = to_us(m["BM_NullStep_RunCallable"])
     if torch_rpc.get("available"):
         peer = torch_rpc["median_us"]
