@@ -251,11 +251,15 @@ void DescribeSend(const NodeDef& send, const Graph& graph, const ShapeMap& shape
       if (it != shapes.end() && port < static_cast<int>(it->second.size()))
         shape = it->second[port];
     } else if (auto it = partition_nodes.find(src); it != partition_nodes.end()) {
-      const NodeDef& dummy = *it->second;  // Const carrying a control edge
-      t->tensor = src;
+      // The Const carrying control edges: "^x", or "^x +7" when it stands for
+      // eight nodes that one destination waits for.
+      const NodeDef& dummy = *it->second;
+      std::vector<std::string> waited;
       for (const std::string& in : dummy.input()) {
-        if (absl::StartsWith(in, "^")) t->tensor = in;
+        if (absl::StartsWith(in, "^")) waited.push_back(in);
       }
+      t->tensor = waited.empty() ? src : waited.front();
+      if (waited.size() > 1) absl::StrAppend(&t->tensor, " +", waited.size() - 1);
       Tensor value;
       if (GetNodeAttr(dummy, "value", &value).ok()) {
         shape = PartialTensorShape(value.shape().dim_sizes());
