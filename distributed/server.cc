@@ -266,6 +266,13 @@ void Server::Stop() {
     if (state_ == State::kStopped) return;
     server = grpc_server_.get();
   }
+  // What peers still pull from here goes first: a MultiWorkerMirrored
+  // worker that finished its last all-reduce may stop before its peer took
+  // this worker's part of it (bounded by stop_timeout).
+  if (!worker_->WaitForCollectivePeers(absl::Now() + options_.stop_timeout)) {
+    std::fprintf(stderr, "task %s: stopping with collective chunks no peer took within %s\n",
+                 task_.c_str(), absl::FormatDuration(options_.stop_timeout).c_str());
+  }
   // Steps in flight here fail now, with a reason, rather than run on until
   // gRPC's shutdown deadline cancels their calls; the tasks they exchange
   // tensors with learn it through their receives.

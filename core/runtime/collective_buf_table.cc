@@ -177,6 +177,20 @@ void CollectiveBufTable::Shutdown(const absl::Status& status) {
   for (Callback& done : failed) done(status, Tensor());
 }
 
+bool CollectiveBufTable::WaitUntilTaken(absl::Time deadline) {
+  auto none = +[](absl::flat_hash_map<std::string, Entry>* entries) { return entries->empty(); };
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    const absl::Time now = absl::Now();
+    DropExpired(now);
+    if (entries_.empty()) return true;
+    if (now >= deadline) return false;
+    // Woken by a take; every 100 ms for expiries.
+    mu_.AwaitWithTimeout(absl::Condition(none, &entries_),
+                         std::min(deadline - now, absl::Milliseconds(100)));
+  }
+}
+
 size_t CollectiveBufTable::Size() const {
   absl::MutexLock lock(&mu_);
   return entries_.size() + waiters_.size();

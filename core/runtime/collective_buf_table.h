@@ -60,6 +60,12 @@ class CollectiveBufTable {
   // Fails every waiter with `status`; later calls fail at once. For ~Worker.
   void Shutdown(const absl::Status& status);
 
+  // Waits until every entry was taken (or expired, or was dropped by an
+  // Abort): a peer may still pull what this worker put for it, so a task
+  // that leaves must not take it along. False when some are left at
+  // `deadline`.
+  bool WaitUntilTaken(absl::Time deadline);
+
   // Entries plus waiters (for tests: a finished run leaves nothing behind).
   size_t Size() const;
 

@@ -1,5 +1,7 @@
 #include "core/runtime/collective_buf_table.h"
 
+#include <thread>
+
 #include "absl/synchronization/notification.h"
 #include "core/platform/status.h"
 #include "core/platform/status_testutil.h"
@@ -87,6 +89,26 @@ TEST(CollectiveBufTableTest, ExpiredEntriesAreDropped) {
   table.Put("1:1:0:0:0:0->1", Scalar(1), absl::Now() - absl::Seconds(1));
   table.Put("1:1:0:0:1:0->1", Scalar(1), kLater);  // sweeps the expired one
   EXPECT_EQ(table.Size(), 1u);
+}
+
+TEST(CollectiveBufTableTest, WaitUntilTakenWaitsForThePeersToTakeTheirChunks) {
+  ThreadPool pool(1);
+  CollectiveBufTable table(&pool);
+  EXPECT_TRUE(table.WaitUntilTaken(absl::Now()));  // nothing put
+  // Our own waiters are not the peers' chunks.
+  table.Get("1:1:0:0:0:1->0", kLater, [](absl::Status, Tensor) {});
+  table.Put("1:1:0:0:0:0->1", Scalar(1), kLater);
+  EXPECT_FALSE(table.WaitUntilTaken(absl::Now() + absl::Milliseconds(50)));
+  std::thread peer([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    table.Get("1:1:0:0:0:0->1", kLater, [](absl::Status, Tensor) {});
+  });
+  EXPECT_TRUE(table.WaitUntilTaken(absl::Now() + absl::Seconds(30)));
+  peer.join();
+  // An entry that expires is not waited for past its expiry.
+  table.Put("1:2:0:0:0:0->1", Scalar(2), absl::Now() + absl::Milliseconds(50));
+  EXPECT_TRUE(table.WaitUntilTaken(absl::Now() + absl::Seconds(30)));
+  table.Shutdown(errors::Cancelled("test over"));
 }
 
 TEST(CollectiveBufTableTest, ShutdownFailsWaitersAndLaterCalls) {

@@ -53,6 +53,13 @@ class Worker final : public WorkerInterface {
   void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
                     StatusCallback done, CancellationManager* cancellation = nullptr) override;
 
+  // Waits until peers took the collective chunks this worker put for them
+  // (CollectiveBufTable::WaitUntilTaken): a worker whose last all-reduce
+  // is done may leave before a peer pulled its part. For Server::Stop,
+  // before Shutdown; false when some are left at `deadline`.
+  bool WaitForCollectivePeers(absl::Time deadline) {
+    return collective_bufs_->WaitUntilTaken(deadline);
+  }
   // Stops serving steps: running steps are cancelled and fail with `reason`
   // (their receives wake at once), and later RunGraph and RecvTensor calls
   // fail with it. Registered graphs and resources stay. For Server::Stop;
