@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -207,9 +209,20 @@ CheckpointWriter::~CheckpointWriter() {
 }
 
 absl::Status CheckpointWriter::Append(const void* bytes, size_t n, uint32_t* crc) {
-  *crc = crc32c::Extend(*crc, bytes, n);
-  TG_RETURN_IF_ERROR(WriteAll(fd_, static_cast<const char*>(bytes), n, data_path_));
-  offset_ += n;
+  // Through a copy: the checksum and the file get the same bytes even when
+  // the tensor changes meanwhile (a variable that another worker's
+  // asynchronous update writes while it is saved, as TensorFlow allows).
+  constexpr size_t kChunk = 1 << 20;
+  if (copy_.size() < std::min(n, kChunk)) copy_.resize(std::min(n, kChunk));
+  const char* from = static_cast<const char*>(bytes);
+  for (size_t done = 0; done < n;) {
+    const size_t part = std::min(kChunk, n - done);
+    std::memcpy(copy_.data(), from + done, part);
+    *crc = crc32c::Extend(*crc, copy_.data(), part);
+    TG_RETURN_IF_ERROR(WriteAll(fd_, copy_.data(), part, data_path_));
+    done += part;
+    offset_ += part;
+  }
   return absl::OkStatus();
 }
 

@@ -111,6 +111,7 @@ class CheckpointWriter {
   std::map<std::string, BundleEntryProto> entries_;  // by key, bytewise
   bool finished_ = false;
   absl::Status error_;  // the first failed write; the writer is unusable after it
+  std::vector<char> copy_;  // what Append checksums and writes
 };
 
 class CheckpointReader {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -122,6 +123,35 @@ TEST(TensorBundleTest, RoundTripsEveryDtypeAndShape) {
   auto s = (*reader)->Read("strings");
   ASSERT_TRUE(s.ok());
   for (int i = 0; i < 4; ++i) EXPECT_EQ(s->data<std::string>()[i], strings.data<std::string>()[i]);
+}
+
+// A variable that another worker updates while it is saved (asynchronous
+// training): the checkpoint holds some version of each element, and its
+// checksum always matches what was written.
+TEST(TensorBundleTest, ATensorChangingWhileItIsSavedStillReadsBackWhole) {
+  const std::string prefix = NewTestDir("ckpt") + "/model";
+  Tensor changing(DT_FLOAT, TensorShape({1 << 22}));  // 16 MiB
+  float* values = changing.data<float>();
+  for (int64_t i = 0; i < changing.NumElements(); ++i) values[i] = 0;
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (float v = 1; !stop.load(std::memory_order_relaxed); v += 1) {
+      for (int64_t i = 0; i < changing.NumElements(); i += 1024) {
+        reinterpret_cast<std::atomic<float>*>(values + i)->store(v, std::memory_order_relaxed);
+      }
+    }
+  });
+  absl::Status saved = absl::OkStatus();
+  for (int round = 0; round < 5 && saved.ok(); ++round) {
+    saved = WriteCheckpoint(prefix, {{"v", changing}});
+    if (!saved.ok()) break;
+    auto reader = CheckpointReader::Open(prefix);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_OK((*reader)->Read("v").status());
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_OK(saved);
 }
 
 TEST(TensorBundleTest, IndexListsEntriesSortedWithDtypeShapeAndPlace) {
