@@ -662,55 +662,68 @@ void BulkClient::ReadItem(Waiting w, bulk::AnswerKind kind) {
   // The server works on it from its first item on: what goes wrong from
   // here is final, never sent elsewhere.
   w.beaten = true;
-  bulk::AnswerRead read;
-  int index = -1;
-  char head[bulk::kItemIndexBytes + 1];
-  if (kind != bulk::AnswerKind::kItem) {
-    read.status = errors::DataLoss(what(), ": an answer of kind ", static_cast<int>(kind),
-                                   " among its items");
-  } else if (bulk::ReadFull(fd, head, sizeof(head), w.deadline) != sizeof(head)) {
-    read.status = bulk::IoFailure(absl::StrCat(what(), ": reading an item"));
-  } else {
-    const uint32_t i = bulk::DecodeItemIndex(head);
-    const auto inner = static_cast<bulk::AnswerKind>(head[bulk::kItemIndexBytes]);
-    if (i >= w.answered.size() || w.answered[i]) {
-      read.status = errors::DataLoss(what(), ": an item numbered ", i, " (",
-                                     w.answered.size(), " asked for)");
+  for (;;) {
+    bulk::AnswerRead read;
+    int index = -1;
+    char head[bulk::kItemIndexBytes + 1];
+    if (kind != bulk::AnswerKind::kItem) {
+      read.status = errors::DataLoss(what(), ": an answer of kind ", static_cast<int>(kind),
+                                     " among its items");
+    } else if (bulk::ReadFull(fd, head, sizeof(head), w.deadline) != sizeof(head)) {
+      read.status = bulk::IoFailure(absl::StrCat(what(), ": reading an item"));
     } else {
-      index = static_cast<int>(i);
-      Tensor* out = &(*w.outs)[i];
-      if (inner == bulk::AnswerKind::kError) {
-        read = bulk::ReadErrorAnswer(fd, inner, w.deadline, what);
-      } else if (inner == bulk::AnswerKind::kProto) {
-        read = bulk::ReadProtoAnswer(fd, w.deadline, what, out);
-      } else if (inner == bulk::AnswerKind::kTensor ||
-                 (inner == bulk::AnswerKind::kInPlace && w.may_read_in_place)) {
-        read = bulk::ReadTensorAnswer(fd, inner == bulk::AnswerKind::kInPlace, w.deadline, what,
-                                      nullptr, out, &in_place_refused_);
+      const uint32_t i = bulk::DecodeItemIndex(head);
+      const auto inner = static_cast<bulk::AnswerKind>(head[bulk::kItemIndexBytes]);
+      if (i >= w.answered.size() || w.answered[i]) {
+        read.status = errors::DataLoss(what(), ": an item numbered ", i, " (",
+                                       w.answered.size(), " asked for)");
       } else {
-        read = bulk::UnexpectedAnswer(inner, what);
+        index = static_cast<int>(i);
+        Tensor* out = &(*w.outs)[i];
+        if (inner == bulk::AnswerKind::kError) {
+          read = bulk::ReadErrorAnswer(fd, inner, w.deadline, what);
+        } else if (inner == bulk::AnswerKind::kProto) {
+          read = bulk::ReadProtoAnswer(fd, w.deadline, what, out);
+        } else if (inner == bulk::AnswerKind::kTensor ||
+                   (inner == bulk::AnswerKind::kInPlace && w.may_read_in_place)) {
+          read = bulk::ReadTensorAnswer(fd, inner == bulk::AnswerKind::kInPlace, w.deadline,
+                                        what, nullptr, out, &in_place_refused_);
+        } else {
+          read = bulk::UnexpectedAnswer(inner, what);
+        }
       }
     }
+    if (index >= 0 && (read.reusable || read.from_server)) {
+      // The item's own answer, read whole (its error is the server's).
+      w.answered[index] = true;
+      --w.left;
+      w.received(index, read.status);
+    }
+    if (!read.reusable) {
+      // The connection is out of step or broken: the items still to come
+      // will not.
+      w.fd.reset();
+      absl::Status why = read.status.ok() || read.from_server
+                             ? errors::DataLoss(what(), ": the connection is not to be trusted")
+                             : read.status;
+      if (w.left == 0) why = absl::OkStatus();
+      return w.Finish(std::move(why), Fallback::kNone);
+    }
+    if (w.left == 0) {
+      pool_.Release(w.port, std::move(w.fd));
+      return w.Finish(absl::OkStatus(), Fallback::kNone);
+    }
+    // The next item: read at once when it is all here (items sent together
+    // arrive together), else when the watcher sees it.
+    if (!AnswerIsHere(fd)) return Watch(std::move(w));
+    char next;
+    if (bulk::ReadFull(fd, &next, 1, w.deadline) != 1) {
+      w.fd.reset();
+      return w.Finish(bulk::IoFailure(absl::StrCat(what(), ": reading an item")),
+                      Fallback::kNone);
+    }
+    kind = static_cast<bulk::AnswerKind>(next);
   }
-  if (index >= 0 && (read.reusable || read.from_server)) {
-    // The item's own answer, read whole (its error is the server's).
-    w.answered[index] = true;
-    --w.left;
-    w.received(index, read.status);
-  }
-  if (!read.reusable) {
-    // The connection is out of step or broken: the items still to come
-    // will not.
-    w.fd.reset();
-    absl::Status why = read.status.ok() || read.from_server
-                           ? errors::DataLoss(what(), ": the connection is not to be trusted")
-                           : read.status;
-    if (w.left == 0) why = absl::OkStatus();
-    return w.Finish(std::move(why), Fallback::kNone);
-  }
-  if (w.left > 0) return Watch(std::move(w));  // the next item
-  pool_.Release(w.port, std::move(w.fd));
-  w.Finish(absl::OkStatus(), Fallback::kNone);
 }
 
 }  // namespace tensorgrid

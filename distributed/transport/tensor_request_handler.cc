@@ -39,6 +39,25 @@ absl::StatusOr<std::string> ProtoAnswer(const Tensor& tensor, absl::string_view 
   return answer;
 }
 
+// An answer's kind byte and TensorHeader for `tensor`, after `*out`.
+void AppendTensorHead(std::string* out, const Tensor& tensor, bulk::AnswerKind kind) {
+  out->push_back(static_cast<char>(kind));
+  bulk::TensorHeader shape;
+  shape.dtype = static_cast<uint32_t>(tensor.dtype());
+  shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());
+  shape.length = tensor.TotalBytes();
+  shape.AppendTo(out);
+}
+
+// Whether an item's answer is small enough to gather with others into one
+// write: an error, or a plain tensor that would not go in place.
+bool GathersWithOthers(const absl::Status& status, const Tensor& tensor) {
+  return !status.ok() ||
+         (tensor.IsInitialized() && !DataTypeIsObject(tensor.dtype()) &&
+          tensor.dims() <= static_cast<int>(bulk::kMaxRank) &&
+          tensor.TotalBytes() < bulk::kInPlaceMinBytes);
+}
+
 }  // namespace
 
 bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time header_deadline) {
@@ -131,13 +150,8 @@ bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Ten
                                 : "";
   const bool in_place = nonce.size() == bulk::kNonceBytes;
   std::string header(prefix);
-  header.push_back(
-      static_cast<char>(in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor));
-  bulk::TensorHeader shape;
-  shape.dtype = static_cast<uint32_t>(tensor.dtype());
-  shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());
-  shape.length = bytes.size();
-  shape.AppendTo(&header);
+  AppendTensorHead(&header, tensor,
+                   in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor);
   if (in_place) {
     bulk::InPlaceLocation where;
     where.pid = static_cast<uint64_t>(pid);
@@ -230,17 +244,42 @@ bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) 
       batch->done = false;
     }
     answering.Writing();
+    // Small answers go out together, in one write.
+    std::string gathered;
+    auto flush = [&] {
+      const bool sent = gathered.empty() || bulk::WriteFull(fd, gathered);
+      gathered.clear();
+      return sent;
+    };
     for (int i : ready) {
       if (answered[i]) continue;
+      const Pending::Item& item = batch->items[i];
       // Withdrawn as the wait was given up: answered with why, below.
-      if (!waited.ok() && absl::IsCancelled(batch->items[i].status)) continue;
+      if (!waited.ok() && absl::IsCancelled(item.status)) continue;
       answered[i] = true;
       --left;
-      if (!WriteTensorAnswer(fd, batch->items[i].status, batch->items[i].tensor, true,
-                             fixed.may_read_in_place, what, bulk::EncodeItemHead(i))) {
+      if (GathersWithOthers(item.status, item.tensor)) {
+        gathered += bulk::EncodeItemHead(i);
+        if (!item.status.ok()) {
+          gathered += bulk::EncodeError(item.status);
+          continue;
+        }
+        AppendTensorHead(&gathered, item.tensor, bulk::AnswerKind::kTensor);
+        gathered.append(static_cast<const char*>(item.tensor.raw_data()),
+                        item.tensor.TotalBytes());
+        absl::MutexLock lock(&mu);
+        ++fetches;
+        continue;
+      }
+      if (!flush() || !WriteTensorAnswer(fd, item.status, item.tensor, true,
+                                         fixed.may_read_in_place, what, bulk::EncodeItemHead(i))) {
         batch->cancellation.StartCancel();  // the rest is not wanted any more
         return false;
       }
+    }
+    if (!flush()) {
+      batch->cancellation.StartCancel();
+      return false;
     }
     if (waited.ok()) continue;
     // The wait is over (the deadline, Stop, the client hung up; Await has
