@@ -58,7 +58,6 @@ void DisableDebugDeadlockDetection() {
   }();
   (void)once;
 }
-}  // namespace
 
 // The task whose device `device` is (the name itself when it does not parse).
 std::string TaskOf(const std::string& device) {
@@ -75,6 +74,8 @@ bool BatchRecvTensors() {
   }();
   return on;
 }
+
+}  // namespace
 
 // The rendezvous a partition sees: sends and same-task receives use the
 // step's local table; a receive whose sender lives in another task pulls the
@@ -187,17 +188,19 @@ class StepRendezvous final : public Rendezvous {
     // Every receive still waiting, and any later, fails with `status`.
     void Abort(const absl::Status& status) {
       std::vector<DoneCallback> waiters;
+      absl::Status why;
       {
         absl::MutexLock lock(&mu_);
         if (aborted_.ok()) aborted_ = status.ok() ? errors::Aborted("step aborted") : status;
+        why = aborted_;
         for (auto& [key, slot] : slots_) {
           slot.arrived = true;
-          slot.status = aborted_;
+          slot.status = why;
           slot.tensor = Tensor();
           if (slot.waiter) waiters.push_back(std::move(slot.waiter));
         }
       }
-      for (DoneCallback& waiter : waiters) waiter(status, Tensor());
+      for (DoneCallback& waiter : waiters) waiter(why, Tensor());
     }
 
    private:
