@@ -317,6 +317,11 @@ int64_t Server::bulk_calls_in_process() const {
   return bulk_ != nullptr ? bulk_->calls_in_process() : 0;
 }
 
+int64_t Server::bulk_tensor_batches() const {
+  absl::MutexLock lock(&mu_);
+  return bulk_ != nullptr ? bulk_->tensor_batches() : 0;
+}
+
 std::string Server::address() const {
   absl::MutexLock lock(&mu_);
   return absl::StrCat(advertised_host_, ":", port_);

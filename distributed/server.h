@@ -137,6 +137,9 @@ class Server {
   // from this process with no socket (docs/bulk_transfer.md).
   int64_t bulk_calls() const;
   int64_t bulk_calls_in_process() const;
+  // How many requests for several tensors of a step at once it served
+  // (BulkServer::tensor_batches).
+  int64_t bulk_tensor_batches() const;
 
  private:
   Server(const ClusterSpec& cluster, std::string task, std::string bind_host,

@@ -93,6 +93,45 @@ TEST(ServerTest, SeedExampleRunsOnAThreeTaskCluster) {
   for (auto& s : servers) s->Stop();
 }
 
+// Worker 0's partition takes x and y from the ps: one request a step, each
+// tensor answered as the ps sends it. Worker 1's takes x from the ps and z1b
+// from worker 0: one tensor from each, asked for on its own.
+TEST(ServerTest, AStepsReceivesFromOneTaskTravelInOneRequest) {
+  const std::string ps = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string w0 = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string w1 = absl::StrCat("127.0.0.1:", FreePort());
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", ps, ";worker=", w0, ",", w1));
+  ASSERT_OK(cluster.status());
+  std::vector<std::unique_ptr<Server>> servers;
+  servers.push_back(StartServer(*cluster, "ps", 0));
+  servers.push_back(StartServer(*cluster, "worker", 0));
+  servers.push_back(StartServer(*cluster, "worker", 1));
+  for (const auto& s : servers) ASSERT_NE(s, nullptr);
+  SessionOptions options;
+  options.target = servers[1]->target();
+  auto session = NewSession(options);
+  ASSERT_OK(session.status());
+  ASSERT_OK((*session)->Create(SeedGraph()));
+  std::vector<Tensor> out;
+  ASSERT_OK((*session)->Run({}, {}, {"x/Assign", "y/Assign"}, &out));
+  ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));  // registers the partitions
+  std::vector<int64_t> batches, fetches;
+  for (const auto& s : servers) {
+    batches.push_back(s->bulk_tensor_batches());
+    fetches.push_back(s->bulk_fetches());
+  }
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));
+    ExpectTensorEqual<float>(out[0], {7, 7, 7, 7}, TensorShape({2, 2}));
+  }
+  EXPECT_EQ(servers[0]->bulk_tensor_batches() - batches[0], 3);
+  EXPECT_EQ(servers[0]->bulk_fetches() - fetches[0], 9);  // x, y to worker 0; x to worker 1
+  EXPECT_EQ(servers[1]->bulk_tensor_batches() - batches[1], 0);
+  EXPECT_EQ(servers[1]->bulk_fetches() - fetches[1], 3);  // z1b to worker 1
+  EXPECT_OK((*session)->Close());
+  for (auto& s : servers) s->Stop();
+}
+
 TEST(ServerTest, PortZeroReportsTheRealPort) {
   auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
   ASSERT_OK(cluster.status());

@@ -1,11 +1,15 @@
 #include "core/runtime/worker.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
+#include "core/framework/attr_value_util.h"
 #include "core/framework/device_name.h"
+#include "core/framework/rendezvous.h"
 #include "core/platform/blocking.h"
 #include "core/platform/status.h"
 
@@ -54,11 +58,29 @@ void DisableDebugDeadlockDetection() {
   }();
   (void)once;
 }
+
+// The task whose device `device` is (the name itself when it does not parse).
+std::string TaskOf(const std::string& device) {
+  auto parsed = DeviceNameUtils::Parse(device);
+  return parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : device;
+}
+
+// Whether steps ask for their receives from one task in one request
+// (TG_BATCH_RECV_TENSORS=0 turns it off, for comparisons).
+bool BatchRecvTensors() {
+  static const bool on = [] {
+    const char* env = std::getenv("TG_BATCH_RECV_TENSORS");
+    return env == nullptr || (std::string(env) != "0" && std::string(env) != "false");
+  }();
+  return on;
+}
+
 }  // namespace
 
 // The rendezvous a partition sees: sends and same-task receives use the
 // step's local table; a receive whose sender lives in another task pulls the
-// tensor from that task's worker (RecvTensor).
+// tensor from that task's worker (RecvTensor), or takes it from what the
+// step asked that task for as it started (Prefetch).
 class StepRendezvous final : public Rendezvous {
  public:
   StepRendezvous(std::shared_ptr<Rendezvous> local, const std::string& task, int64_t step_id,
@@ -75,13 +97,11 @@ class StepRendezvous final : public Rendezvous {
       local_->RecvAsync(key, std::move(done), cancellation);
       return;
     }
-    auto src = DeviceNameUtils::Parse(src_device);
-    const std::string src_task = src.ok() ? DeviceNameUtils::TaskName(*src) : src_device;
+    if (prefetched_->Take(key, &done)) return;
+    const std::string src_task = TaskOf(src_device);
     WorkerInterface* peer = lookup_ ? lookup_(src_task) : nullptr;
     if (peer == nullptr) {
-      done(errors::Unavailable("task ", task_, " has no route to task ", src_task, " to receive '",
-                               key, "'"),
-           Tensor());
+      done(NoRoute(src_task, key), Tensor());
       return;
     }
     auto tensor = std::make_shared<Tensor>();
@@ -89,13 +109,117 @@ class StepRendezvous final : public Rendezvous {
         step_id_, key, tensor.get(),
         [tensor, done = std::move(done)](absl::Status s) { done(s, *tensor); }, cancellation);
   }
-  void StartAbort(const absl::Status& status) override { local_->StartAbort(status); }
+  void StartAbort(const absl::Status& status) override {
+    prefetched_->Abort(status);
+    local_->StartAbort(status);
+  }
+
+  // Asks task `src_task` for `keys` (each sent to this partition by that
+  // task) in one request, before the step's receives run: their RecvAsync
+  // then take the tensors as they come.
+  void Prefetch(const std::string& src_task, const std::vector<std::string>& keys) {
+    WorkerInterface* peer = lookup_ ? lookup_(src_task) : nullptr;
+    if (peer == nullptr) return;  // each receive says so itself
+    if (!prefetched_->Expect(keys)) return;
+    // No cancellation: the request may outlive the step (a failed step
+    // ends without waiting for it; StartAbort fails its receives here, and
+    // the peer's wait ends when the master cleans the step up there).
+    auto tensors = std::make_shared<std::vector<Tensor>>(keys.size());
+    peer->RecvTensorsAsync(step_id_, keys, tensors.get(),
+                           [prefetched = prefetched_, tensors, keys](int i, absl::Status s) {
+                             prefetched->Arrived(keys[i], std::move(s),
+                                                 std::move((*tensors)[i]));
+                           });
+  }
 
  private:
+  absl::Status NoRoute(const std::string& src_task, const std::string& key) const {
+    return errors::Unavailable("task ", task_, " has no route to task ", src_task,
+                               " to receive '", key, "'");
+  }
+
+  // The tensors asked for as the step started, until their receives take
+  // them. Shared with the requests, which may answer after the step.
+  class Prefetched {
+   public:
+    // Expects `keys`; false (expecting none) once the step was aborted.
+    bool Expect(const std::vector<std::string>& keys) {
+      absl::MutexLock lock(&mu_);
+      if (!aborted_.ok()) return false;
+      for (const std::string& key : keys) slots_[key];
+      return true;
+    }
+    // Runs or keeps `*done` for `key`; false when `key` was not asked for.
+    bool Take(const std::string& key, DoneCallback* done) {
+      absl::Status status;
+      Tensor tensor;
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = slots_.find(key);
+        if (it == slots_.end()) return false;
+        if (!it->second.arrived) {
+          it->second.waiter = std::move(*done);
+          return true;
+        }
+        status = std::move(it->second.status);
+        tensor = std::move(it->second.tensor);
+        slots_.erase(it);
+      }
+      (*done)(status, tensor);
+      return true;
+    }
+    void Arrived(const std::string& key, absl::Status status, Tensor tensor) {
+      DoneCallback waiter;
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = slots_.find(key);
+        if (it == slots_.end() || !aborted_.ok()) return;  // too late: the step failed
+        if (!it->second.waiter) {
+          it->second.arrived = true;
+          it->second.status = std::move(status);
+          it->second.tensor = std::move(tensor);
+          return;
+        }
+        waiter = std::move(it->second.waiter);
+        slots_.erase(it);
+      }
+      waiter(status, tensor);
+    }
+    // Every receive still waiting, and any later, fails with `status`.
+    void Abort(const absl::Status& status) {
+      std::vector<DoneCallback> waiters;
+      absl::Status why;
+      {
+        absl::MutexLock lock(&mu_);
+        if (aborted_.ok()) aborted_ = status.ok() ? errors::Aborted("step aborted") : status;
+        why = aborted_;
+        for (auto& [key, slot] : slots_) {
+          slot.arrived = true;
+          slot.status = why;
+          slot.tensor = Tensor();
+          if (slot.waiter) waiters.push_back(std::move(slot.waiter));
+        }
+      }
+      for (DoneCallback& waiter : waiters) waiter(why, Tensor());
+    }
+
+   private:
+    struct Slot {
+      bool arrived = false;
+      absl::Status status;
+      Tensor tensor;
+      DoneCallback waiter;  // a receive waiting for it
+    };
+    absl::Mutex mu_;
+    absl::flat_hash_map<std::string, Slot> slots_ ABSL_GUARDED_BY(mu_);
+    absl::Status aborted_ ABSL_GUARDED_BY(mu_);
+  };
+
   const std::shared_ptr<Rendezvous> local_;
   const std::string task_;
   const int64_t step_id_;
   const Worker::WorkerLookup& lookup_;
+  const std::shared_ptr<Prefetched> prefetched_ = std::make_shared<Prefetched>();
 };
 
 Worker::Worker(const std::string& task_prefix, const ConfigProto& config)
@@ -152,10 +276,31 @@ absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def)
     n->set_assigned_device_name(device_name);
   }
   auto item = std::make_shared<Item>();
+  // The receives from other tasks, by task; a key received twice is left
+  // to its receives (a slot serves one).
+  std::map<std::string, std::vector<std::string>> remote;
+  std::map<std::string, int> times;
   for (Node* n : graph->nodes()) {
     if (n->op() == "_Arg") ++item->num_args;
     if (n->op() == "_Retval") ++item->num_retvals;
     if (n->op() == "_Send" || n->op() == "_Recv") item->uses_rendezvous = true;
+    std::string send_device, recv_device, tensor_name;
+    int64_t incarnation = 0;
+    if (n->op() == "_Recv" && GetNodeAttr(n->def(), "send_device", &send_device).ok() &&
+        GetNodeAttr(n->def(), "recv_device", &recv_device).ok() &&
+        GetNodeAttr(n->def(), "tensor_name", &tensor_name).ok() &&
+        GetNodeAttr(n->def(), "send_device_incarnation", &incarnation).ok() &&
+        !DeviceNameUtils::IsSameAddressSpace(send_device, task_)) {
+      const std::string key = CreateRendezvousKey(send_device, static_cast<uint64_t>(incarnation),
+                                                   recv_device, tensor_name);
+      if (++times[key] == 1) remote[TaskOf(send_device)].push_back(key);
+    }
+  }
+  for (auto& [task, keys] : remote) {
+    keys.erase(std::remove_if(keys.begin(), keys.end(),
+                              [&](const std::string& key) { return times[key] > 1; }),
+               keys.end());
+    if (keys.size() >= 2) item->batched_recvs[task] = std::move(keys);
   }
   TG_ASSIGN_OR_RETURN(item->executor, Executor::Create(device, std::move(graph)));
   return item;
@@ -338,8 +483,14 @@ void Worker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response
   args.inter_op_pool = inter_op_pool_.get();
   args.collective = collective_.get();
   if (item->uses_rendezvous) {
-    step->rendezvous = std::make_shared<StepRendezvous>(
+    auto rendezvous = std::make_shared<StepRendezvous>(
         rendezvous_mgr_.FindOrCreate(request.step_id), task_, request.step_id, lookup_);
+    if (BatchRecvTensors()) {
+      for (const auto& [task, keys] : item->batched_recvs) {
+        rendezvous->Prefetch(task, keys);
+      }
+    }
+    step->rendezvous = std::move(rendezvous);
     args.rendezvous = step->rendezvous.get();
     // A cancelled step must also wake receives that wait for a peer.
     CancellationManager::Token token;

@@ -86,6 +86,9 @@ class Worker final : public WorkerInterface {
     int num_args = 0;
     int num_retvals = 0;
     bool uses_rendezvous = false;  // has _Send/_Recv nodes
+    // The rendezvous keys its _Recvs take from each other task that sends
+    // it two or more: asked for in one request per task as a step starts.
+    std::map<std::string, std::vector<std::string>> batched_recvs;
   };
   absl::StatusOr<std::shared_ptr<Item>> Build(const GraphDef& def);
   absl::Status ShutdownReason();  // OK until Shutdown

@@ -107,6 +107,23 @@ class WorkerInterface {
                                StatusCallback done, CancellationManager* cancellation = nullptr) {
     done(absl::UnimplementedError("this worker does not serve RecvTensor"));
   }
+  // Several tensors of step `step_id` at once (a step's receives from one
+  // task): as RecvTensorAsync for each key, with `received(i, status)`
+  // once per key, its tensor in `(*tensors)[i]` when OK, in any order.
+  // `tensors` (one per key) must stay valid until every key was received.
+  // Workers reached over a network answer them all in one request; this
+  // form asks for each on its own.
+  virtual void RecvTensorsAsync(int64_t step_id, const std::vector<std::string>& keys,
+                                std::vector<Tensor>* tensors,
+                                std::function<void(int index, absl::Status status)> received,
+                                CancellationManager* cancellation = nullptr) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      RecvTensorAsync(
+          step_id, keys[i], &(*tensors)[i],
+          [received, i](absl::Status s) { received(static_cast<int>(i), std::move(s)); },
+          cancellation);
+    }
+  }
   // Collectives. The group leader's worker answers CompleteGroup and
   // CompleteInstance; every worker serves RecvBuf: the collective chunk
   // `key` once a member on this worker has produced it, DeadlineExceeded

@@ -299,6 +299,28 @@ void GrpcRemoteWorker::RecvTensorAsync(int64_t step_id, const std::string& rende
       });
 }
 
+void GrpcRemoteWorker::RecvTensorsAsync(int64_t step_id, const std::vector<std::string>& keys,
+                                        std::vector<Tensor>* tensors,
+                                        std::function<void(int, absl::Status)> received,
+                                        CancellationManager* cancellation) {
+  if (bulk_ == nullptr) {
+    return WorkerInterface::RecvTensorsAsync(step_id, keys, tensors, std::move(received),
+                                             cancellation);
+  }
+  bulk_->RecvTensorsAsync(
+      step_id, keys, DeadlineIn(step_rpc_timeout_), tensors,
+      [this, keys, received](int i, absl::Status s) {
+        if (!s.ok()) s = WithContext(s, absl::StrCat("RecvTensor of '", keys[i], "' on ", peer_));
+        received(i, std::move(s));
+      },
+      [this, step_id, keys, tensors, received](absl::Time until) {
+        for (size_t i = 0; i < keys.size(); ++i) {
+          RecvTensorCall(step_id, keys[i], "", Left(until), &(*tensors)[i],
+                         [received, i](absl::Status s) { received(static_cast<int>(i), s); });
+        }
+      });
+}
+
 void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendezvous_key,
                                       std::string ticket, absl::Duration timeout, Tensor* tensor,
                                       StatusCallback done) {

@@ -94,6 +94,12 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // InvalidArgument naming the key.
   void RecvTensorAsync(int64_t step_id, const std::string& rendezvous_key, Tensor* tensor,
                        StatusCallback done, CancellationManager* cancellation = nullptr) override;
+  // On the peer's bulk port, one request for all the keys (the tensors
+  // come as the peer sends them); else one RecvTensor each.
+  void RecvTensorsAsync(int64_t step_id, const std::vector<std::string>& keys,
+                        std::vector<Tensor>* tensors,
+                        std::function<void(int index, absl::Status status)> received,
+                        CancellationManager* cancellation = nullptr) override;
   // Collectives: joins at the peer (the group leader) with a deadline of the
   // request's timeout plus a grace, so the leader's answer (DeadlineExceeded
   // naming who never joined) arrives before the RPC's own deadline; RecvBuf

@@ -90,8 +90,8 @@ BulkClient::Fallback BulkClient::FallbackFor(bulk::ConnectFailure failure) {
   switch (failure) {
     case bulk::ConnectFailure::kUnreachable: return Fallback::kPortUnreachable;
     case bulk::ConnectFailure::kRefused: return Fallback::kPortRefused;
-    case bulk::ConnectFailure::kDeadline:
-    case bulk::ConnectFailure::kNoSocket: break;
+    case bulk::ConnectFailure::kNoSocket: return Fallback::kNotSent;
+    case bulk::ConnectFailure::kDeadline: break;
   }
   return Fallback::kOverGrpc;
 }
@@ -206,6 +206,41 @@ void BulkClient::AskForTensor(int port, const std::string& token, std::optional<
   w.done = std::move(done);
   w.may_read_in_place = request.may_read_in_place;
   w.may_take_proto = step_id.has_value();  // strings come as a TensorProto
+  Send(std::move(w), request.Encode());
+}
+
+void BulkClient::RecvTensorsAsync(int port, const std::string& token, int64_t step_id,
+                                  const std::vector<std::string>& keys, absl::Time deadline,
+                                  std::vector<Tensor>* outs, ItemCallback received,
+                                  FetchCallback done) {
+  bulk::TensorRequest request;
+  request.rendezvous = request.batch = true;
+  request.key = bulk::EncodeKeys(keys);
+  if (token.size() > bulk::kMaxTokenBytes || !bulk::DecodeKeys(request.key) ||
+      outs == nullptr || outs->size() != keys.size()) {
+    return done(errors::InvalidArgument("RecvTensors on the bulk port: ", keys.size(),
+                                        " keys (a block of ", request.key.size(),
+                                        " bytes) or a token of ", token.size(),
+                                        " bytes is out of range"),
+                Fallback::kNone);
+  }
+  request.token = token;
+  request.addressee = addressee_;
+  request.may_read_in_place = in_place_ && !in_place_refused_.load();
+  request.wait_ms = bulk::WaitMs(deadline);
+  request.step_id = step_id;
+  Waiting w;
+  w.closing = &closing_;
+  w.port = port;
+  w.deadline = deadline + kTensorRequestGrace;  // as a RecvTensor's
+  w.what = absl::StrCat("RecvTensors of ", keys.size(), " tensors for step ", step_id);
+  w.done = std::move(done);
+  w.outs = outs;
+  w.received = std::move(received);
+  w.answered.assign(keys.size(), false);
+  w.left = static_cast<int>(keys.size());
+  w.may_read_in_place = request.may_read_in_place;
+  w.may_take_proto = true;
   Send(std::move(w), request.Encode());
 }
 
@@ -583,6 +618,9 @@ void BulkClient::ReadAnswer(Waiting w) {
     return w.Finish(std::move(broken), Fallback::kNone);
   }
   const auto kind = static_cast<bulk::AnswerKind>(kind_byte);
+  if (w.outs != nullptr && (kind == bulk::AnswerKind::kItem || w.beaten)) {
+    return ReadItem(std::move(w), kind);
+  }
   bulk::AnswerRead read;
   std::string answer;
   Fallback fallback = Fallback::kNone;
@@ -591,7 +629,7 @@ void BulkClient::ReadAnswer(Waiting w) {
     // Refused unread (no handler, another task's port, too large): gRPC may
     // serve it.
     if (kind == bulk::AnswerKind::kNotServed && read.from_server) fallback = Fallback::kOverGrpc;
-  } else if (w.call_done) {
+  } else if (w.call_done || w.outs != nullptr) {
     read = kind == bulk::AnswerKind::kBytes ? bulk::ReadBytesAnswer(fd, w.deadline, what, &answer)
                                             : bulk::UnexpectedAnswer(kind, what);
   } else if (kind == bulk::AnswerKind::kProto) {
@@ -616,6 +654,76 @@ void BulkClient::ReadAnswer(Waiting w) {
     w.fd.reset();
   }
   w.Finish(std::move(read.status), fallback, std::move(answer));
+}
+
+void BulkClient::ReadItem(Waiting w, bulk::AnswerKind kind) {
+  auto what = [&] { return absl::StrCat(w.what, " from the bulk port ", host(), ":", w.port); };
+  const int fd = w.fd.get();
+  // The server works on it from its first item on: what goes wrong from
+  // here is final, never sent elsewhere.
+  w.beaten = true;
+  for (;;) {
+    bulk::AnswerRead read;
+    int index = -1;
+    char head[bulk::kItemIndexBytes + 1];
+    if (kind != bulk::AnswerKind::kItem) {
+      read.status = errors::DataLoss(what(), ": an answer of kind ", static_cast<int>(kind),
+                                     " among its items");
+    } else if (bulk::ReadFull(fd, head, sizeof(head), w.deadline) != sizeof(head)) {
+      read.status = bulk::IoFailure(absl::StrCat(what(), ": reading an item"));
+    } else {
+      const uint32_t i = bulk::DecodeItemIndex(head);
+      const auto inner = static_cast<bulk::AnswerKind>(head[bulk::kItemIndexBytes]);
+      if (i >= w.answered.size() || w.answered[i]) {
+        read.status = errors::DataLoss(what(), ": an item numbered ", i, " (",
+                                       w.answered.size(), " asked for)");
+      } else {
+        index = static_cast<int>(i);
+        Tensor* out = &(*w.outs)[i];
+        if (inner == bulk::AnswerKind::kError) {
+          read = bulk::ReadErrorAnswer(fd, inner, w.deadline, what);
+        } else if (inner == bulk::AnswerKind::kProto) {
+          read = bulk::ReadProtoAnswer(fd, w.deadline, what, out);
+        } else if (inner == bulk::AnswerKind::kTensor ||
+                   (inner == bulk::AnswerKind::kInPlace && w.may_read_in_place)) {
+          read = bulk::ReadTensorAnswer(fd, inner == bulk::AnswerKind::kInPlace, w.deadline,
+                                        what, nullptr, out, &in_place_refused_);
+        } else {
+          read = bulk::UnexpectedAnswer(inner, what);
+        }
+      }
+    }
+    if (index >= 0 && (read.reusable || read.from_server)) {
+      // The item's own answer, read whole (its error is the server's).
+      w.answered[index] = true;
+      --w.left;
+      w.received(index, read.status);
+    }
+    if (!read.reusable) {
+      // The connection is out of step or broken: the items still to come
+      // will not.
+      w.fd.reset();
+      absl::Status why = read.status.ok() || read.from_server
+                             ? errors::DataLoss(what(), ": the connection is not to be trusted")
+                             : read.status;
+      if (w.left == 0) why = absl::OkStatus();
+      return w.Finish(std::move(why), Fallback::kNone);
+    }
+    if (w.left == 0) {
+      pool_.Release(w.port, std::move(w.fd));
+      return w.Finish(absl::OkStatus(), Fallback::kNone);
+    }
+    // The next item: read at once when it is all here (items sent together
+    // arrive together), else when the watcher sees it.
+    if (!AnswerIsHere(fd)) return Watch(std::move(w));
+    char next;
+    if (bulk::ReadFull(fd, &next, 1, w.deadline) != 1) {
+      w.fd.reset();
+      return w.Finish(bulk::IoFailure(absl::StrCat(what(), ": reading an item")),
+                      Fallback::kNone);
+    }
+    kind = static_cast<bulk::AnswerKind>(next);
+  }
 }
 
 }  // namespace tensorgrid

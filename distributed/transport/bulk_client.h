@@ -24,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -74,6 +75,9 @@ class BulkClient {
     // As kOverGrpc, and nothing listens on the port (connection refused):
     // the server may have restarted on another port.
     kPortRefused,
+    // As kOverGrpc, and nothing was sent: this process could not open a
+    // socket (out of file descriptors). Says nothing about the port.
+    kNotSent,
   };
 
   // Reads the `bytes` bytes of ticket `id` from `port` into `dst`. Statuses:
@@ -110,6 +114,20 @@ class BulkClient {
   // statuses and fallbacks.
   void RecvTensorAsync(int port, const std::string& token, int64_t step_id, const std::string& key,
                        absl::Time deadline, Tensor* out, FetchCallback done);
+
+  // Asks the server at `port` for several tensors of step `step_id` in one
+  // request (RecvTensors): the server sends each key's tensor as soon as it
+  // has it, all on one connection. `received(i, status)` runs once for each
+  // key answered (its tensor in `(*outs)[i]` when OK), in the order they
+  // come, on this client's threads; it must not block. Then `done(status,
+  // fallback)` runs once: OK when every key was answered, else why the
+  // others were not, with a fallback (as for RecvTensorAsync) only when
+  // none was. `outs` must hold a tensor per key and stay valid until
+  // `done` runs.
+  using ItemCallback = std::function<void(int index, absl::Status status)>;
+  void RecvTensorsAsync(int port, const std::string& token, int64_t step_id,
+                        const std::vector<std::string>& keys, absl::Time deadline,
+                        std::vector<Tensor>* outs, ItemCallback received, FetchCallback done);
 
   // Calls `method` on the server at `port` (BulkServer::ServeCall) with
   // `request`'s bytes; `done(OK, answer, kNone)` with the answer's bytes, or
@@ -152,6 +170,12 @@ class BulkClient {
     FetchCallback done;
     // A call: its callback (set instead of `done`).
     CallCallback call_done;
+    // A RecvTensors: where each key's tensor goes, its callback, which keys
+    // were answered, and how many are left.
+    std::vector<Tensor>* outs = nullptr;
+    ItemCallback received;
+    std::vector<bool> answered;
+    int left = 0;
     // The client's closing_: once set, a fallback ends Cancelled instead.
     const std::atomic<bool>* closing = nullptr;
     // A tensor request that asked for an in-place answer (none other may
@@ -219,6 +243,9 @@ class BulkClient {
   void FailWaiting();
   // Reads the answer on `w.fd` (readable) and completes `w`.
   void ReadAnswer(Waiting w);
+  // ReadAnswer for a RecvTensors whose answer opened with `kind`: reads
+  // an item, then waits for the next or completes `w`.
+  void ReadItem(Waiting w, bulk::AnswerKind kind);
   // Whether the whole answer on `fd` has arrived and is small: then the
   // watcher reads it itself instead of handing it to the pool.
   static bool AnswerIsHere(int fd);

@@ -112,11 +112,44 @@ void BulkRoute::RecvTensorAsync(int64_t step_id, const std::string& key, absl::T
       [this, port, deadline, done = std::move(done), over_grpc = std::move(over_grpc)](
           absl::Status s, BulkClient::Fallback fallback) {
         if (fallback == BulkClient::Fallback::kNone) return done(std::move(s));
-        if (absl::IsUnimplemented(s) || absl::IsUnavailable(s)) {
+        if (fallback == BulkClient::Fallback::kOverGrpc &&
+              (absl::IsUnimplemented(s) || absl::IsUnavailable(s))) {
           known_->no_recv_tensor.store(port);  // refused, or hung up on, unread
         }
         NotServed(port, fallback, s);
         over_grpc(deadline);  // gRPC gets what is left of its time
+      });
+}
+
+void BulkRoute::RecvTensorsAsync(int64_t step_id, const std::vector<std::string>& keys,
+                                 absl::Time deadline, std::vector<Tensor>* outs,
+                                 ItemDone received, OverGrpc over_grpc) {
+  const int port = PortFor(deadline);
+  if (port == 0 || port == known_->no_recv_tensor.load() ||
+      port == known_->no_recv_tensors.load()) {
+    return over_grpc(deadline);
+  }
+  // Which keys came, for the ones a failed request leaves.
+  auto answered = std::make_shared<std::vector<bool>>(keys.size(), false);
+  client_.RecvTensorsAsync(
+      port, options_.token, step_id, keys, deadline, outs,
+      [answered, received](int i, absl::Status s) {
+        (*answered)[i] = true;
+        received(i, std::move(s));
+      },
+      [this, port, deadline, answered, received, over_grpc = std::move(over_grpc)](
+          absl::Status s, BulkClient::Fallback fallback) {
+        if (fallback != BulkClient::Fallback::kNone) {
+          if (fallback == BulkClient::Fallback::kOverGrpc &&
+              (absl::IsUnimplemented(s) || absl::IsUnavailable(s))) {
+            known_->no_recv_tensors.store(port);  // refused, or hung up on, unread
+          }
+          NotServed(port, fallback, s);
+          return over_grpc(deadline);
+        }
+        for (size_t i = 0; i < answered->size(); ++i) {
+          if (!(*answered)[i]) received(static_cast<int>(i), s);
+        }
       });
 }
 

@@ -92,6 +92,14 @@ class BulkRoute {
   // A step's tensor (BulkClient::RecvTensorAsync) into `*out`.
   void RecvTensorAsync(int64_t step_id, const std::string& key, absl::Time deadline, Tensor* out,
                        StatusCallback done, OverGrpc over_grpc);
+  // Several tensors of a step in one request (BulkClient::RecvTensorsAsync):
+  // `received(i, status)` as each comes. When the port does not take the
+  // request (`over_grpc` runs, and no `received` has), the keys are for
+  // gRPC, one RecvTensor each. Otherwise `received` runs for every key,
+  // with why the request ended for the keys it did not bring.
+  using ItemDone = std::function<void(int index, absl::Status status)>;
+  void RecvTensorsAsync(int64_t step_id, const std::vector<std::string>& keys, absl::Time deadline,
+                        std::vector<Tensor>* outs, ItemDone received, OverGrpc over_grpc);
   // A collective's chunk (BulkClient::RecvBufAsync) into `*tensor`'s buffer
   // when it fits. Chunks of strings keep to gRPC.
   void RecvBufAsync(const std::string& key, absl::Time deadline, Tensor* tensor,
@@ -118,6 +126,9 @@ class BulkRoute {
     // up on it; one without the handler says Unimplemented): RecvTensor
     // goes over gRPC while the peer keeps that port.
     std::atomic<int> no_recv_tensor{0};
+    // The same for RecvTensors (a server that serves RecvTensor one at a
+    // time only): its keys go over gRPC.
+    std::atomic<int> no_recv_tensors{0};
     void Learn(int learned);
   };
   // The port for a request that may wait until `deadline`; 0 when it is

@@ -2,9 +2,11 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "core/platform/status_testutil.h"
@@ -191,6 +193,60 @@ TEST(BulkRouteTest, RecvTensorStopsTryingAPortThatDoesNotServeIt) {
   route.RecvTensorAsync(1, "key", Soon(), &out, second.StatusDone(), second.Grpc());
   ASSERT_TRUE(second.Wait());
   EXPECT_TRUE(second.grpc);
+  EXPECT_TRUE(CallReverse(route)->ran);  // calls still go there
+}
+
+TEST(BulkRouteTest, RecvTensorsGoToThePortAndEveryKeyIsAnswered) {
+  auto server = StartServer();
+  server->ServeRecvTensor([](int64_t, const std::string& key, absl::Time deadline, Tensor* out,
+                             CancellationManager*, StatusCallback done) {
+    if (key == "late") return;  // never sent: the deadline answers it
+    *out = Ramp(key.size());
+    done(absl::OkStatus());
+  });
+  BulkRoute route(LoopbackRoute());
+  route.Learn(server->port());
+  std::vector<Tensor> outs(3);
+  absl::Mutex mu;
+  std::map<int, absl::Status> got;
+  absl::Notification all;
+  bool grpc = false;
+  route.RecvTensorsAsync(
+      4, {"a", "bb", "late"}, absl::Now() + absl::Milliseconds(300), &outs,
+      [&](int i, absl::Status s) {
+        absl::MutexLock lock(&mu);
+        EXPECT_TRUE(got.emplace(i, std::move(s)).second) << "key " << i << " twice";
+        if (got.size() == 3) all.Notify();
+      },
+      [&](absl::Time) {
+        grpc = true;
+        all.Notify();
+      });
+  ASSERT_TRUE(all.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_FALSE(grpc);
+  absl::MutexLock lock(&mu);
+  EXPECT_TRUE(got[0].ok()) << got[0];
+  EXPECT_TRUE(got[1].ok()) << got[1];
+  EXPECT_EQ(outs[1].NumElements(), 2);
+  EXPECT_EQ(got[2].code(), absl::StatusCode::kDeadlineExceeded) << got[2];
+}
+
+TEST(BulkRouteTest, RecvTensorsStopTryingAPortThatDoesNotServeThem) {
+  auto server = StartServer();
+  ServeReverse(*server);  // calls, but no RecvTensor
+  BulkRoute route(LoopbackRoute());
+  route.Learn(server->port());
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<Tensor> outs(2);
+    Outcome outcome;
+    route.RecvTensorsAsync(
+        1, {"a", "b"}, Soon(), &outs,
+        [](int i, absl::Status s) { ADD_FAILURE() << "key " << i << " answered: " << s; },
+        outcome.Grpc());
+    ASSERT_TRUE(outcome.Wait());
+    EXPECT_TRUE(outcome.grpc);
+  }
+  EXPECT_EQ(server->tensor_batches(), 0);
   EXPECT_TRUE(CallReverse(route)->ran);  // calls still go there
 }
 

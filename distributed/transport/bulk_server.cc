@@ -160,6 +160,11 @@ void BulkServer::Stop() {
   } while (!state_->mu.AwaitWithTimeout(all_done, absl::Milliseconds(100)));
 }
 
+int64_t BulkServer::tensor_batches() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->tensor_batches;
+}
+
 int64_t BulkServer::fetches() const {
   absl::MutexLock lock(&state_->mu);
   return state_->fetches;
@@ -297,6 +302,9 @@ void BulkServer::State::Serve(int fd) {
         break;
       case bulk::RequestKind::kRecvTensor:
         served = ServeTensorRequest(fd, /*rendezvous=*/true, header_deadline);
+        break;
+      case bulk::RequestKind::kRecvTensors:
+        served = ServeTensorsRequest(fd, header_deadline);
         break;
       case bulk::RequestKind::kCall: served = ServeCall(fd, header_deadline); break;
     }

@@ -190,6 +190,9 @@ class BulkServer {
   int64_t calls_waiting() const;
   // How many chunks clients copied straight out of this process's memory.
   int64_t in_place_reads() const;
+  // How many RecvTensors (several tensors of a step in one request) it
+  // served; each of their tensors counts in fetches() too.
+  int64_t tensor_batches() const;
 
  private:
   // What the server's threads share (server_state.h). They hold it by

@@ -16,6 +16,7 @@ namespace {
 constexpr char kTicketMagic[kMagicBytes] = {'T', 'G', 'B', '1'};
 constexpr char kRecvBufMagic[kMagicBytes] = {'T', 'G', 'R', '4'};
 constexpr char kRecvTensorMagic[kMagicBytes] = {'T', 'G', 'V', '1'};
+constexpr char kRecvTensorsMagic[kMagicBytes] = {'T', 'G', 'W', '1'};
 constexpr char kCallMagic[kMagicBytes] = {'T', 'G', 'C', '2'};
 constexpr uint32_t kMayReadInPlace = 1;  // TensorRequest's flags
 
@@ -56,6 +57,9 @@ std::optional<RequestKind> RequestKindOf(absl::string_view magic) {
   if (std::memcmp(magic.data(), kRecvTensorMagic, kMagicBytes) == 0) {
     return RequestKind::kRecvTensor;
   }
+  if (std::memcmp(magic.data(), kRecvTensorsMagic, kMagicBytes) == 0) {
+    return RequestKind::kRecvTensors;
+  }
   if (std::memcmp(magic.data(), kTicketMagic, kMagicBytes) == 0) return RequestKind::kTicket;
   return std::nullopt;
 }
@@ -67,7 +71,8 @@ std::string EncodeTicketRequest(absl::string_view id) {
 }
 
 std::string TensorRequest::Encode() const {
-  std::string out(rendezvous ? kRecvTensorMagic : kRecvBufMagic, kMagicBytes);
+  std::string out(!rendezvous ? kRecvBufMagic : batch ? kRecvTensorsMagic : kRecvTensorMagic,
+                  kMagicBytes);
   out.reserve(kMagicBytes + TensorRequestFixed::Bytes(rendezvous) + token.size() +
               addressee.size() + key.size());
   Put(&out, token.size(), 4);
@@ -92,6 +97,43 @@ TensorRequestFixed TensorRequestFixed::Decode(const char* bytes, bool rendezvous
   if (rendezvous) fixed.step_id = static_cast<int64_t>(Get64(bytes + 24));
   return fixed;
 }
+
+std::string EncodeKeys(const std::vector<std::string>& keys) {
+  std::string out;
+  Put(&out, keys.size(), 4);
+  for (const std::string& key : keys) {
+    Put(&out, key.size(), 4);
+    out += key;
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> DecodeKeys(absl::string_view block) {
+  if (block.size() < 4 || block.size() > kMaxKeysBlockBytes) return std::nullopt;
+  const uint32_t count = Get32(block.data());
+  if (count == 0 || count > kMaxBatchKeys) return std::nullopt;
+  block.remove_prefix(4);
+  std::vector<std::string> keys;
+  keys.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (block.size() < 4) return std::nullopt;
+    const uint32_t bytes = Get32(block.data());
+    block.remove_prefix(4);
+    if (bytes == 0 || bytes > kMaxKeyBytes || bytes > block.size()) return std::nullopt;
+    keys.emplace_back(block.substr(0, bytes));
+    block.remove_prefix(bytes);
+  }
+  if (!block.empty()) return std::nullopt;
+  return keys;
+}
+
+std::string EncodeItemHead(uint32_t index) {
+  std::string out(1, static_cast<char>(AnswerKind::kItem));
+  Put(&out, index, 4);
+  return out;
+}
+
+uint32_t DecodeItemIndex(const char* bytes) { return Get32(bytes); }
 
 std::string EncodeCallRequest(absl::string_view token, absl::string_view addressee,
                               absl::string_view method, uint64_t wait_ms,
@@ -257,6 +299,14 @@ std::optional<uint64_t> AnswerSize(absl::string_view head) {
     case AnswerKind::kInPlace:       // its copy is large
     case AnswerKind::kStillWorking:  // a beat: the answer may take long
       return kUnknownSize;
+    case AnswerKind::kItem: {  // the item's own answer after its head
+      constexpr size_t kHead = 1 + kItemIndexBytes;
+      if (head.size() < kHead + 1) return std::nullopt;
+      if (static_cast<AnswerKind>(head[kHead]) == AnswerKind::kItem) return kGarbage;
+      const std::optional<uint64_t> inner = AnswerSize(head.substr(kHead));
+      if (!inner || *inner == kUnknownSize || *inner == kGarbage) return inner;
+      return kHead + *inner;
+    }
     case AnswerKind::kTensor: {
       if (head.size() < 1 + TensorHeader::kRankBytes) return std::nullopt;
       const TensorHeader rank = TensorHeader::DecodeRank(head.data() + 1);

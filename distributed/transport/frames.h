@@ -9,6 +9,8 @@
 //   TGR4  RecvBuf        magic, TensorRequest's fixed part, token,
 //   TGV1  RecvTensor       addressee, key (a collective chunk's key, or a
 //                          rendezvous key; RecvTensor adds the step id)
+//   TGW1  RecvTensors    as TGV1, with a block of keys (EncodeKeys) in
+//                          place of the key: several tensors of one step
 //   TGC2  call           magic, CallRequest's fixed part, token, addressee,
 //                          method, the request's bytes
 //
@@ -28,6 +30,10 @@
 //   kNotServed   as kError, for a request refused unread: the client may
 //                send it over gRPC instead
 //   kStillWorking  not an answer: a beat, sent while the handler runs
+//   kItem        TGW1's answers: index (4), then that key's whole answer
+//                (kTensor, kInPlace, kProto or kError), one per key in the
+//                order the tensors come; a refusal of the whole request is
+//                a plain kNotServed or kError instead, before any item
 //
 // The addressee is the task the client means (empty: any). A server of
 // another task refuses the request unread, so that a port a restarted task
@@ -79,16 +85,17 @@ std::string RandomBytes(size_t bytes);
 // ---- requests
 
 constexpr size_t kMagicBytes = 4;
-enum class RequestKind { kTicket, kRecvBuf, kRecvTensor, kCall };
+enum class RequestKind { kTicket, kRecvBuf, kRecvTensor, kRecvTensors, kCall };
 // The kind a request's first kMagicBytes name; nullopt for garbage.
 std::optional<RequestKind> RequestKindOf(absl::string_view magic);
 
 // TGB1: the ticket id after the magic.
 std::string EncodeTicketRequest(absl::string_view id);
 
-// TGR4 (RecvBuf) and TGV1 (RecvTensor).
+// TGR4 (RecvBuf), TGV1 (RecvTensor) and TGW1 (RecvTensors).
 struct TensorRequest {
   bool rendezvous = false;  // RecvTensor: `key` is a rendezvous key of step `step_id`
+  bool batch = false;       // RecvTensors (with `rendezvous`): `key` is EncodeKeys' block
   std::string token;
   std::string addressee;
   std::string key;
@@ -110,6 +117,15 @@ struct TensorRequestFixed {
   uint64_t wait_ms = 0;
   int64_t step_id = 0;
 };
+
+// The most keys one RecvTensors asks for, and the largest block of them.
+constexpr uint32_t kMaxBatchKeys = 4096;
+constexpr uint32_t kMaxKeysBlockBytes = 1 << 20;
+// RecvTensors' keys: their count (4), then each key's length (4) and bytes.
+std::string EncodeKeys(const std::vector<std::string>& keys);
+// The keys of a block; nullopt unless it holds 1 to kMaxBatchKeys keys of 1
+// to kMaxKeyBytes bytes each and nothing more.
+std::optional<std::vector<std::string>> DecodeKeys(absl::string_view block);
 
 // TGC2: a call of `method` with `request`'s bytes, magic included.
 std::string EncodeCallRequest(absl::string_view token, absl::string_view addressee,
@@ -140,7 +156,12 @@ enum class AnswerKind : uint8_t {
   kInPlace = 5,
   kProto = 6,
   kStillWorking = 7,
+  kItem = 8,
 };
+// kItem's index, after its kind byte.
+constexpr size_t kItemIndexBytes = 4;
+std::string EncodeItemHead(uint32_t index);
+uint32_t DecodeItemIndex(const char* bytes);
 // What a client says after an in-place answer, and the server's reply.
 constexpr char kCopiedVerdict = 'D';
 constexpr char kSendVerdict = 'S';
@@ -211,7 +232,7 @@ struct InPlaceLocation {
 constexpr uint64_t kUnknownSize = UINT64_MAX;
 std::optional<uint64_t> AnswerSize(absl::string_view head);
 // Enough bytes of any answer's head for AnswerSize.
-constexpr size_t kLongestAnswerHead = 1 + 4 + 4 + 8 * kMaxRank + 8;
+constexpr size_t kLongestAnswerHead = 1 + kItemIndexBytes + 1 + 4 + 4 + 8 * kMaxRank + 8;
 
 }  // namespace bulk
 }  // namespace tensorgrid

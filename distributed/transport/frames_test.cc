@@ -15,6 +15,7 @@ TEST(FramesTest, EveryRequestKindIsNamedByItsMagicAndGarbageByNone) {
   EXPECT_EQ(RequestKindOf("TGB1"), RequestKind::kTicket);
   EXPECT_EQ(RequestKindOf("TGR4"), RequestKind::kRecvBuf);
   EXPECT_EQ(RequestKindOf("TGV1"), RequestKind::kRecvTensor);
+  EXPECT_EQ(RequestKindOf("TGW1"), RequestKind::kRecvTensors);
   EXPECT_EQ(RequestKindOf("TGC2"), RequestKind::kCall);
   // Earlier versions' magics (without beats) are garbage to this server.
   EXPECT_EQ(RequestKindOf("TGR3"), std::nullopt);
@@ -49,6 +50,31 @@ TEST(FramesTest, TensorRequestsDecodeAsTheyWereEncoded) {
     EXPECT_EQ(bytes.substr(kMagicBytes + fixed_bytes),
               request.token + request.addressee + request.key);
   }
+}
+
+TEST(FramesTest, KeyBlocksDecodeAsTheyWereEncodedAndOnlyThen) {
+  const std::vector<std::string> keys = {"a;1;b;x;0:0", std::string(kMaxKeyBytes, 'k'), "c"};
+  const std::string block = EncodeKeys(keys);
+  EXPECT_EQ(DecodeKeys(block), keys);
+  TensorRequest request;
+  request.rendezvous = request.batch = true;
+  request.key = block;
+  const std::string bytes = request.Encode();
+  EXPECT_EQ(RequestKindOf(bytes.substr(0, kMagicBytes)), RequestKind::kRecvTensors);
+  EXPECT_EQ(TensorRequestFixed::Decode(bytes.data() + kMagicBytes, true).key_bytes, block.size());
+  // Cut short, with bytes to spare, none, an empty key, a key too long.
+  EXPECT_EQ(DecodeKeys(block.substr(0, block.size() - 1)), std::nullopt);
+  EXPECT_EQ(DecodeKeys(block + "x"), std::nullopt);
+  EXPECT_EQ(DecodeKeys(EncodeKeys({})), std::nullopt);
+  EXPECT_EQ(DecodeKeys(EncodeKeys({"a", ""})), std::nullopt);
+  EXPECT_EQ(DecodeKeys(EncodeKeys({std::string(kMaxKeyBytes + 1, 'k')})), std::nullopt);
+  EXPECT_EQ(DecodeKeys(std::string("\xff\xff\xff\x7f", 4)), std::nullopt);  // 2^31 keys
+  EXPECT_EQ(DecodeKeys(""), std::nullopt);
+  // kMaxBatchKeys, and one more.
+  std::vector<std::string> many(kMaxBatchKeys, "k");
+  EXPECT_TRUE(DecodeKeys(EncodeKeys(many)).has_value());
+  many.push_back("k");
+  EXPECT_EQ(DecodeKeys(EncodeKeys(many)), std::nullopt);
 }
 
 TEST(FramesTest, CallRequestsDecodeAsTheyWereEncoded) {
@@ -132,6 +158,16 @@ TEST(FramesTest, AnswerSizeLeavesLargeAndUnknownAnswersToTheirReaders) {
   header.dims.assign(kMaxRank + 1, 1);
   header.AppendTo(&too_deep);
   EXPECT_EQ(AnswerSize(too_deep), 1u);
+  // An item: its head, then its own answer's size; an item in an item is
+  // garbage.
+  EXPECT_EQ(AnswerSize(EncodeItemHead(3) + bytes), 5 + bytes.size());
+  EXPECT_EQ(DecodeItemIndex(EncodeItemHead(70000).data() + 1), 70000u);
+  EXPECT_EQ(AnswerSize(EncodeItemHead(3)), std::nullopt);
+  EXPECT_EQ(AnswerSize(EncodeItemHead(3) + bytes.substr(0, 4)), std::nullopt);
+  EXPECT_EQ(AnswerSize(EncodeItemHead(3) + too_deep), 1u);
+  EXPECT_EQ(AnswerSize(EncodeItemHead(3) + EncodeItemHead(4) + bytes), 1u);
+  EXPECT_EQ(AnswerSize(EncodeItemHead(3) + std::string(1, static_cast<char>(AnswerKind::kInPlace))),
+            kUnknownSize);
 }
 
 TEST(FramesTest, TicketAnswersAndWaitsRoundTrip) {

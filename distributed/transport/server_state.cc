@@ -53,6 +53,13 @@ bool BulkServer::State::Pending::Settle(absl::Status s, Answer a) {
   return true;
 }
 
+void BulkServer::State::Pending::SettleItem(int index, absl::Status s) {
+  absl::MutexLock lock(&mu);
+  items[index].status = std::move(s);
+  settled.push_back(index);
+  done = true;
+}
+
 BulkServer::State::Answering::Answering(State* state, int fd) : state_(state), fd_(fd) {
   absl::MutexLock lock(&state_->mu);
   state_->awaiting.insert(fd_);

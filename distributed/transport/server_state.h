@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -46,6 +47,15 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // trickles bytes cannot hold a connection thread for long.
   bool ServeTensorRequest(int fd, bool rendezvous,
                           absl::Time header_deadline);  // tensor_request_handler.cc
+  // RecvTensors: every key's tensor as an item, in the order they come.
+  bool ServeTensorsRequest(int fd, absl::Time header_deadline);  // tensor_request_handler.cc
+  // Writes the answer to a tensor request that came to `status` (its
+  // tensor `tensor` when OK), after `prefix` (an item's head, or nothing):
+  // in place when `may_read_in_place` and it is large, as a TensorProto
+  // for strings (`rendezvous` only). False to hang up.
+  bool WriteTensorAnswer(int fd, absl::Status status, const Tensor& tensor, bool rendezvous,
+                         bool may_read_in_place, const std::string& what,
+                         absl::string_view prefix);  // tensor_request_handler.cc
   bool ServeCall(int fd, absl::Time header_deadline);   // call_request_handler.cc
   // A call from this process (local_ports.h's LocalCallFn), with no socket:
   // as ServeCall, the handler's answer or DeadlineExceeded past the
@@ -71,6 +81,16 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
     // The handler's answer: ends Await. False when it had answered before
     // (ignored).
     bool Settle(absl::Status s, Answer a = nullptr);
+    // A RecvTensors: each key's tensor (written by the worker before it
+    // settles the item) and status, and the items settled but not answered
+    // yet, in the order they came; `done` while there are some.
+    struct Item {
+      Tensor tensor;
+      absl::Status status;
+    };
+    std::vector<Item> items;  // sized before any handler runs
+    std::deque<int> settled ABSL_GUARDED_BY(mu);
+    void SettleItem(int index, absl::Status s);
   };
   // While alive, Stop leaves `fd`'s connection open (until its grace is
   // over): its thread waits for a handler, or writes that handler's answer,
@@ -145,6 +165,7 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
       ABSL_GUARDED_BY(mu);
   absl::Time stop_began ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
   int64_t in_place_reads ABSL_GUARDED_BY(mu) = 0;
+  int64_t tensor_batches ABSL_GUARDED_BY(mu) = 0;
   RecvBufFn recv_buf ABSL_GUARDED_BY(mu);
   RecvTensorFn recv_tensor ABSL_GUARDED_BY(mu);
   std::map<std::string, CallFn> calls ABSL_GUARDED_BY(mu);

@@ -4,7 +4,10 @@
 // client on this machine that may copy it itself (in_place.h), or a
 // TensorProto for a tensor of strings.
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +37,25 @@ absl::StatusOr<std::string> ProtoAnswer(const Tensor& tensor, absl::string_view 
                                      " bytes, over the limit of ", bulk::kMaxAnswerBytes);
   }
   return answer;
+}
+
+// An answer's kind byte and TensorHeader for `tensor`, after `*out`.
+void AppendTensorHead(std::string* out, const Tensor& tensor, bulk::AnswerKind kind) {
+  out->push_back(static_cast<char>(kind));
+  bulk::TensorHeader shape;
+  shape.dtype = static_cast<uint32_t>(tensor.dtype());
+  shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());
+  shape.length = tensor.TotalBytes();
+  shape.AppendTo(out);
+}
+
+// Whether an item's answer is small enough to gather with others into one
+// write: an error, or a plain tensor that would not go in place.
+bool GathersWithOthers(const absl::Status& status, const Tensor& tensor) {
+  return !status.ok() ||
+         (tensor.IsInitialized() && !DataTypeIsObject(tensor.dtype()) &&
+          tensor.dims() <= static_cast<int>(bulk::kMaxRank) &&
+          tensor.TotalBytes() < bulk::kInPlaceMinBytes);
 }
 
 }  // namespace
@@ -93,8 +115,16 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
                                : absl::StrCat("RecvBuf of '", key, "'");
   absl::Status status = Await(*pending, fd, deadline, wait, what,
                               rendezvous ? absl::ZeroDuration() : bulk::kHandlerGrace);
+  answering.Writing();
+  return WriteTensorAnswer(fd, std::move(status), pending->tensor, rendezvous,
+                           fixed.may_read_in_place, what, "");
+}
+
+bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Tensor& given,
+                                          bool rendezvous, bool may_read_in_place,
+                                          const std::string& what, absl::string_view prefix) {
   Tensor tensor;
-  if (status.ok()) tensor = pending->tensor;
+  if (status.ok()) tensor = given;
   if (status.ok() && rendezvous && tensor.IsInitialized() && DataTypeIsObject(tensor.dtype())) {
     // Strings and the like are not bytes: they cross as a TensorProto.
     absl::StatusOr<std::string> answer = ProtoAnswer(tensor, what);
@@ -102,33 +132,26 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
       absl::MutexLock lock(&mu);
       ++fetches;
     }
-    answering.Writing();
-    return bulk::WriteFull(fd, answer.ok() ? *answer : bulk::EncodeError(answer.status()));
+    return bulk::WriteFull(
+        fd, absl::StrCat(prefix, answer.ok() ? *answer : bulk::EncodeError(answer.status())));
   }
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
                       tensor.dims() > static_cast<int>(bulk::kMaxRank))) {
     status = errors::Internal(what, ": the answer is not a plain tensor");
   }
-  if (!status.ok()) {
-    answering.Writing();
-    return bulk::WriteFull(fd, bulk::EncodeError(status));
-  }
+  if (!status.ok()) return bulk::WriteFull(fd, absl::StrCat(prefix, bulk::EncodeError(status)));
   // A nonce of this answer's own proves to the client that the process it
   // reads is this one (process ids are per namespace; a process forked from
   // this one earlier does not have it).
   const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
   // (Made only for an answer that may go in place: a syscall less for small ones.)
-  const std::string nonce = fixed.may_read_in_place && bytes.size() >= bulk::kInPlaceMinBytes
+  const std::string nonce = may_read_in_place && bytes.size() >= bulk::kInPlaceMinBytes
                                 ? bulk::RandomBytes(bulk::kNonceBytes)
                                 : "";
   const bool in_place = nonce.size() == bulk::kNonceBytes;
-  std::string header(
-      1, static_cast<char>(in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor));
-  bulk::TensorHeader shape;
-  shape.dtype = static_cast<uint32_t>(tensor.dtype());
-  shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());
-  shape.length = bytes.size();
-  shape.AppendTo(&header);
+  std::string header(prefix);
+  AppendTensorHead(&header, tensor,
+                   in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor);
   if (in_place) {
     bulk::InPlaceLocation where;
     where.pid = static_cast<uint64_t>(pid);
@@ -141,7 +164,6 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
     absl::MutexLock lock(&mu);  // counted before the client can see the bytes
     ++fetches;
   }
-  answering.Writing();
   if (!in_place) {
     iovec iov[2] = {{header.data(), header.size()},
                     {const_cast<char*>(bytes.data()), bytes.size()}};
@@ -163,6 +185,117 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
   }
   if (verdict != bulk::kSendVerdict) return false;
   return bulk::WriteFull(fd, bytes);  // it could not: the bytes after all
+}
+
+bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) {
+  char fixed_bytes[bulk::TensorRequestFixed::kMaxBytes];
+  const size_t fixed_size = bulk::TensorRequestFixed::Bytes(/*rendezvous=*/true);
+  if (bulk::ReadFull(fd, fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
+  const bulk::TensorRequestFixed fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, true);
+  std::string addressee, block;
+  if (!ReadNames(fd, fixed.token_bytes, fixed.addressee_bytes, fixed.key_bytes,
+                 bulk::kMaxKeysBlockBytes, header_deadline, "RecvTensors", &addressee, &block)) {
+    return false;
+  }
+  std::optional<std::vector<std::string>> keys = bulk::DecodeKeys(block);
+  if (!keys) return false;  // garbage
+  RecvTensorFn recv_tensor_fn;
+  Answering answering(this, fd);  // as in ServeTensorRequest
+  bool stopping;
+  {
+    absl::MutexLock lock(&mu);
+    recv_tensor_fn = recv_tensor;
+    stopping = stopped;
+  }
+  absl::Status refused = CheckAddressee(addressee, "RecvTensors");
+  if (refused.ok() && !recv_tensor_fn) {
+    refused = errors::Unimplemented("this bulk port serves no RecvTensor");
+  }
+  if (refused.ok() && stopping) refused = errors::Unavailable("the bulk port is stopping");
+  if (!refused.ok()) {
+    bulk::Refuse(fd, refused);
+    return false;
+  }
+  {
+    absl::MutexLock lock(&mu);
+    ++tensor_batches;
+  }
+  const int n = static_cast<int>(keys->size());
+  const std::string what =
+      absl::StrCat("RecvTensors of ", n, " tensors for step ", fixed.step_id);
+  auto batch = std::make_shared<Pending>();
+  batch->items.resize(n);
+  const absl::Duration wait = bulk::GrantedWait(fixed.wait_ms);
+  // As a RecvTensor's: each key's wait ends a little before the client's.
+  const absl::Time deadline = absl::Now() + wait - std::min(absl::Milliseconds(100), wait / 10);
+  for (int i = 0; i < n; ++i) {
+    recv_tensor_fn(fixed.step_id, (*keys)[i], deadline, &batch->items[i].tensor,
+                   &batch->cancellation,
+                   [batch, i](absl::Status s) { batch->SettleItem(i, std::move(s)); });
+  }
+  std::vector<bool> answered(n, false);
+  int left = n;
+  while (left > 0) {
+    const absl::Status waited = Await(*batch, fd, deadline, wait, what, absl::ZeroDuration());
+    std::deque<int> ready;
+    {
+      absl::MutexLock lock(&batch->mu);
+      ready.swap(batch->settled);
+      batch->done = false;
+    }
+    answering.Writing();
+    // Small answers go out together, in one write.
+    std::string gathered;
+    auto flush = [&] {
+      const bool sent = gathered.empty() || bulk::WriteFull(fd, gathered);
+      gathered.clear();
+      return sent;
+    };
+    for (int i : ready) {
+      if (answered[i]) continue;
+      const Pending::Item& item = batch->items[i];
+      // Withdrawn as the wait was given up: answered with why, below.
+      if (!waited.ok() && absl::IsCancelled(item.status)) continue;
+      answered[i] = true;
+      --left;
+      if (GathersWithOthers(item.status, item.tensor)) {
+        gathered += bulk::EncodeItemHead(i);
+        if (!item.status.ok()) {
+          gathered += bulk::EncodeError(item.status);
+          continue;
+        }
+        AppendTensorHead(&gathered, item.tensor, bulk::AnswerKind::kTensor);
+        gathered.append(static_cast<const char*>(item.tensor.raw_data()),
+                        item.tensor.TotalBytes());
+        absl::MutexLock lock(&mu);
+        ++fetches;
+        continue;
+      }
+      if (!flush() || !WriteTensorAnswer(fd, item.status, item.tensor, true,
+                                         fixed.may_read_in_place, what, bulk::EncodeItemHead(i))) {
+        batch->cancellation.StartCancel();  // the rest is not wanted any more
+        return false;
+      }
+    }
+    if (!flush()) {
+      batch->cancellation.StartCancel();
+      return false;
+    }
+    if (waited.ok()) continue;
+    // The wait is over (the deadline, Stop, the client hung up; Await has
+    // cancelled what is left): whatever has not come gets why.
+    if (absl::IsCancelled(waited)) return false;
+    for (int i = 0; i < n; ++i) {
+      if (answered[i]) continue;
+      answered[i] = true;
+      const absl::Status why = WithContext(waited, absl::StrCat("RecvTensor of '", (*keys)[i], "'"));
+      if (!WriteTensorAnswer(fd, why, Tensor(), true, false, what, bulk::EncodeItemHead(i))) {
+        return false;
+      }
+    }
+    left = 0;
+  }
+  return true;
 }
 
 }  // namespace tensorgrid

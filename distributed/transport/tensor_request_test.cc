@@ -324,6 +324,233 @@ TEST(BulkRecvTensorTest, PortWithoutRecvTensorSendsTheRequestOverGrpc) {
   EXPECT_EQ(result.fallback, BulkClient::Fallback::kOverGrpc);
 }
 
+// RecvTensors: several keys of a step in one request, each answered as
+// its tensor comes.
+struct ItemsResult {
+  absl::Mutex mu;
+  std::vector<std::pair<int, absl::Status>> items ABSL_GUARDED_BY(mu);  // as they came
+  absl::Notification done;
+  absl::Status status;
+  BulkClient::Fallback fallback = BulkClient::Fallback::kNone;
+  BulkClient::ItemCallback Item() {
+    return [this](int i, absl::Status s) {
+      absl::MutexLock lock(&mu);
+      items.emplace_back(i, std::move(s));
+    };
+  }
+  BulkClient::FetchCallback Done() {
+    return [this](absl::Status s, BulkClient::Fallback f) {
+      status = std::move(s);
+      fallback = f;
+      done.Notify();
+    };
+  }
+  bool Wait() { return done.WaitForNotificationWithTimeout(absl::Seconds(30)); }
+  // Waits until `n` items came.
+  bool WaitForItems(size_t n) {
+    absl::MutexLock lock(&mu);
+    wanted = n;
+    return mu.AwaitWithTimeout(absl::Condition(this, &ItemsResult::Enough), absl::Seconds(30));
+  }
+  size_t wanted ABSL_GUARDED_BY(mu) = 0;
+  bool Enough() const ABSL_SHARED_LOCKS_REQUIRED(mu) { return items.size() >= wanted; }
+  std::vector<std::pair<int, absl::Status>> Items() {
+    absl::MutexLock lock(&mu);
+    return items;
+  }
+};
+
+// A RecvTensor handler answering from `source` (the step is not looked at).
+BulkServer::RecvTensorFn FromSource(ChunkSource& source) {
+  return [fn = source.Fn()](int64_t, const std::string& key, absl::Time deadline, Tensor* out,
+                            CancellationManager* cancellation, StatusCallback done) {
+    fn(key, deadline, out, cancellation, std::move(done));
+  };
+}
+
+TEST(BulkRecvTensorsTest, EachTensorArrivesAsItIsSentAndAKeysErrorIsItsOwn) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvTensor(FromSource(source));
+  BulkClient client("127.0.0.1");
+  const std::vector<std::string> keys = {"a", "b", "c"};
+  std::vector<Tensor> outs(keys.size());
+  ItemsResult result;
+  client.RecvTensorsAsync(server->port(), "", 5, keys, Soon(), &outs, result.Item(),
+                          result.Done());
+  source.Release("c", Ramp(4));
+  ASSERT_TRUE(result.WaitForItems(1));
+  EXPECT_EQ(result.Items()[0].first, 2);
+  EXPECT_TRUE(result.Items()[0].second.ok()) << result.Items()[0].second;
+  EXPECT_EQ(std::memcmp(outs[2].raw_data(), Ramp(4).raw_data(), 16), 0);
+  EXPECT_FALSE(result.done.HasBeenNotified());
+  const Tensor big = Ramp(1 << 16);  // 256 KiB: in place where allowed
+  source.Release("b", errors::Aborted("b's step failed"));
+  source.Release("a", big);
+  ASSERT_TRUE(result.Wait());
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  const auto items = result.Items();
+  ASSERT_EQ(items.size(), 3u);
+  for (const auto& [i, status] : items) {
+    if (i == 1) {
+      EXPECT_TRUE(absl::IsAborted(status)) << status;
+      EXPECT_EQ(status.message(), "b's step failed");
+    } else {
+      EXPECT_TRUE(status.ok()) << i << ": " << status;
+    }
+  }
+  ASSERT_EQ(outs[0].NumElements(), big.NumElements());
+  EXPECT_EQ(std::memcmp(outs[0].raw_data(), big.raw_data(), big.TotalBytes()), 0);
+  EXPECT_EQ(server->fetches(), 2);
+  // The connection is whole again: a plain RecvTensor goes on it.
+  source.Release("d", Ramp(2));
+  RecvBufResult next;
+  Tensor out;
+  client.RecvTensorAsync(server->port(), "", 6, "d", Soon(), &out, next.Callback());
+  ASSERT_TRUE(next.Wait());
+  EXPECT_TRUE(next.status.ok()) << next.status;
+  EXPECT_EQ(out.NumElements(), 2);
+}
+
+TEST(BulkRecvTensorsTest, ManyKeysOfEveryKindArriveInTheOrderTheyAreSent) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvTensor(FromSource(source));
+  BulkClient client("127.0.0.1");
+  constexpr int kKeys = 200;
+  std::vector<std::string> keys;
+  for (int i = 0; i < kKeys; ++i) keys.push_back(absl::StrCat("k", i));
+  std::vector<Tensor> outs(keys.size());
+  ItemsResult result;
+  client.RecvTensorsAsync(server->port(), "", 1, keys, Soon(), &outs, result.Item(),
+                          result.Done());
+  Tensor strings(DT_STRING, TensorShape({2}));
+  strings.data<std::string>()[0] = "one";
+  strings.data<std::string>()[1] = std::string(100, 'x');
+  // The last key is asked for last: once it came, the server waits for all.
+  source.Release(keys[kKeys - 1], Ramp(kKeys));
+  ASSERT_TRUE(result.WaitForItems(1));
+  for (int i = kKeys - 2; i >= 0; --i) {
+    source.Release(keys[i], i == 7 ? strings : Ramp(i + 1));
+    if (i % 50 == 0) ASSERT_TRUE(result.WaitForItems(kKeys - i));  // some while it waits
+  }
+  ASSERT_TRUE(result.Wait());
+  EXPECT_TRUE(result.status.ok()) << result.status;
+  const auto items = result.Items();
+  ASSERT_EQ(items.size(), static_cast<size_t>(kKeys));
+  // Released last first, so that is the order of the answers.
+  for (int n = 0; n < kKeys; ++n) EXPECT_EQ(items[n].first, kKeys - 1 - n);
+  for (int i = 0; i < kKeys; ++i) {
+    if (i == 7) {
+      ASSERT_EQ(outs[i].dtype(), DT_STRING);
+      EXPECT_EQ(outs[i].data<std::string>()[1], std::string(100, 'x'));
+    } else {
+      ASSERT_EQ(outs[i].NumElements(), i + 1) << i;
+      EXPECT_EQ(outs[i].data<float>()[i], Ramp(i + 1).data<float>()[i]);
+    }
+  }
+}
+
+TEST(BulkRecvTensorsTest, KeysNotSentByTheDeadlineAreDeadlineExceededEachNamingItsKey) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvTensor(FromSource(source));
+  source.Release("here", Ramp(3));
+  BulkClient client("127.0.0.1");
+  const std::vector<std::string> keys = {"here", "never", "nor"};
+  std::vector<Tensor> outs(keys.size());
+  ItemsResult result;
+  client.RecvTensorsAsync(server->port(), "", 9, keys, absl::Now() + absl::Milliseconds(300),
+                          &outs, result.Item(), result.Done());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_TRUE(result.status.ok()) << result.status;  // every key was answered
+  const auto items = result.Items();
+  ASSERT_EQ(items.size(), 3u);
+  for (const auto& [i, status] : items) {
+    if (i == 0) {
+      EXPECT_TRUE(status.ok()) << status;
+      continue;
+    }
+    EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+    EXPECT_NE(status.message().find(absl::StrCat("RecvTensor of '", keys[i], "'")),
+              std::string::npos)
+        << status;
+    EXPECT_NE(status.message().find("for step 9"), std::string::npos) << status;
+  }
+  EXPECT_EQ(source.withdrawn(), 2);  // the server gave them up
+}
+
+TEST(BulkRecvTensorsTest, StoppingTheServerAnswersTheKeysLeftAborted) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvTensor(FromSource(source));
+  source.Release("a", Ramp(1));
+  BulkClient client("127.0.0.1");
+  const std::vector<std::string> keys = {"a", "b"};
+  std::vector<Tensor> outs(keys.size());
+  ItemsResult result;
+  client.RecvTensorsAsync(server->port(), "", 2, keys, Soon(), &outs, result.Item(),
+                          result.Done());
+  ASSERT_TRUE(result.WaitForItems(1));
+  server->Stop();
+  ASSERT_TRUE(result.Wait());
+  const auto items = result.Items();
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[1].first, 1);
+  EXPECT_TRUE(absl::IsAborted(items[1].second)) << items[1].second;
+  EXPECT_NE(items[1].second.message().find("the task is shutting down"), std::string::npos)
+      << items[1].second;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kNone);
+}
+
+TEST(BulkRecvTensorsTest, AClientGoingAwayWithdrawsTheKeysLeft) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvTensor(FromSource(source));
+  ItemsResult result;
+  std::vector<Tensor> outs(3);
+  {
+    BulkClient client("127.0.0.1");
+    client.RecvTensorsAsync(server->port(), "", 3, {"x", "y", "z"}, Soon(), &outs,
+                            result.Item(), result.Done());
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_TRUE(result.Wait());
+  EXPECT_TRUE(absl::IsCancelled(result.status)) << result.status;
+  EXPECT_TRUE(result.Items().empty());
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (source.withdrawn() < 3 && absl::Now() < until) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(source.withdrawn(), 3);
+}
+
+TEST(BulkRecvTensorsTest, APortWithoutRecvTensorSendsThemOverGrpc) {
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());  // RecvBuf only
+  BulkClient client("127.0.0.1");
+  std::vector<Tensor> outs(2);
+  ItemsResult result;
+  client.RecvTensorsAsync(server->port(), "", 1, {"a", "b"}, Soon(), &outs, result.Item(),
+                          result.Done());
+  ASSERT_TRUE(result.Wait());
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kUnimplemented) << result.status;
+  EXPECT_EQ(result.fallback, BulkClient::Fallback::kOverGrpc);
+  EXPECT_TRUE(result.Items().empty());
+}
+
+TEST(BulkRecvTensorsTest, KeysOutOfRangeAreInvalidArgumentBeforeAnythingIsSent) {
+  BulkClient client("127.0.0.1");
+  for (const std::vector<std::string>& keys :
+       {std::vector<std::string>{}, std::vector<std::string>{"a", ""},
+        std::vector<std::string>{std::string(bulk::kMaxKeyBytes + 1, 'k')}}) {
+    std::vector<Tensor> outs(keys.size());
+    ItemsResult result;
+    client.RecvTensorsAsync(1, "", 1, keys, Soon(), &outs, result.Item(), result.Done());
+    ASSERT_TRUE(result.Wait());
+    EXPECT_EQ(result.status.code(), absl::StatusCode::kInvalidArgument) << result.status;
+  }
+}
+
 }  // namespace
 }  // namespace bulk_test
 }  // namespace tensorgrid

@@ -205,6 +205,14 @@ void BulkSeeds() {
   tensor.key = "fail";
   tensor.token = "fuzz-token";
   request("recv_tensor_fail", true, tensor.Encode());
+  bulk::TensorRequest batch;
+  batch.rendezvous = batch.batch = true;
+  batch.step_id = 12;
+  batch.wait_ms = 1000;
+  batch.may_read_in_place = true;
+  batch.key = bulk::EncodeKeys({"chunk0", "strings", "big", "none"});
+  request("recv_tensors", false,
+          batch.Encode() + std::string(1, bulk::kCopiedVerdict));  // for "big"
   request("ticket", false, bulk::EncodeTicketRequest(std::string(kBulkTicketBytes, 'T')));
 
   // Answers, as a server sends them (byte 0: the request; see the fuzzer).
