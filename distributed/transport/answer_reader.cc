@@ -171,5 +171,36 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
   return {absl::OkStatus(), true};
 }
 
+AnswerRead ReadItemAnswer(int fd, absl::Time deadline, What what, bool may_read_in_place,
+                          const std::vector<bool>& answered, std::vector<Tensor>* outs,
+                          std::atomic<bool>* in_place_refused, int* index) {
+  *index = -1;
+  char head[kItemIndexBytes + 1];
+  if (ReadFull(fd, head, sizeof(head), deadline) != sizeof(head)) {
+    return Broken(what, "reading an item");
+  }
+  const uint32_t i = DecodeItemIndex(head);
+  const auto kind = static_cast<AnswerKind>(head[kItemIndexBytes]);
+  if (i >= answered.size() || answered[i]) {
+    return Malformed(
+        errors::DataLoss(what(), ": an item numbered ", i, " (", answered.size(), " asked for)"));
+  }
+  *index = static_cast<int>(i);
+  Tensor* out = &(*outs)[i];
+  switch (kind) {
+    case AnswerKind::kError: return ReadErrorAnswer(fd, kind, deadline, what);
+    case AnswerKind::kProto: return ReadProtoAnswer(fd, deadline, what, out);
+    case AnswerKind::kTensor:
+      return ReadTensorAnswer(fd, false, deadline, what, nullptr, out, in_place_refused);
+    case AnswerKind::kInPlace:
+      if (may_read_in_place) {
+        return ReadTensorAnswer(fd, true, deadline, what, nullptr, out, in_place_refused);
+      }
+      break;
+    default: break;
+  }
+  return UnexpectedAnswer(kind, what);
+}
+
 }  // namespace bulk
 }  // namespace tensorgrid

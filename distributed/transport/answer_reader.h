@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -47,6 +48,16 @@ AnswerRead UnexpectedAnswer(AnswerKind kind, What what);
 // kMaxRank, an acknowledgement other than kCopyAcknowledged) is DataLoss.
 AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What what,
                             const Tensor* into, Tensor* out, std::atomic<bool>* in_place_refused);
+
+// kItem, one of a RecvTensors' answers, after its kind byte: its index,
+// set in `*index` (-1 when there is none to trust), and that key's own
+// answer into `(*outs)[*index]`: kTensor, kInPlace (when
+// `may_read_in_place`), kProto, or kError (the key's error: `from_server`).
+// An index out of range or already `answered`, or another kind inside, is
+// DataLoss.
+AnswerRead ReadItemAnswer(int fd, absl::Time deadline, What what, bool may_read_in_place,
+                          const std::vector<bool>& answered, std::vector<Tensor>* outs,
+                          std::atomic<bool>* in_place_refused, int* index);
 
 }  // namespace bulk
 }  // namespace tensorgrid

@@ -618,7 +618,9 @@ void BulkClient::ReadAnswer(Waiting w) {
     return w.Finish(std::move(broken), Fallback::kNone);
   }
   const auto kind = static_cast<bulk::AnswerKind>(kind_byte);
-  if (w.outs != nullptr && (kind == bulk::AnswerKind::kItem || w.beaten)) {
+  // A RecvTensors gets items (or, before any, the request's refusal).
+  if (w.outs != nullptr && kind != bulk::AnswerKind::kError &&
+      kind != bulk::AnswerKind::kNotServed) {
     return ReadItem(std::move(w), kind);
   }
   bulk::AnswerRead read;
@@ -629,7 +631,7 @@ void BulkClient::ReadAnswer(Waiting w) {
     // Refused unread (no handler, another task's port, too large): gRPC may
     // serve it.
     if (kind == bulk::AnswerKind::kNotServed && read.from_server) fallback = Fallback::kOverGrpc;
-  } else if (w.call_done || w.outs != nullptr) {
+  } else if (w.call_done) {
     read = kind == bulk::AnswerKind::kBytes ? bulk::ReadBytesAnswer(fd, w.deadline, what, &answer)
                                             : bulk::UnexpectedAnswer(kind, what);
   } else if (kind == bulk::AnswerKind::kProto) {
@@ -665,33 +667,12 @@ void BulkClient::ReadItem(Waiting w, bulk::AnswerKind kind) {
   for (;;) {
     bulk::AnswerRead read;
     int index = -1;
-    char head[bulk::kItemIndexBytes + 1];
     if (kind != bulk::AnswerKind::kItem) {
       read.status = errors::DataLoss(what(), ": an answer of kind ", static_cast<int>(kind),
                                      " among its items");
-    } else if (bulk::ReadFull(fd, head, sizeof(head), w.deadline) != sizeof(head)) {
-      read.status = bulk::IoFailure(absl::StrCat(what(), ": reading an item"));
     } else {
-      const uint32_t i = bulk::DecodeItemIndex(head);
-      const auto inner = static_cast<bulk::AnswerKind>(head[bulk::kItemIndexBytes]);
-      if (i >= w.answered.size() || w.answered[i]) {
-        read.status = errors::DataLoss(what(), ": an item numbered ", i, " (",
-                                       w.answered.size(), " asked for)");
-      } else {
-        index = static_cast<int>(i);
-        Tensor* out = &(*w.outs)[i];
-        if (inner == bulk::AnswerKind::kError) {
-          read = bulk::ReadErrorAnswer(fd, inner, w.deadline, what);
-        } else if (inner == bulk::AnswerKind::kProto) {
-          read = bulk::ReadProtoAnswer(fd, w.deadline, what, out);
-        } else if (inner == bulk::AnswerKind::kTensor ||
-                   (inner == bulk::AnswerKind::kInPlace && w.may_read_in_place)) {
-          read = bulk::ReadTensorAnswer(fd, inner == bulk::AnswerKind::kInPlace, w.deadline,
-                                        what, nullptr, out, &in_place_refused_);
-        } else {
-          read = bulk::UnexpectedAnswer(inner, what);
-        }
-      }
+      read = bulk::ReadItemAnswer(fd, w.deadline, what, w.may_read_in_place, w.answered, w.outs,
+                                  &in_place_refused_, &index);
     }
     if (index >= 0 && (read.reusable || read.from_server)) {
       // The item's own answer, read whole (its error is the server's).

@@ -6,6 +6,7 @@
 #include "absl/synchronization/notification.h"
 #include "core/framework/tensor_codec.h"
 #include "core/framework/types.h"
+#include "core/platform/status.h"
 
 namespace tensorgrid {
 
@@ -147,6 +148,7 @@ void BulkRoute::RecvTensorsAsync(int64_t step_id, const std::vector<std::string>
           NotServed(port, fallback, s);
           return over_grpc(deadline);
         }
+        if (s.ok()) s = errors::DataLoss("RecvTensors ended without answering every key");
         for (size_t i = 0; i < answered->size(); ++i) {
           if (!(*answered)[i]) received(static_cast<int>(i), s);
         }

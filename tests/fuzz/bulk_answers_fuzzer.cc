@@ -5,7 +5,8 @@
 // crash, an allocation the header merely claims, or a read out of step.
 //
 // Input: one byte says what the request was (a call, a RecvTensor, a RecvBuf
-// into a chunk of its own, whether reading in place was offered); the rest is
+// into a chunk of its own, a RecvTensors of 4 keys, whether reading in place
+// was offered); the rest is
 // what the server sends, over a socketpair, before it hangs up.
 //
 // Besides "no crash", an answer read whole and left reusable must have taken
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/framework/tensor.h"
@@ -33,7 +35,9 @@ namespace {
 using bulk::AnswerKind;
 using bulk::AnswerRead;
 
-enum class Request { kCall, kRecvTensor, kRecvBuf };
+enum class Request { kCall, kRecvTensor, kRecvBuf, kRecvTensors };
+// The keys a fuzzed RecvTensors asked for.
+constexpr size_t kItemKeys = 4;
 
 // Streams up to this size fit in a socketpair's buffer at once.
 constexpr size_t kWholeStreamBytes = 64 << 10;
@@ -47,6 +51,20 @@ AnswerRead ReadOne(int fd, AnswerKind kind, Request request, bool may_read_in_pl
   if (kind == AnswerKind::kError || kind == AnswerKind::kNotServed) {
     AnswerRead read = bulk::ReadErrorAnswer(fd, kind, deadline, what);
     if (read.from_server && read.status.ok()) fuzz::Fail("an error answer read as OK");
+    return read;
+  }
+  if (request == Request::kRecvTensors) {
+    // Items only, read as BulkClient::ReadItem reads each.
+    if (kind != AnswerKind::kItem) return bulk::UnexpectedAnswer(kind, what);
+    std::vector<Tensor> outs(kItemKeys);
+    int index = -1;
+    AnswerRead read = bulk::ReadItemAnswer(fd, deadline, what, may_read_in_place,
+                                           std::vector<bool>(kItemKeys, false), &outs,
+                                           &in_place_refused, &index);
+    if (read.status.ok() && (index < 0 || !outs[index].IsInitialized())) {
+      fuzz::Fail("an item read as OK without its tensor");
+    }
+    if (index >= 0) *out = outs[index];
     return read;
   }
   if (request == Request::kCall) {
@@ -78,7 +96,7 @@ void FuzzAnswer(uint8_t flags, const std::string& stream) {
     shutdown(server.get(), SHUT_WR);
   });
 
-  const Request request = static_cast<Request>((flags & 3) % 3);
+  const Request request = static_cast<Request>(flags & 3);
   const bool may_read_in_place = (flags & 4) != 0;
   Tensor into;
   if (request == Request::kRecvBuf && (flags & 8) != 0) into = Tensor(DT_FLOAT, TensorShape({4}));

@@ -252,6 +252,12 @@ void BulkSeeds() {
   answer("proto", kRecvTensor,
          bulk::EncodeLengthAnswer(bulk::AnswerKind::kProto, proto.ByteSizeLong()) +
              proto.SerializeAsString());
+  // RecvTensors' items (a request of 4 keys).
+  constexpr uint8_t kRecvTensors = 3;
+  answer("item_tensor", kRecvTensors, bulk::EncodeItemHead(2) + tensor_answer);
+  answer("item_error", kRecvTensors, bulk::EncodeItemHead(0) + bulk::EncodeError(error));
+  answer("item_in_place", kRecvTensors | kInPlace,
+         bulk::EncodeItemHead(3) + in_place + std::string(16, '\x02'));
 }
 
 // ---- gRPC requests and answers
