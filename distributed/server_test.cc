@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "core/framework/attr_value_util.h"
 #include "core/platform/free_port.h"
 #include "core/public/session.h"
 #include "google/protobuf/text_format.h"
@@ -132,6 +133,62 @@ TEST(ServerTest, AStepsReceivesFromOneTaskTravelInOneRequest) {
   EXPECT_EQ(servers[1]->bulk_fetches() - fetches[1], 3);  // z1b to worker 1
   EXPECT_OK((*session)->Close());
   for (auto& s : servers) s->Stop();
+}
+
+// More tensors from one task than one request carries (4,096): the step
+// asks in two, and every tensor arrives where its receive wants it.
+TEST(ServerTest, AStepReadingThousandsOfVariablesFromOneTaskAsksInRunsThatFit) {
+  const std::string ps = absl::StrCat("127.0.0.1:", FreePort());
+  const std::string w0 = absl::StrCat("127.0.0.1:", FreePort());
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", ps, ";worker=", w0));
+  ASSERT_OK(cluster.status());
+  auto ps_server = StartServer(*cluster, "ps", 0);
+  auto worker = StartServer(*cluster, "worker", 0);
+  ASSERT_NE(ps_server, nullptr);
+  ASSERT_NE(worker, nullptr);
+  constexpr int kVariables = 4100;
+  GraphDef graph;
+  auto add = [&](const std::string& name, const std::string& op, const std::string& device,
+                 std::vector<std::string> inputs) {
+    NodeDef* n = graph.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    n->set_device(device);
+    for (const std::string& in : inputs) n->add_input(in);
+    return n;
+  };
+  std::vector<std::string> inits, reads;
+  for (int i = 0; i < kVariables; ++i) {
+    const std::string v = absl::StrCat("v", i);
+    NodeDef* var = add(v, "VariableV2", "/job:ps/task:0", {});
+    SetAttr(var, "dtype", DT_FLOAT);
+    SetAttr(var, "shape", TensorShape({}));
+    NodeDef* value = add(v + "/value", "Const", "/job:ps/task:0", {});
+    SetAttr(value, "dtype", DT_FLOAT);
+    SetAttr(value, "value", Tensor::Scalar<float>(static_cast<float>(i)));
+    SetAttr(add(v + "/Assign", "Assign", "/job:ps/task:0", {v, v + "/value"}), "T", DT_FLOAT);
+    SetAttr(add(v + "/read", "Identity", "/job:worker/task:0", {v}), "T", DT_FLOAT);
+    inits.push_back(v + "/Assign");
+    reads.push_back(v + "/read");
+  }
+  NodeDef* sum = add("sum", "AddN", "/job:worker/task:0", reads);
+  SetAttr(sum, "T", DT_FLOAT);
+  SetAttr(sum, "N", static_cast<int64_t>(kVariables));
+  SessionOptions options;
+  options.target = worker->target();
+  auto session = NewSession(options);
+  ASSERT_OK(session.status());
+  ASSERT_OK((*session)->Create(graph));
+  std::vector<Tensor> out;
+  ASSERT_OK((*session)->Run({}, {}, inits, &out));
+  ASSERT_OK((*session)->Run({}, {"sum"}, {}, &out));  // registers the partitions
+  const int64_t before = ps_server->bulk_tensor_batches();
+  ASSERT_OK((*session)->Run({}, {"sum"}, {}, &out));
+  EXPECT_EQ(out[0].scalar<float>(), kVariables * (kVariables - 1) / 2.0f);
+  EXPECT_EQ(ps_server->bulk_tensor_batches() - before, 2);
+  EXPECT_OK((*session)->Close());
+  worker->Stop();
+  ps_server->Stop();
 }
 
 TEST(ServerTest, PortZeroReportsTheRealPort) {

@@ -11,6 +11,7 @@
 #include "core/platform/status.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
+#include "distributed/transport/frames.h"
 
 namespace tensorgrid {
 namespace {
@@ -307,18 +308,42 @@ void GrpcRemoteWorker::RecvTensorsAsync(int64_t step_id, const std::vector<std::
     return WorkerInterface::RecvTensorsAsync(step_id, keys, tensors, std::move(received),
                                              cancellation);
   }
-  bulk_->RecvTensorsAsync(
-      step_id, keys, DeadlineIn(step_rpc_timeout_), tensors,
-      [this, keys, received](int i, absl::Status s) {
-        if (!s.ok()) s = WithContext(s, absl::StrCat("RecvTensor of '", keys[i], "' on ", peer_));
-        received(i, std::move(s));
-      },
-      [this, step_id, keys, tensors, received](absl::Time until) {
-        for (size_t i = 0; i < keys.size(); ++i) {
-          RecvTensorCall(step_id, keys[i], "", Left(until), &(*tensors)[i],
-                         [received, i](absl::Status s) { received(static_cast<int>(i), s); });
-        }
-      });
+  // As many requests as the keys need (BatchesOf); a run of one is a plain
+  // RecvTensor.
+  const absl::Time deadline = DeadlineIn(step_rpc_timeout_);
+  for (const auto& [first, end] : bulk::BatchesOf(keys)) {
+    if (end - first == 1) {
+      RecvTensorAsync(step_id, keys[first], &(*tensors)[first],
+                      [received, i = static_cast<int>(first)](absl::Status s) { received(i, s); });
+      continue;
+    }
+    struct Run {
+      std::vector<std::string> keys;
+      std::vector<Tensor> tensors;
+    };
+    auto run = std::make_shared<Run>();
+    run->keys.assign(keys.begin() + first, keys.begin() + end);
+    run->tensors.resize(run->keys.size());
+    // Key j of the run is key first + j of the caller's.
+    auto deliver = [tensors, received, run, first = first](int j, absl::Status s) {
+      (*tensors)[first + j] = std::move(run->tensors[j]);
+      received(static_cast<int>(first) + j, std::move(s));
+    };
+    bulk_->RecvTensorsAsync(
+        step_id, run->keys, deadline, &run->tensors,
+        [this, run, deliver](int j, absl::Status s) {
+          if (!s.ok()) {
+            s = WithContext(s, absl::StrCat("RecvTensor of '", run->keys[j], "' on ", peer_));
+          }
+          deliver(j, std::move(s));
+        },
+        [this, step_id, run, deliver](absl::Time until) {
+          for (size_t j = 0; j < run->keys.size(); ++j) {
+            RecvTensorCall(step_id, run->keys[j], "", Left(until), &run->tensors[j],
+                           [deliver, j](absl::Status s) { deliver(static_cast<int>(j), s); });
+          }
+        });
+  }
 }
 
 void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendezvous_key,

@@ -127,6 +127,22 @@ std::optional<std::vector<std::string>> DecodeKeys(absl::string_view block) {
   return keys;
 }
 
+std::vector<std::pair<size_t, size_t>> BatchesOf(const std::vector<std::string>& keys) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  size_t first = 0, block = 4;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t bytes = 4 + keys[i].size();
+    if (i > first && (i - first == kMaxBatchKeys || block + bytes > kMaxKeysBlockBytes)) {
+      runs.emplace_back(first, i);
+      first = i;
+      block = 4;
+    }
+    block += bytes;
+  }
+  if (first < keys.size()) runs.emplace_back(first, keys.size());
+  return runs;
+}
+
 std::string EncodeItemHead(uint32_t index) {
   std::string out(1, static_cast<char>(AnswerKind::kItem));
   Put(&out, index, 4);

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -126,6 +127,10 @@ std::string EncodeKeys(const std::vector<std::string>& keys);
 // The keys of a block; nullopt unless it holds 1 to kMaxBatchKeys keys of 1
 // to kMaxKeyBytes bytes each and nothing more.
 std::optional<std::vector<std::string>> DecodeKeys(absl::string_view block);
+// `keys` cut, in order, into runs [first, second) that each fit one
+// RecvTensors (at most kMaxBatchKeys keys in a block of at most
+// kMaxKeysBlockBytes).
+std::vector<std::pair<size_t, size_t>> BatchesOf(const std::vector<std::string>& keys);
 
 // TGC2: a call of `method` with `request`'s bytes, magic included.
 std::string EncodeCallRequest(absl::string_view token, absl::string_view addressee,

@@ -77,6 +77,27 @@ TEST(FramesTest, KeyBlocksDecodeAsTheyWereEncodedAndOnlyThen) {
   EXPECT_EQ(DecodeKeys(EncodeKeys(many)), std::nullopt);
 }
 
+TEST(FramesTest, ManyOrLongKeysAreCutIntoRequestsThatFit) {
+  EXPECT_TRUE(BatchesOf({}).empty());
+  EXPECT_EQ(BatchesOf({"a", "b"}), (std::vector<std::pair<size_t, size_t>>{{0, 2}}));
+  std::vector<std::string> many(2 * kMaxBatchKeys + 5, "key");
+  EXPECT_EQ(BatchesOf(many), (std::vector<std::pair<size_t, size_t>>{
+                                 {0, kMaxBatchKeys},
+                                 {kMaxBatchKeys, 2 * kMaxBatchKeys},
+                                 {2 * kMaxBatchKeys, 2 * kMaxBatchKeys + 5}}));
+  const std::vector<std::string> long_keys(700, std::string(kMaxKeyBytes, 'k'));
+  size_t next = 0;
+  for (const auto& [first, end] : BatchesOf(long_keys)) {
+    EXPECT_EQ(first, next);
+    ASSERT_LT(first, end);
+    next = end;
+    const std::vector<std::string> run(long_keys.begin() + first, long_keys.begin() + end);
+    EXPECT_TRUE(DecodeKeys(EncodeKeys(run)).has_value()) << first << ".." << end;
+  }
+  EXPECT_EQ(next, long_keys.size());
+  EXPECT_GT(BatchesOf(long_keys).size(), 2u);  // 4 MiB of keys: over the 1 MiB block
+}
+
 TEST(FramesTest, CallRequestsDecodeAsTheyWereEncoded) {
   const std::string bytes = EncodeCallRequest("t", "task", "RunGraph", 99, "payload");
   ASSERT_EQ(RequestKindOf(bytes.substr(0, kMagicBytes)), RequestKind::kCall);
