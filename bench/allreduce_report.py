@@ -33,6 +33,8 @@ import collections
 import statistics
 import sys
 
+from report import print_table  # bench/report.py, beside this file
+
 TCP_GOAL = 0.70
 LARGE = 64 << 20
 
@@ -82,15 +84,6 @@ def show(figure):
     us, bw = figure
     time = f"{us / 1e3:.1f} ms" if us >= 10_000 else f"{us:.0f} us"
     return f"{bw:.3g} GB/s ({time})"
-
-
-def print_table(header, rows):
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
-    print(line(header))
-    print("-+-".join("-" * w for w in widths))
-    for r in rows:
-        print(line(r))
 
 
 def main(paths):

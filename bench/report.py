@@ -151,6 +151,16 @@ def recv_tensor_rows(m, rows):
                  "-", f"- (TCP {to_us(tcp):.1f} us)"))
 
 
+def print_table(header, rows):
+    """One line per row, columns padded to the widest cell, a rule under the header."""
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    print(line(header))
+    print("-+-".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
 def main(args):
     torch_path = None
     own_socket = {}
@@ -223,12 +233,7 @@ def main(args):
 
     header = ("benchmark", "tensorgrid", "peer, timed in this run", "ratio",
               "reference, not measured here", "goal")
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    line = lambda r: " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
-    print(line(header))
-    print("-+-".join("-" * w for w in widths))
-    for r in rows:
-        print(line(r))
+    print_table(header, rows)
     print()
     print("medians of 9 repetitions, wall time; ratio = tensorgrid speed / peer speed (> 1: tensorgrid")
     print("faster). References get no ratio: TF ~90 us is TensorFlow 1.x session.run as commonly")

@@ -302,25 +302,18 @@ int Server::bulk_port() const {
   return bulk_ != nullptr && state_ == State::kStarted ? bulk_->port() : 0;
 }
 
-int64_t Server::bulk_fetches() const {
+int64_t Server::BulkCount(int64_t (BulkServer::*count)() const) const {
   absl::MutexLock lock(&mu_);
-  return bulk_ != nullptr ? bulk_->fetches() : 0;
+  return bulk_ != nullptr ? (bulk_.get()->*count)() : 0;
 }
 
-int64_t Server::bulk_calls() const {
-  absl::MutexLock lock(&mu_);
-  return bulk_ != nullptr ? bulk_->calls() : 0;
-}
+int64_t Server::bulk_fetches() const { return BulkCount(&BulkServer::fetches); }
 
-int64_t Server::bulk_calls_in_process() const {
-  absl::MutexLock lock(&mu_);
-  return bulk_ != nullptr ? bulk_->calls_in_process() : 0;
-}
+int64_t Server::bulk_calls() const { return BulkCount(&BulkServer::calls); }
 
-int64_t Server::bulk_tensor_batches() const {
-  absl::MutexLock lock(&mu_);
-  return bulk_ != nullptr ? bulk_->tensor_batches() : 0;
-}
+int64_t Server::bulk_calls_in_process() const { return BulkCount(&BulkServer::calls_in_process); }
+
+int64_t Server::bulk_tensor_batches() const { return BulkCount(&BulkServer::tensor_batches); }
 
 std::string Server::address() const {
   absl::MutexLock lock(&mu_);

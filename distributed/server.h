@@ -142,6 +142,8 @@ class Server {
   int64_t bulk_tensor_batches() const;
 
  private:
+  // `count` of the bulk port; 0 when there is none.
+  int64_t BulkCount(int64_t (BulkServer::*count)() const) const;
   Server(const ClusterSpec& cluster, std::string task, std::string bind_host,
          std::string advertised_host, int port, const ConfigProto& config,
          const ServerOptions& options);

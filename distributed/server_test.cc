@@ -56,6 +56,21 @@ std::unique_ptr<Server> StartServer(const ClusterSpec& cluster, const std::strin
   return *std::move(server);
 }
 
+// A grpc:// session on `server` with `graph`, after running `inits`; null
+// (the failure reported) when any of it fails.
+std::unique_ptr<Session> OpenSession(const Server& server, const GraphDef& graph,
+                                     const std::vector<std::string>& inits) {
+  SessionOptions options;
+  options.target = server.target();
+  auto session = NewSession(options);
+  EXPECT_OK(session.status());
+  if (!session.ok()) return nullptr;
+  absl::Status ready = (*session)->Create(graph);
+  if (ready.ok()) ready = (*session)->Run({}, {}, inits, nullptr);
+  EXPECT_OK(ready);
+  return ready.ok() ? std::move(session).value() : nullptr;
+}
+
 // The seed example's cluster on free loopback ports: ps 0, worker 0, worker 1.
 std::vector<std::unique_ptr<Server>> StartSeedCluster() {
   const std::string ps = absl::StrCat("127.0.0.1:", FreePort());
@@ -79,27 +94,24 @@ TEST(ServerTest, SeedExampleRunsOnAThreeTaskCluster) {
   EXPECT_TRUE(absl::StartsWith(servers[1]->address(), "127.0.0.1:")) << servers[1]->address();
   EXPECT_EQ(servers[1]->target(), "grpc://" + servers[1]->address());
 
-  SessionOptions options;
-  options.target = servers[1]->target();
-  auto session = NewSession(options);
-  ASSERT_OK(session.status());
-  ASSERT_OK((*session)->Create(SeedGraph()));
+  std::unique_ptr<Session> session =
+      OpenSession(*servers[1], SeedGraph(), {"x/Assign", "y/Assign"});
+  ASSERT_NE(session, nullptr);
   std::vector<Tensor> out;
-  ASSERT_OK((*session)->Run({}, {}, {"x/Assign", "y/Assign"}, &out));
   for (int step = 0; step < 3; ++step) {
-    ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));
+    ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));
     // x = y = ones: z1b = x·y + x = 3s; z2b = z1b·x + x = 7s.
     ExpectTensorEqual<float>(out[0], {7, 7, 7, 7}, TensorShape({2, 2}));
   }
   // Unequal x and y, so that a tensor transposed or reordered between tasks
   // shows: x = [[1, 2], [3, 4]], y = [[5, 6], [7, 8]]; z1b = x·y + x =
   // [[20, 24], [46, 54]]; z2b = z1b·x + x = [[93, 138], [211, 312]].
-  ASSERT_OK((*session)->Run({{"x/initial_value", Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})},
+  ASSERT_OK(session->Run({{"x/initial_value", Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})},
                              {"y/initial_value", Tensor::FromVector<float>({5, 6, 7, 8}, {2, 2})}},
                             {}, {"x/Assign", "y/Assign"}, &out));
-  ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));
+  ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));
   ExpectTensorEqual<float>(out[0], {93, 138, 211, 312}, TensorShape({2, 2}));
-  EXPECT_OK((*session)->Close());
+  EXPECT_OK(session->Close());
   for (auto& s : servers) s->Stop();
 }
 
@@ -110,28 +122,25 @@ TEST(ServerTest, AStepsReceivesFromOneTaskTravelInOneRequest) {
   std::vector<std::unique_ptr<Server>> servers = StartSeedCluster();
   ASSERT_EQ(servers.size(), 3u);
   for (const auto& s : servers) ASSERT_NE(s, nullptr);
-  SessionOptions options;
-  options.target = servers[1]->target();
-  auto session = NewSession(options);
-  ASSERT_OK(session.status());
-  ASSERT_OK((*session)->Create(SeedGraph()));
+  std::unique_ptr<Session> session =
+      OpenSession(*servers[1], SeedGraph(), {"x/Assign", "y/Assign"});
+  ASSERT_NE(session, nullptr);
   std::vector<Tensor> out;
-  ASSERT_OK((*session)->Run({}, {}, {"x/Assign", "y/Assign"}, &out));
-  ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));  // registers the partitions
+  ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));  // registers the partitions
   std::vector<int64_t> batches, fetches;
   for (const auto& s : servers) {
     batches.push_back(s->bulk_tensor_batches());
     fetches.push_back(s->bulk_fetches());
   }
   for (int step = 0; step < 3; ++step) {
-    ASSERT_OK((*session)->Run({}, {"z2b"}, {}, &out));
+    ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));
     ExpectTensorEqual<float>(out[0], {7, 7, 7, 7}, TensorShape({2, 2}));
   }
   EXPECT_EQ(servers[0]->bulk_tensor_batches() - batches[0], 3);
   EXPECT_EQ(servers[0]->bulk_fetches() - fetches[0], 9);  // x, y to worker 0; x to worker 1
   EXPECT_EQ(servers[1]->bulk_tensor_batches() - batches[1], 0);
   EXPECT_EQ(servers[1]->bulk_fetches() - fetches[1], 3);  // z1b to worker 1
-  EXPECT_OK((*session)->Close());
+  EXPECT_OK(session->Close());
   for (auto& s : servers) s->Stop();
 }
 
@@ -174,19 +183,15 @@ TEST(ServerTest, AStepReadingThousandsOfVariablesFromOneTaskAsksInRunsThatFit) {
   NodeDef* sum = add("sum", "AddN", "/job:worker/task:0", reads);
   SetAttr(sum, "T", DT_FLOAT);
   SetAttr(sum, "N", static_cast<int64_t>(kVariables));
-  SessionOptions options;
-  options.target = worker->target();
-  auto session = NewSession(options);
-  ASSERT_OK(session.status());
-  ASSERT_OK((*session)->Create(graph));
+  std::unique_ptr<Session> session = OpenSession(*worker, graph, inits);
+  ASSERT_NE(session, nullptr);
   std::vector<Tensor> out;
-  ASSERT_OK((*session)->Run({}, {}, inits, &out));
-  ASSERT_OK((*session)->Run({}, {"sum"}, {}, &out));  // registers the partitions
+  ASSERT_OK(session->Run({}, {"sum"}, {}, &out));  // registers the partitions
   const int64_t before = ps_server->bulk_tensor_batches();
-  ASSERT_OK((*session)->Run({}, {"sum"}, {}, &out));
+  ASSERT_OK(session->Run({}, {"sum"}, {}, &out));
   EXPECT_EQ(out[0].scalar<float>(), kVariables * (kVariables - 1) / 2.0f);
   EXPECT_EQ(ps_server->bulk_tensor_batches() - before, 2);
-  EXPECT_OK((*session)->Close());
+  EXPECT_OK(session->Close());
   worker->Stop();
   ps_server->Stop();
 }

@@ -165,6 +165,11 @@ std::string DeviceNameUtils::TaskName(const ParsedDeviceName& n) {
   return out;
 }
 
+std::string DeviceNameUtils::TaskName(absl::string_view name) {
+  absl::StatusOr<ParsedDeviceName> parsed = Parse(name);
+  return parsed.ok() ? TaskName(*parsed) : std::string(name);
+}
+
 ParsedDeviceName DeviceNameUtils::AddressSpace(const ParsedDeviceName& name) {
   ParsedDeviceName out = name;
   out.has_type = false;

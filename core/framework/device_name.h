@@ -63,6 +63,9 @@ class DeviceNameUtils {
   // The address-space part of a name: "/job:ps/replica:0/task:0" (only the
   // set parts among job, replica and task).
   static std::string TaskName(const ParsedDeviceName& name);
+  // The task of device `name` ("/job:ps/replica:0/task:0" for its CPU:0);
+  // `name` itself when it does not parse.
+  static std::string TaskName(absl::string_view name);
   // `name` with type and id cleared.
   static ParsedDeviceName AddressSpace(const ParsedDeviceName& name);
 

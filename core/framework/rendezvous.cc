@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "core/framework/attr_value_util.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -19,6 +20,17 @@ std::string CreateRendezvousKey(const std::string& src_device, uint64_t src_inca
                                 const std::string& frame_iter) {
   return absl::StrFormat("%s;%x;%s;%s;%s", src_device, src_incarnation, dst_device, tensor_name,
                          frame_iter);
+}
+
+absl::StatusOr<std::string> RendezvousKeyOf(const NodeDef& node) {
+  std::string tensor_name, send_device, recv_device;
+  int64_t incarnation = 0;
+  TG_RETURN_IF_ERROR(GetNodeAttr(node, "tensor_name", &tensor_name));
+  TG_RETURN_IF_ERROR(GetNodeAttr(node, "send_device", &send_device));
+  TG_RETURN_IF_ERROR(GetNodeAttr(node, "send_device_incarnation", &incarnation));
+  TG_RETURN_IF_ERROR(GetNodeAttr(node, "recv_device", &recv_device));
+  return CreateRendezvousKey(send_device, static_cast<uint64_t>(incarnation), recv_device,
+                             tensor_name);
 }
 
 absl::Status MarkDerived(absl::Status s) {

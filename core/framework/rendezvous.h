@@ -17,12 +17,17 @@
 #include "absl/synchronization/mutex.h"
 #include "core/framework/cancellation.h"
 #include "core/framework/tensor.h"
+#include "proto/graph.pb.h"
 
 namespace tensorgrid {
 
 std::string CreateRendezvousKey(const std::string& src_device, uint64_t src_incarnation,
                                 const std::string& dst_device, const std::string& tensor_name,
                                 const std::string& frame_iter = "0:0");
+// The key a _Send or _Recv node uses: from its send_device,
+// send_device_incarnation, recv_device and tensor_name attrs
+// (InvalidArgument naming the node and the attr when one is missing).
+absl::StatusOr<std::string> RendezvousKeyOf(const NodeDef& node);
 
 // Marks `s` as a consequence of another failure (a cancelled receive, an
 // aborted partition); callers reporting a step's error prefer underived ones.

@@ -110,11 +110,6 @@ int64_t OneRoundBytesFromEnv() {
   return WorkerCollectiveExecutor::kDefaultOneRoundBytes;
 }
 
-std::string TaskOf(const std::string& device) {
-  auto parsed = DeviceNameUtils::Parse(device);
-  return parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : device;
-}
-
 // Splits [0, total) into n nearly equal ranges, the longer ones first.
 std::vector<std::pair<int64_t, int64_t>> SplitEvenly(int64_t total, int n) {
   std::vector<std::pair<int64_t, int64_t>> out;
@@ -612,7 +607,7 @@ void WorkerCollectiveExecutor::Receive(const std::shared_ptr<CollectiveRun>& run
                         });
     return;
   }
-  const std::string src_task = TaskOf(src_device);
+  const std::string src_task = DeviceNameUtils::TaskName(src_device);
   WorkerInterface* peer = options_.peer ? options_.peer(src_task) : nullptr;
   if (peer == nullptr) {
     return done(errors::Unavailable("no route to task ", src_task, " to receive '", key, "'"),

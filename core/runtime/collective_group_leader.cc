@@ -13,11 +13,6 @@
 namespace tensorgrid {
 namespace {
 
-std::string TaskOf(const std::string& device) {
-  auto parsed = DeviceNameUtils::Parse(device);
-  return parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : device;
-}
-
 std::string Describe(const CompleteInstanceArgs& a) {
   return absl::StrCat(a.op, " of ", DataTypeString(a.dtype), " ",
                       TensorShape(absl::MakeConstSpan(a.shape)).DebugString());
@@ -113,7 +108,9 @@ void CollectiveGroupLeader::FillGroup(const Group& g, CompleteGroupResult* respo
 
 std::string CollectiveGroupLeader::TasksWithoutMember(const Group& g) const {
   std::set<std::string> with_member;
-  for (const auto& [device, incarnation] : g.members) with_member.insert(TaskOf(device));
+  for (const auto& [device, incarnation] : g.members) {
+    with_member.insert(DeviceNameUtils::TaskName(device));
+  }
   std::vector<std::string> without;
   for (const std::string& task : cluster_tasks_) {
     if (!(with_member.count(task) > 0)) without.push_back(task);

@@ -650,9 +650,8 @@ void Master::ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure
         for (const DeviceInfo& d : asked->now[j].devices) {
           auto it = asked->known.find(d.name);
           if (it == asked->known.end() || it->second == d.incarnation) continue;
-          auto parsed = DeviceNameUtils::Parse(d.name);
           asked->done(errors::Aborted(
-              "task ", parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : d.name,
+              "task ", DeviceNameUtils::TaskName(d.name),
               " restarted (device ", d.name,
               " has a new incarnation); its variables and "
               "registered graphs are gone: create a new session. The step failed with: ",

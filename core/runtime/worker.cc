@@ -59,12 +59,6 @@ void DisableDebugDeadlockDetection() {
   (void)once;
 }
 
-// The task whose device `device` is (the name itself when it does not parse).
-std::string TaskOf(const std::string& device) {
-  auto parsed = DeviceNameUtils::Parse(device);
-  return parsed.ok() ? DeviceNameUtils::TaskName(*parsed) : device;
-}
-
 // Whether steps ask for their receives from one task in one request
 // (TG_BATCH_RECV_TENSORS=0 turns it off, for comparisons).
 bool BatchRecvTensors() {
@@ -98,7 +92,7 @@ class StepRendezvous final : public Rendezvous {
       return;
     }
     if (prefetched_->Take(key, &done)) return;
-    const std::string src_task = TaskOf(src_device);
+    const std::string src_task = DeviceNameUtils::TaskName(src_device);
     WorkerInterface* peer = lookup_ ? lookup_(src_task) : nullptr;
     if (peer == nullptr) {
       done(NoRoute(src_task, key), Tensor());
@@ -284,16 +278,15 @@ absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def)
     if (n->op() == "_Arg") ++item->num_args;
     if (n->op() == "_Retval") ++item->num_retvals;
     if (n->op() == "_Send" || n->op() == "_Recv") item->uses_rendezvous = true;
-    std::string send_device, recv_device, tensor_name;
-    int64_t incarnation = 0;
-    if (n->op() == "_Recv" && GetNodeAttr(n->def(), "send_device", &send_device).ok() &&
-        GetNodeAttr(n->def(), "recv_device", &recv_device).ok() &&
-        GetNodeAttr(n->def(), "tensor_name", &tensor_name).ok() &&
-        GetNodeAttr(n->def(), "send_device_incarnation", &incarnation).ok() &&
-        !DeviceNameUtils::IsSameAddressSpace(send_device, task_)) {
-      const std::string key = CreateRendezvousKey(send_device, static_cast<uint64_t>(incarnation),
-                                                   recv_device, tensor_name);
-      if (++times[key] == 1) remote[TaskOf(send_device)].push_back(key);
+    std::string send_device;
+    if (n->op() != "_Recv" || !GetNodeAttr(n->def(), "send_device", &send_device).ok() ||
+        DeviceNameUtils::IsSameAddressSpace(send_device, task_)) {
+      continue;
+    }
+    // (A node without its attrs fails its kernel's construction below.)
+    absl::StatusOr<std::string> key = RendezvousKeyOf(n->def());
+    if (key.ok() && ++times[*key] == 1) {
+      remote[DeviceNameUtils::TaskName(send_device)].push_back(*key);
     }
   }
   for (auto& [task, keys] : remote) {

@@ -47,15 +47,29 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // trickles bytes cannot hold a connection thread for long.
   bool ServeTensorRequest(int fd, bool rendezvous,
                           absl::Time header_deadline);  // tensor_request_handler.cc
+  class Answering;
+  // What every tensor request (`kind`: RecvBuf, RecvTensor, RecvTensors)
+  // starts with: its fixed part, token, addressee and `*name` (the key, or
+  // RecvTensors' block of keys) by `header_deadline`, then `*answering`,
+  // then its handler (`*recv_buf_fn` or `*recv_tensor_fn`). False to hang
+  // up: garbage, or a refusal answered (another task's port, no handler,
+  // stopping).
+  bool OpenTensorRequest(int fd, bulk::RequestKind kind, absl::Time header_deadline,
+                         std::optional<Answering>* answering, bulk::TensorRequestFixed* fixed,
+                         std::string* name, RecvBufFn* recv_buf_fn,
+                         RecvTensorFn* recv_tensor_fn);  // tensor_request_handler.cc
   // RecvTensors: every key's tensor as an item, in the order they come.
   bool ServeTensorsRequest(int fd, absl::Time header_deadline);  // tensor_request_handler.cc
   // Writes the answer to a tensor request that came to `status` (its
   // tensor `tensor` when OK), after `prefix` (an item's head, or nothing):
   // in place when `may_read_in_place` and it is large, as a TensorProto
-  // for strings (`rendezvous` only). False to hang up.
+  // for strings (`rendezvous` only). With `gathered`, an answer under
+  // kInPlaceMinBytes is appended there instead, for one write with others;
+  // any answer written writes what was gathered first. False to hang up.
   bool WriteTensorAnswer(int fd, absl::Status status, const Tensor& tensor, bool rendezvous,
                          bool may_read_in_place, const std::string& what,
-                         absl::string_view prefix);  // tensor_request_handler.cc
+                         absl::string_view prefix,
+                         std::string* gathered);  // tensor_request_handler.cc
   bool ServeCall(int fd, absl::Time header_deadline);   // call_request_handler.cc
   // A call from this process (local_ports.h's LocalCallFn), with no socket:
   // as ServeCall, the handler's answer or DeadlineExceeded past the

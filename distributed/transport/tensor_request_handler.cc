@@ -39,60 +39,69 @@ absl::StatusOr<std::string> ProtoAnswer(const Tensor& tensor, absl::string_view 
   return answer;
 }
 
-// An answer's kind byte and TensorHeader for `tensor`, after `*out`.
-void AppendTensorHead(std::string* out, const Tensor& tensor, bulk::AnswerKind kind) {
-  out->push_back(static_cast<char>(kind));
-  bulk::TensorHeader shape;
-  shape.dtype = static_cast<uint32_t>(tensor.dtype());
-  shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());
-  shape.length = tensor.TotalBytes();
-  shape.AppendTo(out);
-}
-
-// Whether an item's answer is small enough to gather with others into one
-// write: an error, or a plain tensor that would not go in place.
-bool GathersWithOthers(const absl::Status& status, const Tensor& tensor) {
-  return !status.ok() ||
-         (tensor.IsInitialized() && !DataTypeIsObject(tensor.dtype()) &&
-          tensor.dims() <= static_cast<int>(bulk::kMaxRank) &&
-          tensor.TotalBytes() < bulk::kInPlaceMinBytes);
+// Writes what `gathered` holds (if anything), then empties it.
+bool Flush(int fd, std::string* gathered) {
+  if (gathered == nullptr || gathered->empty()) return true;
+  const bool sent = bulk::WriteFull(fd, *gathered);
+  gathered->clear();
+  return sent;
 }
 
 }  // namespace
 
-bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time header_deadline) {
+bool BulkServer::State::OpenTensorRequest(int fd, bulk::RequestKind kind,
+                                          absl::Time header_deadline,
+                                          std::optional<Answering>* answering,
+                                          bulk::TensorRequestFixed* fixed, std::string* name,
+                                          RecvBufFn* recv_buf_fn, RecvTensorFn* recv_tensor_fn) {
+  const bool rendezvous = kind != bulk::RequestKind::kRecvBuf;
+  const bool batch = kind == bulk::RequestKind::kRecvTensors;
   char fixed_bytes[bulk::TensorRequestFixed::kMaxBytes];
   const size_t fixed_size = bulk::TensorRequestFixed::Bytes(rendezvous);
   if (bulk::ReadFull(fd, fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
-  const bulk::TensorRequestFixed fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, rendezvous);
-  const char* const kind = rendezvous ? "RecvTensor" : "RecvBuf";
-  std::string addressee, key;
-  if (!ReadNames(fd, fixed.token_bytes, fixed.addressee_bytes, fixed.key_bytes, bulk::kMaxKeyBytes,
-                 header_deadline, kind, &addressee, &key)) {
+  *fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, rendezvous);
+  const char* const what = batch ? "RecvTensors" : rendezvous ? "RecvTensor" : "RecvBuf";
+  std::string addressee;
+  if (!ReadNames(fd, fixed->token_bytes, fixed->addressee_bytes, fixed->key_bytes,
+                 batch ? bulk::kMaxKeysBlockBytes : bulk::kMaxKeyBytes, header_deadline, what,
+                 &addressee, name)) {
     return false;
   }
-  RecvBufFn recv_buf_fn;
-  RecvTensorFn recv_tensor_fn;
   // Before looking at `stopped`: either Stop began (refused below, unread)
   // or Stop will leave this connection open for the answer.
-  Answering answering(this, fd);
+  answering->emplace(this, fd);
   bool stopping;
   {
     absl::MutexLock lock(&mu);
     if (rendezvous) {
-      recv_tensor_fn = recv_tensor;
+      *recv_tensor_fn = recv_tensor;
     } else {
-      recv_buf_fn = recv_buf;
+      *recv_buf_fn = recv_buf;
     }
     stopping = stopped;
   }
-  absl::Status refused = CheckAddressee(addressee, kind);
-  if (refused.ok() && !recv_buf_fn && !recv_tensor_fn) {
-    refused = errors::Unimplemented("this bulk port serves no ", kind);
+  absl::Status refused = CheckAddressee(addressee, what);
+  if (refused.ok() && (rendezvous ? !*recv_tensor_fn : !*recv_buf_fn)) {
+    refused = errors::Unimplemented("this bulk port serves no ", rendezvous ? "RecvTensor" : what);
   }
   if (refused.ok() && stopping) refused = errors::Unavailable("the bulk port is stopping");
   if (!refused.ok()) {
     bulk::Refuse(fd, refused);
+    return false;
+  }
+  return true;
+}
+
+bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time header_deadline) {
+  std::optional<Answering> answering;
+  bulk::TensorRequestFixed fixed;
+  std::string key;
+  RecvBufFn recv_buf_fn;
+  RecvTensorFn recv_tensor_fn;
+  const bulk::RequestKind kind =
+      rendezvous ? bulk::RequestKind::kRecvTensor : bulk::RequestKind::kRecvBuf;
+  if (!OpenTensorRequest(fd, kind, header_deadline, &answering, &fixed, &key, &recv_buf_fn,
+                         &recv_tensor_fn)) {
     return false;
   }
   auto pending = std::make_shared<Pending>();
@@ -115,14 +124,23 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
                                : absl::StrCat("RecvBuf of '", key, "'");
   absl::Status status = Await(*pending, fd, deadline, wait, what,
                               rendezvous ? absl::ZeroDuration() : bulk::kHandlerGrace);
-  answering.Writing();
+  answering->Writing();
   return WriteTensorAnswer(fd, std::move(status), pending->tensor, rendezvous,
-                           fixed.may_read_in_place, what, "");
+                           fixed.may_read_in_place, what, "", nullptr);
 }
 
 bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Tensor& given,
                                           bool rendezvous, bool may_read_in_place,
-                                          const std::string& what, absl::string_view prefix) {
+                                          const std::string& what, absl::string_view prefix,
+                                          std::string* gathered) {
+  // A small answer joins `*gathered`; anything else goes after it.
+  auto send = [&](const std::string& answer) {
+    if (gathered != nullptr && answer.size() < bulk::kInPlaceMinBytes) {
+      *gathered += answer;
+      return true;
+    }
+    return Flush(fd, gathered) && bulk::WriteFull(fd, answer);
+  };
   Tensor tensor;
   if (status.ok()) tensor = given;
   if (status.ok() && rendezvous && tensor.IsInitialized() && DataTypeIsObject(tensor.dtype())) {
@@ -132,14 +150,13 @@ bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Ten
       absl::MutexLock lock(&mu);
       ++fetches;
     }
-    return bulk::WriteFull(
-        fd, absl::StrCat(prefix, answer.ok() ? *answer : bulk::EncodeError(answer.status())));
+    return send(absl::StrCat(prefix, answer.ok() ? *answer : bulk::EncodeError(answer.status())));
   }
   if (status.ok() && (!tensor.IsInitialized() || DataTypeIsObject(tensor.dtype()) ||
                       tensor.dims() > static_cast<int>(bulk::kMaxRank))) {
     status = errors::Internal(what, ": the answer is not a plain tensor");
   }
-  if (!status.ok()) return bulk::WriteFull(fd, absl::StrCat(prefix, bulk::EncodeError(status)));
+  if (!status.ok()) return send(absl::StrCat(prefix, bulk::EncodeError(status)));
   // A nonce of this answer's own proves to the client that the process it
   // reads is this one (process ids are per namespace; a process forked from
   // this one earlier does not have it).
@@ -150,8 +167,13 @@ bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Ten
                                 : "";
   const bool in_place = nonce.size() == bulk::kNonceBytes;
   std::string header(prefix);
-  AppendTensorHead(&header, tensor,
-                   in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor);
+  header.push_back(
+      static_cast<char>(in_place ? bulk::AnswerKind::kInPlace : bulk::AnswerKind::kTensor));
+  bulk::TensorHeader shape;
+  shape.dtype = static_cast<uint32_t>(tensor.dtype());
+  shape.dims.assign(tensor.shape().dim_sizes().begin(), tensor.shape().dim_sizes().end());
+  shape.length = bytes.size();
+  shape.AppendTo(&header);
   if (in_place) {
     bulk::InPlaceLocation where;
     where.pid = static_cast<uint64_t>(pid);
@@ -164,6 +186,12 @@ bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Ten
     absl::MutexLock lock(&mu);  // counted before the client can see the bytes
     ++fetches;
   }
+  if (!in_place && gathered != nullptr && header.size() + bytes.size() < bulk::kInPlaceMinBytes) {
+    *gathered += header;
+    gathered->append(bytes.data(), bytes.size());
+    return true;
+  }
+  if (!Flush(fd, gathered)) return false;
   if (!in_place) {
     iovec iov[2] = {{header.data(), header.size()},
                     {const_cast<char*>(bytes.data()), bytes.size()}};
@@ -188,33 +216,16 @@ bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Ten
 }
 
 bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) {
-  char fixed_bytes[bulk::TensorRequestFixed::kMaxBytes];
-  const size_t fixed_size = bulk::TensorRequestFixed::Bytes(/*rendezvous=*/true);
-  if (bulk::ReadFull(fd, fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
-  const bulk::TensorRequestFixed fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, true);
-  std::string addressee, block;
-  if (!ReadNames(fd, fixed.token_bytes, fixed.addressee_bytes, fixed.key_bytes,
-                 bulk::kMaxKeysBlockBytes, header_deadline, "RecvTensors", &addressee, &block)) {
-    return false;
-  }
-  std::optional<std::vector<std::string>> keys = bulk::DecodeKeys(block);
-  if (!keys) return false;  // garbage
+  std::optional<Answering> answering;
+  bulk::TensorRequestFixed fixed;
+  std::string block;
+  RecvBufFn unused;
   RecvTensorFn recv_tensor_fn;
-  Answering answering(this, fd);  // as in ServeTensorRequest
-  bool stopping;
-  {
-    absl::MutexLock lock(&mu);
-    recv_tensor_fn = recv_tensor;
-    stopping = stopped;
-  }
-  absl::Status refused = CheckAddressee(addressee, "RecvTensors");
-  if (refused.ok() && !recv_tensor_fn) {
-    refused = errors::Unimplemented("this bulk port serves no RecvTensor");
-  }
-  if (refused.ok() && stopping) refused = errors::Unavailable("the bulk port is stopping");
-  if (!refused.ok()) {
-    bulk::Refuse(fd, refused);
-    return false;
+  std::optional<std::vector<std::string>> keys;
+  if (!OpenTensorRequest(fd, bulk::RequestKind::kRecvTensors, header_deadline, &answering, &fixed,
+                         &block, &unused, &recv_tensor_fn) ||
+      !(keys = bulk::DecodeKeys(block))) {
+    return false;  // refused, or garbage
   }
   {
     absl::MutexLock lock(&mu);
@@ -243,14 +254,9 @@ bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) 
       ready.swap(batch->settled);
       batch->done = false;
     }
-    answering.Writing();
-    // Small answers go out together, in one write.
+    answering->Writing();
+    // The small answers that are ready go out together, in one write.
     std::string gathered;
-    auto flush = [&] {
-      const bool sent = gathered.empty() || bulk::WriteFull(fd, gathered);
-      gathered.clear();
-      return sent;
-    };
     for (int i : ready) {
       if (answered[i]) continue;
       const Pending::Item& item = batch->items[i];
@@ -258,26 +264,13 @@ bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) 
       if (!waited.ok() && absl::IsCancelled(item.status)) continue;
       answered[i] = true;
       --left;
-      if (GathersWithOthers(item.status, item.tensor)) {
-        gathered += bulk::EncodeItemHead(i);
-        if (!item.status.ok()) {
-          gathered += bulk::EncodeError(item.status);
-          continue;
-        }
-        AppendTensorHead(&gathered, item.tensor, bulk::AnswerKind::kTensor);
-        gathered.append(static_cast<const char*>(item.tensor.raw_data()),
-                        item.tensor.TotalBytes());
-        absl::MutexLock lock(&mu);
-        ++fetches;
-        continue;
-      }
-      if (!flush() || !WriteTensorAnswer(fd, item.status, item.tensor, true,
-                                         fixed.may_read_in_place, what, bulk::EncodeItemHead(i))) {
+      if (!WriteTensorAnswer(fd, item.status, item.tensor, true, fixed.may_read_in_place, what,
+                             bulk::EncodeItemHead(i), &gathered)) {
         batch->cancellation.StartCancel();  // the rest is not wanted any more
         return false;
       }
     }
-    if (!flush()) {
+    if (!Flush(fd, &gathered)) {
       batch->cancellation.StartCancel();
       return false;
     }
@@ -288,12 +281,14 @@ bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) 
     for (int i = 0; i < n; ++i) {
       if (answered[i]) continue;
       answered[i] = true;
-      const absl::Status why = WithContext(waited, absl::StrCat("RecvTensor of '", (*keys)[i], "'"));
-      if (!WriteTensorAnswer(fd, why, Tensor(), true, false, what, bulk::EncodeItemHead(i))) {
+      const absl::Status why =
+          WithContext(waited, absl::StrCat("RecvTensor of '", (*keys)[i], "'"));
+      if (!WriteTensorAnswer(fd, why, Tensor(), true, false, what, bulk::EncodeItemHead(i),
+                             &gathered)) {
         return false;
       }
     }
-    left = 0;
+    return Flush(fd, &gathered);
   }
   return true;
 }

@@ -10,21 +10,10 @@ namespace tensorgrid {
 
 namespace {
 
-absl::StatusOr<std::string> KeyFromAttrs(OpKernelConstruction& ctx) {
-  std::string tensor_name, send_device, recv_device;
-  int64_t incarnation;
-  TG_RETURN_IF_ERROR(ctx.GetAttr("tensor_name", &tensor_name));
-  TG_RETURN_IF_ERROR(ctx.GetAttr("send_device", &send_device));
-  TG_RETURN_IF_ERROR(ctx.GetAttr("send_device_incarnation", &incarnation));
-  TG_RETURN_IF_ERROR(ctx.GetAttr("recv_device", &recv_device));
-  return CreateRendezvousKey(send_device, static_cast<uint64_t>(incarnation), recv_device,
-                             tensor_name);
-}
-
 class SendOp final : public OpKernel {
  public:
   explicit SendOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
-    auto key = KeyFromAttrs(ctx);
+    auto key = RendezvousKeyOf(ctx.def());
     TG_REQUIRES_OK_CTOR(ctx, key.status());
     key_ = *key;
     std::string send_device, recv_device;
@@ -53,7 +42,7 @@ class SendOp final : public OpKernel {
 class RecvOp final : public AsyncOpKernel {
  public:
   explicit RecvOp(OpKernelConstruction& ctx) : AsyncOpKernel(ctx) {
-    auto key = KeyFromAttrs(ctx);
+    auto key = RendezvousKeyOf(ctx.def());
     TG_REQUIRES_OK_CTOR(ctx, key.status());
     key_ = *key;
   }
