@@ -246,15 +246,31 @@ absl::Status GrpcRemoteWorker::FinishRunGraph(absl::Status s, RunGraphResponse* 
 
 void GrpcRemoteWorker::DiscoverBulkPort(std::function<void(std::optional<int> port)> learned) {
   // Not known yet (no session here asked the peer's status): ask in the
-  // background. The answer touches only what it holds, so it may come after
-  // this worker is gone.
+  // background.
   auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
+  grpc::ClientContext* const context = &call->context;
+  {
+    absl::MutexLock lock(&discoveries_->mu);
+    discoveries_->calls.insert(context);
+  }
   stub_->async()->GetStatus(
-      &call->context, &call->request, &call->response,
-      [call, learned = std::move(learned)](grpc::Status status) mutable {
+      context, &call->request, &call->response,
+      [call, context, discoveries = discoveries_,
+       learned = std::move(learned)](grpc::Status status) mutable {
         learned(status.ok() ? std::optional<int>(call->response.bulk_port()) : std::nullopt);
-        call.reset();
+        call.reset();  // its channel reference first: see discoveries_
+        absl::MutexLock lock(&discoveries->mu);
+        discoveries->calls.erase(context);
       });
+}
+
+GrpcRemoteWorker::~GrpcRemoteWorker() {
+  Discoveries& d = *discoveries_;
+  absl::MutexLock lock(&d.mu);
+  for (grpc::ClientContext* context : d.calls) context->TryCancel();
+  // A cancelled call completes at once.
+  d.mu.Await(absl::Condition(
+      +[](std::set<grpc::ClientContext*>* calls) { return calls->empty(); }, &d.calls));
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {

@@ -22,11 +22,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/runtime/worker_interface.h"
 #include "distributed/rpc/grpc_util.h"
@@ -72,6 +74,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   explicit GrpcRemoteWorker(std::string address)
       : GrpcRemoteWorker(std::move(address), Options()) {}
   GrpcRemoteWorker(std::string address, const Options& options);
+  // Cancels the bulk port's discovery if it is still asking, and waits for it.
+  ~GrpcRemoteWorker() override;
 
   const std::string& address() const { return address_; }
 
@@ -120,8 +124,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
   // Asks for tickets unless disabled or the bulk port proved unreachable.
   bool AcceptBulk() const { return bulk_ != nullptr && bulk_->AcceptsTickets(); }
-  // Asks the peer's GetStatus for its bulk port, for the route; `learned`
-  // touches only what it holds, so it may run after this worker is gone.
+  // Asks the peer's GetStatus for its bulk port, for the route, in the
+  // background: the destructor cancels it and waits for it.
   void DiscoverBulkPort(std::function<void(std::optional<int> port)> learned);
   // RunGraph over gRPC.
   void RunGraphCall(std::shared_ptr<RunGraphRequest> wire, absl::Duration deadline,
@@ -161,6 +165,15 @@ class GrpcRemoteWorker final : public WorkerInterface {
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
   // The way to the peer's bulk port; null: never used.
   const std::unique_ptr<BulkRoute> bulk_;
+  // DiscoverBulkPort's calls in flight. The destructor waits for them
+  // (each call's context holds the channel): the channel's last reference
+  // must go here, never on gRPC's callback thread, whose pool it would then
+  // join from inside and free while it still runs (grpc/grpc#32584).
+  struct Discoveries {
+    absl::Mutex mu;
+    std::set<grpc::ClientContext*> calls ABSL_GUARDED_BY(mu);
+  };
+  const std::shared_ptr<Discoveries> discoveries_ = std::make_shared<Discoveries>();
 };
 
 }  // namespace tensorgrid

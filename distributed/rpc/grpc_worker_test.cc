@@ -808,6 +808,51 @@ TEST(GrpcRemoteWorkerTest, RecvTensorResponseWithContentOfTheWrongSizeIsInvalidA
   EXPECT_NE(s.message().find("15 bytes of tensor_content"), std::string::npos) << s;
 }
 
+// A WorkerService whose GetStatus answers only when the caller cancels it.
+class SilentGetStatusService final : public WorkerService::CallbackService {
+ public:
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext*, const GetStatusRequest*,
+                                      GetStatusResponse*) override {
+    class Reactor final : public grpc::ServerUnaryReactor {
+     public:
+      explicit Reactor(absl::Notification* cancelled) : cancelled_(cancelled) {}
+      void OnCancel() override {
+        cancelled_->Notify();
+        Finish(grpc::Status::CANCELLED);
+      }
+      void OnDone() override { delete this; }
+
+     private:
+      absl::Notification* const cancelled_;
+    };
+    asked.Notify();
+    return new Reactor(&cancelled);
+  }
+
+  absl::Notification asked;
+  absl::Notification cancelled;
+};
+
+// The first RecvTensor asks the peer's GetStatus for its bulk port in the
+// background; the worker's destructor cancels that question rather than
+// leaving it to end on gRPC's thread after the channel is gone.
+TEST(GrpcRemoteWorkerTest, DestroyingTheWorkerCancelsTheBulkPortsDiscovery) {
+  SilentGetStatusService service;
+  LoopbackServer server(&service);
+  {
+    GrpcRemoteWorker remote(server.address);
+    Tensor tensor;
+    // This service has no RecvTensor: Unimplemented, after asking for the port.
+    EXPECT_EQ(RecvTensor(remote, 1, "a;0;b;t;0:0", &tensor).code(),
+              absl::StatusCode::kUnimplemented);
+    ASSERT_TRUE(service.asked.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_FALSE(service.cancelled.HasBeenNotified());
+  }
+  EXPECT_TRUE(service.cancelled.WaitForNotificationWithTimeout(absl::Seconds(30)))
+      << "the GetStatus of a destroyed worker is still waiting for its answer";
+  server.server->Shutdown();
+}
+
 // A TCP port that is bound (so nobody else takes it) but not listening.
 class DeadPort {
  public:
