@@ -36,6 +36,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from free_ports import free_port  # noqa: E402  (tests/free_ports.py)
+
 SIZES = [4096, 256 << 10, 4 << 20, 64 << 20]
 
 
@@ -55,12 +58,6 @@ def result_line(impl, n, nbytes, k, seconds):
     busbw = algbw * 2 * (n - 1) / n
     return (f"allreduce impl={impl} n={n} bytes={nbytes} iterations={k} "
             f"median_us={seconds * 1e6:.1f} algbw_GBps={algbw:.4f} busbw_GBps={busbw:.4f}")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---- torch.distributed, gloo ------------------------------------------------------

@@ -25,9 +25,7 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
 fi
 BIN="$(bazel info --config=opt bazel-bin 2>/dev/null)/examples/multi_worker_fashion_mnist"
 
-port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+port() { python3 tests/free_ports.py 1; }
 ms_per_step() { sed -nE 's/^worker 0: [0-9]+ steps, ([0-9.]+) ms\/step.*/\1/p' "$1"; }
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 

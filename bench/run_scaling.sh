@@ -60,15 +60,7 @@ LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 if awk -v l="${LOAD_BEFORE%% *}" 'BEGIN { exit !(l > 1.0) }'; then
   echo "warning: load average is $LOAD_BEFORE; other work will skew the numbers" >&2
 fi
-free_ports() {
-  python3 - "$1" <<'PY'
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-}
+free_ports() { python3 tests/free_ports.py "$1"; }
 # The k-th of n equal core ranges ("0-7"), or "" when n processes do not fit.
 cpus() {
   local k=$1 n=$2 per=$((NPROC / $2))

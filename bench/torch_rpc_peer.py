@@ -20,20 +20,16 @@ kills the child if it is still there at the end.
 import argparse
 import json
 import os
-import socket
 import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from free_ports import free_port  # noqa: E402  (tests/free_ports.py)
+
 
 def add_one(x):
     return x + 1
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def worker(rank, port, args, queue):

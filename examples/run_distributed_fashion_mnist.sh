@@ -27,6 +27,7 @@ GRACE="${GRACE:-60}"
 LOG_DIR="${LOG_DIR:-$(mktemp -d -t distributed_fashion_mnist.XXXXXX)}"
 mkdir -p "$LOG_DIR"
 say() { echo "run_distributed_fashion_mnist: $*" >&2; }
+FREE_PORTS_PY="$(cd "$(dirname "$0")/.." && pwd)/tests/free_ports.py"
 
 if [[ -z "${BIN:-}" ]]; then
   cd "$(dirname "$0")/.." || exit 1
@@ -38,15 +39,8 @@ if [[ -z "${BIN:-}" ]]; then
 fi
 [[ -x "$BIN" ]] || { say "no example binary at $BIN"; exit 1; }
 
-# Free ports: bound to 127.0.0.1:0 together, then released for the tasks.
-read -r -a PORTS < <(python3 - "$((PS + WORKERS))" <<'PY'
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-)
+# Free ports, below the kernel's ephemeral range (tests/free_ports.py).
+read -r -a PORTS < <(python3 "$FREE_PORTS_PY" "$((PS + WORKERS))")
 hosts() { local IFS=,; echo "$*"; }
 PS_HOSTS=$(hosts $(for ((i = 0; i < PS; i++)); do echo "127.0.0.1:${PORTS[i]}"; done))
 WORKER_HOSTS=$(hosts $(for ((i = 0; i < WORKERS; i++)); do echo "127.0.0.1:${PORTS[PS + i]}"; done))

@@ -49,7 +49,7 @@ if [[ "${1:-}" == scaling ]]; then
   bundle=.scaling_bundle
   rm -rf "$bundle" "$bundle.tar.xz"
   mkdir -p "$bundle/bin/examples" "$bundle/bin/bench" "$bundle/lib" "$bundle/data" \
-    "$bundle/bench" "$bundle/examples"
+    "$bundle/bench" "$bundle/examples" "$bundle/tests"
   for t in "${TARGETS[@]}"; do
     pkg=${t%%:*}; name=${t##*:}
     cp "bazel-bin/${pkg#//}/$name" "$bundle/bin/${pkg#//}/$name"
@@ -60,6 +60,7 @@ if [[ "${1:-}" == scaling ]]; then
   cp /usr/share/datasets/fashion-mnist/*.gz "$bundle/data/"
   cp bench/run_scaling.sh "$bundle/bench/"
   cp examples/run_distributed_fashion_mnist.sh "$bundle/examples/"
+  cp tests/free_ports.py "$bundle/tests/"
   cat >"$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # On the 16-core machine: bench/run_scaling.sh over the carried binaries and

@@ -40,6 +40,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from free_ports import free_port  # noqa: E402  (beside this file)
+
 try:
     import grpc  # Debian's python3-grpcio (scripts/setup.sh installs it)
 except ImportError:
@@ -71,12 +74,6 @@ def check(condition, message):
     print(("ok: " if condition else "FAIL: ") + message, flush=True)
     if not condition:
         FAILURES.append(message)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss(pid):

@@ -23,70 +23,13 @@ kill_servers() {
 }
 trap kill_servers EXIT
 
-# Both pick below the kernel's ephemeral port range when there is room, as
-# core/platform/free_port.cc does: the kernel never hands those out by
-# itself, so no outgoing connection (tasks keep up to 256 per peer) and no
-# server binding port 0 can take one before its user binds it.
-PICK_PORTS_PY='
-import random, socket, sys
-def below_ephemeral():
-    try:
-        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return (max(1024, low - 12000), low - 1) if low >= 4096 else None
-def bind_all(ports):
-    socks = []
-    try:
-        for port in ports:
-            s = socket.socket()
-            socks.append(s)
-            s.bind(("127.0.0.1", port))
-    except OSError:
-        return False
-    finally:
-        for s in socks:
-            s.close()
-    return True
-'
-
+# Ports below the kernel's ephemeral range (tests/free_ports.py says why).
+FREE_PORTS_PY="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/free_ports.py"
 # free_ports N: N distinct ports nobody listens on right now.
-free_ports() {
-  python3 -c "$PICK_PORTS_PY"'
-n, span, ports = int(sys.argv[1]), below_ephemeral(), []
-for _ in range(200 if span else 0):
-    if len(ports) == n:
-        break
-    port = random.randint(*span)
-    if port not in ports and bind_all([port]):
-        ports.append(port)
-socks = []
-while len(ports) < n:  # the range is crowded (or unknown): the kernel picks
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-    if s.getsockname()[1] not in ports:
-        ports.append(s.getsockname()[1])
-for s in socks:
-    s.close()
-print(" ".join(str(p) for p in ports))
-' "$1"
-}
-
+free_ports() { python3 "$FREE_PORTS_PY" "$1"; }
 # free_port_range N: a port B such that B..B+N-1 are all free right now
 # (for launchers that number ports from a base, as Slurm's --port_base).
-free_port_range() {
-  python3 -c "$PICK_PORTS_PY"'
-n = int(sys.argv[1])
-first, last = below_ephemeral() or (20000, 60000)
-for _ in range(200):
-    base = random.randint(first, last - n + 1)
-    if bind_all(range(base, base + n)):
-        print(base)
-        sys.exit(0)
-sys.exit("no range of %d free ports found" % n)
-' "$1"
-}
+free_port_range() { python3 "$FREE_PORTS_PY" --range "$1"; }
 
 # start_server NAME ARGS...: starts tg_server in the background, stdout in
 # $TMP/NAME.out, stderr in $TMP/NAME.err; sets $LAST_PID.

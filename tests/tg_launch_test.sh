@@ -47,14 +47,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# free_ports N: N distinct loopback ports nobody listens on right now.
-free_ports() {
-  python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
-}
+# free_ports N: N distinct loopback ports nobody listens on right now,
+# below the kernel's ephemeral range (free_ports.py says why).
+FREE_PORTS_PY="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/free_ports.py"
+free_ports() { python3 "$FREE_PORTS_PY" "$1"; }
 
 # running PID: the process exists and is not a zombie (a background child
 # stays a zombie until `wait`, and kill -0 still succeeds on it).
