@@ -10,7 +10,8 @@
 # Also: a task started with TF_CONFIG instead of flags (and the bulk port
 # off by TG_BULK_TRANSFER=0), a second server on a port in use, a bad
 # TG_BULK_TRANSFER, a bad --request_timeout_seconds, and SIGTERM/SIGINT
-# stopping every server with exit status 0.
+# stopping every server with exit status 0; tg_run --config shortening the
+# wait for a task that never starts.
 # Every wait is bounded; an EXIT trap kills whatever is left.
 #
 # Usage: cluster_test.sh TG_SERVER TG_RUN CLUSTER_LIB  (Bazel passes the rootpaths.)
@@ -80,6 +81,23 @@ RC=$?
 [[ $RC -eq 2 ]] || fail "--request_timeout_seconds=-1: exit status $RC"
 grep -q -- "--request_timeout_seconds='-1' is not a number of seconds" "$TMP/timeout.err" ||
   fail "--request_timeout_seconds=-1: stderr [$(cat "$TMP/timeout.err")]"
+
+# A task that never starts: tg_run's --config shortens the master's wait
+# for it (operation_timeout_in_ms, 60 s by default) and the error names it.
+read -r LONE ABSENT < <(free_ports 2)
+start_server lone --cluster="worker=127.0.0.1:$LONE,127.0.0.1:$ABSENT" --job_name=worker \
+  --task_index=0
+LONE_PID=$LAST_PID
+wait_ready lone "$LONE_PID" || exit 1
+timeout 30 "$TG_RUN" --target="grpc://127.0.0.1:$LONE" --graph="$GRAPH" --run=x/Assign \
+  --config='operation_timeout_in_ms: 1500' >"$TMP/absent.out" 2>"$TMP/absent.err"
+RC=$?
+[[ $RC -eq 1 ]] || fail "tg_run with a task missing: exit status $RC"
+grep -q "UNAVAILABLE: .*cannot reach 1 of 2 tasks after 1500 ms: .*/job:worker/replica:0/task:1" \
+  "$TMP/absent.err" || fail "tg_run with a task missing: stderr [$(cat "$TMP/absent.err")]"
+kill -TERM "$LONE_PID"
+wait_exit "$LONE_PID"
+[[ $RC -eq 0 ]] || fail "lone server after SIGTERM: exit status $RC"
 
 # Graceful stops: SIGTERM for two, SIGINT for one; each exits 0.
 kill -TERM "$PS_PID" "$W0_PID"

@@ -43,6 +43,7 @@ absl::Status RunGraph(const Options& options, const GraphDef& graph,
                       const std::vector<std::pair<std::string, Tensor>>& feeds) {
   SessionOptions session_options;
   session_options.target = options.target;
+  session_options.config = options.config;
   TG_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(session_options));
   TG_RETURN_IF_ERROR(WithContext(
       session->Create(graph), absl::StrCat("creating a session for '", options.graph_path, "'")));
@@ -82,6 +83,7 @@ absl::Status RunSavedModel(const Options& options) {
   }
   SessionOptions session_options;
   session_options.target = options.target;
+  session_options.config = options.config;
   SavedModelBundle bundle;
   TG_RETURN_IF_ERROR(
       LoadSavedModel(session_options, RunOptions(), options.saved_model_dir, tags, &bundle));

@@ -53,6 +53,11 @@ const std::vector<tools::Flag>& FlagTable() {
       {"output", "K1,K2", true, "output keys to print (default: all, sorted)"},
       {"show", "", false, "list the tag set's signatures (loads nothing) and exit"},
       {"target", "T", true, "session target; \"\" (default) runs in-process"},
+      {"config", "TEXT", true,
+       "the session's ConfigProto in text format, e.g.\n"
+       "'operation_timeout_in_ms: 5000' (how long a grpc://\n"
+       "target waits for its cluster's tasks; default 60 s)\n"
+       "or 'log_device_placement: true'"},
       {"run", "A,B", true, "targets (node names) run before the fetch step"},
       {"feed", "NAME=VALUES", true,
        "a tensor to feed; repeatable. NAME may carry a port\n"
@@ -93,6 +98,12 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
     options->show = flag.value == "true";
   } else if (flag.name == "target") {
     options->target = flag.value;
+  } else if (flag.name == "config") {
+    std::string error;
+    options->config.Clear();
+    if (!ParseTextProto(flag.value, &options->config, &error, UnknownFields::kRefuse)) {
+      return errors::InvalidArgument("--config is not a ConfigProto in text format: ", error);
+    }
   } else if (flag.name == "run_metadata") {
     options->run_metadata_path = flag.value;
   } else if (flag.name == "feed") {

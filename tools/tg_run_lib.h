@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/framework/tensor.h"
+#include "proto/config.pb.h"
 #include "proto/graph.pb.h"
 #include "proto/meta_graph.pb.h"
 
@@ -31,6 +32,7 @@ namespace tg_run {
 struct Options {
   std::string graph_path;                // --graph
   std::string target;                    // --target ("" = in-process)
+  ConfigProto config;                    // --config, the session's (both modes)
   std::vector<std::string> run_targets;  // --run, in order
   std::vector<std::string> feeds;        // --feed, unparsed "name[:dtype]=VALUES"
   std::vector<std::string> fetches;      // --fetch

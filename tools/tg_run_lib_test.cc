@@ -309,6 +309,28 @@ TEST(ParseFlagsTest, Errors) {
                 "give --fetch too");
 }
 
+TEST(ParseFlagsTest, ConfigIsAConfigProtoInTextFormatInBothModes) {
+  absl::StatusOr<Options> o =
+      ParseFlags({"--graph=g", "--fetch=y",
+                  "--config=operation_timeout_in_ms: 5000 log_device_placement: true"});
+  ASSERT_OK(o.status());
+  EXPECT_EQ(o->config.operation_timeout_in_ms(), 5000);
+  EXPECT_TRUE(o->config.log_device_placement());
+  // The last --config counts, as for every single-valued flag.
+  o = ParseFlags({"--saved_model=/m/1", "--config=log_device_placement: true",
+                  "--config", "intra_op_parallelism_threads: 2"});
+  ASSERT_OK(o.status());
+  EXPECT_FALSE(o->config.log_device_placement());
+  EXPECT_EQ(o->config.intra_op_parallelism_threads(), 2);
+
+  // A field ConfigProto lacks is a typo here, not a field to skip.
+  EXPECT_STATUS(ParseFlags({"--graph=g", "--fetch=y", "--config=operation_timeout_ms: 5"}).status(),
+                kInvalidArgument, "operation_timeout_ms");
+  EXPECT_STATUS(ParseFlags({"--graph=g", "--fetch=y", "--config=log_device_placement: maybe"})
+                    .status(),
+                kInvalidArgument, "--config is not a ConfigProto in text format: line 1");
+}
+
 TEST(ParseFlagsTest, SavedModelMode) {
   absl::StatusOr<Options> o = ParseFlags({"--saved_model=/m/1", "--input=x=[1,2]", "--input",
                                           "k=\"a=b\"", "--output=y"});

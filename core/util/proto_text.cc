@@ -31,10 +31,10 @@ bool HasTextProtoExtension(absl::string_view path) {
 }
 
 bool ParseTextProto(const std::string& text, google::protobuf::Message* message,
-                    std::string* error) {
+                    std::string* error, UnknownFields unknown) {
   CollectFirstError errors;
   google::protobuf::TextFormat::Parser parser;
-  parser.AllowUnknownField(true);
+  parser.AllowUnknownField(unknown == UnknownFields::kSkip);
   parser.RecordErrorsTo(&errors);
   if (parser.ParseFromString(text, message)) return true;
   *error = errors.error().empty() ? "malformed text" : errors.error();

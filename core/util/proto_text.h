@@ -17,11 +17,16 @@ namespace tensorgrid {
 // Whether the extension says text format: .pbtxt, .pbtx or .txt.
 bool HasTextProtoExtension(absl::string_view path);
 
-// Parses text format into `message`, skipping fields tensorgrid's protos do
-// not define. On failure `*error` gets the first problem
-// ("line 3, column 7: Expected ...") and `message` may be partly filled.
+// What ParseTextProto does with a field the message does not define: skip
+// it (files TensorFlow wrote carry fields tensorgrid's protos lack), or
+// refuse it (text a user typed, where it is a typo).
+enum class UnknownFields { kSkip, kRefuse };
+
+// Parses text format into `message`. On failure `*error` gets the first
+// problem ("line 3, column 7: Expected ...") and `message` may be partly
+// filled.
 bool ParseTextProto(const std::string& text, google::protobuf::Message* message,
-                    std::string* error);
+                    std::string* error, UnknownFields unknown = UnknownFields::kSkip);
 
 }  // namespace tensorgrid
 
