@@ -24,23 +24,23 @@ AnswerRead Malformed(absl::Status status) { return {std::move(status), false}; }
 
 // The `length`-byte body after a header into `*out`, at most `max`; `of`
 // names it in errors.
-AnswerRead ReadBody(int fd, uint64_t length, uint64_t max, absl::Time deadline, What what,
+AnswerRead ReadBody(Incoming& in, uint64_t length, uint64_t max, absl::Time deadline, What what,
                     absl::string_view of, std::string* out) {
   if (length > max) return Malformed(errors::DataLoss(what(), ": ", of, " of ", length, " bytes"));
   // Grown as the bytes come: a header claiming up to 2 GiB costs only what
   // arrives (found by bulk_answers_fuzzer, which a 2 GiB allocation per
   // 9-byte answer slowed to a few runs a second).
-  if (!ReadGrowing(fd, length, out, deadline)) return Broken(what, absl::StrCat("reading ", of));
+  if (!in.ReadGrowing(length, out, deadline)) return Broken(what, absl::StrCat("reading ", of));
   return {absl::OkStatus(), true};
 }
 
 // A length-prefixed body (kBytes, kProto) into `*out`.
-AnswerRead ReadLengthAndBody(int fd, absl::Time deadline, What what, std::string* out) {
+AnswerRead ReadLengthAndBody(Incoming& in, absl::Time deadline, What what, std::string* out) {
   char length[kLengthBytes];
-  if (ReadFull(fd, length, sizeof(length), deadline) != sizeof(length)) {
+  if (in.ReadFull(length, sizeof(length), deadline) != sizeof(length)) {
     return Broken(what, "reading the answer");
   }
-  return ReadBody(fd, DecodeLength(length), kMaxAnswerBytes, deadline, what, "an answer", out);
+  return ReadBody(in, DecodeLength(length), kMaxAnswerBytes, deadline, what, "an answer", out);
 }
 
 // The tensor a header describes, checked: a plain dtype, a valid shape, and
@@ -65,15 +65,15 @@ absl::StatusOr<TensorShape> CheckedShape(const TensorHeader& header, What what) 
 
 }  // namespace
 
-AnswerRead ReadErrorAnswer(int fd, AnswerKind kind, absl::Time deadline, What what) {
+AnswerRead ReadErrorAnswer(Incoming& in, AnswerKind kind, absl::Time deadline, What what) {
   char fixed[ErrorHeader::kBytes];
-  if (ReadFull(fd, fixed, sizeof(fixed), deadline) != sizeof(fixed)) {
+  if (in.ReadFull(fixed, sizeof(fixed), deadline) != sizeof(fixed)) {
     return Broken(what, "reading the error");
   }
   const ErrorHeader header = ErrorHeader::Decode(fixed);
   std::string body;
   AnswerRead read =
-      ReadBody(fd, header.body_bytes, kMaxErrorBytes, deadline, what, "an error answer", &body);
+      ReadBody(in, header.body_bytes, kMaxErrorBytes, deadline, what, "an error answer", &body);
   if (!read.status.ok()) return read;
   const absl::Status error = DecodeError(header.code, body, what());
   // The server hangs up after a refusal, as after a wrong token.
@@ -84,13 +84,13 @@ AnswerRead ReadErrorAnswer(int fd, AnswerKind kind, absl::Time deadline, What wh
   return read;
 }
 
-AnswerRead ReadBytesAnswer(int fd, absl::Time deadline, What what, std::string* answer) {
-  return ReadLengthAndBody(fd, deadline, what, answer);
+AnswerRead ReadBytesAnswer(Incoming& in, absl::Time deadline, What what, std::string* answer) {
+  return ReadLengthAndBody(in, deadline, what, answer);
 }
 
-AnswerRead ReadProtoAnswer(int fd, absl::Time deadline, What what, Tensor* out) {
+AnswerRead ReadProtoAnswer(Incoming& in, absl::Time deadline, What what, Tensor* out) {
   std::string body;
-  AnswerRead read = ReadLengthAndBody(fd, deadline, what, &body);
+  AnswerRead read = ReadLengthAndBody(in, deadline, what, &body);
   if (!read.status.ok()) return read;
   TensorProto proto;
   const bool parsed = proto.ParseFromString(body);
@@ -108,10 +108,10 @@ AnswerRead UnexpectedAnswer(AnswerKind kind, What what) {
       errors::DataLoss(what(), ": an answer of kind ", static_cast<int>(kind), " to this request"));
 }
 
-AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What what,
+AnswerRead ReadTensorAnswer(Incoming& in, bool in_place, absl::Time deadline, What what,
                             const Tensor* into, Tensor* out, std::atomic<bool>* in_place_refused) {
   char rank_bytes[TensorHeader::kRankBytes];
-  if (ReadFull(fd, rank_bytes, sizeof(rank_bytes), deadline) != sizeof(rank_bytes)) {
+  if (in.ReadFull(rank_bytes, sizeof(rank_bytes), deadline) != sizeof(rank_bytes)) {
     return Broken(what, "reading the answer");
   }
   TensorHeader header = TensorHeader::DecodeRank(rank_bytes);
@@ -119,7 +119,7 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
     return Malformed(errors::DataLoss(what(), ": an answer of rank ", header.rank));
   }
   std::vector<char> rest(TensorHeader::RestBytes(header.rank));
-  if (ReadFull(fd, rest.data(), rest.size(), deadline) != rest.size()) {
+  if (in.ReadFull(rest.data(), rest.size(), deadline) != rest.size()) {
     return Broken(what, "reading the answer");
   }
   header.DecodeRest(rest.data());
@@ -139,7 +139,7 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
   bool copied = false;
   if (in_place) {
     char where_bytes[InPlaceLocation::kBytes];
-    if (ReadFull(fd, where_bytes, sizeof(where_bytes), deadline) != sizeof(where_bytes)) {
+    if (in.ReadFull(where_bytes, sizeof(where_bytes), deadline) != sizeof(where_bytes)) {
       return Broken(what, "reading the answer");
     }
     const InPlaceCopy result =
@@ -149,21 +149,21 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
     if (result == InPlaceCopy::kRefused) in_place_refused->store(true);
     copied = result == InPlaceCopy::kCopied;
     const char verdict = copied ? kCopiedVerdict : kSendVerdict;
-    if (!WriteFull(fd, absl::string_view(&verdict, 1))) {
+    if (!WriteFull(in.fd(), absl::string_view(&verdict, 1))) {
       return Broken(what, "answering the server");
     }
     // The server still held the chunk when it saw the verdict only if it
     // says so: a server that gave up (its wait ran out, it is stopping) may
     // have freed what we copied.
     char ack = 0;
-    if (copied && ReadFull(fd, &ack, 1, deadline) != 1) {
+    if (copied && in.ReadFull(&ack, 1, deadline) != 1) {
       return Broken(what, "waiting for the server to confirm the copy");
     }
     if (copied && ack != kCopyAcknowledged) {
       return Malformed(errors::DataLoss(what(), ": the server confirmed no copy"));
     }
   }
-  if (!copied && ReadFull(fd, dst, header.length, deadline) != header.length) {
+  if (!copied && in.ReadFull(dst, header.length, deadline) != header.length) {
     return Broken(what, "reading the chunk");
   }
   CanonicalizeBools(&*tensor);  // the peer's bytes, as they came
@@ -171,12 +171,12 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
   return {absl::OkStatus(), true};
 }
 
-AnswerRead ReadItemAnswer(int fd, absl::Time deadline, What what, bool may_read_in_place,
+AnswerRead ReadItemAnswer(Incoming& in, absl::Time deadline, What what, bool may_read_in_place,
                           const std::vector<bool>& answered, std::vector<Tensor>* outs,
                           std::atomic<bool>* in_place_refused, int* index) {
   *index = -1;
   char head[kItemIndexBytes + 1];
-  if (ReadFull(fd, head, sizeof(head), deadline) != sizeof(head)) {
+  if (in.ReadFull(head, sizeof(head), deadline) != sizeof(head)) {
     return Broken(what, "reading an item");
   }
   const uint32_t i = DecodeItemIndex(head);
@@ -188,13 +188,13 @@ AnswerRead ReadItemAnswer(int fd, absl::Time deadline, What what, bool may_read_
   *index = static_cast<int>(i);
   Tensor* out = &(*outs)[i];
   switch (kind) {
-    case AnswerKind::kError: return ReadErrorAnswer(fd, kind, deadline, what);
-    case AnswerKind::kProto: return ReadProtoAnswer(fd, deadline, what, out);
+    case AnswerKind::kError: return ReadErrorAnswer(in, kind, deadline, what);
+    case AnswerKind::kProto: return ReadProtoAnswer(in, deadline, what, out);
     case AnswerKind::kTensor:
-      return ReadTensorAnswer(fd, false, deadline, what, nullptr, out, in_place_refused);
+      return ReadTensorAnswer(in, false, deadline, what, nullptr, out, in_place_refused);
     case AnswerKind::kInPlace:
       if (may_read_in_place) {
-        return ReadTensorAnswer(fd, true, deadline, what, nullptr, out, in_place_refused);
+        return ReadTensorAnswer(in, true, deadline, what, nullptr, out, in_place_refused);
       }
       break;
     default: break;

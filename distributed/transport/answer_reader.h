@@ -1,7 +1,8 @@
 // The client's readers of the answers to direct requests (frames.h), one
 // per kind of answer, each called once the kind byte was read. Each reads
-// the rest of its answer within `deadline` and says whether the connection
-// is at a request's boundary again (it may go back to the pool); a read
+// the rest of its answer through the connection's Incoming within
+// `deadline` and says whether the connection is at a request's boundary
+// again (it may go back to the pool once nothing is left ahead); a read
 // that failed leaves it broken (close it). `what` names the request in
 // errors ("RunGraph call from the bulk port h:p"); it is called only when
 // something fails, so an answer that arrives whole builds no string.
@@ -17,6 +18,7 @@
 #include "absl/time/time.h"
 #include "core/framework/tensor.h"
 #include "distributed/transport/frames.h"
+#include "distributed/transport/socket.h"
 
 namespace tensorgrid {
 namespace bulk {
@@ -32,11 +34,11 @@ using What = absl::FunctionRef<std::string()>;
 // and payloads. After a refusal (kNotServed) or a wrong token the server
 // hangs up, and after any DataLoss (a body that does not parse, say) the
 // connection is not trusted: not reusable.
-AnswerRead ReadErrorAnswer(int fd, AnswerKind kind, absl::Time deadline, What what);
+AnswerRead ReadErrorAnswer(Incoming& in, AnswerKind kind, absl::Time deadline, What what);
 // kBytes: a call's answer, at most kMaxAnswerBytes, into `*answer`.
-AnswerRead ReadBytesAnswer(int fd, absl::Time deadline, What what, std::string* answer);
+AnswerRead ReadBytesAnswer(Incoming& in, absl::Time deadline, What what, std::string* answer);
 // kProto: a RecvTensor's tensor of strings, as a TensorProto, into `*out`.
-AnswerRead ReadProtoAnswer(int fd, absl::Time deadline, What what, Tensor* out);
+AnswerRead ReadProtoAnswer(Incoming& in, absl::Time deadline, What what, Tensor* out);
 // An answer of a kind the request cannot get (`kind`): DataLoss, naming it.
 AnswerRead UnexpectedAnswer(AnswerKind kind, What what);
 // kTensor or kInPlace (`in_place`): a tensor of a plain dtype into `*out`,
@@ -46,7 +48,7 @@ AnswerRead UnexpectedAnswer(AnswerKind kind, What what);
 // memory (in_place.h); when that is refused, `*in_place_refused` is set and
 // the bytes come on the connection. A header that cannot be (a rank over
 // kMaxRank, an acknowledgement other than kCopyAcknowledged) is DataLoss.
-AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What what,
+AnswerRead ReadTensorAnswer(Incoming& in, bool in_place, absl::Time deadline, What what,
                             const Tensor* into, Tensor* out, std::atomic<bool>* in_place_refused);
 
 // kItem, one of a RecvTensors' answers, after its kind byte: its index,
@@ -55,7 +57,7 @@ AnswerRead ReadTensorAnswer(int fd, bool in_place, absl::Time deadline, What wha
 // `may_read_in_place`), kProto, or kError (the key's error: `from_server`).
 // An index out of range or already `answered`, or another kind inside, is
 // DataLoss.
-AnswerRead ReadItemAnswer(int fd, absl::Time deadline, What what, bool may_read_in_place,
+AnswerRead ReadItemAnswer(Incoming& in, absl::Time deadline, What what, bool may_read_in_place,
                           const std::vector<bool>& answered, std::vector<Tensor>* outs,
                           std::atomic<bool>* in_place_refused, int* index);
 

@@ -38,7 +38,9 @@ TEST(AnswerReaderTest, ATensorsBoolBytesArriveAsZeroOrOne) {
   UniqueFd fd = Sent(answer);
   Tensor out;
   std::atomic<bool> refused{false};
-  const AnswerRead read = ReadTensorAnswer(fd.get(), /*in_place=*/false,
+  Incoming::Ahead ahead;
+  Incoming in(fd.get(), &ahead);
+  const AnswerRead read = ReadTensorAnswer(in, /*in_place=*/false,
                                            absl::Now() + absl::Seconds(10), What, nullptr, &out,
                                            &refused);
   ASSERT_OK(read.status);
@@ -53,7 +55,9 @@ TEST(AnswerReaderTest, ABodyClaimingMoreThanComesIsUnavailableNotAnAllocation) {
   // 2 GiB - 1 claimed, three bytes sent: read as they come, then the end.
   UniqueFd fd = Sent(EncodeLengthAnswer(AnswerKind::kBytes, kMaxAnswerBytes).substr(1) + "abc");
   std::string answer;
-  const AnswerRead read = ReadBytesAnswer(fd.get(), absl::Now() + absl::Seconds(10), What, &answer);
+  Incoming::Ahead ahead;
+  Incoming in(fd.get(), &ahead);
+  const AnswerRead read = ReadBytesAnswer(in, absl::Now() + absl::Seconds(10), What, &answer);
   EXPECT_STATUS(read.status, kUnavailable, "reading an answer");
   EXPECT_FALSE(read.reusable);
   EXPECT_LE(answer.capacity(), size_t{2} << 20);

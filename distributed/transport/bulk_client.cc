@@ -475,22 +475,25 @@ void BulkClient::Watch(Waiting w) {
   w.Finish(failed, Fallback::kNone);
 }
 
-bool BulkClient::TakeBeats(int fd, Waiting* w) {
-  // One byte at a time, each looked at before it is taken: an answer's
-  // first byte (or the end) is never consumed here.
-  bool beat = false;
-  for (;;) {
-    char next;
-    const ssize_t n = recv(fd, &next, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return beat;  // beats only: wait on
-    if (n != 1 || static_cast<bulk::AnswerKind>(next) != bulk::AnswerKind::kStillWorking) {
-      return false;  // the answer, or the end
-    }
-    (void)!recv(fd, &next, 1, MSG_DONTWAIT);
+bool BulkClient::TakeBeats(Waiting* w) {
+  bulk::Incoming in(w->fd.get(), &w->ahead);
+  const ssize_t received = in.Receive();
+  // Beats come only before an answer's first byte, which is never taken
+  // here.
+  size_t beats = 0;
+  const absl::string_view ahead = in.ahead();
+  while (beats < ahead.size() &&
+         static_cast<bulk::AnswerKind>(ahead[beats]) == bulk::AnswerKind::kStillWorking) {
+    ++beats;
+  }
+  if (beats > 0) {
+    in.Skip(beats);
     w->heard = absl::Now();
     w->beaten = true;
-    beat = true;
   }
+  // Beats only, or nothing at all (a wake-up with nothing to read): wait on.
+  return in.ahead().empty() &&
+         (received > 0 || (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)));
 }
 
 absl::Status BulkClient::Silent(const Waiting& w) const {
@@ -499,16 +502,24 @@ absl::Status BulkClient::Silent(const Waiting& w) const {
                              " (the task may be frozen, or its host gone)");
 }
 
-bool BulkClient::AnswerIsHere(int fd) {
-  char head[bulk::kLongestAnswerHead];
-  const ssize_t n = recv(fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
-  if (n <= 0) return n == 0;  // a hang-up is quick to read; nothing yet is not
-  const std::optional<uint64_t> size =
-      bulk::AnswerSize(absl::string_view(head, static_cast<size_t>(n)));
-  if (!size || *size > kInlineAnswerBytes) return false;
-  int available = 0;
-  if (ioctl(fd, FIONREAD, &available) != 0) return false;
-  return static_cast<uint64_t>(available) >= *size;
+bool BulkClient::AnswerIsHere(Waiting* w) {
+  bulk::Incoming in(w->fd.get(), &w->ahead);
+  // The answer's size from its head; then whether all of it is ahead or
+  // waits in the socket.
+  auto whole = [&] {
+    const std::optional<uint64_t> size = bulk::AnswerSize(in.ahead());
+    if (!size || *size > kInlineAnswerBytes) return false;
+    if (in.ahead().size() >= *size) return true;
+    int available = 0;
+    return ioctl(in.fd(), FIONREAD, &available) == 0 &&
+           in.ahead().size() + static_cast<uint64_t>(available) >= *size;
+  };
+  if (!in.ahead().empty() && whole()) return true;
+  const ssize_t received = in.Receive();
+  if (received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+    return true;  // the end is quick to read
+  }
+  return whole();
 }
 
 void BulkClient::WatchLoop() {
@@ -543,7 +554,7 @@ void BulkClient::WatchLoop() {
         auto it = waiting_.find(fd);
         if (it == waiting_.end()) continue;
         // Beats only (the server still works on it): heard, and still waiting.
-        if (TakeBeats(fd, &it->second)) continue;
+        if (TakeBeats(&it->second)) continue;
         epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);  // the fd may go back to the pool
         ready.push_back(std::move(it->second));
         waiting_.erase(it);
@@ -575,7 +586,7 @@ void BulkClient::WatchLoop() {
       threads = threads_.get();  // reset only after this thread has left
     }
     for (Waiting& w : ready) {
-      if (AnswerIsHere(w.fd.get())) {
+      if (AnswerIsHere(&w)) {
         ReadAnswer(std::move(w));
       } else {
         auto moved = std::make_shared<Waiting>(std::move(w));
@@ -589,12 +600,12 @@ void BulkClient::WatchLoop() {
 void BulkClient::ReadAnswer(Waiting w) {
   // For errors only: not built on the way of an answer that arrives whole.
   auto what = [&] { return absl::StrCat(w.what, " from the bulk port ", host(), ":", w.port); };
-  const int fd = w.fd.get();
+  bulk::Incoming in(w.fd.get(), &w.ahead);
   char kind_byte;
   if (w.heard == absl::InfinitePast()) w.heard = absl::Now();  // read on the caller's thread
   for (;;) {
     const absl::Time until = std::min(w.deadline, w.heard + peer_silence_);
-    if (bulk::ReadFull(fd, &kind_byte, 1, until) == 1) {
+    if (in.ReadFull(&kind_byte, 1, until) == 1) {
       if (static_cast<bulk::AnswerKind>(kind_byte) != bulk::AnswerKind::kStillWorking) break;
       w.heard = absl::Now();
       w.beaten = true;
@@ -627,17 +638,17 @@ void BulkClient::ReadAnswer(Waiting w) {
   std::string answer;
   Fallback fallback = Fallback::kNone;
   if (kind == bulk::AnswerKind::kError || kind == bulk::AnswerKind::kNotServed) {
-    read = bulk::ReadErrorAnswer(fd, kind, w.deadline, what);
+    read = bulk::ReadErrorAnswer(in, kind, w.deadline, what);
     // Refused unread (no handler, another task's port, too large): gRPC may
     // serve it.
     if (kind == bulk::AnswerKind::kNotServed && read.from_server) fallback = Fallback::kOverGrpc;
   } else if (w.call_done) {
-    read = kind == bulk::AnswerKind::kBytes ? bulk::ReadBytesAnswer(fd, w.deadline, what, &answer)
+    read = kind == bulk::AnswerKind::kBytes ? bulk::ReadBytesAnswer(in, w.deadline, what, &answer)
                                             : bulk::UnexpectedAnswer(kind, what);
   } else if (kind == bulk::AnswerKind::kProto) {
     // A RecvTensor's tensor of strings: only such a request may get one.
     read = w.may_take_proto
-               ? bulk::ReadProtoAnswer(fd, w.deadline, what, w.out)
+               ? bulk::ReadProtoAnswer(in, w.deadline, what, w.out)
                : bulk::AnswerRead{errors::DataLoss(what(), ": a TensorProto answer to a RecvBuf")};
   } else if (kind == bulk::AnswerKind::kInPlace && !w.may_read_in_place) {
     // Never asked: no memory of ours is read for it.
@@ -645,12 +656,13 @@ void BulkClient::ReadAnswer(Waiting w) {
                                    ": an in-place answer to a request that did not "
                                    "ask for one");
   } else if (kind == bulk::AnswerKind::kTensor || kind == bulk::AnswerKind::kInPlace) {
-    read = bulk::ReadTensorAnswer(fd, kind == bulk::AnswerKind::kInPlace, w.deadline, what, w.into,
+    read = bulk::ReadTensorAnswer(in, kind == bulk::AnswerKind::kInPlace, w.deadline, what, w.into,
                                   w.out, &in_place_refused_);
   } else {
     read = bulk::UnexpectedAnswer(kind, what);
   }
-  if (read.reusable) {
+  // Bytes after the answer would put the next request out of step.
+  if (read.reusable && in.ahead().empty()) {
     pool_.Release(w.port, std::move(w.fd));
   } else {
     w.fd.reset();
@@ -660,7 +672,7 @@ void BulkClient::ReadAnswer(Waiting w) {
 
 void BulkClient::ReadItem(Waiting w, bulk::AnswerKind kind) {
   auto what = [&] { return absl::StrCat(w.what, " from the bulk port ", host(), ":", w.port); };
-  const int fd = w.fd.get();
+  bulk::Incoming in(w.fd.get(), &w.ahead);
   // The server works on it from its first item on: what goes wrong from
   // here is final, never sent elsewhere.
   w.beaten = true;
@@ -671,7 +683,7 @@ void BulkClient::ReadItem(Waiting w, bulk::AnswerKind kind) {
       read.status = errors::DataLoss(what(), ": an answer of kind ", static_cast<int>(kind),
                                      " among its items");
     } else {
-      read = bulk::ReadItemAnswer(fd, w.deadline, what, w.may_read_in_place, w.answered, w.outs,
+      read = bulk::ReadItemAnswer(in, w.deadline, what, w.may_read_in_place, w.answered, w.outs,
                                   &in_place_refused_, &index);
     }
     if (index >= 0 && (read.reusable || read.from_server)) {
@@ -691,14 +703,18 @@ void BulkClient::ReadItem(Waiting w, bulk::AnswerKind kind) {
       return w.Finish(std::move(why), Fallback::kNone);
     }
     if (w.left == 0) {
-      pool_.Release(w.port, std::move(w.fd));
+      if (in.ahead().empty()) {
+        pool_.Release(w.port, std::move(w.fd));
+      } else {
+        w.fd.reset();  // bytes after the last item: out of step
+      }
       return w.Finish(absl::OkStatus(), Fallback::kNone);
     }
     // The next item: read at once when it is all here (items sent together
     // arrive together), else when the watcher sees it.
-    if (!AnswerIsHere(fd)) return Watch(std::move(w));
+    if (!AnswerIsHere(&w)) return Watch(std::move(w));
     char next;
-    if (bulk::ReadFull(fd, &next, 1, w.deadline) != 1) {
+    if (in.ReadFull(&next, 1, w.deadline) != 1) {
       w.fd.reset();
       return w.Finish(bulk::IoFailure(absl::StrCat(what(), ": reading an item")),
                       Fallback::kNone);

@@ -160,6 +160,7 @@ class BulkClient {
   // A direct request, sent and waiting for its answer.
   struct Waiting {
     bulk::UniqueFd fd;
+    bulk::Incoming::Ahead ahead;  // received on `fd`, not yet read
     int port = 0;
     absl::Time deadline;
     std::string what;  // "RecvBuf of 'k'", "RunGraph call": for errors
@@ -246,12 +247,14 @@ class BulkClient {
   // ReadAnswer for a RecvTensors whose answer opened with `kind`: reads
   // an item, then waits for the next or completes `w`.
   void ReadItem(Waiting w, bulk::AnswerKind kind);
-  // Whether the whole answer on `fd` has arrived and is small: then the
-  // watcher reads it itself instead of handing it to the pool.
-  static bool AnswerIsHere(int fd);
-  // Consumes the beats (the server still works on the request) at the head
-  // of `fd`'s bytes, noting them in `*w`; false when there were none.
-  static bool TakeBeats(int fd, Waiting* w);
+  // Whether `w`'s whole answer has arrived and is small, or its connection
+  // ended: then the watcher reads it itself instead of handing it to the
+  // pool. Takes what has arrived first when the bytes ahead are not that.
+  static bool AnswerIsHere(Waiting* w);
+  // Takes what has arrived for `w` (one recv, into `w->ahead`) and the
+  // beats at its front (the server still works on the request), noting
+  // them in `*w`. True when that was all: `w` waits on.
+  static bool TakeBeats(Waiting* w);
   // Unavailable: `w`'s server was silent too long.
   absl::Status Silent(const Waiting& w) const;
   // Cancelled: what ends a request while its client closes.

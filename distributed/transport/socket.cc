@@ -118,6 +118,82 @@ bool ReadGrowing(int fd, uint64_t n, std::string* out, absl::Time deadline) {
   return true;
 }
 
+ssize_t Incoming::Receive() {
+  char chunk[kReadAhead];
+  ssize_t r;
+  do {
+    r = recv(fd_, chunk, sizeof(chunk), MSG_DONTWAIT);
+  } while (r < 0 && errno == EINTR);
+  if (r == 0) errno = 0;
+  if (r > 0) {
+    if (ahead_->empty()) {
+      ahead_->bytes.assign(chunk, static_cast<size_t>(r));
+      ahead_->taken = 0;
+    } else {
+      ahead_->bytes.append(chunk, static_cast<size_t>(r));
+    }
+  }
+  return r;
+}
+
+void Incoming::Skip(size_t n) {
+  ahead_->taken += std::min(n, ahead_->bytes.size() - ahead_->taken);
+  if (ahead_->empty()) {
+    ahead_->bytes.clear();
+    ahead_->taken = 0;
+  }
+}
+
+size_t Incoming::TakeAhead(char* buf, size_t n) {
+  const size_t take = std::min(n, ahead_->bytes.size() - ahead_->taken);
+  std::memcpy(buf, ahead_->bytes.data() + ahead_->taken, take);
+  Skip(take);
+  return take;
+}
+
+size_t Incoming::ReadFull(char* buf, size_t n, absl::Time deadline) {
+  size_t got = TakeAhead(buf, n);
+  if (got == n) return n;
+  // A short read takes what else has arrived with it; when nothing has,
+  // it waits as ReadFull does (for the first bytes only: the rest of a
+  // small answer comes with them).
+  if (n - got < kReadAhead) {
+    if (Receive() <= 0 && errno != EAGAIN && errno != EWOULDBLOCK) return got;
+    got += TakeAhead(buf + got, n - got);
+    if (got == n) return n;
+  }
+  return got + bulk::ReadFull(fd_, buf + got, n - got, deadline);
+}
+
+bool Incoming::ReadGrowing(uint64_t n, std::string* out, absl::Time deadline) {
+  out->clear();
+  const size_t take = static_cast<size_t>(std::min<uint64_t>(n, ahead_->view().size()));
+  try {
+    out->append(ahead_->bytes.data() + ahead_->taken, take);
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return false;
+  }
+  Skip(take);
+  if (take == n) return true;
+  std::string rest;
+  if (!bulk::ReadGrowing(fd_, n - take, &rest, deadline)) {
+    out->append(rest);
+    return false;
+  }
+  try {
+    if (out->empty()) {
+      out->swap(rest);
+    } else {
+      out->append(rest);
+    }
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return false;
+  }
+  return true;
+}
+
 bool WriteFull(int fd, iovec* iov, int count) {
   while (count > 0) {
     msghdr msg{};

@@ -63,6 +63,45 @@ size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline = absl::Infinit
 // (ENOMEM).
 bool ReadGrowing(int fd, uint64_t n, std::string* out,
                  absl::Time deadline = absl::InfiniteFuture());
+// A connection's incoming bytes, read through a buffer its owner keeps
+// (`ahead`, which outlives any one Incoming): a read of a few bytes takes
+// up to kReadAhead of whatever has arrived in the same system call, so a
+// small answer's header and body (or several RecvTensors items) cost one
+// recv, not one each. Once bytes are ahead, every read of the connection
+// must go through an Incoming over the same buffer, or they would be
+// skipped. Large reads go straight to the caller's memory.
+class Incoming {
+ public:
+  static constexpr size_t kReadAhead = 16 << 10;
+  // What was received and not yet read.
+  struct Ahead {
+    std::string bytes;
+    size_t taken = 0;  // bytes[0, taken) were read
+    bool empty() const { return taken == bytes.size(); }
+    absl::string_view view() const { return absl::string_view(bytes).substr(taken); }
+  };
+
+  Incoming(int fd, Ahead* ahead) : fd_(fd), ahead_(ahead) {}
+  int fd() const { return fd_; }
+  absl::string_view ahead() const { return ahead_->view(); }
+
+  // One recv, without waiting, of what has arrived (at most kReadAhead),
+  // appended to what is ahead. >0: the bytes received; 0: the connection
+  // ended (errno 0); -1: errno (EAGAIN: nothing yet).
+  ssize_t Receive();
+  // Drops `n` bytes that are ahead.
+  void Skip(size_t n);
+  // As ReadFull and ReadGrowing below, the bytes ahead first.
+  size_t ReadFull(char* buf, size_t n, absl::Time deadline = absl::InfiniteFuture());
+  bool ReadGrowing(uint64_t n, std::string* out, absl::Time deadline = absl::InfiniteFuture());
+
+ private:
+  size_t TakeAhead(char* buf, size_t n);
+
+  const int fd_;
+  Ahead* const ahead_;
+};
+
 // Writes every byte of `iov` (it is consumed). False on an error (errno).
 bool WriteFull(int fd, iovec* iov, int count);
 bool WriteFull(int fd, absl::string_view bytes);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/platform/status_testutil.h"
 #include "gtest/gtest.h"
 
@@ -101,6 +102,78 @@ TEST(SocketTest, AGrowingReadSpendsMemoryOnlyOnWhatArrives) {
   EXPECT_EQ(out, "456789");
   EXPECT_LE(out.capacity(), size_t{64} << 10);
   EXPECT_STATUS(IoFailure("reading the answer"), kUnavailable, "the connection was closed");
+}
+
+TEST(IncomingTest, AShortReadTakesWhatElseHasArrivedInTheSameRecv) {
+  int ends[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+  UniqueFd writer(ends[0]), reader(ends[1]);
+  ASSERT_TRUE(WriteFull(writer.get(), "kheader-body"));
+  Incoming::Ahead ahead;
+  Incoming in(reader.get(), &ahead);
+  char kind;
+  ASSERT_EQ(in.ReadFull(&kind, 1), 1u);
+  EXPECT_EQ(kind, 'k');
+  EXPECT_EQ(in.ahead(), "header-body");  // one recv took it all
+  // The socket is empty now: what follows is read from what is ahead.
+  char available[1];
+  EXPECT_EQ(recv(reader.get(), available, 1, MSG_DONTWAIT), -1);
+  char header[7];
+  ASSERT_EQ(in.ReadFull(header, sizeof(header)), sizeof(header));
+  EXPECT_EQ(std::string(header, sizeof(header)), "header-");
+  std::string body;
+  ASSERT_TRUE(in.ReadGrowing(4, &body));
+  EXPECT_EQ(body, "body");
+  EXPECT_TRUE(ahead.empty());
+}
+
+TEST(IncomingTest, ReadsGoOnFromTheSocketOnceTheBytesAheadRunOut) {
+  int ends[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+  UniqueFd writer(ends[0]), reader(ends[1]);
+  Incoming::Ahead ahead;
+  Incoming in(reader.get(), &ahead);
+  ASSERT_TRUE(WriteFull(writer.get(), "abc"));
+  ASSERT_EQ(in.Receive(), 3);
+  EXPECT_EQ(in.Receive(), -1);  // nothing more yet
+  EXPECT_EQ(errno, EAGAIN);
+  // Half ahead, half sent later, and a large read straight from the socket.
+  std::thread later([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    WriteFull(writer.get(), "defgh" + std::string(100 << 10, 'x'));
+  });
+  char six[6];
+  ASSERT_EQ(in.ReadFull(six, sizeof(six), absl::Now() + absl::Seconds(30)), sizeof(six));
+  EXPECT_EQ(std::string(six, sizeof(six)), "abcdef");
+  std::string large(2 + (100 << 10), '\0');
+  ASSERT_EQ(in.ReadFull(large.data(), large.size(), absl::Now() + absl::Seconds(30)),
+            large.size());
+  EXPECT_EQ(large, "gh" + std::string(100 << 10, 'x'));
+  later.join();
+  // A growing read that the end cuts short keeps what came, ahead first.
+  ASSERT_TRUE(WriteFull(writer.get(), "123"));
+  ASSERT_EQ(in.Receive(), 3);
+  in.Skip(1);
+  EXPECT_EQ(in.ahead(), "23");
+  ASSERT_TRUE(WriteFull(writer.get(), "45"));
+  writer.reset();
+  std::string out;
+  EXPECT_FALSE(in.ReadGrowing(10, &out, absl::Now() + absl::Seconds(30)));
+  EXPECT_EQ(out, "2345");
+  EXPECT_EQ(errno, 0);  // the end, not an error
+  char byte;
+  EXPECT_EQ(in.ReadFull(&byte, 1), 0u);
+  EXPECT_EQ(in.Receive(), 0);
+}
+
+TEST(IncomingTest, AReadPastItsDeadlineSaysSoWithNothingAhead) {
+  Connected c = ConnectOnLoopback();
+  ASSERT_TRUE(c.client.valid());
+  Incoming::Ahead ahead;
+  Incoming in(c.client.get(), &ahead);
+  char byte;
+  EXPECT_EQ(in.ReadFull(&byte, 1, absl::Now() + absl::Milliseconds(20)), 0u);
+  EXPECT_STATUS(IoFailure("reading the answer"), kDeadlineExceeded, "the deadline passed");
 }
 
 TEST(SocketTest, APeerThatHangsUpIsSeenAndItsEndReadsAsClosed) {

@@ -43,13 +43,13 @@ constexpr size_t kItemKeys = 4;
 constexpr size_t kWholeStreamBytes = 64 << 10;
 
 // The read of one answer, as BulkClient::ReadAnswer dispatches on its kind.
-AnswerRead ReadOne(int fd, AnswerKind kind, Request request, bool may_read_in_place,
+AnswerRead ReadOne(bulk::Incoming& in, AnswerKind kind, Request request, bool may_read_in_place,
                    const Tensor* into, Tensor* out, std::string* answer) {
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
   auto what = [] { return std::string("a fuzzed request from the bulk port h:1"); };
   std::atomic<bool> in_place_refused{false};
   if (kind == AnswerKind::kError || kind == AnswerKind::kNotServed) {
-    AnswerRead read = bulk::ReadErrorAnswer(fd, kind, deadline, what);
+    AnswerRead read = bulk::ReadErrorAnswer(in, kind, deadline, what);
     if (read.from_server && read.status.ok()) fuzz::Fail("an error answer read as OK");
     return read;
   }
@@ -58,7 +58,7 @@ AnswerRead ReadOne(int fd, AnswerKind kind, Request request, bool may_read_in_pl
     if (kind != AnswerKind::kItem) return bulk::UnexpectedAnswer(kind, what);
     std::vector<Tensor> outs(kItemKeys);
     int index = -1;
-    AnswerRead read = bulk::ReadItemAnswer(fd, deadline, what, may_read_in_place,
+    AnswerRead read = bulk::ReadItemAnswer(in, deadline, what, may_read_in_place,
                                            std::vector<bool>(kItemKeys, false), &outs,
                                            &in_place_refused, &index);
     if (read.status.ok() && (index < 0 || !outs[index].IsInitialized())) {
@@ -68,18 +68,18 @@ AnswerRead ReadOne(int fd, AnswerKind kind, Request request, bool may_read_in_pl
     return read;
   }
   if (request == Request::kCall) {
-    return kind == AnswerKind::kBytes ? bulk::ReadBytesAnswer(fd, deadline, what, answer)
+    return kind == AnswerKind::kBytes ? bulk::ReadBytesAnswer(in, deadline, what, answer)
                                       : bulk::UnexpectedAnswer(kind, what);
   }
   if (kind == AnswerKind::kProto) {
     if (request != Request::kRecvTensor) return AnswerRead{absl::DataLossError("proto to RecvBuf")};
-    return bulk::ReadProtoAnswer(fd, deadline, what, out);
+    return bulk::ReadProtoAnswer(in, deadline, what, out);
   }
   if (kind == AnswerKind::kInPlace && !may_read_in_place) {
     return AnswerRead{absl::DataLossError("in place, unasked")};
   }
   if (kind == AnswerKind::kTensor || kind == AnswerKind::kInPlace) {
-    return bulk::ReadTensorAnswer(fd, kind == AnswerKind::kInPlace, deadline, what, into, out,
+    return bulk::ReadTensorAnswer(in, kind == AnswerKind::kInPlace, deadline, what, into, out,
                                   &in_place_refused);
   }
   return bulk::UnexpectedAnswer(kind, what);
@@ -111,7 +111,10 @@ void FuzzAnswer(uint8_t flags, const std::string& stream) {
       bulk::AnswerSize(absl::string_view(stream).substr(beats, bulk::kLongestAnswerHead));
   char kind_byte = 0;
   bool have_kind = false;
-  while (bulk::ReadFull(client.get(), &kind_byte, 1, absl::Now() + absl::Seconds(5)) == 1) {
+  // Read as BulkClient reads: through the connection's bytes received ahead.
+  bulk::Incoming::Ahead ahead;
+  bulk::Incoming in(client.get(), &ahead);
+  while (in.ReadFull(&kind_byte, 1, absl::Now() + absl::Seconds(5)) == 1) {
     if (static_cast<AnswerKind>(kind_byte) != AnswerKind::kStillWorking) {
       have_kind = true;
       break;
@@ -120,7 +123,7 @@ void FuzzAnswer(uint8_t flags, const std::string& stream) {
   if (have_kind) {
     Tensor out;
     std::string answer;
-    const AnswerRead read = ReadOne(client.get(), static_cast<AnswerKind>(kind_byte), request,
+    const AnswerRead read = ReadOne(in, static_cast<AnswerKind>(kind_byte), request,
                                     may_read_in_place, &into, &out, &answer);
     if (read.status.ok() && request != Request::kCall && !out.IsInitialized()) {
       fuzz::Fail("a tensor answer read as OK without a tensor");
@@ -135,11 +138,13 @@ void FuzzAnswer(uint8_t flags, const std::string& stream) {
     // (Only for a stream the socket holds whole: the sender is done.)
     if (read.reusable && size.has_value() && *size != bulk::kUnknownSize && *size != 1 &&
         stream.size() <= kWholeStreamBytes) {
-      // What the reader took: everything sent but what is still unread.
+      // What the reader took: everything sent but what is still unread,
+      // in the socket or received ahead.
       int unread = 0;
       sender.join();
       if (ioctl(client.get(), FIONREAD, &unread) != 0) fuzz::Fail("FIONREAD");
-      const uint64_t taken = stream.size() - beats - static_cast<uint64_t>(unread);
+      const uint64_t taken =
+          stream.size() - beats - static_cast<uint64_t>(unread) - in.ahead().size();
       if (taken != *size) {
         fuzz::Fail(absl::StrCat("AnswerSize said ", *size, " bytes, the reader took ", taken,
                                 " (", read.status.ToString(), ")"));
