@@ -40,9 +40,8 @@ TEST(AnswerReaderTest, ATensorsBoolBytesArriveAsZeroOrOne) {
   std::atomic<bool> refused{false};
   Incoming::Ahead ahead;
   Incoming in(fd.get(), &ahead);
-  const AnswerRead read = ReadTensorAnswer(in, /*in_place=*/false,
-                                           absl::Now() + absl::Seconds(10), What, nullptr, &out,
-                                           &refused);
+  const AnswerRead read = ReadTensorAnswer(in, /*in_place=*/false, absl::Now() + absl::Seconds(10),
+                                           What, nullptr, &out, &refused);
   ASSERT_OK(read.status);
   EXPECT_TRUE(read.reusable);
   const uint8_t* bytes = static_cast<const uint8_t*>(out.raw_data());

@@ -216,13 +216,13 @@ void BulkClient::RecvTensorsAsync(int port, const std::string& token, int64_t st
   bulk::TensorRequest request;
   request.rendezvous = request.batch = true;
   request.key = bulk::EncodeKeys(keys);
-  if (token.size() > bulk::kMaxTokenBytes || !bulk::DecodeKeys(request.key) ||
-      outs == nullptr || outs->size() != keys.size()) {
-    return done(errors::InvalidArgument("RecvTensors on the bulk port: ", keys.size(),
-                                        " keys (a block of ", request.key.size(),
-                                        " bytes) or a token of ", token.size(),
-                                        " bytes is out of range"),
-                Fallback::kNone);
+  if (token.size() > bulk::kMaxTokenBytes || !bulk::DecodeKeys(request.key) || outs == nullptr ||
+      outs->size() != keys.size()) {
+    return done(
+        errors::InvalidArgument("RecvTensors on the bulk port: ", keys.size(), " keys (a block of ",
+                                request.key.size(), " bytes) or a token of ", token.size(),
+                                " bytes is out of range"),
+        Fallback::kNone);
   }
   request.token = token;
   request.addressee = addressee_;
@@ -447,6 +447,15 @@ void BulkClient::SendOnPool(Waiting w, std::string request, size_t sent) {
 }
 
 void BulkClient::Watch(Waiting w) {
+  if (!w.ahead.empty()) {
+    // Part of the answer was taken off the socket already: the watcher
+    // would wait for bytes that came. The rest is read where a read may
+    // wait (an in-place answer waits for our verdict, say).
+    auto moved = std::make_shared<Waiting>(std::move(w));
+    if (Schedule([this, moved] { ReadAnswer(std::move(*moved)); })) return;
+    moved->fd.reset();
+    return moved->Finish(Closing(moved->what), Fallback::kNone);
+  }
   const int fd = w.fd.get();
   absl::Status failed;
   {
@@ -716,8 +725,7 @@ void BulkClient::ReadItem(Waiting w, bulk::AnswerKind kind) {
     char next;
     if (in.ReadFull(&next, 1, w.deadline) != 1) {
       w.fd.reset();
-      return w.Finish(bulk::IoFailure(absl::StrCat(what(), ": reading an item")),
-                      Fallback::kNone);
+      return w.Finish(bulk::IoFailure(absl::StrCat(what(), ": reading an item")), Fallback::kNone);
     }
     kind = static_cast<bulk::AnswerKind>(next);
   }

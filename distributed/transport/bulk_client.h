@@ -24,8 +24,8 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -237,7 +237,8 @@ class BulkClient {
   // Runs `fn` on the pool unless the client is closing (false); the
   // destructor keeps the pool until `fn` is queued.
   bool Schedule(std::function<void()> fn);
-  // Registers the sent request with the watcher.
+  // Registers the sent request with the watcher; one whose answer has
+  // begun to arrive (bytes ahead) is read on the pool instead.
   void Watch(Waiting w);
   void WatchLoop();
   // Fails every waiting request with Cancelled (the client is closing).

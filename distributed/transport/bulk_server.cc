@@ -282,13 +282,17 @@ void BulkServer::State::Serve(int fd) {
   // A pooled connection left idle this long is closed; its client retries
   // on a new one. (Reads with a deadline poll instead.)
   bulk::SetTimeout(fd, SO_RCVTIMEO, kIdleTimeout);
+  // Every read of the connection goes through `in`: one recv takes a
+  // request's header and names together.
+  bulk::Incoming::Ahead ahead;
+  bulk::Incoming in(fd, &ahead);
   for (;;) {
     // Between requests the connection may idle (kIdleTimeout); once a
     // request's first byte came, its whole header has Options::header_timeout.
     char magic[bulk::kMagicBytes];
-    if (bulk::ReadFull(fd, magic, 1) != 1) break;
+    if (in.ReadFull(magic, 1) != 1) break;
     const absl::Time header_deadline = absl::Now() + options.header_timeout;
-    if (bulk::ReadFull(fd, magic + 1, sizeof(magic) - 1, header_deadline) != sizeof(magic) - 1) {
+    if (in.ReadFull(magic + 1, sizeof(magic) - 1, header_deadline) != sizeof(magic) - 1) {
       break;
     }
     const std::optional<bulk::RequestKind> kind =
@@ -296,17 +300,17 @@ void BulkServer::State::Serve(int fd) {
     if (!kind) break;  // garbage
     bool served = false;
     switch (*kind) {
-      case bulk::RequestKind::kTicket: served = ServeTicket(fd, header_deadline); break;
+      case bulk::RequestKind::kTicket: served = ServeTicket(in, header_deadline); break;
       case bulk::RequestKind::kRecvBuf:
-        served = ServeTensorRequest(fd, /*rendezvous=*/false, header_deadline);
+        served = ServeTensorRequest(in, /*rendezvous=*/false, header_deadline);
         break;
       case bulk::RequestKind::kRecvTensor:
-        served = ServeTensorRequest(fd, /*rendezvous=*/true, header_deadline);
+        served = ServeTensorRequest(in, /*rendezvous=*/true, header_deadline);
         break;
       case bulk::RequestKind::kRecvTensors:
-        served = ServeTensorsRequest(fd, header_deadline);
+        served = ServeTensorsRequest(in, header_deadline);
         break;
-      case bulk::RequestKind::kCall: served = ServeCall(fd, header_deadline); break;
+      case bulk::RequestKind::kCall: served = ServeCall(in, header_deadline); break;
     }
     if (!served) break;
   }
@@ -320,9 +324,10 @@ void BulkServer::State::Serve(int fd) {
   --threads;
 }
 
-bool BulkServer::State::ServeTicket(int fd, absl::Time header_deadline) {
+bool BulkServer::State::ServeTicket(bulk::Incoming& in, absl::Time header_deadline) {
+  const int fd = in.fd();
   char id[kBulkTicketBytes];
-  if (bulk::ReadFull(fd, id, sizeof(id), header_deadline) != sizeof(id)) return false;
+  if (in.ReadFull(id, sizeof(id), header_deadline) != sizeof(id)) return false;
   std::optional<Tensor> tensor = Take(absl::string_view(id, sizeof(id)));
   if (tensor) {  // counted before the client can see the bytes
     absl::MutexLock lock(&mu);

@@ -16,15 +16,15 @@
 
 namespace tensorgrid {
 
-bool BulkServer::State::ServeCall(int fd, absl::Time header_deadline) {
+bool BulkServer::State::ServeCall(bulk::Incoming& in, absl::Time header_deadline) {
+  const int fd = in.fd();
   char fixed_bytes[bulk::CallRequestFixed::kBytes];
-  if (bulk::ReadFull(fd, fixed_bytes, sizeof(fixed_bytes), header_deadline) !=
-      sizeof(fixed_bytes)) {
+  if (in.ReadFull(fixed_bytes, sizeof(fixed_bytes), header_deadline) != sizeof(fixed_bytes)) {
     return false;
   }
   const bulk::CallRequestFixed fixed = bulk::CallRequestFixed::Decode(fixed_bytes);
   std::string addressee, method;
-  if (!ReadNames(fd, fixed.token_bytes, fixed.addressee_bytes, fixed.method_bytes,
+  if (!ReadNames(in, fixed.token_bytes, fixed.addressee_bytes, fixed.method_bytes,
                  bulk::kMaxMethodBytes, header_deadline, "a call", &addressee, &method)) {
     return false;
   }
@@ -53,7 +53,7 @@ bool BulkServer::State::ServeCall(int fd, absl::Time header_deadline) {
   const absl::Time request_deadline =
       absl::Now() + options.header_timeout +
       absl::Seconds(static_cast<double>(fixed.request_bytes) / bulk::kMinRequestBytesPerSecond);
-  if (!bulk::ReadGrowing(fd, fixed.request_bytes, &request, request_deadline)) return false;
+  if (!in.ReadGrowing(fixed.request_bytes, &request, request_deadline)) return false;
   Answering answering(this, fd);  // before looking at `stopped`, as for tensor requests
   {
     absl::MutexLock lock(&mu);

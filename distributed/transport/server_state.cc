@@ -91,24 +91,25 @@ absl::Status BulkServer::State::CheckAddressee(absl::string_view addressee,
                                     options.task);
 }
 
-bool BulkServer::State::ReadNames(int fd, uint32_t token_bytes, uint32_t addressee_bytes,
-                                  uint32_t name_bytes, uint32_t max_name, absl::Time deadline,
-                                  absl::string_view what, std::string* addressee,
-                                  std::string* name) {
+bool BulkServer::State::ReadNames(bulk::Incoming& in, uint32_t token_bytes,
+                                  uint32_t addressee_bytes, uint32_t name_bytes, uint32_t max_name,
+                                  absl::Time deadline, absl::string_view what,
+                                  std::string* addressee, std::string* name) {
+  const int fd = in.fd();
   if (token_bytes > bulk::kMaxTokenBytes || addressee_bytes > bulk::kMaxKeyBytes ||
       name_bytes == 0 || name_bytes > max_name) {
     return false;
   }
   std::string given(token_bytes, '\0');
-  if (bulk::ReadFull(fd, given.data(), given.size(), deadline) != given.size()) return false;
+  if (in.ReadFull(given.data(), given.size(), deadline) != given.size()) return false;
   if (absl::Status denied = CheckToken(given, what); !denied.ok()) {
     bulk::AnswerAndHangUp(fd, bulk::EncodeError(denied));  // final: no guessing at wire speed
     return false;
   }
   addressee->resize(addressee_bytes);
   name->resize(name_bytes);
-  return bulk::ReadFull(fd, addressee->data(), addressee->size(), deadline) == addressee->size() &&
-         bulk::ReadFull(fd, name->data(), name->size(), deadline) == name->size();
+  return in.ReadFull(addressee->data(), addressee->size(), deadline) == addressee->size() &&
+         in.ReadFull(name->data(), name->size(), deadline) == name->size();
 }
 
 absl::Status BulkServer::State::Await(Pending& p, int fd, absl::Time deadline, absl::Duration wait,

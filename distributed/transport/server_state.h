@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "distributed/transport/bulk_server.h"
 #include "distributed/transport/local_ports.h"
+#include "distributed/transport/socket.h"
 
 namespace tensorgrid {
 
@@ -39,13 +40,13 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // Serves the requests on `fd` one after another until the client goes or
   // sends garbage; then closes it.
   void Serve(int fd);
-  bool ServeTicket(int fd, absl::Time header_deadline);
+  bool ServeTicket(bulk::Incoming& in, absl::Time header_deadline);
   std::optional<Tensor> Take(absl::string_view id);
 
   // The handlers of direct requests whose magic was read; false to hang up.
   // The rest of the header must arrive by `header_deadline`: a peer that
   // trickles bytes cannot hold a connection thread for long.
-  bool ServeTensorRequest(int fd, bool rendezvous,
+  bool ServeTensorRequest(bulk::Incoming& in, bool rendezvous,
                           absl::Time header_deadline);  // tensor_request_handler.cc
   class Answering;
   // What every tensor request (`kind`: RecvBuf, RecvTensor, RecvTensors)
@@ -54,23 +55,24 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // then its handler (`*recv_buf_fn` or `*recv_tensor_fn`). False to hang
   // up: garbage, or a refusal answered (another task's port, no handler,
   // stopping).
-  bool OpenTensorRequest(int fd, bulk::RequestKind kind, absl::Time header_deadline,
+  bool OpenTensorRequest(bulk::Incoming& in, bulk::RequestKind kind, absl::Time header_deadline,
                          std::optional<Answering>* answering, bulk::TensorRequestFixed* fixed,
                          std::string* name, RecvBufFn* recv_buf_fn,
                          RecvTensorFn* recv_tensor_fn);  // tensor_request_handler.cc
   // RecvTensors: every key's tensor as an item, in the order they come.
-  bool ServeTensorsRequest(int fd, absl::Time header_deadline);  // tensor_request_handler.cc
+  bool ServeTensorsRequest(bulk::Incoming& in,
+                           absl::Time header_deadline);  // tensor_request_handler.cc
   // Writes the answer to a tensor request that came to `status` (its
   // tensor `tensor` when OK), after `prefix` (an item's head, or nothing):
   // in place when `may_read_in_place` and it is large, as a TensorProto
   // for strings (`rendezvous` only). With `gathered`, an answer under
   // kInPlaceMinBytes is appended there instead, for one write with others;
   // any answer written writes what was gathered first. False to hang up.
-  bool WriteTensorAnswer(int fd, absl::Status status, const Tensor& tensor, bool rendezvous,
-                         bool may_read_in_place, const std::string& what,
+  bool WriteTensorAnswer(bulk::Incoming& in, absl::Status status, const Tensor& tensor,
+                         bool rendezvous, bool may_read_in_place, const std::string& what,
                          absl::string_view prefix,
-                         std::string* gathered);  // tensor_request_handler.cc
-  bool ServeCall(int fd, absl::Time header_deadline);   // call_request_handler.cc
+                         std::string* gathered);                   // tensor_request_handler.cc
+  bool ServeCall(bulk::Incoming& in, absl::Time header_deadline);  // call_request_handler.cc
   // A call from this process (local_ports.h's LocalCallFn), with no socket:
   // as ServeCall, the handler's answer or DeadlineExceeded past the
   // deadline's grace (call_request_handler.cc).
@@ -143,9 +145,9 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // of the lengths its fixed part gave, by `deadline`; the token is checked
   // before anything else is read (a refusal is answered). False to hang up,
   // also for a length out of range (a name of at most `max_name` bytes).
-  bool ReadNames(int fd, uint32_t token_bytes, uint32_t addressee_bytes, uint32_t name_bytes,
-                 uint32_t max_name, absl::Time deadline, absl::string_view what,
-                 std::string* addressee, std::string* name);
+  bool ReadNames(bulk::Incoming& in, uint32_t token_bytes, uint32_t addressee_bytes,
+                 uint32_t name_bytes, uint32_t max_name, absl::Time deadline,
+                 absl::string_view what, std::string* addressee, std::string* name);
 
   const Options options;
   const pid_t pid;        // for clients that read chunks in place

@@ -66,6 +66,22 @@ void UniqueFd::reset(int fd) {
   fd_ = fd;
 }
 
+namespace {
+
+// After a recv found nothing (EAGAIN): waits until `fd` is readable or
+// `deadline` passes. False when it passed (errno stays EAGAIN) or poll
+// failed; true means "recv again" (bytes came, or the deadline is near).
+bool WaitReadable(int fd, absl::Time deadline) {
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) return false;
+  pollfd p{fd, POLLIN, 0};
+  const int ms = static_cast<int>(
+      std::min(absl::ToInt64Milliseconds(left) + 1, absl::ToInt64Milliseconds(kBulkMaxWait)));
+  return poll(&p, 1, ms) >= 0 || errno == EINTR;
+}
+
+}  // namespace
+
 size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline) {
   size_t got = 0;
   while (got < n) {
@@ -78,12 +94,7 @@ size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline) {
       // was busy); then wait, until the deadline.
       r = recv(fd, buf + got, n - got, MSG_DONTWAIT);
       if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        const absl::Duration left = deadline - absl::Now();
-        if (left <= absl::ZeroDuration()) break;  // errno stays EAGAIN
-        pollfd p{fd, POLLIN, 0};
-        const int ms = static_cast<int>(
-            std::min(absl::ToInt64Milliseconds(left) + 1, absl::ToInt64Milliseconds(kBulkMaxWait)));
-        if (poll(&p, 1, ms) < 0 && errno != EINTR) break;
+        if (!WaitReadable(fd, deadline)) break;
         continue;  // read what came, or find the deadline passed
       }
     }
@@ -118,11 +129,11 @@ bool ReadGrowing(int fd, uint64_t n, std::string* out, absl::Time deadline) {
   return true;
 }
 
-ssize_t Incoming::Receive() {
+ssize_t Incoming::Receive(bool wait) {
   char chunk[kReadAhead];
   ssize_t r;
   do {
-    r = recv(fd_, chunk, sizeof(chunk), MSG_DONTWAIT);
+    r = recv(fd_, chunk, sizeof(chunk), wait ? 0 : MSG_DONTWAIT);
   } while (r < 0 && errno == EINTR);
   if (r == 0) errno = 0;
   if (r > 0) {
@@ -151,18 +162,28 @@ size_t Incoming::TakeAhead(char* buf, size_t n) {
   return take;
 }
 
+bool Incoming::Fill(absl::Time deadline) {
+  const bool forever = deadline == absl::InfiniteFuture();
+  for (;;) {
+    // Blocking when there is no deadline (the socket's SO_RCVTIMEO may
+    // still end it, EAGAIN); else what has arrived, then a wait.
+    const ssize_t r = Receive(/*wait=*/forever);
+    if (r > 0) return true;
+    if (r == 0 || forever || (errno != EAGAIN && errno != EWOULDBLOCK)) return false;
+    if (!WaitReadable(fd_, deadline)) return false;
+  }
+}
+
 size_t Incoming::ReadFull(char* buf, size_t n, absl::Time deadline) {
   size_t got = TakeAhead(buf, n);
-  if (got == n) return n;
-  // A short read takes what else has arrived with it; when nothing has,
-  // it waits as ReadFull does (for the first bytes only: the rest of a
-  // small answer comes with them).
-  if (n - got < kReadAhead) {
-    if (Receive() <= 0 && errno != EAGAIN && errno != EWOULDBLOCK) return got;
+  // A short read takes whatever has arrived with its bytes (the rest of a
+  // small answer, the next items); a long one goes straight to `buf`.
+  while (got < n && n - got < kReadAhead) {
+    if (!Fill(deadline)) return got;
     got += TakeAhead(buf + got, n - got);
-    if (got == n) return n;
   }
-  return got + bulk::ReadFull(fd_, buf + got, n - got, deadline);
+  if (got < n) got += bulk::ReadFull(fd_, buf + got, n - got, deadline);
+  return got;
 }
 
 bool Incoming::ReadGrowing(uint64_t n, std::string* out, absl::Time deadline) {
@@ -310,7 +331,8 @@ absl::StatusOr<UniqueFd> Connect(const std::string& host, int port, absl::Time d
   for (addrinfo* a = found->get(); a != nullptr; a = a->ai_next) {
     UniqueFd fd(
         socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
-    if (!fd.valid() && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+    if (!fd.valid() &&
+        (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
       // Says nothing about the port: this request goes another way, and
       // the port stays in use.
       *failure = ConnectFailure::kNoSocket;

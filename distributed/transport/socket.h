@@ -85,10 +85,10 @@ class Incoming {
   int fd() const { return fd_; }
   absl::string_view ahead() const { return ahead_->view(); }
 
-  // One recv, without waiting, of what has arrived (at most kReadAhead),
-  // appended to what is ahead. >0: the bytes received; 0: the connection
-  // ended (errno 0); -1: errno (EAGAIN: nothing yet).
-  ssize_t Receive();
+  // One recv of what has arrived (at most kReadAhead), appended to what
+  // is ahead; without waiting unless `wait`. >0: the bytes received; 0:
+  // the connection ended (errno 0); -1: errno (EAGAIN: nothing yet).
+  ssize_t Receive(bool wait = false);
   // Drops `n` bytes that are ahead.
   void Skip(size_t n);
   // As ReadFull and ReadGrowing below, the bytes ahead first.
@@ -97,6 +97,9 @@ class Incoming {
 
  private:
   size_t TakeAhead(char* buf, size_t n);
+  // Receives at least a byte, waiting until `deadline`; false as ReadFull
+  // ends short (errno 0: the end; EAGAIN: the deadline).
+  bool Fill(absl::Time deadline);
 
   const int fd_;
   Ahead* const ahead_;

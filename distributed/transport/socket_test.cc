@@ -146,8 +146,7 @@ TEST(IncomingTest, ReadsGoOnFromTheSocketOnceTheBytesAheadRunOut) {
   ASSERT_EQ(in.ReadFull(six, sizeof(six), absl::Now() + absl::Seconds(30)), sizeof(six));
   EXPECT_EQ(std::string(six, sizeof(six)), "abcdef");
   std::string large(2 + (100 << 10), '\0');
-  ASSERT_EQ(in.ReadFull(large.data(), large.size(), absl::Now() + absl::Seconds(30)),
-            large.size());
+  ASSERT_EQ(in.ReadFull(large.data(), large.size(), absl::Now() + absl::Seconds(30)), large.size());
   EXPECT_EQ(large, "gh" + std::string(100 << 10, 'x'));
   later.join();
   // A growing read that the end cuts short keeps what came, ahead first.
@@ -242,13 +241,12 @@ TEST(SocketTest, OutOfFileDescriptorsIsNoSocketNotAnUnreachablePort) {
   absl::StatusOr<UniqueFd> client =
       Connect("127.0.0.1", listener->port, absl::Now() + absl::Seconds(10), &failure);
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
-  EXPECT_STATUS(client.status(), kUnavailable,
-                "cannot open a socket to the bulk port 127.0.0.1:");
+  EXPECT_STATUS(client.status(), kUnavailable, "cannot open a socket to the bulk port 127.0.0.1:");
   EXPECT_STATUS(client.status(), kUnavailable, "Too many open files");
   EXPECT_EQ(failure, ConnectFailure::kNoSocket);
   // With descriptors to spare, the port is there as before.
-  EXPECT_OK(Connect("127.0.0.1", listener->port, absl::Now() + absl::Seconds(10), &failure)
-                .status());
+  EXPECT_OK(
+      Connect("127.0.0.1", listener->port, absl::Now() + absl::Seconds(10), &failure).status());
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <deque>
 #include <memory>
 #include <optional>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/framework/tensor_codec.h"
@@ -49,20 +49,21 @@ bool Flush(int fd, std::string* gathered) {
 
 }  // namespace
 
-bool BulkServer::State::OpenTensorRequest(int fd, bulk::RequestKind kind,
+bool BulkServer::State::OpenTensorRequest(bulk::Incoming& in, bulk::RequestKind kind,
                                           absl::Time header_deadline,
                                           std::optional<Answering>* answering,
                                           bulk::TensorRequestFixed* fixed, std::string* name,
                                           RecvBufFn* recv_buf_fn, RecvTensorFn* recv_tensor_fn) {
+  const int fd = in.fd();
   const bool rendezvous = kind != bulk::RequestKind::kRecvBuf;
   const bool batch = kind == bulk::RequestKind::kRecvTensors;
   char fixed_bytes[bulk::TensorRequestFixed::kMaxBytes];
   const size_t fixed_size = bulk::TensorRequestFixed::Bytes(rendezvous);
-  if (bulk::ReadFull(fd, fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
+  if (in.ReadFull(fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
   *fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, rendezvous);
   const char* const what = batch ? "RecvTensors" : rendezvous ? "RecvTensor" : "RecvBuf";
   std::string addressee;
-  if (!ReadNames(fd, fixed->token_bytes, fixed->addressee_bytes, fixed->key_bytes,
+  if (!ReadNames(in, fixed->token_bytes, fixed->addressee_bytes, fixed->key_bytes,
                  batch ? bulk::kMaxKeysBlockBytes : bulk::kMaxKeyBytes, header_deadline, what,
                  &addressee, name)) {
     return false;
@@ -92,7 +93,9 @@ bool BulkServer::State::OpenTensorRequest(int fd, bulk::RequestKind kind,
   return true;
 }
 
-bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time header_deadline) {
+bool BulkServer::State::ServeTensorRequest(bulk::Incoming& in, bool rendezvous,
+                                           absl::Time header_deadline) {
+  const int fd = in.fd();
   std::optional<Answering> answering;
   bulk::TensorRequestFixed fixed;
   std::string key;
@@ -100,7 +103,7 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
   RecvTensorFn recv_tensor_fn;
   const bulk::RequestKind kind =
       rendezvous ? bulk::RequestKind::kRecvTensor : bulk::RequestKind::kRecvBuf;
-  if (!OpenTensorRequest(fd, kind, header_deadline, &answering, &fixed, &key, &recv_buf_fn,
+  if (!OpenTensorRequest(in, kind, header_deadline, &answering, &fixed, &key, &recv_buf_fn,
                          &recv_tensor_fn)) {
     return false;
   }
@@ -125,14 +128,15 @@ bool BulkServer::State::ServeTensorRequest(int fd, bool rendezvous, absl::Time h
   absl::Status status = Await(*pending, fd, deadline, wait, what,
                               rendezvous ? absl::ZeroDuration() : bulk::kHandlerGrace);
   answering->Writing();
-  return WriteTensorAnswer(fd, std::move(status), pending->tensor, rendezvous,
+  return WriteTensorAnswer(in, std::move(status), pending->tensor, rendezvous,
                            fixed.may_read_in_place, what, "", nullptr);
 }
 
-bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Tensor& given,
-                                          bool rendezvous, bool may_read_in_place,
-                                          const std::string& what, absl::string_view prefix,
-                                          std::string* gathered) {
+bool BulkServer::State::WriteTensorAnswer(bulk::Incoming& in, absl::Status status,
+                                          const Tensor& given, bool rendezvous,
+                                          bool may_read_in_place, const std::string& what,
+                                          absl::string_view prefix, std::string* gathered) {
+  const int fd = in.fd();
   // A small answer joins `*gathered`; anything else goes after it.
   auto send = [&](const std::string& answer) {
     if (gathered != nullptr && answer.size() < bulk::kInPlaceMinBytes) {
@@ -200,7 +204,7 @@ bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Ten
   // `tensor` holds the chunk until the client says it has copied it.
   char verdict = 0;
   if (!bulk::WriteFull(fd, header) ||
-      bulk::ReadFull(fd, &verdict, 1, absl::Now() + kInPlaceVerdictTimeout) != 1) {
+      in.ReadFull(&verdict, 1, absl::Now() + kInPlaceVerdictTimeout) != 1) {
     return false;
   }
   if (verdict == bulk::kCopiedVerdict) {
@@ -215,14 +219,15 @@ bool BulkServer::State::WriteTensorAnswer(int fd, absl::Status status, const Ten
   return bulk::WriteFull(fd, bytes);  // it could not: the bytes after all
 }
 
-bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) {
+bool BulkServer::State::ServeTensorsRequest(bulk::Incoming& in, absl::Time header_deadline) {
+  const int fd = in.fd();
   std::optional<Answering> answering;
   bulk::TensorRequestFixed fixed;
   std::string block;
   RecvBufFn unused;
   RecvTensorFn recv_tensor_fn;
   std::optional<std::vector<std::string>> keys;
-  if (!OpenTensorRequest(fd, bulk::RequestKind::kRecvTensors, header_deadline, &answering, &fixed,
+  if (!OpenTensorRequest(in, bulk::RequestKind::kRecvTensors, header_deadline, &answering, &fixed,
                          &block, &unused, &recv_tensor_fn) ||
       !(keys = bulk::DecodeKeys(block))) {
     return false;  // refused, or garbage
@@ -232,8 +237,7 @@ bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) 
     ++tensor_batches;
   }
   const int n = static_cast<int>(keys->size());
-  const std::string what =
-      absl::StrCat("RecvTensors of ", n, " tensors for step ", fixed.step_id);
+  const std::string what = absl::StrCat("RecvTensors of ", n, " tensors for step ", fixed.step_id);
   auto batch = std::make_shared<Pending>();
   batch->items.resize(n);
   const absl::Duration wait = bulk::GrantedWait(fixed.wait_ms);
@@ -264,7 +268,7 @@ bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) 
       if (!waited.ok() && absl::IsCancelled(item.status)) continue;
       answered[i] = true;
       --left;
-      if (!WriteTensorAnswer(fd, item.status, item.tensor, true, fixed.may_read_in_place, what,
+      if (!WriteTensorAnswer(in, item.status, item.tensor, true, fixed.may_read_in_place, what,
                              bulk::EncodeItemHead(i), &gathered)) {
         batch->cancellation.StartCancel();  // the rest is not wanted any more
         return false;
@@ -283,7 +287,7 @@ bool BulkServer::State::ServeTensorsRequest(int fd, absl::Time header_deadline) 
       answered[i] = true;
       const absl::Status why =
           WithContext(waited, absl::StrCat("RecvTensor of '", (*keys)[i], "'"));
-      if (!WriteTensorAnswer(fd, why, Tensor(), true, false, what, bulk::EncodeItemHead(i),
+      if (!WriteTensorAnswer(in, why, Tensor(), true, false, what, bulk::EncodeItemHead(i),
                              &gathered)) {
         return false;
       }

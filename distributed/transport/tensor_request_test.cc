@@ -432,7 +432,9 @@ TEST(BulkRecvTensorsTest, ManyKeysOfEveryKindArriveInTheOrderTheyAreSent) {
   ASSERT_TRUE(result.WaitForItems(1));
   for (int i = kKeys - 2; i >= 0; --i) {
     source.Release(keys[i], i == 7 ? strings : Ramp(i + 1));
-    if (i % 50 == 0) ASSERT_TRUE(result.WaitForItems(kKeys - i));  // some while it waits
+    if (i % 50 == 0) {
+      ASSERT_TRUE(result.WaitForItems(kKeys - i));  // some while it waits
+    }
   }
   ASSERT_TRUE(result.Wait());
   EXPECT_TRUE(result.status.ok()) << result.status;

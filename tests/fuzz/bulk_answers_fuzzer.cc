@@ -58,9 +58,9 @@ AnswerRead ReadOne(bulk::Incoming& in, AnswerKind kind, Request request, bool ma
     if (kind != AnswerKind::kItem) return bulk::UnexpectedAnswer(kind, what);
     std::vector<Tensor> outs(kItemKeys);
     int index = -1;
-    AnswerRead read = bulk::ReadItemAnswer(in, deadline, what, may_read_in_place,
-                                           std::vector<bool>(kItemKeys, false), &outs,
-                                           &in_place_refused, &index);
+    AnswerRead read =
+        bulk::ReadItemAnswer(in, deadline, what, may_read_in_place,
+                             std::vector<bool>(kItemKeys, false), &outs, &in_place_refused, &index);
     if (read.status.ok() && (index < 0 || !outs[index].IsInitialized())) {
       fuzz::Fail("an item read as OK without its tensor");
     }
@@ -146,8 +146,8 @@ void FuzzAnswer(uint8_t flags, const std::string& stream) {
       const uint64_t taken =
           stream.size() - beats - static_cast<uint64_t>(unread) - in.ahead().size();
       if (taken != *size) {
-        fuzz::Fail(absl::StrCat("AnswerSize said ", *size, " bytes, the reader took ", taken,
-                                " (", read.status.ToString(), ")"));
+        fuzz::Fail(absl::StrCat("AnswerSize said ", *size, " bytes, the reader took ", taken, " (",
+                                read.status.ToString(), ")"));
       }
       return;
     }
