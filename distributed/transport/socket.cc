@@ -137,12 +137,11 @@ ssize_t Incoming::Receive(bool wait) {
   } while (r < 0 && errno == EINTR);
   if (r == 0) errno = 0;
   if (r > 0) {
-    if (ahead_->empty()) {
-      ahead_->bytes.assign(chunk, static_cast<size_t>(r));
-      ahead_->taken = 0;
-    } else {
-      ahead_->bytes.append(chunk, static_cast<size_t>(r));
-    }
+    // What was read goes first: the buffer holds at most what is ahead
+    // and one recv, however long the stream.
+    ahead_->bytes.erase(0, ahead_->taken);
+    ahead_->taken = 0;
+    ahead_->bytes.append(chunk, static_cast<size_t>(r));
   }
   return r;
 }

@@ -63,6 +63,7 @@ size_t ReadFull(int fd, char* buf, size_t n, absl::Time deadline = absl::Infinit
 // (ENOMEM).
 bool ReadGrowing(int fd, uint64_t n, std::string* out,
                  absl::Time deadline = absl::InfiniteFuture());
+
 // A connection's incoming bytes, read through a buffer its owner keeps
 // (`ahead`, which outlives any one Incoming): a read of a few bytes takes
 // up to kReadAhead of whatever has arrived in the same system call, so a
@@ -91,7 +92,7 @@ class Incoming {
   ssize_t Receive(bool wait = false);
   // Drops `n` bytes that are ahead.
   void Skip(size_t n);
-  // As ReadFull and ReadGrowing below, the bytes ahead first.
+  // As ReadFull and ReadGrowing above, the bytes ahead first.
   size_t ReadFull(char* buf, size_t n, absl::Time deadline = absl::InfiniteFuture());
   bool ReadGrowing(uint64_t n, std::string* out, absl::Time deadline = absl::InfiniteFuture());
 

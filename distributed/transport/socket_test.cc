@@ -165,6 +165,25 @@ TEST(IncomingTest, ReadsGoOnFromTheSocketOnceTheBytesAheadRunOut) {
   EXPECT_EQ(in.Receive(), 0);
 }
 
+TEST(IncomingTest, TheBufferHoldsNoMoreThanWhatIsAheadAndOneRecv) {
+  int ends[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+  UniqueFd writer(ends[0]), reader(ends[1]);
+  // A long stream of 100-byte items, read one by one as they come.
+  std::string stream;
+  for (int i = 0; i < 2000; ++i) stream += std::string(100, static_cast<char>('a' + i % 26));
+  std::thread sender([&] { WriteFull(writer.get(), stream); });
+  Incoming::Ahead ahead;
+  Incoming in(reader.get(), &ahead);
+  for (int i = 0; i < 2000; ++i) {
+    char item[100];
+    ASSERT_EQ(in.ReadFull(item, sizeof(item), absl::Now() + absl::Seconds(30)), sizeof(item));
+    ASSERT_EQ(std::string(item, sizeof(item)), stream.substr(100 * i, 100)) << i;
+    ASSERT_LE(ahead.bytes.size(), Incoming::kReadAhead + sizeof(item)) << i;
+  }
+  sender.join();
+}
+
 TEST(IncomingTest, AReadPastItsDeadlineSaysSoWithNothingAhead) {
   Connected c = ConnectOnLoopback();
   ASSERT_TRUE(c.client.valid());
