@@ -40,7 +40,9 @@ constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
 class TwoTasks {
  public:
   explicit TwoTasks(std::vector<bool> started = {true, true}, int cpus = 1) : cpus_(cpus) {
-    addresses_ = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
+    addresses_ = FreeLoopbackAddresses(2);
+    EXPECT_EQ(addresses_.size(), 2u);
+    addresses_.resize(2);  // empty where none was found: the cluster then fails clearly
     auto cluster =
         ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0], ",", addresses_[1]));
     EXPECT_TRUE(cluster.ok()) << cluster.status();

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "core/framework/attr_value_util.h"
 #include "core/platform/free_port.h"
 #include "core/public/session.h"
@@ -73,10 +74,10 @@ std::unique_ptr<Session> OpenSession(const Server& server, const GraphDef& graph
 
 // The seed example's cluster on free loopback ports: ps 0, worker 0, worker 1.
 std::vector<std::unique_ptr<Server>> StartSeedCluster() {
-  const std::string ps = absl::StrCat("127.0.0.1:", FreePort());
-  const std::string w0 = absl::StrCat("127.0.0.1:", FreePort());
-  const std::string w1 = absl::StrCat("127.0.0.1:", FreePort());
-  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", ps, ";worker=", w0, ",", w1));
+  const std::vector<std::string> a = FreeLoopbackAddresses(3);  // ps, w0, w1
+  EXPECT_EQ(a.size(), 3u);
+  if (a.size() != 3) return {};
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", a[0], ";worker=", a[1], ",", a[2]));
   EXPECT_OK(cluster.status());
   std::vector<std::unique_ptr<Server>> servers;
   if (!cluster.ok()) return servers;
@@ -107,8 +108,8 @@ TEST(ServerTest, SeedExampleRunsOnAThreeTaskCluster) {
   // shows: x = [[1, 2], [3, 4]], y = [[5, 6], [7, 8]]; z1b = x·y + x =
   // [[20, 24], [46, 54]]; z2b = z1b·x + x = [[93, 138], [211, 312]].
   ASSERT_OK(session->Run({{"x/initial_value", Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})},
-                             {"y/initial_value", Tensor::FromVector<float>({5, 6, 7, 8}, {2, 2})}},
-                            {}, {"x/Assign", "y/Assign"}, &out));
+                          {"y/initial_value", Tensor::FromVector<float>({5, 6, 7, 8}, {2, 2})}},
+                         {}, {"x/Assign", "y/Assign"}, &out));
   ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));
   ExpectTensorEqual<float>(out[0], {93, 138, 211, 312}, TensorShape({2, 2}));
   EXPECT_OK(session->Close());
@@ -126,12 +127,27 @@ TEST(ServerTest, AStepsReceivesFromOneTaskTravelInOneRequest) {
       OpenSession(*servers[1], SeedGraph(), {"x/Assign", "y/Assign"});
   ASSERT_NE(session, nullptr);
   std::vector<Tensor> out;
-  ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));  // registers the partitions
   std::vector<int64_t> batches, fetches;
-  for (const auto& s : servers) {
-    batches.push_back(s->bulk_tensor_batches());
-    fetches.push_back(s->bulk_fetches());
+  auto count = [&] {
+    batches.clear();
+    fetches.clear();
+    for (const auto& s : servers) {
+      batches.push_back(s->bulk_tensor_batches());
+      fetches.push_back(s->bulk_fetches());
+    }
+  };
+  // Worker 1 learns its peers' bulk ports in the background (GetStatus,
+  // after its first receive from each); until then its receives go over
+  // gRPC. Steps until one takes the bulk port everywhere.
+  bool warm = false;
+  for (int step = 0; step < 200 && !warm; ++step) {
+    count();
+    ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));
+    warm = servers[0]->bulk_fetches() - fetches[0] == 3 && servers[1]->bulk_fetches() > fetches[1];
+    if (!warm) absl::SleepFor(absl::Milliseconds(10));
   }
+  ASSERT_TRUE(warm) << "200 steps and worker 1 still receives over gRPC";
+  count();
   for (int step = 0; step < 3; ++step) {
     ASSERT_OK(session->Run({}, {"z2b"}, {}, &out));
     ExpectTensorEqual<float>(out[0], {7, 7, 7, 7}, TensorShape({2, 2}));
@@ -147,9 +163,9 @@ TEST(ServerTest, AStepsReceivesFromOneTaskTravelInOneRequest) {
 // More tensors from one task than one request carries (4,096): the step
 // asks in two, and every tensor arrives where its receive wants it.
 TEST(ServerTest, AStepReadingThousandsOfVariablesFromOneTaskAsksInRunsThatFit) {
-  const std::string ps = absl::StrCat("127.0.0.1:", FreePort());
-  const std::string w0 = absl::StrCat("127.0.0.1:", FreePort());
-  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", ps, ";worker=", w0));
+  const std::vector<std::string> a = FreeLoopbackAddresses(2);  // ps, w0
+  ASSERT_EQ(a.size(), 2u);
+  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", a[0], ";worker=", a[1]));
   ASSERT_OK(cluster.status());
   auto ps_server = StartServer(*cluster, "ps", 0);
   auto worker = StartServer(*cluster, "worker", 0);
@@ -253,8 +269,9 @@ absl::StatusOr<std::unique_ptr<Server>> WorkerAtOffset(int grpc_port, int offset
 
 TEST(ServerTest, BulkPortAtAnOffsetFromTheGrpcPort) {
   // Two free ports; the offset joins the lower to the higher.
-  int grpc_port = FreePort(), bulk_port = FreePort();
-  if (grpc_port > bulk_port) std::swap(grpc_port, bulk_port);
+  const std::vector<int> two = FreePorts(2);  // distinct, unlike two FreePort()s
+  ASSERT_EQ(two.size(), 2u);
+  int grpc_port = std::min(two[0], two[1]), bulk_port = std::max(two[0], two[1]);
   ASSERT_LT(grpc_port, bulk_port);
   {
     auto server = WorkerAtOffset(grpc_port, bulk_port - grpc_port);

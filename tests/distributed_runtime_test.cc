@@ -154,7 +154,9 @@ GraphDef SeedGraph() {
 class SeedCluster {
  public:
   explicit SeedCluster(std::vector<std::string> env = {}) : env_(std::move(env)) {
-    for (int i = 0; i < 3; ++i) ports_.push_back(FreePort());
+    ports_ = FreePorts(3);  // distinct
+    EXPECT_EQ(ports_.size(), 3u);
+    ports_.resize(3);  // 0 where none was found: the cluster then fails clearly
     spec_ = absl::StrCat("ps=127.0.0.1:", ports_[0], ";worker=127.0.0.1:", ports_[1],
                          ",127.0.0.1:", ports_[2]);
   }

@@ -29,8 +29,8 @@ TEST(MultiWorkerMirroredStrategyTest, TwoWorkersStayIdenticalAndMatchOneReplica)
   absl::StatusOr<Trained> ref = Train(one, 4);
   ASSERT_TRUE(ref.ok()) << ref.status();
 
-  const std::vector<std::string> addresses = {absl::StrCat("127.0.0.1:", FreePort()),
-                                              absl::StrCat("127.0.0.1:", FreePort())};
+  const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
+  ASSERT_EQ(addresses.size(), 2u);
   absl::StatusOr<Trained> trained[2];
   std::vector<std::thread> workers;
   for (int i = 0; i < 2; ++i) {
@@ -62,8 +62,8 @@ TEST(MultiWorkerMirroredStrategyTest, TwoWorkersStayIdenticalAndMatchOneReplica)
 }
 
 TEST(MultiWorkerMirroredStrategyTest, MissingWorkerFailsNamingIt) {
-  const std::vector<std::string> addresses = {absl::StrCat("127.0.0.1:", FreePort()),
-                                              absl::StrCat("127.0.0.1:", FreePort())};
+  const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
+  ASSERT_EQ(addresses.size(), 2u);
   MultiWorkerMirroredStrategy::Options options;
   options.tf_config = WorkerConfig(addresses, 0);
   options.mirrored.collective_timeout_seconds = 2;
@@ -92,8 +92,10 @@ TEST(ParameterServerStrategyTest, TwoWorkersMatchOneReplica) {
   ASSERT_TRUE(ref.ok()) << ref.status();
 
   ClusterSpec::JobMap jobs;
-  jobs["ps"] = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
-  jobs["worker"] = {absl::StrCat("127.0.0.1:", FreePort()), absl::StrCat("127.0.0.1:", FreePort())};
+  const std::vector<std::string> a = FreeLoopbackAddresses(4);
+  ASSERT_EQ(a.size(), 4u);
+  jobs["ps"] = {a[0], a[1]};
+  jobs["worker"] = {a[2], a[3]};
   absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromMap(jobs);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   std::vector<std::unique_ptr<Server>> servers;

@@ -47,8 +47,9 @@ constexpr char kPs[] = "/job:ps/replica:0/task:0";
 class Cluster {
  public:
   Cluster() {
-    auto spec = ClusterSpec::FromFlag(
-        absl::StrCat("ps=127.0.0.1:", FreePort(), ";worker=127.0.0.1:", FreePort()));
+    const std::vector<std::string> a = FreeLoopbackAddresses(2);  // ps, worker
+    auto spec = ClusterSpec::FromFlag(a.size() == 2 ? absl::StrCat("ps=", a[0], ";worker=", a[1])
+                                                    : std::string("no free ports"));
     EXPECT_OK(spec.status());
     if (!spec.ok()) return;
     spec_ = *spec;

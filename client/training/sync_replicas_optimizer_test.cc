@@ -55,10 +55,11 @@ constexpr int64_t kStepTimeoutMs = 60000;  // bounds every step of every session
 class Cluster {
  public:
   explicit Cluster(int workers) {
-    std::string spec = absl::StrCat("ps=127.0.0.1:", FreePort(), ";worker=");
-    for (int i = 0; i < workers; ++i) {
-      absl::StrAppend(&spec, i > 0 ? "," : "", "127.0.0.1:", FreePort());
-    }
+    const std::vector<std::string> a = FreeLoopbackAddresses(1 + workers);
+    EXPECT_EQ(a.size(), static_cast<size_t>(1 + workers));
+    if (a.empty()) return;
+    std::string spec = absl::StrCat("ps=", a[0], ";worker=");
+    for (int i = 0; i < workers; ++i) absl::StrAppend(&spec, i > 0 ? "," : "", a[1 + i]);
     auto cluster = ClusterSpec::FromFlag(spec);
     EXPECT_OK(cluster.status());
     if (!cluster.ok()) return;

@@ -86,6 +86,12 @@ std::vector<int> FreePorts(int n) {
   return ports;
 }
 
+std::vector<std::string> FreeLoopbackAddresses(int n) {
+  std::vector<std::string> addresses;
+  for (int port : FreePorts(n)) addresses.push_back("127.0.0.1:" + std::to_string(port));
+  return addresses;
+}
+
 int FreePort() {
   const std::vector<int> ports = FreePorts(1);
   return ports.empty() ? 0 : ports[0];

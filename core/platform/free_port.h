@@ -10,6 +10,7 @@
 #ifndef TENSORGRID_CORE_PLATFORM_FREE_PORT_H_
 #define TENSORGRID_CORE_PLATFORM_FREE_PORT_H_
 
+#include <string>
 #include <vector>
 
 namespace tensorgrid {
@@ -19,6 +20,10 @@ int FreePort();
 // `n` such ports, all different (their sockets are held open together), or
 // an empty vector if fewer were found.
 std::vector<int> FreePorts(int n);
+// `n` distinct "127.0.0.1:port" addresses on FreePorts, for a cluster's
+// tasks (separate FreePort calls may pick one port twice); empty if fewer
+// were found.
+std::vector<std::string> FreeLoopbackAddresses(int n);
 // As FreePorts, but the sockets bound to the ports stay open (appended to
 // `*reserved`; the caller closes them, just before its servers bind), so
 // the ports stay reserved meanwhile. Nothing is appended when it fails.

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <set>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -35,6 +36,13 @@ TEST(FreePortTest, PortsAreDistinctBindableAndOutsideTheEphemeralRange) {
     close(fd);
   }
   EXPECT_GT(FreePort(), 0);
+}
+
+TEST(FreePortTest, LoopbackAddressesAreDistinct) {
+  const std::vector<std::string> addresses = FreeLoopbackAddresses(4);
+  ASSERT_EQ(addresses.size(), 4u);
+  EXPECT_EQ(std::set<std::string>(addresses.begin(), addresses.end()).size(), 4u);
+  for (const std::string& a : addresses) EXPECT_EQ(a.rfind("127.0.0.1:", 0), 0u) << a;
 }
 
 }  // namespace
