@@ -49,16 +49,14 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   bool ServeTensorRequest(bulk::Incoming& in, bool rendezvous,
                           absl::Time header_deadline);  // tensor_request_handler.cc
   class Answering;
+  struct OpenedTensorRequest;
   // What every tensor request (`kind`: RecvBuf, RecvTensor, RecvTensors)
-  // starts with: its fixed part, token, addressee and `*name` (the key, or
-  // RecvTensors' block of keys) by `header_deadline`, then `*answering`,
-  // then its handler (`*recv_buf_fn` or `*recv_tensor_fn`). False to hang
-  // up: garbage, or a refusal answered (another task's port, no handler,
-  // stopping).
+  // starts with, into `*opened`: its fixed part, token, addressee and name
+  // by `header_deadline`, then its Answering, then its handler. False to
+  // hang up: garbage, or a refusal answered (another task's port, no
+  // handler, stopping).
   bool OpenTensorRequest(bulk::Incoming& in, bulk::RequestKind kind, absl::Time header_deadline,
-                         std::optional<Answering>* answering, bulk::TensorRequestFixed* fixed,
-                         std::string* name, RecvBufFn* recv_buf_fn,
-                         RecvTensorFn* recv_tensor_fn);  // tensor_request_handler.cc
+                         OpenedTensorRequest* opened);  // tensor_request_handler.cc
   // RecvTensors: every key's tensor as an item, in the order they come.
   bool ServeTensorsRequest(bulk::Incoming& in,
                            absl::Time header_deadline);  // tensor_request_handler.cc
@@ -126,6 +124,15 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
    private:
     State* const state_;
     const int fd_;
+  };
+
+  // A tensor request as OpenTensorRequest opened it.
+  struct OpenedTensorRequest {
+    bulk::TensorRequestFixed fixed;
+    std::string name;             // the key, or RecvTensors' block of keys
+    RecvBufFn recv_buf_fn;        // RecvBuf's handler
+    RecvTensorFn recv_tensor_fn;  // RecvTensor's and RecvTensors'
+    std::optional<Answering> answering;
   };
 
   // server_state.cc.

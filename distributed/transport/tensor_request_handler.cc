@@ -50,39 +50,37 @@ bool Flush(int fd, std::string* gathered) {
 }  // namespace
 
 bool BulkServer::State::OpenTensorRequest(bulk::Incoming& in, bulk::RequestKind kind,
-                                          absl::Time header_deadline,
-                                          std::optional<Answering>* answering,
-                                          bulk::TensorRequestFixed* fixed, std::string* name,
-                                          RecvBufFn* recv_buf_fn, RecvTensorFn* recv_tensor_fn) {
+                                          absl::Time header_deadline, OpenedTensorRequest* opened) {
   const int fd = in.fd();
   const bool rendezvous = kind != bulk::RequestKind::kRecvBuf;
   const bool batch = kind == bulk::RequestKind::kRecvTensors;
   char fixed_bytes[bulk::TensorRequestFixed::kMaxBytes];
   const size_t fixed_size = bulk::TensorRequestFixed::Bytes(rendezvous);
   if (in.ReadFull(fixed_bytes, fixed_size, header_deadline) != fixed_size) return false;
+  bulk::TensorRequestFixed* const fixed = &opened->fixed;
   *fixed = bulk::TensorRequestFixed::Decode(fixed_bytes, rendezvous);
   const char* const what = batch ? "RecvTensors" : rendezvous ? "RecvTensor" : "RecvBuf";
   std::string addressee;
   if (!ReadNames(in, fixed->token_bytes, fixed->addressee_bytes, fixed->key_bytes,
                  batch ? bulk::kMaxKeysBlockBytes : bulk::kMaxKeyBytes, header_deadline, what,
-                 &addressee, name)) {
+                 &addressee, &opened->name)) {
     return false;
   }
   // Before looking at `stopped`: either Stop began (refused below, unread)
   // or Stop will leave this connection open for the answer.
-  answering->emplace(this, fd);
+  opened->answering.emplace(this, fd);
   bool stopping;
   {
     absl::MutexLock lock(&mu);
     if (rendezvous) {
-      *recv_tensor_fn = recv_tensor;
+      opened->recv_tensor_fn = recv_tensor;
     } else {
-      *recv_buf_fn = recv_buf;
+      opened->recv_buf_fn = recv_buf;
     }
     stopping = stopped;
   }
   absl::Status refused = CheckAddressee(addressee, what);
-  if (refused.ok() && (rendezvous ? !*recv_tensor_fn : !*recv_buf_fn)) {
+  if (refused.ok() && (rendezvous ? !opened->recv_tensor_fn : !opened->recv_buf_fn)) {
     refused = errors::Unimplemented("this bulk port serves no ", rendezvous ? "RecvTensor" : what);
   }
   if (refused.ok() && stopping) refused = errors::Unavailable("the bulk port is stopping");
@@ -96,17 +94,12 @@ bool BulkServer::State::OpenTensorRequest(bulk::Incoming& in, bulk::RequestKind 
 bool BulkServer::State::ServeTensorRequest(bulk::Incoming& in, bool rendezvous,
                                            absl::Time header_deadline) {
   const int fd = in.fd();
-  std::optional<Answering> answering;
-  bulk::TensorRequestFixed fixed;
-  std::string key;
-  RecvBufFn recv_buf_fn;
-  RecvTensorFn recv_tensor_fn;
+  OpenedTensorRequest opened;
   const bulk::RequestKind kind =
       rendezvous ? bulk::RequestKind::kRecvTensor : bulk::RequestKind::kRecvBuf;
-  if (!OpenTensorRequest(in, kind, header_deadline, &answering, &fixed, &key, &recv_buf_fn,
-                         &recv_tensor_fn)) {
-    return false;
-  }
+  if (!OpenTensorRequest(in, kind, header_deadline, &opened)) return false;
+  const bulk::TensorRequestFixed& fixed = opened.fixed;
+  const std::string& key = opened.name;
   auto pending = std::make_shared<Pending>();
   const absl::Duration wait = bulk::GrantedWait(fixed.wait_ms);
   // A rendezvous has no deadline of its own: the wait's end is the answer,
@@ -117,17 +110,17 @@ bool BulkServer::State::ServeTensorRequest(bulk::Incoming& in, bool rendezvous,
       (rendezvous ? std::min(absl::Milliseconds(100), wait / 10) : absl::ZeroDuration());
   auto settle = [pending](absl::Status s) { pending->Settle(std::move(s)); };
   if (rendezvous) {
-    recv_tensor_fn(fixed.step_id, key, deadline, &pending->tensor, &pending->cancellation,
-                   std::move(settle));
+    opened.recv_tensor_fn(fixed.step_id, key, deadline, &pending->tensor, &pending->cancellation,
+                          std::move(settle));
   } else {
-    recv_buf_fn(key, deadline, &pending->tensor, &pending->cancellation, std::move(settle));
+    opened.recv_buf_fn(key, deadline, &pending->tensor, &pending->cancellation, std::move(settle));
   }
   const std::string what = rendezvous
                                ? absl::StrCat("RecvTensor of '", key, "' for step ", fixed.step_id)
                                : absl::StrCat("RecvBuf of '", key, "'");
   absl::Status status = Await(*pending, fd, deadline, wait, what,
                               rendezvous ? absl::ZeroDuration() : bulk::kHandlerGrace);
-  answering->Writing();
+  opened.answering->Writing();
   return WriteTensorAnswer(in, std::move(status), pending->tensor, rendezvous,
                            fixed.may_read_in_place, what, "", nullptr);
 }
@@ -221,17 +214,13 @@ bool BulkServer::State::WriteTensorAnswer(bulk::Incoming& in, absl::Status statu
 
 bool BulkServer::State::ServeTensorsRequest(bulk::Incoming& in, absl::Time header_deadline) {
   const int fd = in.fd();
-  std::optional<Answering> answering;
-  bulk::TensorRequestFixed fixed;
-  std::string block;
-  RecvBufFn unused;
-  RecvTensorFn recv_tensor_fn;
+  OpenedTensorRequest opened;
   std::optional<std::vector<std::string>> keys;
-  if (!OpenTensorRequest(in, bulk::RequestKind::kRecvTensors, header_deadline, &answering, &fixed,
-                         &block, &unused, &recv_tensor_fn) ||
-      !(keys = bulk::DecodeKeys(block))) {
+  if (!OpenTensorRequest(in, bulk::RequestKind::kRecvTensors, header_deadline, &opened) ||
+      !(keys = bulk::DecodeKeys(opened.name))) {
     return false;  // refused, or garbage
   }
+  const bulk::TensorRequestFixed& fixed = opened.fixed;
   {
     absl::MutexLock lock(&mu);
     ++tensor_batches;
@@ -244,9 +233,9 @@ bool BulkServer::State::ServeTensorsRequest(bulk::Incoming& in, absl::Time heade
   // As a RecvTensor's: each key's wait ends a little before the client's.
   const absl::Time deadline = absl::Now() + wait - std::min(absl::Milliseconds(100), wait / 10);
   for (int i = 0; i < n; ++i) {
-    recv_tensor_fn(fixed.step_id, (*keys)[i], deadline, &batch->items[i].tensor,
-                   &batch->cancellation,
-                   [batch, i](absl::Status s) { batch->SettleItem(i, std::move(s)); });
+    opened.recv_tensor_fn(fixed.step_id, (*keys)[i], deadline, &batch->items[i].tensor,
+                          &batch->cancellation,
+                          [batch, i](absl::Status s) { batch->SettleItem(i, std::move(s)); });
   }
   std::vector<bool> answered(n, false);
   int left = n;
@@ -258,7 +247,7 @@ bool BulkServer::State::ServeTensorsRequest(bulk::Incoming& in, absl::Time heade
       ready.swap(batch->settled);
       batch->done = false;
     }
-    answering->Writing();
+    opened.answering->Writing();
     // The small answers that are ready go out together, in one write.
     std::string gathered;
     for (int i : ready) {
