@@ -55,7 +55,7 @@ absl::Status CheckAnswerSize(const char* method, const google::protobuf::Message
 struct StepCall {
   static constexpr const char* kMethod = kBulkRunStep;  // also its gRPC method
   RunStepRequest request;
-  std::shared_ptr<Master> master;
+  GrpcMasterService::InUse master;
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> feed_names, fetches, targets;
   std::vector<Tensor> outputs;
@@ -91,7 +91,7 @@ struct StepCall {
 struct CallableCall {
   static constexpr const char* kMethod = kBulkRunCallable;
   RunCallableRequest request;
-  std::shared_ptr<Master> master;
+  GrpcMasterService::InUse master;
   std::vector<Tensor> feeds;
   std::vector<Tensor> fetches;
   RunCallableResponse response;
@@ -112,6 +112,25 @@ struct CallableCall {
 };
 
 }  // namespace
+
+GrpcMasterService::InUse::InUse(std::shared_ptr<Master> master,
+                                std::shared_ptr<std::atomic<int>> calls)
+    : master_(std::move(master)), calls_(std::move(calls)) {
+  if (calls_ != nullptr) calls_->fetch_add(1, std::memory_order_acq_rel);
+}
+
+GrpcMasterService::InUse& GrpcMasterService::InUse::operator=(InUse&& other) {
+  Done();
+  master_ = std::move(other.master_);
+  calls_ = std::move(other.calls_);
+  return *this;
+}
+
+void GrpcMasterService::InUse::Done() {
+  if (calls_ == nullptr) return;
+  calls_->fetch_sub(1, std::memory_order_acq_rel);
+  calls_.reset();
+}
 
 GrpcMasterService::GrpcMasterService(MasterFactory factory, GrpcFrontDoor* door,
                                      const Options& options)
@@ -175,9 +194,9 @@ GrpcMasterService::~GrpcMasterService() {
   for (auto& [handle, session] : sessions) session.master->Close().IgnoreError();
 }
 
-absl::StatusOr<std::shared_ptr<Master>> GrpcMasterService::Find(const std::string& handle) {
+absl::StatusOr<GrpcMasterService::InUse> GrpcMasterService::Find(const std::string& handle) {
   std::vector<std::shared_ptr<Master>> closing;
-  absl::StatusOr<std::shared_ptr<Master>> found;
+  absl::StatusOr<InUse> found;
   {
     absl::MutexLock lock(&mu_);
     const absl::Time now = absl::Now();
@@ -185,7 +204,7 @@ absl::StatusOr<std::shared_ptr<Master>> GrpcMasterService::Find(const std::strin
     auto it = sessions_.find(handle);
     if (it != sessions_.end()) {
       it->second.last_used = now;
-      found = it->second.master;
+      found = InUse(it->second.master, it->second.calls);
     } else if (auto ended = ended_.find(handle); ended != ended_.end()) {
       found = errors::NotFound("session '", handle, "' was closed by this master: ", ended->second);
     } else {
@@ -214,9 +233,9 @@ void GrpcMasterService::CollectIdle(absl::Time now, std::vector<std::shared_ptr<
   if (options_.session_gc <= absl::ZeroDuration() || now < next_collection_) return;
   next_collection_ = now + std::min(absl::Seconds(1), options_.session_gc);
   for (auto it = sessions_.begin(); it != sessions_.end();) {
-    // A call in flight holds the Master too: such a session is not idle.
     const absl::Time active = std::max(it->second.last_used, it->second.master->LastActive());
-    if (it->second.master.use_count() != 1 || now - active < options_.session_gc) {
+    if (it->second.calls->load(std::memory_order_acquire) > 0 ||
+        now - active < options_.session_gc) {
       ++it;
       continue;
     }
@@ -234,7 +253,8 @@ absl::Status GrpcMasterService::MakeRoom(absl::Time now,
   auto oldest = sessions_.end();
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     it->second.last_used = std::max(it->second.last_used, it->second.master->LastActive());
-    if (it->second.master.use_count() != 1 || now - it->second.last_used < kMinIdleToEvict) {
+    if (it->second.calls->load(std::memory_order_acquire) > 0 ||
+        now - it->second.last_used < kMinIdleToEvict) {
       continue;
     }
     if (oldest == sessions_.end() || it->second.last_used < oldest->second.last_used) oldest = it;
@@ -295,7 +315,7 @@ absl::Status GrpcMasterService::CreateSession(const CreateSessionRequest& reques
 
 absl::Status GrpcMasterService::ExtendSession(const ExtendSessionRequest& request,
                                               absl::Time answer_by) {
-  TG_ASSIGN_OR_RETURN(std::shared_ptr<Master> master, Find(request.session_handle()));
+  TG_ASSIGN_OR_RETURN(InUse master, Find(request.session_handle()));
   return master->Extend(request.graph_def(), answer_by);
 }
 
@@ -315,6 +335,7 @@ void GrpcMasterService::ServeStep(std::shared_ptr<GrpcCall> grpc_call) {
     grpc_call->OnCancel([cancellation] { cancellation->StartCancel(); });
     auto run = [this, grpc_call, call, cancellation] {
       call->Run(cancellation.get(), [this, grpc_call, call, cancellation](absl::Status s) {
+        call->master.Done();
         if (!s.ok()) {
           grpc_call->Finish(ToGrpcStatus(s));
           return;
@@ -342,7 +363,7 @@ absl::Status GrpcMasterService::Open(Call& call) {
 
 absl::Status GrpcMasterService::MakeCallable(const MakeCallableRequest& request,
                                              MakeCallableResponse* response) {
-  TG_ASSIGN_OR_RETURN(std::shared_ptr<Master> master, Find(request.session_handle()));
+  TG_ASSIGN_OR_RETURN(InUse master, Find(request.session_handle()));
   TG_ASSIGN_OR_RETURN(int64_t handle, master->MakeCallable(request.options()));
   response->set_handle(handle);
   return absl::OkStatus();
@@ -365,6 +386,7 @@ void GrpcMasterService::ServeStepOn(BulkServer* bulk) {
     if (absl::Status s = Open(*call); !s.ok()) return done(std::move(s), nullptr);
     auto run = [call, cancellation, done = std::move(done)] {
       call->Run(cancellation, [call, done](absl::Status s) {
+        call->master.Done();
         if (!s.ok()) return done(std::move(s), nullptr);
         // Made on the port's connection thread, not the one ending the step.
         done(std::move(s), [call]() -> absl::StatusOr<std::string> {
@@ -396,7 +418,7 @@ void GrpcMasterService::OffloadIf(bool slow, std::function<void()> work) {
 }
 
 absl::Status GrpcMasterService::ReleaseCallable(const ReleaseCallableRequest& request) {
-  TG_ASSIGN_OR_RETURN(std::shared_ptr<Master> master, Find(request.session_handle()));
+  TG_ASSIGN_OR_RETURN(InUse master, Find(request.session_handle()));
   return master->ReleaseCallable(request.handle());
 }
 
@@ -417,10 +439,11 @@ absl::Status GrpcMasterService::CloseSession(const CloseSessionRequest& request)
 
 absl::Status GrpcMasterService::ListDevices(const ListDevicesRequest& request,
                                             ListDevicesResponse* response, absl::Time answer_by) {
-  std::shared_ptr<Master> master;
+  InUse master;
   if (request.session_handle().empty()) {
-    master = factory_(request.config());
-    if (master == nullptr) return errors::Unavailable("this server runs no sessions");
+    std::shared_ptr<Master> fresh = factory_(request.config());
+    if (fresh == nullptr) return errors::Unavailable("this server runs no sessions");
+    master = InUse(std::move(fresh), nullptr);
   } else {
     TG_ASSIGN_OR_RETURN(master, Find(request.session_handle()));
   }

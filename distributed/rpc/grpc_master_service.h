@@ -53,6 +53,7 @@
 #ifndef TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 #define TENSORGRID_DISTRIBUTED_RPC_GRPC_MASTER_SERVICE_H_
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -104,6 +105,30 @@ class GrpcMasterService final {
   // the door's. Call before the gRPC server starts.
   void ServeStepsOn(BulkServer* bulk);
 
+  // A session's Master as one call holds it. The call marks the session
+  // busy (never closed as idle, never evicted) until Done() or its end; a
+  // step calls Done() before its answer goes out, so that a client holding
+  // its answer finds its session idle. The Master itself stays held: a step
+  // in flight outlives CloseSession.
+  class InUse {
+   public:
+    InUse() = default;
+    // `calls`: the session's count of calls in flight, which this one is
+    // part of until Done(); null for a Master of no session.
+    InUse(std::shared_ptr<Master> master, std::shared_ptr<std::atomic<int>> calls);
+    InUse(InUse&& other) = default;
+    InUse& operator=(InUse&& other);
+    ~InUse() { Done(); }
+
+    Master* operator->() const { return master_.get(); }
+    Master& operator*() const { return *master_; }
+    void Done();
+
+   private:
+    std::shared_ptr<Master> master_;
+    std::shared_ptr<std::atomic<int>> calls_;
+  };
+
  private:
   void AddMethods(GrpcFrontDoor* door);
   // `answer_by`: the client's deadline (Master::Create).
@@ -117,12 +142,14 @@ class GrpcMasterService final {
                            absl::Time answer_by);
   absl::Status Reset(const ResetRequest& request);
 
-  // The session's Master, shared so that a step in flight outlives
-  // CloseSession; the session counts as used now.
-  absl::StatusOr<std::shared_ptr<Master>> Find(const std::string& handle);
+  // The session's Master, in use by the caller; the session counts as
+  // used now.
+  absl::StatusOr<InUse> Find(const std::string& handle);
   struct Session {
     std::shared_ptr<Master> master;
     absl::Time last_used;
+    // Its calls in flight (InUse).
+    std::shared_ptr<std::atomic<int>> calls = std::make_shared<std::atomic<int>>(0);
   };
   // Moves the sessions idle for Options::session_gc out of sessions_ (at
   // most once a second), noting why, for the caller to close outside mu_.
