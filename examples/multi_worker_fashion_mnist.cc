@@ -72,7 +72,7 @@ struct Options {
   int task_index = -1;                       // -1: TF_CONFIG, srun or mpirun
   std::string cluster_resolver = "auto", mpi_hostfile;
   int32_t port_base = 2222;
-  int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60, local_devices = 1;
+  int64_t batch_size = 64, epochs = 2, seed = 1, collective_timeout_s = 60, local_devices = 0;
   double learning_rate = 1e-3;
   std::string data_dir = kFashionMnistDir;
   std::string hidden = "128";  // hidden layer widths
@@ -101,7 +101,6 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   }
   const std::pair<const char*, double> positive[] = {
       {"batch_size", o.batch_size},
-      {"local_devices", o.local_devices},
       {"epochs", o.epochs},
       {"learning_rate", o.learning_rate},
       {"collective_timeout_s", o.collective_timeout_s},
@@ -111,6 +110,9 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
   }
   if (o.bytes_per_pack < 0) {
     return errors::InvalidArgument("--bytes_per_pack=", o.bytes_per_pack, " is negative");
+  }
+  if (o.local_devices < 0) {
+    return errors::InvalidArgument("--local_devices=", o.local_devices, " is negative");
   }
   return HiddenWidths(o.hidden).status();
 }
@@ -183,8 +185,7 @@ absl::Status TraceOneStep(Session* session, const distribute::DistributedDataset
   RunOptions options;
   options.set_trace_level(RunOptions::FULL_TRACE);
   RunMetadata metadata;
-  TG_RETURN_IF_ERROR(
-      session->Run(options, feeds, {}, {train_op.name()}, nullptr, &metadata));
+  TG_RETURN_IF_ERROR(session->Run(options, feeds, {}, {train_op.name()}, nullptr, &metadata));
   TG_RETURN_IF_ERROR(WriteFileAtomically(path, ToChromeTrace(metadata)));
   std::printf("%s: traced one step in %s: %s\n", me.c_str(), path.c_str(),
               distribute::MeasureAllReduceOverlap(metadata.step_stats()).ToString().c_str());
@@ -300,7 +301,9 @@ int main(int argc, char** argv) {
            "or the cluster as \"chief=h:p;worker=h:p,h:p\" (tg_launch's syntax)"),
       Flag("job_name", &o.job_name, "with --cluster: this task's job, chief or worker"),
       Flag("batch_size", &o.batch_size, "examples per replica and step"),
-      Flag("local_devices", &o.local_devices, "replicas (CPU devices) on each worker"),
+      Flag("local_devices", &o.local_devices,
+           "replicas on each worker: on its GPUs when it has any, else its CPUs (0: one per GPU, "
+           "or one CPU)"),
       Flag("epochs", &o.epochs, "passes over the 60,000 training images"),
       Flag("learning_rate", &o.learning_rate, "Adam's learning rate"),
       Flag("collective_timeout_s", &o.collective_timeout_s,

@@ -1,8 +1,9 @@
 // MultiWorkerMirroredStrategy: synchronous data parallelism across the
 // worker tasks of a cluster described by TF_CONFIG (TensorFlow's
 // tf.distribute.MultiWorkerMirroredStrategy). Every worker runs the same
-// program; each builds its own replicas (one per local CPU, `local_devices`)
-// and starts its own task's server. Variables are mirrored on every replica
+// program; each builds its own replicas (one per local GPU, or one CPU
+// where the worker has no GPU: Options::local_devices) and starts its own
+// task's server. Variables are mirrored on every replica
 // of every worker: their initial values are broadcast from the chief's first
 // replica, and each step's gradients are all-reduced (mean) across all
 // replicas with CollectiveReduce over the worker service, so every worker's
@@ -43,8 +44,10 @@ class MultiWorkerMirroredStrategy : public MirroredStrategy {
   struct Options {
     // The cluster and this task; unset: the TF_CONFIG environment variable.
     std::optional<TfConfig> tf_config;
-    // Replicas (CPU devices) on each worker.
-    int local_devices = 1;
+    // Replicas on each worker: on its GPUs (GPU:0 .. GPU:n-1) when this
+    // worker has any, else on its CPUs. 0: one per GPU, or one CPU. Every
+    // worker must have the same devices (as in TensorFlow).
+    int local_devices = 0;
     MirroredStrategy::Options mirrored;
     // The server of this task (bind host, security, ...).
     ServerOptions server;
@@ -52,8 +55,9 @@ class MultiWorkerMirroredStrategy : public MirroredStrategy {
 
   // Parses the cluster, checks this task is a worker (or the chief), and
   // starts its server. InvalidArgument for a cluster without workers or a
-  // task of another job; NotFound when TF_CONFIG is unset; the server's
-  // error when it cannot bind.
+  // task of another job, or more local_devices than this worker has GPUs;
+  // NotFound when TF_CONFIG is unset; the server's error when it cannot
+  // bind.
   static absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> Create(
       const Options& options);
   static absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> Create();

@@ -12,7 +12,9 @@ absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> ParameterServerStrategy
   std::string target;
   for (const char* job : {"chief", "worker"}) {
     for (int i = 0; i < cluster.num_tasks(job); ++i) {
-      workers.push_back(absl::StrCat(TaskName(job, i), "/device:CPU:0"));
+      // No device type: the placer puts the replica's ops on the task's GPU
+      // when it has one (and the op a GPU kernel), else on its CPU.
+      workers.push_back(TaskName(job, i));
       if (target.empty()) {
         TG_ASSIGN_OR_RETURN(std::string address, cluster.TaskAddress(job, i));
         target = "grpc://" + address;

@@ -1,7 +1,8 @@
 // ParameterServerStrategy: variables on the ps tasks, one replica on each
 // worker task, one client driving them all (in-graph replication, like
-// TensorFlow 1.x's ParameterServerStrategy in graph mode). Variables go
-// round-robin over the ps tasks in creation order; each step every worker
+// TensorFlow 1.x's ParameterServerStrategy in graph mode). A worker's
+// replica computes on the worker's GPU when it has one, else on its CPU;
+// variables go round-robin over the ps tasks' CPUs in creation order; each step every worker
 // computes the gradients of its share of the global batch, their mean is
 // taken on the variable's ps task, and one update is applied there. Steps
 // are synchronous: N workers with global batch B compute what one replica

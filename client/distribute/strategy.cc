@@ -12,6 +12,7 @@
 #include "client/ops/collective_ops.h"
 #include "client/ops/math_ops.h"
 #include "client/ops/state_ops.h"
+#include "core/framework/device_factory.h"
 #include "core/framework/device_name.h"
 #include "core/platform/status.h"
 
@@ -29,23 +30,29 @@ Variable Component(const Variable& v, int local) {
   return c.empty() ? v : c[std::min<size_t>(local, c.size() - 1)];
 }
 
-// How many CPUs a session needs so that every "/device:CPU:k" exists.
-int CpuCount(const std::vector<std::string>& devices) {
-  int n = 1;
+// A session config under which every one of `devices` exists: as many CPUs
+// as "/device:CPU:k" needs; with a GPU among them, soft placement, so that
+// a replica's ops with no GPU kernel run on its task's CPU.
+ConfigProto ConfigFor(const std::vector<std::string>& devices) {
+  int cpus = 1;
+  bool gpu = false;
   for (const std::string& d : devices) {
     absl::StatusOr<ParsedDeviceName> p = DeviceNameUtils::Parse(d);
-    if (p.ok() && p->has_id && (!p->has_type || p->type == "CPU")) n = std::max(n, p->id + 1);
+    if (!p.ok()) continue;
+    if (p->has_id && (!p->has_type || p->type == DEVICE_CPU)) cpus = std::max(cpus, p->id + 1);
+    gpu = gpu || (p->has_type && p->type == DEVICE_GPU);
   }
-  return n;
-}
-
-ConfigProto ConfigWithCpus(int cpus) {
   ConfigProto config;
-  (*config.mutable_device_count())["CPU"] = cpus;
+  (*config.mutable_device_count())[DEVICE_CPU] = cpus;
+  if (gpu) config.set_allow_soft_placement(true);
   return config;
 }
 
-std::vector<std::string> DefaultCpus(std::vector<std::string> devices) {
+// Every local GPU, as in TensorFlow; two CPUs where there is none.
+std::vector<std::string> DefaultDevices(std::vector<std::string> devices) {
+  if (!devices.empty()) return devices;
+  const int gpus = LocalDeviceCount(DEVICE_GPU, ConfigProto()).value_or(0);
+  for (int k = 0; k < gpus; ++k) devices.push_back(absl::StrCat("/device:GPU:", k));
   if (devices.empty()) devices = {"/device:CPU:0", "/device:CPU:1"};
   return devices;
 }
@@ -169,7 +176,7 @@ Strategy::~Strategy() { creator_->Detach(); }
 
 Scope Strategy::scope(const Scope& root) const { return root.WithVariableCreator(creator_); }
 
-ConfigProto Strategy::session_config() const { return ConfigWithCpus(CpuCount(devices_)); }
+ConfigProto Strategy::session_config() const { return ConfigFor(devices_); }
 
 absl::Status Strategy::AddUpdate(int local_index, training::Optimizer* optimizer,
                                  std::vector<GradAndVar> grads, std::vector<Variable> vars,
@@ -443,14 +450,14 @@ absl::StatusOr<Operation> OneDeviceStrategy::Apply(const Scope& scope,
 
 CentralStorageStrategy::CentralStorageStrategy(std::vector<std::string> compute_devices,
                                                std::string parameter_device)
-    : Strategy(DefaultCpus(compute_devices), static_cast<int>(DefaultCpus(compute_devices).size()),
-               0),
+    : Strategy(DefaultDevices(compute_devices),
+               static_cast<int>(DefaultDevices(compute_devices).size()), 0),
       parameter_device_(std::move(parameter_device)) {}
 
 ConfigProto CentralStorageStrategy::session_config() const {
   std::vector<std::string> all = replica_devices();
   all.push_back(parameter_device_);
-  return ConfigWithCpus(CpuCount(all));
+  return ConfigFor(all);
 }
 
 Variable CentralStorageStrategy::CreateVariable(const Scope& scope, const std::string& name,
@@ -472,16 +479,14 @@ MirroredStrategy::MirroredStrategy(std::vector<std::string> devices)
     : MirroredStrategy(std::move(devices), Options()) {}
 
 MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, const Options& options)
-    : MirroredStrategy(DefaultCpus(devices), static_cast<int>(DefaultCpus(devices).size()), 0,
+    : MirroredStrategy(DefaultDevices(devices), static_cast<int>(DefaultDevices(devices).size()), 0,
                        options) {}
 
 MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, int num_replicas_in_sync,
                                    int first_replica, const Options& options)
     : Strategy(std::move(devices), num_replicas_in_sync, first_replica), options_(options) {}
 
-ConfigProto MirroredStrategy::session_config() const {
-  return ConfigWithCpus(CpuCount(replica_devices()));
-}
+ConfigProto MirroredStrategy::session_config() const { return ConfigFor(replica_devices()); }
 
 void Strategy::SetGroup(const std::vector<std::string>& member_devices) {
   // The same in every process (FNV-1a, not a seeded hash), different for

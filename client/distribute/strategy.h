@@ -228,7 +228,8 @@ class Strategy {
   Operation CopyPrimaryToReplicas(const Scope& scope) const;
 
   // What a session running this strategy's graphs needs (device counts,
-  // collective settings); the base of any config you pass.
+  // collective settings, soft placement when a replica is on a GPU); the
+  // base of any config you pass.
   virtual ConfigProto session_config() const;
 
   // For strategy implementations and ReplicaContext.
@@ -316,8 +317,8 @@ class OneDeviceStrategy : public Strategy {
 
 // One replica per device of this process; trainable variables mirrored on
 // each device; gradients all-reduced (mean) with CollectiveReduce in buckets
-// (Options::bytes_per_pack), each started as soon as its gradients exist. Non-trainable variables (the global
-// step) live on the first device only, unless made with
+// (Options::bytes_per_pack), each started as soon as its gradients exist. Non-trainable variables
+// (the global step) live on the first device only, unless made with
 // VariableSynchronization::kOnWrite (batch norm's moving statistics).
 class MirroredStrategy : public Strategy {
  public:
@@ -332,8 +333,9 @@ class MirroredStrategy : public Strategy {
     // How long a collective waits for its peers.
     float collective_timeout_seconds = 60;
   };
-  // `devices`: empty means every CPU of ConfigProto device_count {"CPU": 2}
-  // ("/device:CPU:0", "/device:CPU:1").
+  // `devices`: empty means every local GPU ("/device:GPU:0", ...), as in
+  // TensorFlow, or where there is none the CPUs of ConfigProto
+  // device_count {"CPU": 2} ("/device:CPU:0", "/device:CPU:1").
   explicit MirroredStrategy(std::vector<std::string> devices = {});
   MirroredStrategy(std::vector<std::string> devices, const Options& options);
 
@@ -372,8 +374,9 @@ class MirroredStrategy : public Strategy {
 };
 
 // Variables on one device (default "/device:CPU:0"), compute replicated on
-// `compute_devices` (default: CPU:0 and CPU:1); gradients averaged on the
-// variables' device and applied once.
+// `compute_devices` (default: every local GPU, or CPU:0 and CPU:1 where
+// there is none); gradients averaged on the variables' device and applied
+// once.
 class CentralStorageStrategy : public Strategy {
  public:
   explicit CentralStorageStrategy(std::vector<std::string> compute_devices = {},

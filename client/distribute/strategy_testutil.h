@@ -3,6 +3,7 @@
 #ifndef TENSORGRID_CLIENT_DISTRIBUTE_STRATEGY_TESTUTIL_H_
 #define TENSORGRID_CLIENT_DISTRIBUTE_STRATEGY_TESTUTIL_H_
 
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -39,6 +40,9 @@ struct Trained {
   std::vector<double> losses;
   // With `stepwise`: w and b (their first copy) after every step.
   std::vector<std::string> per_step;
+  // With `trace`: the device each node of one more, traced, training step
+  // ran on (after the values above were read).
+  std::map<std::string, std::string> placement;
 };
 
 // A session over `root`'s graph with the strategy's config, on `target`.
@@ -56,9 +60,11 @@ inline absl::StatusOr<std::unique_ptr<Session>> SessionFor(const Scope& root,
 }
 
 // Trains the linear model for `epochs` passes over Data(4) under `strategy`
-// with Fit, or (`stepwise`) one step at a time, recording the variables.
+// with Fit, or (`stepwise`) one step at a time, recording the variables;
+// with `trace`, also where one more step's nodes ran.
 inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam = false,
-                                     const std::string& target = "", bool stepwise = false) {
+                                     const std::string& target = "", bool stepwise = false,
+                                     bool trace = false) {
   Scope root = Scope::NewRootScope();
   Scope scope = strategy.scope(root);
   training::Variable w(scope, "w", {2, 1}, DT_FLOAT, training::GlorotUniform(7));
@@ -125,6 +131,20 @@ inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam =
   for (size_t i = 0; i < ws.size(); ++i) t.w.push_back({out[i]});
   t.b = out[ws.size()];
   t.global_step = out.back().scalar<int64_t>();
+  if (trace) {
+    TG_ASSIGN_OR_RETURN(std::unique_ptr<DistributedDataset::Iterator> it, data.MakeIterator());
+    FeedList feeds;
+    bool end = false;
+    TG_RETURN_IF_ERROR(it->GetNextFeeds(&feeds, &end));
+    RunOptions options;
+    options.set_trace_level(RunOptions::FULL_TRACE);
+    RunMetadata metadata;
+    TG_RETURN_IF_ERROR(
+        session->Run(options, feeds, {loss.name()}, {run.train_op.name()}, &out, &metadata));
+    for (const auto& dev : metadata.step_stats().dev_stats()) {
+      for (const auto& node : dev.node_stats()) t.placement[node.node_name()] = dev.device();
+    }
+  }
   return t;
 }
 

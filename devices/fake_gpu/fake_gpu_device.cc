@@ -1,5 +1,6 @@
 #include "devices/fake_gpu/fake_gpu_device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -133,17 +134,21 @@ std::unique_ptr<Device> NewFakeGpuDevice(const std::string& name, int64_t memory
 }
 
 void RegisterFakeGpuFactory(int count) {
-  RegisterDeviceFactory(DEVICE_GPU, [count](const ConfigProto& config,
-                                            const std::string& task_prefix,
-                                            std::vector<std::unique_ptr<Device>>* devices) {
-    int n = count;
+  auto count_for = [count](const ConfigProto& config) -> absl::StatusOr<int> {
     auto it = config.device_count().find(DEVICE_GPU);
-    if (it != config.device_count().end()) n = std::min(n, it->second);
-    for (int i = 0; i < n; ++i) {
-      devices->push_back(NewFakeGpuDevice(absl::StrCat(task_prefix, "/device:GPU:", i)));
-    }
-    return absl::OkStatus();
-  });
+    return it == config.device_count().end() ? count : std::max(0, std::min(count, it->second));
+  };
+  RegisterDeviceFactory(
+      DEVICE_GPU,
+      [count_for](const ConfigProto& config, const std::string& task_prefix,
+                  std::vector<std::unique_ptr<Device>>* devices) {
+        const int n = *count_for(config);
+        for (int i = 0; i < n; ++i) {
+          devices->push_back(NewFakeGpuDevice(absl::StrCat(task_prefix, "/device:GPU:", i)));
+        }
+        return absl::OkStatus();
+      },
+      count_for);
 }
 
 void RegisterFakeGpuKernel(const std::string& op, std::initializer_list<const char*> host_memory) {

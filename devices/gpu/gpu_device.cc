@@ -175,18 +175,17 @@ class GpuContext final : public DeviceContext {
     TG_RETURN_IF_ERROR(CheckCopy(src, *dst));
     if (src.TotalBytes() == 0) return absl::OkStatus();
     cudaSetDevice(ordinal_);
-    TG_RETURN_IF_ERROR(
-        CudaStatus(cudaMemcpyAsync(dst->raw_data(), src.raw_data(), src.TotalBytes(),
-                                   cudaMemcpyHostToDevice, stream_),
-                   absl::StrCat("a host-to-device copy to ", device_)));
+    TG_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(dst->raw_data(), src.raw_data(), src.TotalBytes(),
+                                                  cudaMemcpyHostToDevice, stream_),
+                                  absl::StrCat("a host-to-device copy to ", device_)));
     // From pageable memory the call returns once the bytes are staged; from
     // pinned memory the DMA reads them later, so `src` stays referenced
     // until the stream reaches this point.
     if (src.allocator() == pinned_) {
-      TG_RETURN_IF_ERROR(CudaStatus(
-          cudaLaunchHostFunc(
-              stream_, [](void* t) { delete static_cast<Tensor*>(t); }, new Tensor(src)),
-          "keeping a copy's source alive"));
+      TG_RETURN_IF_ERROR(
+          CudaStatus(cudaLaunchHostFunc(
+                         stream_, [](void* t) { delete static_cast<Tensor*>(t); }, new Tensor(src)),
+                     "keeping a copy's source alive"));
     }
     return absl::OkStatus();
   }
@@ -194,10 +193,9 @@ class GpuContext final : public DeviceContext {
     TG_RETURN_IF_ERROR(CheckCopy(src, *dst));
     if (src.TotalBytes() == 0) return absl::OkStatus();
     cudaSetDevice(ordinal_);
-    TG_RETURN_IF_ERROR(
-        CudaStatus(cudaMemcpyAsync(dst->raw_data(), src.raw_data(), src.TotalBytes(),
-                                   cudaMemcpyDeviceToHost, stream_),
-                   absl::StrCat("a device-to-host copy from ", device_)));
+    TG_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(dst->raw_data(), src.raw_data(), src.TotalBytes(),
+                                                  cudaMemcpyDeviceToHost, stream_),
+                                  absl::StrCat("a device-to-host copy from ", device_)));
     return Sync();
   }
   absl::Status CopyTensorInSameDevice(const Tensor& src, Tensor* dst) override {
@@ -227,8 +225,7 @@ struct GpuOptions {
 
 class GpuDeviceImpl final : public GpuDevice {
  public:
-  static absl::StatusOr<std::unique_ptr<GpuDeviceImpl>> Create(const std::string& name,
-                                                               int ordinal,
+  static absl::StatusOr<std::unique_ptr<GpuDeviceImpl>> Create(const std::string& name, int ordinal,
                                                                const GpuOptions& options) {
     std::unique_ptr<GpuDeviceImpl> d(new GpuDeviceImpl(name, ordinal));
     TG_RETURN_IF_ERROR(d->Init(options));
@@ -332,12 +329,31 @@ absl::StatusOr<std::vector<int>> VisibleOrdinals(const std::string& list, int co
                                      count == 1 ? "" : "s", ")");
     }
     if (std::find(ordinals.begin(), ordinals.end(), v) != ordinals.end()) {
-      return errors::InvalidArgument("gpu_options.visible_device_list '", list, "' names GPU ",
-                                     v, " twice");
+      return errors::InvalidArgument("gpu_options.visible_device_list '", list, "' names GPU ", v,
+                                     " twice");
     }
     ordinals.push_back(v);
   }
   return ordinals;
+}
+
+// The CUDA ordinals of the GPUs `config` gives a task, in device order.
+absl::StatusOr<std::vector<int>> GpuOrdinals(const ConfigProto& config) {
+  const int count = VisibleGpuCount();
+  if (count == 0) return std::vector<int>();
+  TG_ASSIGN_OR_RETURN(std::vector<int> ordinals,
+                      VisibleOrdinals(config.gpu_options().visible_device_list(), count));
+  auto it = config.device_count().find(DEVICE_GPU);
+  if (it != config.device_count().end() && it->second >= 0 &&
+      it->second < static_cast<int>(ordinals.size())) {
+    ordinals.resize(it->second);
+  }
+  return ordinals;
+}
+
+absl::StatusOr<int> CountGpuDevices(const ConfigProto& config) {
+  TG_ASSIGN_OR_RETURN(std::vector<int> ordinals, GpuOrdinals(config));
+  return static_cast<int>(ordinals.size());
 }
 
 absl::Status MakeGpuDevices(const ConfigProto& config, const std::string& task_prefix,
@@ -348,14 +364,7 @@ absl::Status MakeGpuDevices(const ConfigProto& config, const std::string& task_p
                                    gpu.per_process_gpu_memory_fraction(),
                                    "; it must be in [0, 1] (0: all the free memory)");
   }
-  const int count = VisibleGpuCount();
-  if (count == 0) return absl::OkStatus();
-  TG_ASSIGN_OR_RETURN(std::vector<int> ordinals, VisibleOrdinals(gpu.visible_device_list(), count));
-  auto it = config.device_count().find(DEVICE_GPU);
-  if (it != config.device_count().end() && it->second >= 0 &&
-      it->second < static_cast<int>(ordinals.size())) {
-    ordinals.resize(it->second);
-  }
+  TG_ASSIGN_OR_RETURN(std::vector<int> ordinals, GpuOrdinals(config));
   GpuOptions options;
   options.memory_fraction = gpu.per_process_gpu_memory_fraction();
   options.allow_growth = gpu.allow_growth();
@@ -367,7 +376,7 @@ absl::Status MakeGpuDevices(const ConfigProto& config, const std::string& task_p
   return absl::OkStatus();
 }
 
-const DeviceFactoryRegistrar registrar(DEVICE_GPU, MakeGpuDevices);
+const DeviceFactoryRegistrar registrar(DEVICE_GPU, MakeGpuDevices, CountGpuDevices);
 
 }  // namespace
 

@@ -2,7 +2,11 @@
 // (group_key, group_size devices) runs the same instance (instance_key).
 // The kernels check their attrs and inputs, allocate the output and hand the
 // work to the worker's CollectiveExecutor; they hold no thread while waiting
-// for the other members.
+// for the other members. On a GPU the same kernels run with their input and
+// output in host memory: the executor copies a member's tensor out of the
+// GPU before and its result back in after, and the members exchange host
+// memory as CPUs do (the group is still the GPUs). NCCL between GPUs is not
+// used yet.
 #include <string>
 #include <vector>
 
@@ -106,13 +110,28 @@ class CollectiveOp final : public AsyncOpKernel {
 
 }  // namespace
 
-TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveReduce").Device(DEVICE_CPU),
-                   CollectiveOp<CollectiveType::kReduce, false>);
-TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveBcastSend").Device(DEVICE_CPU),
-                   CollectiveOp<CollectiveType::kBroadcast, true>);
-TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveBcastRecv").Device(DEVICE_CPU),
-                   CollectiveOp<CollectiveType::kBroadcast, false>);
-TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveGather").Device(DEVICE_CPU),
-                   CollectiveOp<CollectiveType::kGather, false>);
+using Reduce = CollectiveOp<CollectiveType::kReduce, false>;
+using BcastSend = CollectiveOp<CollectiveType::kBroadcast, true>;
+using BcastRecv = CollectiveOp<CollectiveType::kBroadcast, false>;
+using Gather = CollectiveOp<CollectiveType::kGather, false>;
+
+TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveReduce").Device(DEVICE_CPU), Reduce);
+TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveBcastSend").Device(DEVICE_CPU), BcastSend);
+TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveBcastRecv").Device(DEVICE_CPU), BcastRecv);
+TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveGather").Device(DEVICE_CPU), Gather);
+
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("CollectiveReduce").Device(DEVICE_GPU).HostMemory("input").HostMemory("data"),
+    Reduce);
+TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveBcastSend")
+                       .Device(DEVICE_GPU)
+                       .HostMemory("input")
+                       .HostMemory("data"),
+                   BcastSend);
+TG_REGISTER_KERNEL(KernelDefBuilder("CollectiveBcastRecv").Device(DEVICE_GPU).HostMemory("data"),
+                   BcastRecv);
+TG_REGISTER_KERNEL(
+    KernelDefBuilder("CollectiveGather").Device(DEVICE_GPU).HostMemory("input").HostMemory("data"),
+    Gather);
 
 }  // namespace tensorgrid

@@ -1,0 +1,235 @@
+// The strategies on a machine with GPUs, on fake GPUs (devices/fake_gpu):
+// two per task, with Const and the linear model's arithmetic (MatMul, Add, Sub,
+// Square, Mul, AssignAdd) given GPU kernels; the rest of the step has none and runs on
+// the task's CPU under soft placement, as a GPU build's ops without GPU
+// kernels do. MirroredStrategy and CentralStorageStrategy default to every
+// local GPU, MultiWorkerMirroredStrategy's replicas go to each worker's
+// GPUs, ParameterServerStrategy's compute to each worker's GPU; collectives
+// run between GPUs through host memory. Each trains what the same strategy
+// trains on CPUs.
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/distribute/parameter_server_strategy.h"
+#include "client/distribute/strategy_testutil.h"
+#include "client/ops/collective_ops.h"
+#include "core/framework/device_factory.h"
+#include "core/framework/op_kernel.h"
+#include "core/platform/free_port.h"
+#include "core/platform/status_testutil.h"
+#include "devices/fake_gpu/fake_gpu_device.h"
+#include "distributed/server.h"
+
+namespace tensorgrid {
+namespace distribute {
+namespace {
+
+class GpuStrategyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    RegisterFakeGpuFactory(2);
+    for (const char* op :
+         {"Const", "MatMul", "Add", "AddV2", "Sub", "Square", "Mul", "AssignAdd"}) {
+      RegisterFakeGpuKernel(op, {});
+    }
+  }
+  void SetUp() override { ResetFakeGpuCopyCounts(); }
+
+  // The devices the nodes named `op_name` (in any name scope) ran on.
+  static std::set<std::string> DevicesOf(const Trained& t, const std::string& op_name) {
+    std::set<std::string> devices;
+    for (const auto& [node, device] : t.placement) {
+      if (node == op_name || absl::EndsWith(node, "/" + op_name)) devices.insert(device);
+    }
+    return devices;
+  }
+};
+
+TEST_F(GpuStrategyTest, LocalDeviceCountCountsWithoutMakingDevices) {
+  ConfigProto one;
+  (*one.mutable_device_count())[DEVICE_GPU] = 1;
+  (*one.mutable_device_count())[DEVICE_CPU] = 3;
+  EXPECT_EQ(LocalDeviceCount(DEVICE_GPU, ConfigProto()).value_or(-1), 2);
+  EXPECT_EQ(LocalDeviceCount(DEVICE_GPU, one).value_or(-1), 1);
+  EXPECT_EQ(LocalDeviceCount(DEVICE_CPU, one).value_or(-1), 3);
+  EXPECT_EQ(LocalDeviceCount(DEVICE_CPU, ConfigProto()).value_or(-1), 1);
+  EXPECT_EQ(LocalDeviceCount("TPU", ConfigProto()).value_or(-1), 0);
+}
+
+TEST_F(GpuStrategyTest, CollectiveReduceBetweenTwoGpusGoesThroughHostMemory) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> sums;
+  for (int g = 0; g < 2; ++g) {
+    const Scope gpu = root.WithDevice(absl::StrCat("/device:GPU:", g));
+    // The input is made on the GPU, so that it must leave it.
+    Output x = ops::Mul(gpu, ops::Const(root.WithDevice("/device:CPU:0"), {1.f + g, 10.f}),
+                        ops::Const(root.WithDevice("/device:CPU:0"), {1.f, 1.f}));
+    sums.push_back(
+        ops::CollectiveReduce(gpu.WithOpName(absl::StrCat("sum", g)), x, 2, 1, 1, "Add", "Id", 20));
+  }
+  GraphDef graph;
+  ASSERT_OK(root.ToGraphDef(&graph));
+  auto session_or = NewSession(SessionOptions());
+  ASSERT_TRUE(session_or.ok()) << session_or.status();
+  std::unique_ptr<Session> session = std::move(*session_or);
+  ASSERT_OK(session->Create(graph));
+  RunOptions options;
+  options.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run(options, {}, {"sum0", "sum1"}, {}, &out, &metadata));
+  EXPECT_EQ(out[0].SummarizeValue(2), "3 20");
+  EXPECT_EQ(out[1].SummarizeValue(2), "3 20");
+  std::map<std::string, std::string> ran_on;
+  for (const auto& dev : metadata.step_stats().dev_stats()) {
+    for (const auto& node : dev.node_stats()) ran_on[node.node_name()] = dev.device();
+  }
+  EXPECT_TRUE(absl::EndsWith(ran_on["sum0"], "/device:GPU:0")) << ran_on["sum0"];
+  EXPECT_TRUE(absl::EndsWith(ran_on["sum1"], "/device:GPU:1")) << ran_on["sum1"];
+  // Each member's input out of its GPU for the exchange (the fetches come
+  // from host memory already).
+  EXPECT_EQ(FakeGpuCopyCounts().device_to_host, 2);
+}
+
+TEST_F(GpuStrategyTest, MirroredStrategyDefaultsToEveryLocalGpu) {
+  MirroredStrategy on_gpus;
+  EXPECT_EQ(on_gpus.replica_devices(),
+            (std::vector<std::string>{"/device:GPU:0", "/device:GPU:1"}));
+  EXPECT_TRUE(on_gpus.session_config().allow_soft_placement());
+  auto gpus_or = Train(on_gpus, 4, /*adam=*/false, "", /*stepwise=*/true,
+                       /*trace=*/true);
+  ASSERT_TRUE(gpus_or.ok()) << gpus_or.status();
+  Trained gpus = std::move(*gpus_or);
+  MirroredStrategy on_cpus({"/device:CPU:0", "/device:CPU:1"});
+  auto cpus_or = Train(on_cpus, 4, false, "", true);
+  ASSERT_TRUE(cpus_or.ok()) << cpus_or.status();
+  Trained cpus = std::move(*cpus_or);
+  ASSERT_EQ(gpus.per_step.size(), cpus.per_step.size());
+  ExpectNear(gpus.w[0][0], cpus.w[0][0], 1e-6f);
+  ExpectNear(gpus.b, cpus.b, 1e-6f);
+  // Each replica's arithmetic and its all-reduce on its own GPU.
+  const std::set<std::string> both = {"/job:localhost/replica:0/task:0/device:GPU:0",
+                                      "/job:localhost/replica:0/task:0/device:GPU:1"};
+  EXPECT_EQ(DevicesOf(gpus, "MatMul"), both);
+  EXPECT_EQ(DevicesOf(gpus, "CollectiveReduce"), both);
+  EXPECT_GT(FakeGpuCopyCounts().host_to_device, 0);
+}
+
+TEST_F(GpuStrategyTest, CentralStorageStrategyComputesOnEveryLocalGpu) {
+  CentralStorageStrategy central;
+  EXPECT_EQ(central.replica_devices(),
+            (std::vector<std::string>{"/device:GPU:0", "/device:GPU:1"}));
+  auto gpus_or = Train(central, 2, false, "", false, /*trace=*/true);
+  ASSERT_TRUE(gpus_or.ok()) << gpus_or.status();
+  Trained gpus = std::move(*gpus_or);
+  CentralStorageStrategy on_cpus({"/device:CPU:0", "/device:CPU:1"});
+  auto cpus_or = Train(on_cpus, 2);
+  ASSERT_TRUE(cpus_or.ok()) << cpus_or.status();
+  Trained cpus = std::move(*cpus_or);
+  ExpectNear(gpus.w[0][0], cpus.w[0][0], 1e-6f);
+  EXPECT_EQ(DevicesOf(gpus, "MatMul").size(), 2u);
+}
+
+TfConfig WorkerConfig(const std::vector<std::string>& addresses, int index) {
+  TfConfig config;
+  config.cluster = *ClusterSpec::FromMap({{"worker", addresses}});
+  config.task = {"worker", index};
+  return config;
+}
+
+TEST_F(GpuStrategyTest, MultiWorkerMirroredStrategyTrainsOnEachWorkersGpus) {
+  OneDeviceStrategy one("/device:CPU:0");
+  auto ref_or = Train(one, 4);
+  ASSERT_TRUE(ref_or.ok()) << ref_or.status();
+  Trained ref = std::move(*ref_or);
+  const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
+  ASSERT_EQ(addresses.size(), 2u);
+  absl::StatusOr<Trained> trained[2];
+  std::vector<std::string> replicas[2];
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 2; ++i) {
+    workers.emplace_back([&, i] {
+      MultiWorkerMirroredStrategy::Options options;
+      options.tf_config = WorkerConfig(addresses, i);
+      auto strategy = MultiWorkerMirroredStrategy::Create(options);
+      if (!strategy.ok()) {
+        trained[i] = strategy.status();
+        return;
+      }
+      replicas[i] = (*strategy)->replica_devices();
+      trained[i] = Train(**strategy, 4, false, (*strategy)->target(), /*stepwise=*/true,
+                         /*trace=*/true);
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
+    const std::string task = absl::StrCat("/job:worker/replica:0/task:", i);
+    EXPECT_EQ(replicas[i],
+              (std::vector<std::string>{task + "/device:GPU:0", task + "/device:GPU:1"}));
+    EXPECT_EQ(DevicesOf(*trained[i], "MatMul"),
+              (std::set<std::string>{task + "/device:GPU:0", task + "/device:GPU:1"}));
+    EXPECT_EQ(DevicesOf(*trained[i], "CollectiveReduce"),
+              (std::set<std::string>{task + "/device:GPU:0", task + "/device:GPU:1"}));
+  }
+  EXPECT_EQ(trained[0]->per_step, trained[1]->per_step);
+  ExpectNear(trained[0]->w[0][0], ref.w[0][0], 1e-5f);
+  ExpectNear(trained[0]->b, ref.b, 1e-5f);
+}
+
+TEST_F(GpuStrategyTest, MultiWorkerMirroredStrategyRefusesMoreReplicasThanGpus) {
+  MultiWorkerMirroredStrategy::Options options;
+  options.tf_config = WorkerConfig(FreeLoopbackAddresses(1), 0);
+  options.local_devices = 3;
+  EXPECT_STATUS(MultiWorkerMirroredStrategy::Create(options).status(), kInvalidArgument,
+                "local_devices is 3 but this worker has 2 GPUs");
+}
+
+TEST_F(GpuStrategyTest, ParameterServerStrategyComputesOnEachWorkersGpu) {
+  OneDeviceStrategy one("/device:CPU:0");
+  auto ref_or = Train(one, 4);
+  ASSERT_TRUE(ref_or.ok()) << ref_or.status();
+  Trained ref = std::move(*ref_or);
+  const std::vector<std::string> addresses = FreeLoopbackAddresses(3);
+  ASSERT_EQ(addresses.size(), 3u);
+  auto cluster_or =
+      ClusterSpec::FromMap({{"ps", {addresses[0]}}, {"worker", {addresses[1], addresses[2]}}});
+  ASSERT_TRUE(cluster_or.ok()) << cluster_or.status();
+  ClusterSpec cluster = std::move(*cluster_or);
+  std::vector<std::unique_ptr<Server>> servers;
+  for (const auto& [job, index] :
+       std::vector<std::pair<std::string, int>>{{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
+    auto server_or = Server::Create(cluster, job, index, ConfigProto());
+    ASSERT_TRUE(server_or.ok()) << server_or.status();
+    std::unique_ptr<Server> server = std::move(*server_or);
+    ASSERT_OK(server->Start());
+    servers.push_back(std::move(server));
+  }
+  auto strategy_or = ParameterServerStrategy::Create(cluster);
+  ASSERT_TRUE(strategy_or.ok()) << strategy_or.status();
+  std::unique_ptr<ParameterServerStrategy> strategy = std::move(*strategy_or);
+  auto trained_or = Train(*strategy, 4, false, strategy->target(), false, /*trace=*/true);
+  ASSERT_TRUE(trained_or.ok()) << trained_or.status();
+  Trained trained = std::move(*trained_or);
+  ExpectNear(trained.w[0][0], ref.w[0][0], 1e-5f);
+  ExpectNear(trained.b, ref.b, 1e-5f);
+  EXPECT_EQ(DevicesOf(trained, "MatMul"),
+            (std::set<std::string>{"/job:worker/replica:0/task:0/device:GPU:0",
+                                   "/job:worker/replica:0/task:1/device:GPU:0"}));
+  // The variables, and their updates, stay on the ps's CPU.
+  int updates = 0;
+  for (const auto& [node, device] : trained.placement) {
+    if (absl::StrContains(node, "Apply") && !absl::StartsWith(node, "_")) {
+      EXPECT_EQ(device, "/job:ps/replica:0/task:0/device:CPU:0") << node;
+      ++updates;
+    }
+  }
+  EXPECT_GT(updates, 0);
+  for (auto& server : servers) server->Stop();
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace tensorgrid
