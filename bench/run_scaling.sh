@@ -37,6 +37,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The table is about CPU cores: on the GPU machine, multi_worker_fashion_mnist
+# would otherwise put each worker's replica on the GPU (as TensorFlow does).
+export CUDA_VISIBLE_DEVICES=""
+
 NPROC=$(nproc)
 MODELS="${MODELS:-mlp ps}"
 EPOCHS="${EPOCHS:-1}"

@@ -1,0 +1,129 @@
+// The distribution strategies on a real GPU (each check against the same
+// model trained on the CPU): MirroredStrategy() takes the machine's GPUs,
+// two MultiWorkerMirroredStrategy workers (servers in this process, on the
+// same GPU) train on their GPU:0 with their all-reduces there, and
+// ParameterServerStrategy's workers compute on their GPU. The same paths run
+// on fake GPUs in every CI run (client/distribute/gpu_strategy_test.cc);
+// this one finds what only CUDA shows. Skips with "no GPU" where CUDA sees
+// none.
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/distribute/parameter_server_strategy.h"
+#include "client/distribute/strategy_testutil.h"
+#include "core/platform/free_port.h"
+#include "devices/gpu/gpu_device.h"
+#include "distributed/server.h"
+
+namespace tensorgrid {
+namespace distribute {
+namespace {
+
+class GpuStrategyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (VisibleGpuCount() == 0) {
+      std::cout << "skipped: no GPU: CUDA sees no device on this machine\n";
+      GTEST_SKIP() << "no GPU: CUDA sees no device on this machine";
+    }
+    OneDeviceStrategy cpu("/device:CPU:0");
+    absl::StatusOr<Trained> ref = Train(cpu, 4);
+    ASSERT_TRUE(ref.ok()) << ref.status();
+    ref_ = *std::move(ref);
+  }
+
+  // The devices the nodes named `op_name` (in any name scope) ran on.
+  static std::set<std::string> DevicesOf(const Trained& t, const std::string& op_name) {
+    std::set<std::string> devices;
+    for (const auto& [node, device] : t.placement) {
+      if (node == op_name || absl::EndsWith(node, "/" + op_name)) devices.insert(device);
+    }
+    return devices;
+  }
+  void ExpectMatchesTheCpu(const Trained& t) {
+    ExpectNear(t.w[0][0], ref_.w[0][0], 1e-5f);
+    ExpectNear(t.b, ref_.b, 1e-5f);
+    EXPECT_EQ(t.global_step, ref_.global_step);
+  }
+
+  Trained ref_;
+};
+
+TEST_F(GpuStrategyTest, MirroredStrategyTakesTheGpus) {
+  MirroredStrategy strategy;
+  const int gpus = VisibleGpuCount();
+  ASSERT_EQ(strategy.replica_devices().size(), static_cast<size_t>(gpus));
+  absl::StatusOr<Trained> t = Train(strategy, 4, false, "", false, /*trace=*/true);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ExpectMatchesTheCpu(*t);
+  EXPECT_EQ(DevicesOf(*t, "MatMul"),
+            std::set<std::string>{"/job:localhost/replica:0/task:0/device:GPU:0"});
+}
+
+TEST_F(GpuStrategyTest, TwoMultiWorkerMirroredWorkersTrainOnTheirGpus) {
+  const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
+  ASSERT_EQ(addresses.size(), 2u);
+  absl::StatusOr<Trained> trained[2];
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 2; ++i) {
+    workers.emplace_back([&, i] {
+      MultiWorkerMirroredStrategy::Options options;
+      options.tf_config.emplace();
+      options.tf_config->cluster = *ClusterSpec::FromMap({{"worker", addresses}});
+      options.tf_config->task = {"worker", i};
+      options.local_devices = 1;  // one GPU each, wherever the machine has more
+      auto strategy = MultiWorkerMirroredStrategy::Create(options);
+      if (!strategy.ok()) {
+        trained[i] = strategy.status();
+        return;
+      }
+      trained[i] = Train(**strategy, 4, false, (*strategy)->target(), /*stepwise=*/true,
+                         /*trace=*/true);
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
+    const std::string gpu = absl::StrCat("/job:worker/replica:0/task:", i, "/device:GPU:0");
+    EXPECT_EQ(DevicesOf(*trained[i], "MatMul"), std::set<std::string>{gpu});
+    EXPECT_FALSE(DevicesOf(*trained[i], "CollectiveReduce").empty());
+    for (const std::string& d : DevicesOf(*trained[i], "CollectiveReduce")) EXPECT_EQ(d, gpu);
+  }
+  EXPECT_EQ(trained[0]->per_step, trained[1]->per_step);
+  ExpectMatchesTheCpu(*trained[0]);
+}
+
+TEST_F(GpuStrategyTest, ParameterServerWorkersComputeOnTheirGpus) {
+  const std::vector<std::string> addresses = FreeLoopbackAddresses(3);
+  ASSERT_EQ(addresses.size(), 3u);
+  absl::StatusOr<ClusterSpec> cluster =
+      ClusterSpec::FromMap({{"ps", {addresses[0]}}, {"worker", {addresses[1], addresses[2]}}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<std::unique_ptr<Server>> servers;
+  for (const auto& [job, index] :
+       std::vector<std::pair<std::string, int>>{{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::Create(*cluster, job, index, ConfigProto());
+    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_TRUE((*server)->Start().ok());
+    servers.push_back(*std::move(server));
+  }
+  auto strategy = ParameterServerStrategy::Create(*cluster);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  absl::StatusOr<Trained> t =
+      Train(**strategy, 4, false, (*strategy)->target(), false, /*trace=*/true);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ExpectMatchesTheCpu(*t);
+  EXPECT_EQ(DevicesOf(*t, "MatMul"),
+            (std::set<std::string>{"/job:worker/replica:0/task:0/device:GPU:0",
+                                   "/job:worker/replica:0/task:1/device:GPU:0"}));
+  for (auto& server : servers) server->Stop();
+}
+
+}  // namespace
+}  // namespace distribute
+}  // namespace tensorgrid
