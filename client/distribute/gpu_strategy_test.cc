@@ -7,11 +7,10 @@
 // GPUs, ParameterServerStrategy's compute to each worker's GPU; collectives
 // run between GPUs through host memory. Each trains what the same strategy
 // trains on CPUs.
-#include <thread>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/distribute/multi_worker_testutil.h"
 #include "client/distribute/parameter_server_strategy.h"
 #include "client/distribute/strategy_testutil.h"
 #include "client/ops/collective_ops.h"
@@ -132,51 +131,26 @@ TEST_F(GpuStrategyTest, CentralStorageStrategyComputesOnEveryLocalGpu) {
   EXPECT_EQ(DevicesOf(gpus, "MatMul").size(), 2u);
 }
 
-TfConfig WorkerConfig(const std::vector<std::string>& addresses, int index) {
-  TfConfig config;
-  config.cluster = *ClusterSpec::FromMap({{"worker", addresses}});
-  config.task = {"worker", index};
-  return config;
-}
-
 TEST_F(GpuStrategyTest, MultiWorkerMirroredStrategyTrainsOnEachWorkersGpus) {
   OneDeviceStrategy one("/device:CPU:0");
   auto ref_or = Train(one, 4);
   ASSERT_TRUE(ref_or.ok()) << ref_or.status();
   Trained ref = std::move(*ref_or);
-  const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
-  ASSERT_EQ(addresses.size(), 2u);
-  absl::StatusOr<Trained> trained[2];
-  std::vector<std::string> replicas[2];
-  std::vector<std::thread> workers;
+  std::vector<WorkerRun> runs =
+      TrainWorkers(2, MultiWorkerMirroredStrategy::Options(), 4, /*trace=*/true);
   for (int i = 0; i < 2; ++i) {
-    workers.emplace_back([&, i] {
-      MultiWorkerMirroredStrategy::Options options;
-      options.tf_config = WorkerConfig(addresses, i);
-      auto strategy = MultiWorkerMirroredStrategy::Create(options);
-      if (!strategy.ok()) {
-        trained[i] = strategy.status();
-        return;
-      }
-      replicas[i] = (*strategy)->replica_devices();
-      trained[i] = Train(**strategy, 4, false, (*strategy)->target(), /*stepwise=*/true,
-                         /*trace=*/true);
-    });
-  }
-  for (std::thread& t : workers) t.join();
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
+    ASSERT_TRUE(runs[i].trained.ok()) << "worker " << i << ": " << runs[i].trained.status();
     const std::string task = absl::StrCat("/job:worker/replica:0/task:", i);
-    EXPECT_EQ(replicas[i],
-              (std::vector<std::string>{task + "/device:GPU:0", task + "/device:GPU:1"}));
-    EXPECT_EQ(DevicesOf(*trained[i], "MatMul"),
-              (std::set<std::string>{task + "/device:GPU:0", task + "/device:GPU:1"}));
-    EXPECT_EQ(DevicesOf(*trained[i], "CollectiveReduce"),
-              (std::set<std::string>{task + "/device:GPU:0", task + "/device:GPU:1"}));
+    const std::vector<std::string> gpus = {task + "/device:GPU:0", task + "/device:GPU:1"};
+    EXPECT_EQ(runs[i].replica_devices, gpus);
+    EXPECT_EQ(DevicesOf(*runs[i].trained, "MatMul"),
+              std::set<std::string>(gpus.begin(), gpus.end()));
+    EXPECT_EQ(DevicesOf(*runs[i].trained, "CollectiveReduce"),
+              std::set<std::string>(gpus.begin(), gpus.end()));
   }
-  EXPECT_EQ(trained[0]->per_step, trained[1]->per_step);
-  ExpectNear(trained[0]->w[0][0], ref.w[0][0], 1e-5f);
-  ExpectNear(trained[0]->b, ref.b, 1e-5f);
+  EXPECT_EQ(runs[0].trained->per_step, runs[1].trained->per_step);
+  ExpectNear(runs[0].trained->w[0][0], ref.w[0][0], 1e-5f);
+  ExpectNear(runs[0].trained->b, ref.b, 1e-5f);
 }
 
 TEST_F(GpuStrategyTest, MultiWorkerMirroredStrategyRefusesMoreReplicasThanGpus) {

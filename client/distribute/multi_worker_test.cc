@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/distribute/multi_worker_testutil.h"
 #include "client/distribute/parameter_server_strategy.h"
 #include "client/distribute/strategy_testutil.h"
 #include "core/platform/free_port.h"
@@ -13,52 +14,29 @@ namespace tensorgrid {
 namespace distribute {
 namespace {
 
-TfConfig WorkerConfig(const std::vector<std::string>& addresses, int index) {
-  ClusterSpec::JobMap jobs;
-  jobs["worker"] = addresses;
-  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromMap(jobs);
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  TfConfig config;
-  config.cluster = *cluster;
-  config.task = {"worker", index};
-  return config;
-}
-
 TEST(MultiWorkerMirroredStrategyTest, TwoWorkersStayIdenticalAndMatchOneReplica) {
   OneDeviceStrategy one("/device:CPU:0");
   absl::StatusOr<Trained> ref = Train(one, 4);
   ASSERT_TRUE(ref.ok()) << ref.status();
 
-  const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
-  ASSERT_EQ(addresses.size(), 2u);
-  absl::StatusOr<Trained> trained[2];
-  std::vector<std::thread> workers;
+  MultiWorkerMirroredStrategy::Options options;
+  options.mirrored.collective_timeout_seconds = 60;
+  std::vector<WorkerRun> runs = TrainWorkers(2, options, 4);
   for (int i = 0; i < 2; ++i) {
-    workers.emplace_back([&, i] {
-      MultiWorkerMirroredStrategy::Options options;
-      options.tf_config = WorkerConfig(addresses, i);
-      options.mirrored.collective_timeout_seconds = 60;
-      auto strategy = MultiWorkerMirroredStrategy::Create(options);
-      if (!strategy.ok()) {
-        trained[i] = strategy.status();
-        return;
-      }
-      EXPECT_EQ((*strategy)->num_replicas_in_sync(), 2);
-      EXPECT_EQ((*strategy)->is_chief(), i == 0);
-      trained[i] = Train(**strategy, 4, /*adam=*/false, (*strategy)->target(), /*stepwise=*/true);
-    });
+    ASSERT_TRUE(runs[i].trained.ok()) << "worker " << i << ": " << runs[i].trained.status();
+    EXPECT_EQ(runs[i].num_replicas_in_sync, 2);
+    EXPECT_EQ(runs[i].is_chief, i == 0);
   }
-  for (std::thread& t : workers) t.join();
-  for (int i = 0; i < 2; ++i)
-    ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
+  const Trained& first = *runs[0].trained;
+  const Trained& second = *runs[1].trained;
   // Both workers hold bit-identical variables after every step, equal to one replica's.
-  ASSERT_EQ(trained[0]->per_step.size(), 8u);
-  EXPECT_EQ(trained[0]->per_step, trained[1]->per_step);
-  EXPECT_EQ(trained[0]->w[0][0].DebugString(100), trained[1]->w[0][0].DebugString(100));
-  EXPECT_EQ(trained[0]->b.DebugString(100), trained[1]->b.DebugString(100));
-  ExpectNear(trained[0]->w[0][0], ref->w[0][0], 1e-5f);
-  ExpectNear(trained[0]->b, ref->b, 1e-5f);
-  EXPECT_EQ(trained[0]->global_step, ref->global_step);
+  ASSERT_EQ(first.per_step.size(), 8u);
+  EXPECT_EQ(first.per_step, second.per_step);
+  EXPECT_EQ(first.w[0][0].DebugString(100), second.w[0][0].DebugString(100));
+  EXPECT_EQ(first.b.DebugString(100), second.b.DebugString(100));
+  ExpectNear(first.w[0][0], ref->w[0][0], 1e-5f);
+  ExpectNear(first.b, ref->b, 1e-5f);
+  EXPECT_EQ(first.global_step, ref->global_step);
 }
 
 TEST(MultiWorkerMirroredStrategyTest, MissingWorkerFailsNamingIt) {

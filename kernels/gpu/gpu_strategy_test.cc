@@ -8,11 +8,11 @@
 // none.
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
+#include "client/distribute/multi_worker_testutil.h"
 #include "client/distribute/parameter_server_strategy.h"
 #include "client/distribute/strategy_testutil.h"
 #include "core/platform/free_port.h"
@@ -65,36 +65,18 @@ TEST_F(GpuStrategyTest, MirroredStrategyTakesTheGpus) {
 }
 
 TEST_F(GpuStrategyTest, TwoMultiWorkerMirroredWorkersTrainOnTheirGpus) {
-  const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
-  ASSERT_EQ(addresses.size(), 2u);
-  absl::StatusOr<Trained> trained[2];
-  std::vector<std::thread> workers;
+  MultiWorkerMirroredStrategy::Options options;
+  options.local_devices = 1;  // one GPU each, wherever the machine has more
+  std::vector<WorkerRun> runs = TrainWorkers(2, options, 4, /*trace=*/true);
   for (int i = 0; i < 2; ++i) {
-    workers.emplace_back([&, i] {
-      MultiWorkerMirroredStrategy::Options options;
-      options.tf_config.emplace();
-      options.tf_config->cluster = *ClusterSpec::FromMap({{"worker", addresses}});
-      options.tf_config->task = {"worker", i};
-      options.local_devices = 1;  // one GPU each, wherever the machine has more
-      auto strategy = MultiWorkerMirroredStrategy::Create(options);
-      if (!strategy.ok()) {
-        trained[i] = strategy.status();
-        return;
-      }
-      trained[i] = Train(**strategy, 4, false, (*strategy)->target(), /*stepwise=*/true,
-                         /*trace=*/true);
-    });
-  }
-  for (std::thread& t : workers) t.join();
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(trained[i].ok()) << "worker " << i << ": " << trained[i].status();
+    ASSERT_TRUE(runs[i].trained.ok()) << "worker " << i << ": " << runs[i].trained.status();
     const std::string gpu = absl::StrCat("/job:worker/replica:0/task:", i, "/device:GPU:0");
-    EXPECT_EQ(DevicesOf(*trained[i], "MatMul"), std::set<std::string>{gpu});
-    EXPECT_FALSE(DevicesOf(*trained[i], "CollectiveReduce").empty());
-    for (const std::string& d : DevicesOf(*trained[i], "CollectiveReduce")) EXPECT_EQ(d, gpu);
+    EXPECT_EQ(runs[i].replica_devices, std::vector<std::string>{gpu});
+    EXPECT_EQ(DevicesOf(*runs[i].trained, "MatMul"), std::set<std::string>{gpu});
+    EXPECT_EQ(DevicesOf(*runs[i].trained, "CollectiveReduce"), std::set<std::string>{gpu});
   }
-  EXPECT_EQ(trained[0]->per_step, trained[1]->per_step);
-  ExpectMatchesTheCpu(*trained[0]);
+  EXPECT_EQ(runs[0].trained->per_step, runs[1].trained->per_step);
+  ExpectMatchesTheCpu(*runs[0].trained);
 }
 
 TEST_F(GpuStrategyTest, ParameterServerWorkersComputeOnTheirGpus) {
