@@ -1,11 +1,13 @@
 #include "distributed/rpc/grpc_front_door.h"
 
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/platform/malloc_tuning.h"
+#include "core/platform/status.h"
 #include "distributed/rpc/grpc_util.h"
 #include "distributed/rpc/tensor_coding.h"
 
@@ -182,8 +184,8 @@ void GrpcFrontDoor::CutLateArrivals() {
   while (!stopping_) {
     // A call added later has a later deadline: waking for the earliest one
     // (or one timeout from now) is never late.
-    const absl::Time wake = arriving_.empty() ? absl::Now() + options_.request_timeout
-                                              : arriving_.front()->arrive_by_;
+    const absl::Time wake =
+        arriving_.empty() ? absl::Now() + options_.request_timeout : arriving_.front()->arrive_by_;
     arrivals_mu_.AwaitWithDeadline(absl::Condition(&stopping_), wake);
     std::vector<std::shared_ptr<GrpcCall>> late;
     const absl::Time now = absl::Now();
@@ -238,23 +240,36 @@ grpc::ServerGenericBidiReactor* GrpcFrontDoor::CreateReactor(
   if (arrivals_thread_.joinable()) AwaitArrival(call);
   reactor->Read([this, method](std::shared_ptr<GrpcCall> call) {
     if (method->runs == Runs::kInline) return method->handler(std::move(call));
-    RunOnOwnThread(
-        [method, call = std::move(call)]() mutable { method->handler(std::move(call)); });
+    absl::Status started =
+        RunOnOwnThread([method, call]() mutable { method->handler(std::move(call)); });
+    if (!started.ok()) call->Finish(ToGrpcStatus(WithContext(started, call->method())));
   });
   return reactor;
 }
 
-void GrpcFrontDoor::RunOnOwnThread(std::function<void()> work) {
+absl::Status GrpcFrontDoor::RunOnOwnThread(std::function<void()> work) {
   {
     absl::MutexLock lock(&own_threads_->mu);
+    if (own_threads_->running >= options_.max_own_threads) {
+      return errors::ResourceExhausted("this task is already serving ", own_threads_->running,
+                                       " calls that each take a thread (max_own_threads); "
+                                       "try again later");
+    }
     ++own_threads_->running;
   }
-  std::thread([threads = own_threads_, work = std::move(work)]() mutable {
-    work();
-    work = nullptr;  // what it holds goes before the door may
-    absl::MutexLock lock(&threads->mu);
-    --threads->running;
-  }).detach();
+  try {
+    std::thread([threads = own_threads_, work = std::move(work)]() mutable {
+      work();
+      work = nullptr;  // what it holds goes before the door may
+      absl::MutexLock lock(&threads->mu);
+      --threads->running;
+    }).detach();
+  } catch (const std::system_error& e) {
+    absl::MutexLock lock(&own_threads_->mu);
+    --own_threads_->running;
+    return errors::ResourceExhausted("this task cannot start a thread for the call: ", e.what());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tensorgrid

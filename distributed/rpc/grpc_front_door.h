@@ -10,7 +10,8 @@
 // (ResourceExhausted; gRPC 1.51 checks the size once the message has
 // arrived, so only a caller that holds the token gets that far); and then
 //   3. hands the request to the method's handler, which answers through the
-//      GrpcCall.
+//      GrpcCall (a handler that blocks gets a thread of its own, at most
+//      Options::max_own_threads at once: ResourceExhausted past them).
 //
 //   GrpcFrontDoor::Options options;
 //   options.auth_token = "s3cret";
@@ -132,6 +133,11 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
     // How long a request may take to arrive whole, from its call's start.
     // Zero: as long as the client's deadline.
     absl::Duration request_timeout = absl::Seconds(60);
+    // The most handlers running on threads of their own (Runs::kOnOwnThread)
+    // at once. A call past them, or one for which no thread can be started,
+    // is ResourceExhausted at once, naming the method: a flood of blocking
+    // calls never leaves the task out of threads.
+    int max_own_threads = 256;
   };
   // Where a handler runs (see above).
   enum class Runs { kInline, kOnOwnThread };
@@ -171,8 +177,10 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
     Runs runs;
     Handler handler;
   };
-  // Runs `work` on a thread of its own; the destructor waits for it.
-  void RunOnOwnThread(std::function<void()> work);
+  // Runs `work` on a thread of its own (the destructor waits for it), or
+  // says why it cannot: Options::max_own_threads run already, or no thread
+  // can be started.
+  absl::Status RunOnOwnThread(std::function<void()> work);
 
   // Request deadlines. One thread waits for the earliest (a grpc::Alarm per
   // call would cost every call a hop to gRPC's executor, when it is

@@ -27,6 +27,7 @@ constexpr char kEcho[] = "/test.Door/Echo";
 constexpr char kTyped[] = "/test.Door/Typed";
 constexpr char kWaitForCancel[] = "/test.Door/WaitForCancel";
 constexpr char kSlow[] = "/test.Door/Slow";
+constexpr char kBlock[] = "/test.Door/Block";
 
 class GrpcFrontDoorTest : public ::testing::Test {
  protected:
@@ -45,6 +46,15 @@ class GrpcFrontDoorTest : public ::testing::Test {
     // Answers after twice the request_timeout.
     door_.Add(kSlow, GrpcFrontDoor::Runs::kOnOwnThread, [](std::shared_ptr<GrpcCall> call) {
       absl::SleepFor(2 * DoorOptions().request_timeout);
+      call->Reply(call->request());
+    });
+    // Holds its thread until released_.
+    door_.Add(kBlock, GrpcFrontDoor::Runs::kOnOwnThread, [this](std::shared_ptr<GrpcCall> call) {
+      {
+        absl::MutexLock lock(&mu_);
+        ++blocked_;
+      }
+      released_.WaitForNotification();
       call->Reply(call->request());
     });
     // Answers only once the client cancels.
@@ -70,6 +80,7 @@ class GrpcFrontDoorTest : public ::testing::Test {
     options.auth_token = kToken;
     options.max_request_bytes = 1 << 20;
     options.request_timeout = absl::Seconds(1);
+    options.max_own_threads = 2;
     return options;
   }
 
@@ -128,7 +139,9 @@ class GrpcFrontDoorTest : public ::testing::Test {
   GrpcFrontDoor door_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
-  absl::Notification waiting_, cancelled_;
+  absl::Notification waiting_, cancelled_, released_;
+  absl::Mutex mu_;
+  int blocked_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 TEST_F(GrpcFrontDoorTest, CallWithTheTokenReachesItsHandler) {
@@ -139,8 +152,7 @@ TEST_F(GrpcFrontDoorTest, CallWithTheTokenReachesItsHandler) {
 
 TEST_F(GrpcFrontDoorTest, CallWithoutTheTokenIsUnauthenticatedWhateverItsMethodOrBytes) {
   for (const char* method : {kEcho, kTyped, "/test.Door/NoSuchMethod"}) {
-    EXPECT_STATUS(Call(method, "\xff\xff garbage", ""), kUnauthenticated,
-                  "requires an auth token");
+    EXPECT_STATUS(Call(method, "\xff\xff garbage", ""), kUnauthenticated, "requires an auth token");
     EXPECT_STATUS(Call(method, "\xff\xff garbage", "guess"), kUnauthenticated, "does not match");
   }
 }
@@ -191,6 +203,51 @@ TEST_F(GrpcFrontDoorTest, TypedMethodParsesItsRequestAndSerializesItsResponse) {
   EXPECT_EQ(response.graph_handle(), "g7");
   EXPECT_STATUS(Call(kTyped, "\xff\xff\xff\xff garbage"), kInvalidArgument,
                 "request to /test.Door/Typed is not a valid message for that method");
+}
+
+TEST_F(GrpcFrontDoorTest, CallsPastMaxOwnThreadsAreResourceExhaustedAtOnce) {
+  // Two calls hold the door's two threads.
+  grpc::GenericStub stub(channel_);
+  grpc::ClientContext contexts[2];
+  grpc::ByteBuffer responses[2];
+  grpc::Status statuses[2];
+  absl::Notification answered[2];
+  grpc::Slice slice(std::string("block"));
+  grpc::ByteBuffer request(&slice, 1);
+  for (int i = 0; i < 2; ++i) {
+    contexts[i].AddMetadata("authorization", std::string("Bearer ") + kToken);
+    stub.UnaryCall(&contexts[i], kBlock, grpc::StubOptions(), &request, &responses[i],
+                   [&, i](grpc::Status s) {
+                     statuses[i] = std::move(s);
+                     answered[i].Notify();
+                   });
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    ASSERT_TRUE(mu_.AwaitWithTimeout(absl::Condition(
+                                         +[](int* blocked) { return *blocked == 2; }, &blocked_),
+                                     absl::Seconds(30)));
+  }
+  // A third is refused, not queued, and not given a thread past the limit.
+  EXPECT_STATUS(Call(kTyped, ""), kResourceExhausted,
+                "/test.Door/Typed: this task is already serving 2 calls that each take a thread "
+                "(max_own_threads)");
+  // Inline methods are not limited.
+  EXPECT_OK(Call(kEcho, "still here"));
+  released_.Notify();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(answered[i].WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(statuses[i].ok()) << statuses[i].error_message();
+  }
+  // Once they are done, calls get threads again (a thread counts until its
+  // handler has returned, a moment after its answer).
+  absl::Status again;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    again = Call(kTyped, "");
+    if (again.ok()) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_OK(again);
 }
 
 TEST_F(GrpcFrontDoorTest, ClientCancellingReachesTheHandler) {
