@@ -22,21 +22,25 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
-#include "core/framework/attr_value_util.h"
-#include "core/framework/device_context.h"
-#include "core/framework/device_factory.h"
 #include "client/client_session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
+#include "core/framework/attr_value_util.h"
+#include "core/framework/device_context.h"
+#include "core/framework/device_factory.h"
 #include "core/public/session.h"
 #include "devices/gpu/gpu_device.h"
 #include "examples/fashion_mnist_model.h"
@@ -121,7 +125,8 @@ void MatMulRow(int64_t n) {
   callable.add_target("m");
   auto handle = session->MakeCallable(callable);
   Check(handle.status(), "MakeCallable");
-  const double tg = SecondsPer([&] { Check(session->RunCallable(*handle, {}, &out, nullptr), "step"); });
+  const double tg =
+      SecondsPer([&] { Check(session->RunCallable(*handle, {}, &out, nullptr), "step"); });
 
   // The peer: cuBLAS on its own stream and handle, same math mode.
   cudaStream_t stream;
@@ -148,14 +153,56 @@ void MatMulRow(int64_t n) {
     CheckCuda(cudaStreamSynchronize(stream), "sync");
   });
   const double flop = 2.0 * static_cast<double>(n) * n * n;
-  std::printf("| MatMul %lldx%lld fp32 | %.1f TFLOP/s (%.1f us/step) | %.1f TFLOP/s (%.1f us) | %.2fx |\n",
-              static_cast<long long>(n), static_cast<long long>(n), flop / tg / 1e12, tg * 1e6,
-              flop / peer / 1e12, peer * 1e6, peer / tg);
+  std::printf(
+      "| MatMul %lldx%lld fp32 | %.1f TFLOP/s (%.1f us/step) | %.1f TFLOP/s (%.1f us) | %.2fx |\n",
+      static_cast<long long>(n), static_cast<long long>(n), flop / tg / 1e12, tg * 1e6,
+      flop / peer / 1e12, peer * 1e6, peer / tg);
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
   cublasDestroy(blas);
   cudaStreamDestroy(stream);
+}
+
+// Where a traced step's host time went: its span from the first node's
+// start to the last one's end, the time the kernels held a host thread (for
+// GPU kernels, mostly launching them), and the op types that held it
+// longest. For finding what to cut from a step bound by the host.
+void PrintHostTime(const RunMetadata& meta, int64_t batch) {
+  struct Spent {
+    int64_t nanos = 0;
+    int nodes = 0;
+  };
+  std::map<std::string, Spent> by_op;
+  int64_t first = INT64_MAX, last = INT64_MIN, held = 0;
+  int nodes = 0;
+  for (const auto& dev : meta.step_stats().dev_stats()) {
+    for (const auto& n : dev.node_stats()) {
+      first = std::min(first, n.all_start_nanos());
+      last = std::max(last, n.all_start_nanos() + n.all_end_rel_nanos());
+      const int64_t spent = n.op_end_rel_nanos() - n.op_start_rel_nanos();
+      // "name = Op" or "name = Op(...)": the op's type.
+      std::string op = n.timeline_label();
+      if (size_t eq = op.find(" = "); eq != std::string::npos) op = op.substr(eq + 3);
+      op = op.substr(0, op.find_first_of("( "));
+      by_op[op].nanos += spent;
+      ++by_op[op].nodes;
+      held += spent;
+      ++nodes;
+    }
+  }
+  if (nodes == 0) return;
+  std::vector<std::pair<std::string, Spent>> top(by_op.begin(), by_op.end());
+  std::sort(top.begin(), top.end(),
+            [](const auto& a, const auto& b) { return a.second.nanos > b.second.nanos; });
+  std::printf(
+      "  batch %lld: the traced step spans %.0f us; its %d nodes held host threads %.0f us:",
+      static_cast<long long>(batch), (last - first) / 1e3, nodes, held / 1e3);
+  for (size_t i = 0; i < top.size() && i < 8; ++i) {
+    std::printf(" %s x%d %.0f us;", top[i].first.c_str(), top[i].second.nodes,
+                top[i].second.nanos / 1e3);
+  }
+  std::printf("\n");
 }
 
 absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) {
@@ -198,6 +245,7 @@ absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) 
     std::printf("  batch %lld: %d nodes on %s\n", static_cast<long long>(batch),
                 dev.node_stats_size(), dev.device().c_str());
   }
+  PrintHostTime(meta, batch);
   return t;
 }
 
