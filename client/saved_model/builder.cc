@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/saved_model/constants.h"
+#include "core/framework/op_def.h"
 #include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -111,7 +112,8 @@ absl::Status SavedModelBuilder::Add(const GraphDef& graph, const SaverDef& saver
     }
   }
   if (save_variables && variables_saved_) {
-    return errors::FailedPrecondition(context, ": the variables were saved already; add "
+    return errors::FailedPrecondition(context,
+                                      ": the variables were saved already; add "
                                       "further graphs with AddMetaGraph");
   }
   if (!save_variables && !variables_saved_) {
@@ -122,6 +124,8 @@ absl::Status SavedModelBuilder::Add(const GraphDef& graph, const SaverDef& saver
   MetaGraphDef meta_graph;
   MetaGraphDef::MetaInfoDef* info = meta_graph.mutable_meta_info_def();
   for (const std::string& tag : tags) info->add_tags(tag);
+  // What TensorFlow's loader and saved_model_cli read about the graph's ops.
+  *info->mutable_stripped_op_list() = StrippedOpList(graph);
   *meta_graph.mutable_graph_def() = graph;
   *meta_graph.mutable_saver_def() = saver_def;
   for (const auto& [key, signature] : signatures) {
@@ -156,8 +160,7 @@ absl::Status SavedModelBuilder::Add(const GraphDef& graph, const SaverDef& saver
   return absl::OkStatus();
 }
 
-absl::Status SavedModelBuilder::AddMetaGraphAndVariables(ClientSession& session,
-                                                         const Scope& scope,
+absl::Status SavedModelBuilder::AddMetaGraphAndVariables(ClientSession& session, const Scope& scope,
                                                          const training::Saver& saver,
                                                          const std::vector<std::string>& tags,
                                                          const SignatureDefMap& signatures,

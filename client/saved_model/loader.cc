@@ -126,8 +126,8 @@ absl::StatusOr<std::string> GetInitOp(const MetaGraphDef& meta_graph) {
     if (it == meta_graph.collection_def().end()) continue;
     const auto& nodes = it->second.node_list().value();
     if (nodes.size() != 1) {
-      return errors::FailedPrecondition("collection '", key, "' must name exactly one op; it names ",
-                                        nodes.size());
+      return errors::FailedPrecondition("collection '", key,
+                                        "' must name exactly one op; it names ", nodes.size());
     }
     return nodes[0];
   }
@@ -136,8 +136,7 @@ absl::StatusOr<std::string> GetInitOp(const MetaGraphDef& meta_graph) {
 
 absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOptions& run_options,
                             const std::string& export_dir,
-                            const std::unordered_set<std::string>& tags,
-                            SavedModelBundle* bundle) {
+                            const std::unordered_set<std::string>& tags, SavedModelBundle* bundle) {
   const std::string context = absl::StrCat("loading SavedModel '", export_dir, "'");
   TG_ASSIGN_OR_RETURN(MetaGraphDef meta_graph, ReadMetaGraphDefFromSavedModel(export_dir, tags));
   TG_RETURN_IF_ERROR(CheckGraphOnly(meta_graph, export_dir));
@@ -163,8 +162,8 @@ absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOpti
 
   // Variables: TensorFlow restores only when the graph has a saver and the
   // directory has a checkpoint (a model may have no variables at all).
-  const std::string variables_prefix = JoinPath(
-      JoinPath(export_dir, kSavedModelVariablesDirectory), kSavedModelVariablesFilename);
+  const std::string variables_prefix =
+      JoinPath(JoinPath(export_dir, kSavedModelVariablesDirectory), kSavedModelVariablesFilename);
   if (meta_graph.has_saver_def() && IsRegularFile(variables_prefix + ".index")) {
     const SaverDef& saver = meta_graph.saver_def();
     std::vector<std::pair<std::string, Tensor>> feeds = asset_feeds;
@@ -175,9 +174,9 @@ absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOpti
                      saver.restore_op_name(), ")")));
   }
   if (!init_op->empty()) {
-    TG_RETURN_IF_ERROR(WithContext(
-        session->Run(run_options, asset_feeds, {}, {*init_op}, nullptr, nullptr),
-        absl::StrCat(context, ": running its init op '", *init_op, "'")));
+    TG_RETURN_IF_ERROR(
+        WithContext(session->Run(run_options, asset_feeds, {}, {*init_op}, nullptr, nullptr),
+                    absl::StrCat(context, ": running its init op '", *init_op, "'")));
   }
   bundle->session = std::move(session);
   bundle->meta_graph_def = std::move(meta_graph);

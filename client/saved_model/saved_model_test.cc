@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,8 @@ struct Model {
     count = ops::AssignAdd(root.WithOpName("count"), calls, 1);
     vocab_file = ops::Placeholder(root.WithOpName("vocab_file"), DT_STRING);
     vocab_copy = ops::Variable(root.WithOpName("vocab_path"), {}, DT_STRING);
-    remember_vocab = ops::Assign(root.WithOpName("remember_vocab"), vocab_copy, vocab_file).operation;
+    remember_vocab =
+        ops::Assign(root.WithOpName("remember_vocab"), vocab_copy, vocab_file).operation;
     init = ops::NoOp(root.WithOpName("init").WithControlDependencies(
                          {ops::Assign(root, w, 0.5f).operation,
                           ops::AssignVariableOp(root, b, 2.0f).operation,
@@ -57,9 +59,10 @@ struct Model {
     training::Saver saver(root);
     ClientSession session(root);
     TG_RETURN_IF_ERROR(session.Run({}, {}, {init}, nullptr));
-    TG_RETURN_IF_ERROR(session.Run({}, {}, {ops::Assign(root, w, 3.0f).operation,
-                                            ops::AssignVariableOp(root, b, 4.0f).operation},
-                                   nullptr));
+    TG_RETURN_IF_ERROR(session.Run(
+        {}, {},
+        {ops::Assign(root, w, 3.0f).operation, ops::AssignVariableOp(root, b, 4.0f).operation},
+        nullptr));
     SignatureDef predict = PredictSignatureDef({{"x", x}}, {{"y", y}});
     SignatureDef counter = PredictSignatureDef({}, {{"calls", count}});
     SavedModelBuilder builder(dir);
@@ -76,7 +79,8 @@ struct Model {
 
 SavedModelBundle Load(const std::string& dir) {
   SavedModelBundle bundle;
-  absl::Status s = LoadSavedModel(SessionOptions(), RunOptions(), dir, {kSavedModelTagServe}, &bundle);
+  absl::Status s =
+      LoadSavedModel(SessionOptions(), RunOptions(), dir, {kSavedModelTagServe}, &bundle);
   EXPECT_TRUE(s.ok()) << s;
   return bundle;
 }
@@ -116,6 +120,21 @@ TEST(SavedModelTest, TheMetaGraphReadsBackAsWritten) {
   const MetaGraphDef& mg = saved->meta_graphs(0);
   EXPECT_EQ(saved->saved_model_schema_version(), 1);
   EXPECT_EQ(mg.meta_info_def().tags(0), "serve");
+  // The stripped_op_list: every op the graph uses, once, by name, without docs.
+  std::set<std::string> used;
+  for (const NodeDef& node : mg.graph_def().node()) used.insert(node.op());
+  std::vector<std::string> listed;
+  for (const OpDefProto& op : mg.meta_info_def().stripped_op_list().op()) {
+    listed.push_back(op.name());
+    EXPECT_TRUE(op.summary().empty()) << op.name();
+    if (op.name() == "VariableV2") {
+      EXPECT_TRUE(op.is_stateful());
+      ASSERT_EQ(op.output_arg_size(), 1);
+      EXPECT_TRUE(op.output_arg(0).is_ref());
+      EXPECT_EQ(op.output_arg(0).type_attr(), "dtype");
+    }
+  }
+  EXPECT_EQ(listed, std::vector<std::string>(used.begin(), used.end()));
   EXPECT_EQ(mg.saver_def().version(), SaverDef::V2);
   EXPECT_EQ(mg.saver_def().filename_tensor_name(), "save/filename:0");
   EXPECT_EQ(mg.saver_def().restore_op_name(), "save/restore_all");

@@ -31,8 +31,8 @@ absl::StatusOr<std::unique_ptr<SignatureRunner>> SignatureRunner::Create(
   auto it = signatures.find(signature_key);
   if (it == signatures.end()) {
     return errors::NotFound("SavedModel '", bundle->export_dir, "' has no signature '",
-                            signature_key, "'; its signatures: ",
-                            absl::StrJoin(Keys(signatures), ", "));
+                            signature_key,
+                            "'; its signatures: ", absl::StrJoin(Keys(signatures), ", "));
   }
   const SignatureDef& signature = it->second;
   absl::flat_hash_set<std::string> optional_inputs;

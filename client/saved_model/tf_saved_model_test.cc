@@ -5,13 +5,16 @@
 // MergeV2Checkpoints) that loads back with the same values.
 #include <stdlib.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/saved_model/builder.h"
 #include "client/saved_model/constants.h"
 #include "client/saved_model/loader.h"
 #include "client/saved_model/signature_runner.h"
+#include "core/framework/op_def.h"
 #include "core/platform/status_testutil.h"
 #include "core/platform/test_dir.h"
 #include "proto/example.pb.h"
@@ -30,7 +33,8 @@ std::vector<float> Floats(const Tensor& t) {
 
 SavedModelBundle Load(const std::string& dir) {
   SavedModelBundle bundle;
-  absl::Status s = LoadSavedModel(SessionOptions(), RunOptions(), dir, {kSavedModelTagServe}, &bundle);
+  absl::Status s =
+      LoadSavedModel(SessionOptions(), RunOptions(), dir, {kSavedModelTagServe}, &bundle);
   EXPECT_TRUE(s.ok()) << s;
   return bundle;
 }
@@ -46,13 +50,71 @@ std::vector<float> RunFloats(SavedModelBundle& bundle, const std::string& signat
   return out.ok() ? Floats(out->at(key)) : std::vector<float>{};
 }
 
+// The arguments of `op` as text: names, types, type attrs, refs.
+std::string Args(const OpDefProto& op) {
+  OpDefProto args;
+  *args.mutable_input_arg() = op.input_arg();
+  *args.mutable_output_arg() = op.output_arg();
+  for (auto* list : {args.mutable_input_arg(), args.mutable_output_arg()}) {
+    for (OpDefProto::ArgDef& arg : *list) arg.clear_description();
+  }
+  args.DiscardUnknownFields();
+  return args.ShortDebugString();
+}
+
+// An attr as text, less its description and allowed values (which list
+// what each TensorFlow version and tensorgrid implement).
+std::string Attr(OpDefProto::AttrDef attr) {
+  attr.clear_description();
+  attr.clear_allowed_values();
+  return attr.ShortDebugString();
+}
+
+// Every op of TensorFlow's own stripped_op_list that tensorgrid registers is
+// what tensorgrid writes into the stripped_op_list of a SavedModel it
+// exports: the same arguments, statefulness, and attrs with the same types,
+// defaults and minimums. tensorgrid may have attrs that later TensorFlow
+// versions added, each with a default (so older graphs load).
+TEST(TfSavedModelTest, OurOpDefsAreTensorFlowsForTheOpsBothHave) {
+  int compared = 0;
+  for (const char* model : {"saved_model_half_plus_two_cpu", "saved_model_counter"}) {
+    SavedModelBundle bundle = Load(ModelDir(model));
+    for (const OpDefProto& theirs : bundle.meta_graph_def.meta_info_def().stripped_op_list().op()) {
+      const OpDef* def = OpRegistry::Global()->Find(theirs.name());
+      if (def == nullptr) continue;
+      const OpDefProto ours = OpDefToProto(*def, /*docs=*/false);
+      const std::string where = absl::StrCat(model, ": op ", theirs.name());
+      EXPECT_EQ(Args(ours), Args(theirs)) << where;
+      EXPECT_EQ(ours.is_stateful(), theirs.is_stateful()) << where;
+      std::map<std::string, std::string> our_attrs;
+      for (const OpDefProto::AttrDef& attr : ours.attr()) our_attrs[attr.name()] = Attr(attr);
+      for (const OpDefProto::AttrDef& attr : theirs.attr()) {
+        auto it = our_attrs.find(attr.name());
+        if (it == our_attrs.end()) {
+          ADD_FAILURE() << where << ": no attr " << attr.name();
+          continue;
+        }
+        EXPECT_EQ(it->second, Attr(attr)) << where;
+        our_attrs.erase(it);
+      }
+      for (const OpDefProto::AttrDef& attr : ours.attr()) {
+        if (our_attrs.count(attr.name()) > 0) {
+          EXPECT_TRUE(attr.has_default_value()) << where << ": attr " << attr.name();
+        }
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 10);
+}
+
 TEST(TfSavedModelTest, HalfPlusTwoServingDefault) {
   SavedModelBundle bundle = Load(ModelDir("saved_model_half_plus_two_cpu"));
   ASSERT_NE(bundle.session, nullptr);
   EXPECT_EQ(bundle.meta_graph_def.meta_info_def().tensorflow_version(), "1.14.0");
-  EXPECT_EQ(RunFloats(bundle, "serving_default", {{"x", Tensor::FromVector<float>({1, 2, 3}, {3})}},
-                      "y"),
-            (std::vector<float>{2.5f, 3.0f, 3.5f}));
+  EXPECT_EQ(
+      RunFloats(bundle, "serving_default", {{"x", Tensor::FromVector<float>({1, 2, 3}, {3})}}, "y"),
+      (std::vector<float>{2.5f, 3.0f, 3.5f}));
   // regress_x2_to_y3: y3 = a * x2 + c, c = 3 from the checkpoint.
   EXPECT_EQ(RunFloats(bundle, "regress_x2_to_y3",
                       {{"inputs", Tensor::FromVector<float>({1, 2}, {2, 1})}}, "outputs"),

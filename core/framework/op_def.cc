@@ -1,6 +1,7 @@
 #include "core/framework/op_def.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -232,6 +233,20 @@ absl::StatusOr<OpDef> OpDefBuilder::Finalize() const {
     TG_ASSIGN_OR_RETURN(ArgDef a, ParseArgSpec(spec, op.attrs));
     op.outputs.push_back(std::move(a));
   }
+  // As in TensorFlow: the attr that counts an argument's tensors ("N" of
+  // "N * T", or a list(type) giving their types) is at least 1 unless its
+  // spec says otherwise.
+  for (const std::vector<ArgDef>* args : {&op.inputs, &op.outputs}) {
+    for (const ArgDef& arg : *args) {
+      for (const std::string& counted : {arg.number_attr, arg.type_list_attr}) {
+        for (AttrDef& attr : op.attrs) {
+          if (!counted.empty() && attr.name == counted && !attr.minimum.has_value()) {
+            attr.minimum = 1;
+          }
+        }
+      }
+    }
+  }
   ApplyDoc(doc_, &op);
   return op;
 }
@@ -261,6 +276,62 @@ std::vector<std::string> OpRegistry::ListOps() const {
   for (const auto& [name, def] : ops_) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+namespace {
+
+void ArgToProto(const ArgDef& arg, bool docs, OpDefProto::ArgDef* out) {
+  out->set_name(arg.name);
+  if (docs) out->set_description(arg.description);
+  if (arg.type != DT_INVALID) out->set_type(arg.type);
+  out->set_type_attr(arg.type_attr);
+  out->set_number_attr(arg.number_attr);
+  out->set_type_list_attr(arg.type_list_attr);
+  out->set_is_ref(arg.is_ref);
+}
+
+}  // namespace
+
+OpDefProto OpDefToProto(const OpDef& def, bool docs) {
+  OpDefProto out;
+  out.set_name(def.name);
+  for (const ArgDef& arg : def.inputs) ArgToProto(arg, docs, out.add_input_arg());
+  for (const ArgDef& arg : def.outputs) ArgToProto(arg, docs, out.add_output_arg());
+  for (const AttrDef& attr : def.attrs) {
+    OpDefProto::AttrDef* a = out.add_attr();
+    a->set_name(attr.name);
+    a->set_type(attr.type);
+    if (attr.default_value.has_value()) *a->mutable_default_value() = *attr.default_value;
+    if (docs) a->set_description(attr.description);
+    if (attr.minimum.has_value()) {
+      a->set_has_minimum(true);
+      a->set_minimum(*attr.minimum);
+    }
+    for (DataType t : attr.allowed_types) {
+      a->mutable_allowed_values()->mutable_list()->add_type(t);
+    }
+    for (const std::string& s : attr.allowed_strings) {
+      a->mutable_allowed_values()->mutable_list()->add_s(s);
+    }
+  }
+  if (docs) {
+    out.set_summary(def.summary);
+    out.set_description(def.description);
+  }
+  out.set_is_stateful(def.is_stateful);
+  return out;
+}
+
+OpList StrippedOpList(const GraphDef& graph) {
+  std::set<std::string> used;
+  for (const NodeDef& node : graph.node()) used.insert(node.op());
+  OpList list;
+  for (const std::string& op : used) {
+    if (const OpDef* def = OpRegistry::Global()->Find(op); def != nullptr) {
+      *list.add_op() = OpDefToProto(*def, /*docs=*/false);
+    }
+  }
+  return list;
 }
 
 OpRegistrar::OpRegistrar(const OpDefBuilder& builder) {

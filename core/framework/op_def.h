@@ -37,7 +37,9 @@
 #include "core/framework/tensor_shape.h"
 #include "core/framework/types.h"
 #include "proto/attr_value.pb.h"
+#include "proto/graph.pb.h"
 #include "proto/node_def.pb.h"
+#include "proto/op_def.pb.h"
 
 namespace tensorgrid {
 
@@ -103,6 +105,17 @@ class OpDefBuilder {
   ShapeFn shape_fn_;
   std::string doc_;
 };
+
+// `def` as TensorFlow's OpDef proto (the stripped_op_list of the
+// MetaGraphDefs a SavedModel holds): arguments, attrs with their defaults,
+// allowed values and minimums, statefulness; with `docs`, the summary and
+// the descriptions too (TensorFlow strips them from stripped_op_list).
+OpDefProto OpDefToProto(const OpDef& def, bool docs);
+
+// TensorFlow's stripped_op_list for `graph`: the OpDef, without docs, of
+// every registered op its nodes use, sorted by name. Ops that
+// are not registered here are left out.
+OpList StrippedOpList(const GraphDef& graph);
 
 // All registered ops, keyed by name. Thread-safe.
 class OpRegistry {

@@ -65,6 +65,45 @@ TEST(OpDefBuilderTest, TypeListsWithAllowedTypesAndMinimum) {
   EXPECT_FALSE(OpDefBuilder("Bad").Attr("T: list({float, 'x'})").Finalize().ok());
 }
 
+TEST(OpDefBuilderTest, AttrsCountingAnArgumentsTensorsAreAtLeastOneAsInTensorFlow) {
+  OpDef op = MustFinalize(OpDefBuilder("Counted")
+                              .Input("a: N * float")
+                              .Output("b: Tout")
+                              .Input("c: M * float")
+                              .Attr("N: int")
+                              .Attr("Tout: list(type)")
+                              .Attr("M: int >= 0")
+                              .Attr("other: int"));
+  EXPECT_EQ(op.FindAttr("N")->minimum, 1);
+  EXPECT_EQ(op.FindAttr("Tout")->minimum, 1);
+  EXPECT_EQ(op.FindAttr("M")->minimum, 0);  // as its spec says
+  EXPECT_FALSE(op.FindAttr("other")->minimum.has_value());
+}
+
+TEST(OpDefToProtoTest, TensorFlowsOpDefWithOrWithoutDocs) {
+  OpDef op = MustFinalize(OpDefBuilder("P")
+                              .Input("x: T")
+                              .Input("r: Ref(float)")
+                              .Output("y: N * T")
+                              .Attr("T: {float, int64}")
+                              .Attr("N: int")
+                              .Attr("mode: {'a', 'b'} = 'a'")
+                              .SetIsStateful()
+                              .Doc("Sums.\n\nx: the input."));
+  const OpDefProto stripped = OpDefToProto(op, /*docs=*/false);
+  EXPECT_EQ(
+      stripped.ShortDebugString(),
+      "name: \"P\" input_arg { name: \"x\" type_attr: \"T\" } input_arg { name: \"r\" "
+      "type: DT_FLOAT is_ref: true } output_arg { name: \"y\" type_attr: \"T\" number_attr: "
+      "\"N\" } attr { name: \"T\" type: \"type\" allowed_values { list { type: DT_FLOAT type: "
+      "DT_INT64 } } } attr { name: \"N\" type: \"int\" has_minimum: true minimum: 1 } attr { "
+      "name: \"mode\" type: \"string\" default_value { s: \"a\" } allowed_values { list { s: "
+      "\"a\" s: \"b\" } } } is_stateful: true");
+  const OpDefProto documented = OpDefToProto(op, /*docs=*/true);
+  EXPECT_EQ(documented.summary(), "Sums.");
+  EXPECT_EQ(documented.input_arg(0).description(), "the input.");
+}
+
 TEST(OpDefBuilderTest, DocSplitsSummaryDescriptionAndArgs) {
   OpDef op = MustFinalize(
       OpDefBuilder("Doc").Input("x: float").Output("y: float").Attr("scale: float = 1").Doc(R"doc(

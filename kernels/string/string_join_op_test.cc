@@ -1,6 +1,7 @@
 #include <string>
 #include <vector>
 
+#include "core/platform/status_testutil.h"
 #include "kernels/ops_testutil.h"
 
 namespace tensorgrid {
@@ -35,10 +36,9 @@ TEST_F(StringJoinTest, ScalarsBroadcastWithASeparator) {
                                  {2, 2});
 }
 
-TEST_F(StringJoinTest, NoInputsGiveAnEmptyScalar) {
-  ASSERT_OK(MakeJoin(0, ","));
-  ASSERT_OK(RunOp());
-  ExpectTensorEqual<std::string>(GetOutput(0), {""}, {});
+TEST_F(StringJoinTest, NoInputsIsInvalidAsInTensorFlow) {
+  // N counts the inputs, so (as in TensorFlow) it is at least 1.
+  EXPECT_STATUS(MakeJoin(0, ","), kInvalidArgument, "is 0, less than the minimum 1");
 }
 
 TEST_F(StringJoinTest, MismatchedShapesNameTheInputs) {
