@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/client_session.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
@@ -112,6 +113,46 @@ Tensor Filled(int64_t n) {
   return t;
 }
 
+// Where a traced step's host time went: its span from the first node's
+// start to the last one's end, the time the kernels held a host thread (for
+// GPU kernels, mostly launching them), and the op types that held it
+// longest. For finding what to cut from a step bound by the host.
+void PrintHostTime(const RunMetadata& meta, const std::string& what) {
+  struct Spent {
+    int64_t nanos = 0;
+    int nodes = 0;
+  };
+  std::map<std::string, Spent> by_op;
+  int64_t first = INT64_MAX, last = INT64_MIN, held = 0;
+  int nodes = 0;
+  for (const auto& dev : meta.step_stats().dev_stats()) {
+    for (const auto& n : dev.node_stats()) {
+      first = std::min(first, n.all_start_nanos());
+      last = std::max(last, n.all_start_nanos() + n.all_end_rel_nanos());
+      const int64_t spent = n.op_end_rel_nanos() - n.op_start_rel_nanos();
+      // "name = Op" or "name = Op(...)": the op's type.
+      std::string op = n.timeline_label();
+      if (size_t eq = op.find(" = "); eq != std::string::npos) op = op.substr(eq + 3);
+      op = op.substr(0, op.find_first_of("( "));
+      by_op[op].nanos += spent;
+      ++by_op[op].nodes;
+      held += spent;
+      ++nodes;
+    }
+  }
+  if (nodes == 0) return;
+  std::vector<std::pair<std::string, Spent>> top(by_op.begin(), by_op.end());
+  std::sort(top.begin(), top.end(),
+            [](const auto& a, const auto& b) { return a.second.nanos > b.second.nanos; });
+  std::printf("  %s: the traced step spans %.0f us; its %d nodes held host threads %.0f us:",
+              what.c_str(), (last - first) / 1e3, nodes, held / 1e3);
+  for (size_t i = 0; i < top.size() && i < 8; ++i) {
+    std::printf(" %s x%d %.0f us;", top[i].first.c_str(), top[i].second.nodes,
+                top[i].second.nanos / 1e3);
+  }
+  std::printf("\n");
+}
+
 void MatMulRow(int64_t n) {
   auto created = NewSession(SessionOptions());
   Check(created.status(), "NewSession");
@@ -127,6 +168,21 @@ void MatMulRow(int64_t n) {
   Check(handle.status(), "MakeCallable");
   const double tg =
       SecondsPer([&] { Check(session->RunCallable(*handle, {}, &out, nullptr), "step"); });
+  // What the step costs besides the product: one that only reads a
+  // variable, and where a traced MatMul step's host time goes.
+  CallableOptions read_only;
+  read_only.add_target("read_a");
+  auto read_handle = session->MakeCallable(read_only);
+  Check(read_handle.status(), "MakeCallable");
+  const double read_step =
+      SecondsPer([&] { Check(session->RunCallable(*read_handle, {}, &out, nullptr), "step"); });
+  RunOptions trace;
+  trace.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata meta;
+  Check(session->Run(trace, {}, {}, {"m"}, &out, &meta), "traced step");
+  std::printf("  MatMul %lld: a step that only reads a variable takes %.1f us\n",
+              static_cast<long long>(n), read_step * 1e6);
+  PrintHostTime(meta, absl::StrCat("MatMul ", n));
 
   // The peer: cuBLAS on its own stream and handle, same math mode.
   cudaStream_t stream;
@@ -162,47 +218,6 @@ void MatMulRow(int64_t n) {
   cudaFree(c);
   cublasDestroy(blas);
   cudaStreamDestroy(stream);
-}
-
-// Where a traced step's host time went: its span from the first node's
-// start to the last one's end, the time the kernels held a host thread (for
-// GPU kernels, mostly launching them), and the op types that held it
-// longest. For finding what to cut from a step bound by the host.
-void PrintHostTime(const RunMetadata& meta, int64_t batch) {
-  struct Spent {
-    int64_t nanos = 0;
-    int nodes = 0;
-  };
-  std::map<std::string, Spent> by_op;
-  int64_t first = INT64_MAX, last = INT64_MIN, held = 0;
-  int nodes = 0;
-  for (const auto& dev : meta.step_stats().dev_stats()) {
-    for (const auto& n : dev.node_stats()) {
-      first = std::min(first, n.all_start_nanos());
-      last = std::max(last, n.all_start_nanos() + n.all_end_rel_nanos());
-      const int64_t spent = n.op_end_rel_nanos() - n.op_start_rel_nanos();
-      // "name = Op" or "name = Op(...)": the op's type.
-      std::string op = n.timeline_label();
-      if (size_t eq = op.find(" = "); eq != std::string::npos) op = op.substr(eq + 3);
-      op = op.substr(0, op.find_first_of("( "));
-      by_op[op].nanos += spent;
-      ++by_op[op].nodes;
-      held += spent;
-      ++nodes;
-    }
-  }
-  if (nodes == 0) return;
-  std::vector<std::pair<std::string, Spent>> top(by_op.begin(), by_op.end());
-  std::sort(top.begin(), top.end(),
-            [](const auto& a, const auto& b) { return a.second.nanos > b.second.nanos; });
-  std::printf(
-      "  batch %lld: the traced step spans %.0f us; its %d nodes held host threads %.0f us:",
-      static_cast<long long>(batch), (last - first) / 1e3, nodes, held / 1e3);
-  for (size_t i = 0; i < top.size() && i < 8; ++i) {
-    std::printf(" %s x%d %.0f us;", top[i].first.c_str(), top[i].second.nodes,
-                top[i].second.nanos / 1e3);
-  }
-  std::printf("\n");
 }
 
 absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) {
@@ -245,7 +260,7 @@ absl::StatusOr<double> MlpStepSeconds(const std::string& device, int64_t batch) 
     std::printf("  batch %lld: %d nodes on %s\n", static_cast<long long>(batch),
                 dev.node_stats_size(), dev.device().c_str());
   }
-  PrintHostTime(meta, batch);
+  PrintHostTime(meta, absl::StrCat("MLP batch ", batch));
   return t;
 }
 
