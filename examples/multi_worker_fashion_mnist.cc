@@ -45,6 +45,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/data/dataset.h"
@@ -207,6 +208,9 @@ absl::Status Main(const Options& o) {
               strategy->server()->address().c_str());
   std::printf("%s: %d replicas in sync, global batch %lld\n", me.c_str(),
               strategy->num_replicas_in_sync(), static_cast<long long>(global_batch));
+  // As TensorFlow's "Using MirroredStrategy with devices (...)".
+  std::printf("%s: replicas on %s\n", me.c_str(),
+              absl::StrJoin(strategy->replica_devices(), ", ").c_str());
   std::fflush(stdout);
 
   TG_ASSIGN_OR_RETURN(MnistData train, LoadFashionMnist(o.data_dir, MnistSplit::kTrain));

@@ -21,6 +21,9 @@
 #                                        # (OUT_DIR/scaling.log); a device call of
 #                                        # its own (the two bundles together are
 #                                        # over the 64 MiB a call carries)
+#   bash .scaling_bundle/run.sh OUT_DIR gpu-examples
+#                                        # there too: the Fashion-MNIST examples
+#                                        # on the GPU (a few minutes)
 #
 # The bundle is self-contained apart from the GPU machine's own driver, glibc,
 # libstdc++ and CUDA libraries (cuBLAS is found there with ldconfig or under
@@ -59,16 +62,26 @@ if [[ "${1:-}" == scaling ]]; then
   copy_libraries "$bundle"
   cp /usr/share/datasets/fashion-mnist/*.gz "$bundle/data/"
   cp bench/run_scaling.sh "$bundle/bench/"
+  mkdir -p "$bundle/scripts"
+  cp scripts/gpu_examples.sh "$bundle/scripts/"
+  cp scripts/cuda_libs.sh "$bundle/"
   cp examples/run_distributed_fashion_mnist.sh "$bundle/examples/"
   cp tests/free_ports.py "$bundle/tests/"
   cat >"$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # On the 16-core machine: bench/run_scaling.sh over the carried binaries and
-# data. Usage: bash run.sh OUT_DIR [MODELS]
+# data (Usage: bash run.sh OUT_DIR [MODELS]), or with MODELS "gpu-examples"
+# scripts/gpu_examples.sh (the examples on the GPU).
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/results}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The examples link the GPU device, hence the machine's cuBLAS.
+source "$here/cuda_libs.sh" "$here" || exit 1
+if [[ "${2:-}" == gpu-examples ]]; then
+  BIN_DIR="$here/bin" DATA_DIR="$here/data" bash "$here/scripts/gpu_examples.sh" "$out" 2>&1 |
+    tee "$out/gpu_examples.log"
+  exit
+fi
 SKIP_BUILD=1 BIN_DIR="$here/bin" DATA_DIR="$here/data" OUT_DIR="$out/raw" \
   MODELS="${2:-mlp mobilenet ps}" bash "$here/bench/run_scaling.sh" 2>&1 | tee "$out/scaling.log"
 RUN
@@ -96,6 +109,7 @@ done
 copy_libraries "$bundle"
 printf '%s\n' "${TESTS[@]##*:}" > "$bundle/tests.txt"
 cp scripts/gpu_run.sh "$bundle/run.sh"
+cp scripts/cuda_libs.sh "$bundle/"
 cp bench/gpu_mlp_torch.py "$bundle/"
 tar cJf "$bundle.tar.xz" "$bundle"
 du -sh "$bundle" "$bundle.tar.xz"

@@ -11,14 +11,8 @@ mkdir -p "$out"
 log=$out/gpu_check.log
 exec > >(tee "$log") 2>&1
 
-# cuBLAS from the machine's own CUDA (never carried: it is half a gigabyte).
-cublas=$(ldconfig -p | awk '/libcublas\.so\.13 /{print $NF; exit}')
-if [ -z "$cublas" ]; then
-  cublas=$(find /usr/local/cuda* /usr/lib /opt /usr/local/lib -name 'libcublas.so.13' 2>/dev/null | head -1)
-fi
-if [ -z "$cublas" ]; then echo "gpu_run: libcublas.so.13 not found on this machine"; exit 1; fi
-export LD_LIBRARY_PATH="$here/lib:$(dirname "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-echo "gpu_run: $(date -u +%FT%TZ) on $(hostname); cuBLAS from $(dirname "$cublas")"
+source "$here/cuda_libs.sh" "$here" || exit 1
+echo "gpu_run: $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true
 
 passed=0 failed=0

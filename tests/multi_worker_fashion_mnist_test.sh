@@ -43,6 +43,8 @@ read -r -a TASK_PIDS < <(sed -nE 's/^pid \S+ ([0-9]+)$/\1/p' "$TMP/launch.out" |
 [[ ${#TASK_PIDS[@]} -eq 2 ]] || fail "expected 2 task pids: [$(cat "$TMP/launch.out")]"
 grep -q "^\[worker:0\] worker 0: 2 replicas in sync, global batch 128$" "$TMP/launch.out" ||
   fail "no '2 replicas in sync, global batch 128' line: [$(cat "$TMP/launch.out")]"
+grep -q "^\[worker:1\] worker 1: replicas on /job:worker/replica:0/task:1/device:CPU:0$" \
+  "$TMP/launch.out" || fail "no 'replicas on' line naming worker 1's CPU: [$(cat "$TMP/launch.out")]"
 a0=$(accuracy "$TMP/launch.out" 0)
 a1=$(accuracy "$TMP/launch.out" 1)
 if [[ -n "$a0" && "$a0" == "$a1" ]] && holds "$a0" '>' 0.80; then
