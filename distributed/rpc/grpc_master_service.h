@@ -121,7 +121,6 @@ class GrpcMasterService final {
     ~InUse() { Done(); }
 
     Master* operator->() const { return master_.get(); }
-    Master& operator*() const { return *master_; }
     void Done();
 
    private:
