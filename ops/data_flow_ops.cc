@@ -9,7 +9,7 @@ namespace {
 
 TG_REGISTER_OP("FIFOQueueV2")
     .Output("handle: resource")
-    .Attr("component_types: list(type)")
+    .Attr("component_types: list(type) >= 1")
     .Attr("shapes: list(shape) = []")
     .Attr("capacity: int = -1")
     .Attr("container: string = ''")
