@@ -162,20 +162,18 @@ void MatMulRow(int64_t n) {
   Check(session->Run({{"init_a", Filled(n)}, {"init_b", Filled(n)}}, {}, {"assign_a", "assign_b"},
                      &out),
         "initializing the variables");
-  CallableOptions callable;
-  callable.add_target("m");
-  auto handle = session->MakeCallable(callable);
-  Check(handle.status(), "MakeCallable");
-  const double tg =
-      SecondsPer([&] { Check(session->RunCallable(*handle, {}, &out, nullptr), "step"); });
+  // Seconds per step of a callable whose target is `target`.
+  auto step_seconds = [&](const std::string& target) {
+    CallableOptions callable;
+    callable.add_target(target);
+    auto handle = session->MakeCallable(callable);
+    Check(handle.status(), "MakeCallable");
+    return SecondsPer([&] { Check(session->RunCallable(*handle, {}, &out, nullptr), "step"); });
+  };
+  const double tg = step_seconds("m");
   // What the step costs besides the product: one that only reads a
   // variable, and where a traced MatMul step's host time goes.
-  CallableOptions read_only;
-  read_only.add_target("read_a");
-  auto read_handle = session->MakeCallable(read_only);
-  Check(read_handle.status(), "MakeCallable");
-  const double read_step =
-      SecondsPer([&] { Check(session->RunCallable(*read_handle, {}, &out, nullptr), "step"); });
+  const double read_step = step_seconds("read_a");
   RunOptions trace;
   trace.set_trace_level(RunOptions::FULL_TRACE);
   RunMetadata meta;

@@ -16,10 +16,8 @@
 #include "client/ops/collective_ops.h"
 #include "core/framework/device_factory.h"
 #include "core/framework/op_kernel.h"
-#include "core/platform/free_port.h"
 #include "core/platform/status_testutil.h"
 #include "devices/fake_gpu/fake_gpu_device.h"
-#include "distributed/server.h"
 
 namespace tensorgrid {
 namespace distribute {
@@ -35,15 +33,6 @@ class GpuStrategyTest : public ::testing::Test {
     }
   }
   void SetUp() override { ResetFakeGpuCopyCounts(); }
-
-  // The devices the nodes named `op_name` (in any name scope) ran on.
-  static std::set<std::string> DevicesOf(const Trained& t, const std::string& op_name) {
-    std::set<std::string> devices;
-    for (const auto& [node, device] : t.placement) {
-      if (node == op_name || absl::EndsWith(node, "/" + op_name)) devices.insert(device);
-    }
-    return devices;
-  }
 };
 
 TEST_F(GpuStrategyTest, LocalDeviceCountCountsWithoutMakingDevices) {
@@ -70,9 +59,7 @@ TEST_F(GpuStrategyTest, CollectiveReduceBetweenTwoGpusGoesThroughHostMemory) {
   }
   GraphDef graph;
   ASSERT_OK(root.ToGraphDef(&graph));
-  auto session_or = NewSession(SessionOptions());
-  ASSERT_TRUE(session_or.ok()) << session_or.status();
-  std::unique_ptr<Session> session = std::move(*session_or);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions()));
   ASSERT_OK(session->Create(graph));
   RunOptions options;
   options.set_trace_level(RunOptions::FULL_TRACE);
@@ -97,22 +84,18 @@ TEST_F(GpuStrategyTest, MirroredStrategyDefaultsToEveryLocalGpu) {
   EXPECT_EQ(on_gpus.replica_devices(),
             (std::vector<std::string>{"/device:GPU:0", "/device:GPU:1"}));
   EXPECT_TRUE(on_gpus.session_config().allow_soft_placement());
-  auto gpus_or = Train(on_gpus, 4, /*adam=*/false, "", /*stepwise=*/true,
-                       /*trace=*/true);
-  ASSERT_TRUE(gpus_or.ok()) << gpus_or.status();
-  Trained gpus = std::move(*gpus_or);
+  ASSERT_OK_AND_ASSIGN(Trained gpus, Train(on_gpus, 4, /*adam=*/false, "", /*stepwise=*/true,
+                                           /*trace=*/true));
   MirroredStrategy on_cpus({"/device:CPU:0", "/device:CPU:1"});
-  auto cpus_or = Train(on_cpus, 4, false, "", true);
-  ASSERT_TRUE(cpus_or.ok()) << cpus_or.status();
-  Trained cpus = std::move(*cpus_or);
+  ASSERT_OK_AND_ASSIGN(Trained cpus, Train(on_cpus, 4, false, "", true));
   ASSERT_EQ(gpus.per_step.size(), cpus.per_step.size());
   ExpectNear(gpus.w[0][0], cpus.w[0][0], 1e-6f);
   ExpectNear(gpus.b, cpus.b, 1e-6f);
   // Each replica's arithmetic and its all-reduce on its own GPU.
   const std::set<std::string> both = {"/job:localhost/replica:0/task:0/device:GPU:0",
                                       "/job:localhost/replica:0/task:0/device:GPU:1"};
-  EXPECT_EQ(DevicesOf(gpus, "MatMul"), both);
-  EXPECT_EQ(DevicesOf(gpus, "CollectiveReduce"), both);
+  EXPECT_EQ(DevicesRanOn(gpus, "MatMul"), both);
+  EXPECT_EQ(DevicesRanOn(gpus, "CollectiveReduce"), both);
   EXPECT_GT(FakeGpuCopyCounts().host_to_device, 0);
 }
 
@@ -120,22 +103,16 @@ TEST_F(GpuStrategyTest, CentralStorageStrategyComputesOnEveryLocalGpu) {
   CentralStorageStrategy central;
   EXPECT_EQ(central.replica_devices(),
             (std::vector<std::string>{"/device:GPU:0", "/device:GPU:1"}));
-  auto gpus_or = Train(central, 2, false, "", false, /*trace=*/true);
-  ASSERT_TRUE(gpus_or.ok()) << gpus_or.status();
-  Trained gpus = std::move(*gpus_or);
+  ASSERT_OK_AND_ASSIGN(Trained gpus, Train(central, 2, false, "", false, /*trace=*/true));
   CentralStorageStrategy on_cpus({"/device:CPU:0", "/device:CPU:1"});
-  auto cpus_or = Train(on_cpus, 2);
-  ASSERT_TRUE(cpus_or.ok()) << cpus_or.status();
-  Trained cpus = std::move(*cpus_or);
+  ASSERT_OK_AND_ASSIGN(Trained cpus, Train(on_cpus, 2));
   ExpectNear(gpus.w[0][0], cpus.w[0][0], 1e-6f);
-  EXPECT_EQ(DevicesOf(gpus, "MatMul").size(), 2u);
+  EXPECT_EQ(DevicesRanOn(gpus, "MatMul").size(), 2u);
 }
 
 TEST_F(GpuStrategyTest, MultiWorkerMirroredStrategyTrainsOnEachWorkersGpus) {
   OneDeviceStrategy one("/device:CPU:0");
-  auto ref_or = Train(one, 4);
-  ASSERT_TRUE(ref_or.ok()) << ref_or.status();
-  Trained ref = std::move(*ref_or);
+  ASSERT_OK_AND_ASSIGN(Trained ref, Train(one, 4));
   std::vector<WorkerRun> runs =
       TrainWorkers(2, MultiWorkerMirroredStrategy::Options(), 4, /*trace=*/true);
   for (int i = 0; i < 2; ++i) {
@@ -143,9 +120,9 @@ TEST_F(GpuStrategyTest, MultiWorkerMirroredStrategyTrainsOnEachWorkersGpus) {
     const std::string task = absl::StrCat("/job:worker/replica:0/task:", i);
     const std::vector<std::string> gpus = {task + "/device:GPU:0", task + "/device:GPU:1"};
     EXPECT_EQ(runs[i].replica_devices, gpus);
-    EXPECT_EQ(DevicesOf(*runs[i].trained, "MatMul"),
+    EXPECT_EQ(DevicesRanOn(*runs[i].trained, "MatMul"),
               std::set<std::string>(gpus.begin(), gpus.end()));
-    EXPECT_EQ(DevicesOf(*runs[i].trained, "CollectiveReduce"),
+    EXPECT_EQ(DevicesRanOn(*runs[i].trained, "CollectiveReduce"),
               std::set<std::string>(gpus.begin(), gpus.end()));
   }
   EXPECT_EQ(runs[0].trained->per_step, runs[1].trained->per_step);
@@ -163,33 +140,15 @@ TEST_F(GpuStrategyTest, MultiWorkerMirroredStrategyRefusesMoreReplicasThanGpus) 
 
 TEST_F(GpuStrategyTest, ParameterServerStrategyComputesOnEachWorkersGpu) {
   OneDeviceStrategy one("/device:CPU:0");
-  auto ref_or = Train(one, 4);
-  ASSERT_TRUE(ref_or.ok()) << ref_or.status();
-  Trained ref = std::move(*ref_or);
-  const std::vector<std::string> addresses = FreeLoopbackAddresses(3);
-  ASSERT_EQ(addresses.size(), 3u);
-  auto cluster_or =
-      ClusterSpec::FromMap({{"ps", {addresses[0]}}, {"worker", {addresses[1], addresses[2]}}});
-  ASSERT_TRUE(cluster_or.ok()) << cluster_or.status();
-  ClusterSpec cluster = std::move(*cluster_or);
-  std::vector<std::unique_ptr<Server>> servers;
-  for (const auto& [job, index] :
-       std::vector<std::pair<std::string, int>>{{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
-    auto server_or = Server::Create(cluster, job, index, ConfigProto());
-    ASSERT_TRUE(server_or.ok()) << server_or.status();
-    std::unique_ptr<Server> server = std::move(*server_or);
-    ASSERT_OK(server->Start());
-    servers.push_back(std::move(server));
-  }
-  auto strategy_or = ParameterServerStrategy::Create(cluster);
-  ASSERT_TRUE(strategy_or.ok()) << strategy_or.status();
-  std::unique_ptr<ParameterServerStrategy> strategy = std::move(*strategy_or);
-  auto trained_or = Train(*strategy, 4, false, strategy->target(), false, /*trace=*/true);
-  ASSERT_TRUE(trained_or.ok()) << trained_or.status();
-  Trained trained = std::move(*trained_or);
+  ASSERT_OK_AND_ASSIGN(Trained ref, Train(one, 4));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalCluster> cluster, LocalCluster::Start(1, 2));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ParameterServerStrategy> strategy,
+                       ParameterServerStrategy::Create(cluster->spec()));
+  ASSERT_OK_AND_ASSIGN(Trained trained,
+                       Train(*strategy, 4, false, strategy->target(), false, /*trace=*/true));
   ExpectNear(trained.w[0][0], ref.w[0][0], 1e-5f);
   ExpectNear(trained.b, ref.b, 1e-5f);
-  EXPECT_EQ(DevicesOf(trained, "MatMul"),
+  EXPECT_EQ(DevicesRanOn(trained, "MatMul"),
             (std::set<std::string>{"/job:worker/replica:0/task:0/device:GPU:0",
                                    "/job:worker/replica:0/task:1/device:GPU:0"}));
   // The variables, and their updates, stay on the ps's CPU.
@@ -201,7 +160,6 @@ TEST_F(GpuStrategyTest, ParameterServerStrategyComputesOnEachWorkersGpu) {
     }
   }
   EXPECT_GT(updates, 0);
-  for (auto& server : servers) server->Stop();
 }
 
 }  // namespace

@@ -89,8 +89,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(std::vector<std::string
                                                          int num_workers, int worker_index,
                                                          const Options& options,
                                                          std::unique_ptr<Server> server)
-    : MirroredStrategy(devices, num_workers * static_cast<int>(devices.size()),
-                       worker_index * static_cast<int>(devices.size()), options.mirrored),
+    : MirroredStrategy(std::move(devices), num_workers, worker_index, options.mirrored),
       num_workers_(num_workers),
       worker_index_(worker_index),
       server_(std::move(server)) {}

@@ -1,13 +1,11 @@
 // MultiWorkerMirroredStrategy and ParameterServerStrategy over real gRPC
 // servers in this process (free ports on 127.0.0.1).
-#include <thread>
-
-#include "absl/strings/str_cat.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
 #include "client/distribute/multi_worker_testutil.h"
 #include "client/distribute/parameter_server_strategy.h"
 #include "client/distribute/strategy_testutil.h"
 #include "core/platform/free_port.h"
+#include "core/platform/status_testutil.h"
 #include "distributed/server.h"
 
 namespace tensorgrid {
@@ -69,23 +67,8 @@ TEST(ParameterServerStrategyTest, TwoWorkersMatchOneReplica) {
   absl::StatusOr<Trained> ref = Train(one, 4);
   ASSERT_TRUE(ref.ok()) << ref.status();
 
-  ClusterSpec::JobMap jobs;
-  const std::vector<std::string> a = FreeLoopbackAddresses(4);
-  ASSERT_EQ(a.size(), 4u);
-  jobs["ps"] = {a[0], a[1]};
-  jobs["worker"] = {a[2], a[3]};
-  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromMap(jobs);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  std::vector<std::unique_ptr<Server>> servers;
-  for (const char* job : {"ps", "worker"}) {
-    for (int i = 0; i < 2; ++i) {
-      auto server = Server::Create(*cluster, job, i, ConfigProto());
-      ASSERT_TRUE(server.ok()) << server.status();
-      ASSERT_TRUE((*server)->Start().ok());
-      servers.push_back(std::move(*server));
-    }
-  }
-  auto strategy = ParameterServerStrategy::Create(*cluster);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalCluster> cluster, LocalCluster::Start(2, 2));
+  auto strategy = ParameterServerStrategy::Create(cluster->spec());
   ASSERT_TRUE(strategy.ok()) << strategy.status();
   EXPECT_EQ((*strategy)->num_replicas_in_sync(), 2);
   absl::StatusOr<Trained> t = Train(**strategy, 4, false, (*strategy)->target());
@@ -93,7 +76,6 @@ TEST(ParameterServerStrategyTest, TwoWorkersMatchOneReplica) {
   ExpectNear(t->w[0][0], ref->w[0][0], 1e-5f);
   ExpectNear(t->b, ref->b, 1e-5f);
   EXPECT_EQ(t->global_step, ref->global_step);
-  for (auto& s : servers) s->Stop();
 }
 
 TEST(ParameterServerStrategyTest, NeedsPsAndWorkers) {

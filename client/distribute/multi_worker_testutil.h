@@ -1,6 +1,7 @@
-// Test helpers for MultiWorkerMirroredStrategy: a TF_CONFIG, and workers of
-// one cluster started in threads of the test's process, each training the
-// linear model of strategy_testutil.h.
+// Test helpers for the multi-worker strategies: a TF_CONFIG, the workers of
+// a MultiWorkerMirrored cluster started in threads of the test's process,
+// each training the linear model of strategy_testutil.h, and a cluster of
+// ps and worker servers for ParameterServerStrategy.
 #ifndef TENSORGRID_CLIENT_DISTRIBUTE_MULTI_WORKER_TESTUTIL_H_
 #define TENSORGRID_CLIENT_DISTRIBUTE_MULTI_WORKER_TESTUTIL_H_
 
@@ -11,6 +12,7 @@
 #include "client/distribute/multi_worker_mirrored_strategy.h"
 #include "client/distribute/strategy_testutil.h"
 #include "core/platform/free_port.h"
+#include "distributed/server.h"
 
 namespace tensorgrid {
 namespace distribute {
@@ -65,6 +67,40 @@ inline std::vector<WorkerRun> TrainWorkers(int n, MultiWorkerMirroredStrategy::O
   for (std::thread& t : threads) t.join();
   return runs;
 }
+
+// `ps` ps tasks and `workers` worker tasks, each a Server started in this
+// process on a free loopback port; stopped when this is destroyed.
+class LocalCluster {
+ public:
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(int ps, int workers) {
+    const std::vector<std::string> a = FreeLoopbackAddresses(ps + workers);
+    if (static_cast<int>(a.size()) != ps + workers) {
+      return absl::UnavailableError("no free loopback ports");
+    }
+    auto cluster = std::unique_ptr<LocalCluster>(new LocalCluster);
+    TG_ASSIGN_OR_RETURN(cluster->spec_,
+                        ClusterSpec::FromMap({{"ps", {a.begin(), a.begin() + ps}},
+                                              {"worker", {a.begin() + ps, a.end()}}}));
+    for (const auto& [job, count] : {std::pair<const char*, int>{"ps", ps}, {"worker", workers}}) {
+      for (int i = 0; i < count; ++i) {
+        TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                            Server::Create(cluster->spec_, job, i, ConfigProto()));
+        TG_RETURN_IF_ERROR(server->Start());
+        cluster->servers_.push_back(std::move(server));
+      }
+    }
+    return cluster;
+  }
+  ~LocalCluster() {
+    for (auto& server : servers_) server->Stop();
+  }
+  const ClusterSpec& spec() const { return spec_; }
+
+ private:
+  LocalCluster() = default;
+  ClusterSpec spec_;
+  std::vector<std::unique_ptr<Server>> servers_;
+};
 
 }  // namespace distribute
 }  // namespace tensorgrid

@@ -36,9 +36,7 @@ absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> ParameterServerStrategy
 
 ParameterServerStrategy::ParameterServerStrategy(std::vector<std::string> workers,
                                                  std::vector<std::string> ps, std::string target)
-    : Strategy(workers, static_cast<int>(workers.size()), 0),
-      ps_devices_(std::move(ps)),
-      target_(std::move(target)) {}
+    : Strategy(std::move(workers)), ps_devices_(std::move(ps)), target_(std::move(target)) {}
 
 training::Variable ParameterServerStrategy::CreateVariable(
     const Scope& scope, const std::string& name, const TensorShape& shape, DataType dtype,

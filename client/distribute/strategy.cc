@@ -164,10 +164,10 @@ Output ReplicaContext::AllReduce(ReduceOp op, const Output& value) {
 // ---------------------------------------------------------------------------
 // Strategy
 
-Strategy::Strategy(std::vector<std::string> devices, int num_replicas_in_sync, int first_replica)
+Strategy::Strategy(std::vector<std::string> devices, int num_workers, int worker_index)
     : devices_(std::move(devices)),
-      num_replicas_in_sync_(num_replicas_in_sync),
-      first_replica_(first_replica),
+      num_replicas_in_sync_(num_workers * static_cast<int>(devices_.size())),
+      first_replica_(worker_index * static_cast<int>(devices_.size())),
       creator_(std::make_shared<Creator>(this)) {
   SetGroup(devices_);
 }
@@ -431,7 +431,7 @@ absl::Status DistributedDataset::Iterator::GetNextFeeds(FeedList* feeds, bool* e
 // ---------------------------------------------------------------------------
 // OneDeviceStrategy
 
-OneDeviceStrategy::OneDeviceStrategy(const std::string& device) : Strategy({device}, 1, 0) {}
+OneDeviceStrategy::OneDeviceStrategy(const std::string& device) : Strategy({device}) {}
 
 Variable OneDeviceStrategy::CreateVariable(const Scope& scope, const std::string& name,
                                            const TensorShape& shape, DataType dtype,
@@ -450,8 +450,7 @@ absl::StatusOr<Operation> OneDeviceStrategy::Apply(const Scope& scope,
 
 CentralStorageStrategy::CentralStorageStrategy(std::vector<std::string> compute_devices,
                                                std::string parameter_device)
-    : Strategy(DefaultDevices(compute_devices),
-               static_cast<int>(DefaultDevices(compute_devices).size()), 0),
+    : Strategy(DefaultDevices(std::move(compute_devices))),
       parameter_device_(std::move(parameter_device)) {}
 
 ConfigProto CentralStorageStrategy::session_config() const {
@@ -479,12 +478,11 @@ MirroredStrategy::MirroredStrategy(std::vector<std::string> devices)
     : MirroredStrategy(std::move(devices), Options()) {}
 
 MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, const Options& options)
-    : MirroredStrategy(DefaultDevices(devices), static_cast<int>(DefaultDevices(devices).size()), 0,
-                       options) {}
+    : MirroredStrategy(DefaultDevices(std::move(devices)), 1, 0, options) {}
 
-MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, int num_replicas_in_sync,
-                                   int first_replica, const Options& options)
-    : Strategy(std::move(devices), num_replicas_in_sync, first_replica), options_(options) {}
+MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, int num_workers,
+                                   int worker_index, const Options& options)
+    : Strategy(std::move(devices), num_workers, worker_index), options_(options) {}
 
 ConfigProto MirroredStrategy::session_config() const { return ConfigFor(replica_devices()); }
 

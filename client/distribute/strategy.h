@@ -243,7 +243,9 @@ class Strategy {
   };
 
  protected:
-  Strategy(std::vector<std::string> devices, int num_replicas_in_sync, int first_replica);
+  // One replica on each of `devices`, in each of `num_workers` programs
+  // (multi-worker strategies; this one is `worker_index`).
+  explicit Strategy(std::vector<std::string> devices, int num_workers = 1, int worker_index = 0);
 
   // Builds variable `name` the strategy's way (the VariableCreator hook).
   virtual training::Variable CreateVariable(const Scope& scope, const std::string& name,
@@ -345,9 +347,9 @@ class MirroredStrategy : public Strategy {
   Output Reduce(const Scope& scope, ReduceOp op, const PerReplica& value) override;
 
  protected:
-  // For MultiWorkerMirroredStrategy: the local devices, all replicas in sync,
-  // the global id of the first local one, the group's member devices.
-  MirroredStrategy(std::vector<std::string> devices, int num_replicas_in_sync, int first_replica,
+  // For MultiWorkerMirroredStrategy: the local devices, in each of
+  // `num_workers` programs, this one `worker_index`.
+  MirroredStrategy(std::vector<std::string> devices, int num_workers, int worker_index,
                    const Options& options);
   training::Variable CreateVariable(const Scope& scope, const std::string& name,
                                     const TensorShape& shape, DataType dtype,

@@ -5,10 +5,12 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "client/distribute/strategy.h"
 #include "client/ops/standard_ops.h"
 #include "client/training/global_step.h"
@@ -146,6 +148,16 @@ inline absl::StatusOr<Trained> Train(Strategy& strategy, int epochs, bool adam =
     }
   }
   return t;
+}
+
+// The devices the nodes named `op_name` (in any name scope) ran on, in
+// the step Train traced.
+inline std::set<std::string> DevicesRanOn(const Trained& t, const std::string& op_name) {
+  std::set<std::string> devices;
+  for (const auto& [node, device] : t.placement) {
+    if (node == op_name || absl::EndsWith(node, "/" + op_name)) devices.insert(device);
+  }
+  return devices;
 }
 
 inline void ExpectNear(const Tensor& a, const Tensor& b, float tol) {

@@ -31,11 +31,13 @@ std::map<std::string, DeviceFactory> DeviceFactories() {
   return factories;
 }
 
+int CpuDeviceCount(const ConfigProto& config) {
+  auto it = config.device_count().find(DEVICE_CPU);
+  return it == config.device_count().end() ? 1 : std::max(it->second, 1);
+}
+
 absl::StatusOr<int> LocalDeviceCount(const std::string& type, const ConfigProto& config) {
-  if (type == DEVICE_CPU) {
-    auto it = config.device_count().find(DEVICE_CPU);
-    return it == config.device_count().end() ? 1 : std::max(it->second, 1);
-  }
+  if (type == DEVICE_CPU) return CpuDeviceCount(config);
   Registered registered;
   {
     absl::MutexLock lock(&registry_mu);

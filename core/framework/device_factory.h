@@ -37,6 +37,10 @@ void RegisterDeviceFactory(const std::string& type, DeviceFactory factory,
 // Every registered factory by type.
 std::map<std::string, DeviceFactory> DeviceFactories();
 
+// The CPU devices `config` gives a task: device_count {"CPU": N}, at least
+// one (one when unset).
+int CpuDeviceCount(const ConfigProto& config);
+
 // How many devices of `type` a task of this process has under `config`:
 // CPUs as device_count {"CPU": N} says (default 1), other types as their
 // factory would make them (0 when none is registered). For what defaults

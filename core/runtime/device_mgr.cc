@@ -11,9 +11,7 @@ DeviceMgr::DeviceMgr(std::vector<std::unique_ptr<Device>> devices) : devices_(st
 
 std::unique_ptr<DeviceMgr> DeviceMgr::ForTask(const std::string& task_prefix,
                                               const ConfigProto& config) {
-  int cpus = 1;
-  auto it = config.device_count().find(DEVICE_CPU);
-  if (it != config.device_count().end() && it->second > 0) cpus = it->second;
+  const int cpus = CpuDeviceCount(config);
   std::vector<std::unique_ptr<Device>> devices;
   for (int i = 0; i < cpus; ++i) {
     devices.push_back(NewCpuDevice(absl::StrCat(task_prefix, "/device:CPU:", i),

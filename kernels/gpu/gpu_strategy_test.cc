@@ -7,17 +7,13 @@
 // this one finds what only CUDA shows. Skips with "no GPU" where CUDA sees
 // none.
 #include <iostream>
-#include <set>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/distribute/multi_worker_mirrored_strategy.h"
 #include "client/distribute/multi_worker_testutil.h"
 #include "client/distribute/parameter_server_strategy.h"
 #include "client/distribute/strategy_testutil.h"
-#include "core/platform/free_port.h"
 #include "devices/gpu/gpu_device.h"
-#include "distributed/server.h"
 
 namespace tensorgrid {
 namespace distribute {
@@ -36,14 +32,6 @@ class GpuStrategyTest : public ::testing::Test {
     ref_ = *std::move(ref);
   }
 
-  // The devices the nodes named `op_name` (in any name scope) ran on.
-  static std::set<std::string> DevicesOf(const Trained& t, const std::string& op_name) {
-    std::set<std::string> devices;
-    for (const auto& [node, device] : t.placement) {
-      if (node == op_name || absl::EndsWith(node, "/" + op_name)) devices.insert(device);
-    }
-    return devices;
-  }
   void ExpectMatchesTheCpu(const Trained& t) {
     ExpectNear(t.w[0][0], ref_.w[0][0], 1e-5f);
     ExpectNear(t.b, ref_.b, 1e-5f);
@@ -60,7 +48,7 @@ TEST_F(GpuStrategyTest, MirroredStrategyTakesTheGpus) {
   absl::StatusOr<Trained> t = Train(strategy, 4, false, "", false, /*trace=*/true);
   ASSERT_TRUE(t.ok()) << t.status();
   ExpectMatchesTheCpu(*t);
-  EXPECT_EQ(DevicesOf(*t, "MatMul"),
+  EXPECT_EQ(DevicesRanOn(*t, "MatMul"),
             std::set<std::string>{"/job:localhost/replica:0/task:0/device:GPU:0"});
 }
 
@@ -72,38 +60,25 @@ TEST_F(GpuStrategyTest, TwoMultiWorkerMirroredWorkersTrainOnTheirGpus) {
     ASSERT_TRUE(runs[i].trained.ok()) << "worker " << i << ": " << runs[i].trained.status();
     const std::string gpu = absl::StrCat("/job:worker/replica:0/task:", i, "/device:GPU:0");
     EXPECT_EQ(runs[i].replica_devices, std::vector<std::string>{gpu});
-    EXPECT_EQ(DevicesOf(*runs[i].trained, "MatMul"), std::set<std::string>{gpu});
-    EXPECT_EQ(DevicesOf(*runs[i].trained, "CollectiveReduce"), std::set<std::string>{gpu});
+    EXPECT_EQ(DevicesRanOn(*runs[i].trained, "MatMul"), std::set<std::string>{gpu});
+    EXPECT_EQ(DevicesRanOn(*runs[i].trained, "CollectiveReduce"), std::set<std::string>{gpu});
   }
   EXPECT_EQ(runs[0].trained->per_step, runs[1].trained->per_step);
   ExpectMatchesTheCpu(*runs[0].trained);
 }
 
 TEST_F(GpuStrategyTest, ParameterServerWorkersComputeOnTheirGpus) {
-  const std::vector<std::string> addresses = FreeLoopbackAddresses(3);
-  ASSERT_EQ(addresses.size(), 3u);
-  absl::StatusOr<ClusterSpec> cluster =
-      ClusterSpec::FromMap({{"ps", {addresses[0]}}, {"worker", {addresses[1], addresses[2]}}});
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(1, 2);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  std::vector<std::unique_ptr<Server>> servers;
-  for (const auto& [job, index] :
-       std::vector<std::pair<std::string, int>>{{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Create(*cluster, job, index, ConfigProto());
-    ASSERT_TRUE(server.ok()) << server.status();
-    ASSERT_TRUE((*server)->Start().ok());
-    servers.push_back(*std::move(server));
-  }
-  auto strategy = ParameterServerStrategy::Create(*cluster);
+  auto strategy = ParameterServerStrategy::Create((*cluster)->spec());
   ASSERT_TRUE(strategy.ok()) << strategy.status();
   absl::StatusOr<Trained> t =
       Train(**strategy, 4, false, (*strategy)->target(), false, /*trace=*/true);
   ASSERT_TRUE(t.ok()) << t.status();
   ExpectMatchesTheCpu(*t);
-  EXPECT_EQ(DevicesOf(*t, "MatMul"),
+  EXPECT_EQ(DevicesRanOn(*t, "MatMul"),
             (std::set<std::string>{"/job:worker/replica:0/task:0/device:GPU:0",
                                    "/job:worker/replica:0/task:1/device:GPU:0"}));
-  for (auto& server : servers) server->Stop();
 }
 
 }  // namespace
