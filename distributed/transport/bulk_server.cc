@@ -185,6 +185,11 @@ int64_t BulkServer::calls_waiting() const {
   return state_->unanswered;
 }
 
+int64_t BulkServer::connections() const {
+  absl::MutexLock lock(&state_->mu);
+  return static_cast<int64_t>(state_->connections.size());
+}
+
 int64_t BulkServer::in_place_reads() const {
   absl::MutexLock lock(&state_->mu);
   return state_->in_place_reads;
@@ -277,6 +282,18 @@ absl::Status BulkServer::ServeConnection(int fd) {
 void BulkServer::State::Serve(int fd) {
   // StartServing's caller holds `mu` until it has counted this thread, so
   // the bookkeeping at the end always balances.
+  ServeRequests(fd);
+  absl::MutexLock lock(&mu);
+  connections.erase(fd);
+  if (auto it = peer_of.find(fd); it != peer_of.end()) {
+    if (--per_peer[it->second] == 0) per_peer.erase(it->second);
+    peer_of.erase(it);
+  }
+  close(fd);
+  --threads;
+}
+
+void BulkServer::State::ServeRequests(int fd) {
   bulk::NoDelay(fd);
   bulk::SetTimeout(fd, SO_SNDTIMEO, kSendTimeout);
   // A pooled connection left idle this long is closed; its client retries
@@ -314,14 +331,6 @@ void BulkServer::State::Serve(int fd) {
     }
     if (!served) break;
   }
-  absl::MutexLock lock(&mu);
-  connections.erase(fd);
-  if (auto it = peer_of.find(fd); it != peer_of.end()) {
-    if (--per_peer[it->second] == 0) per_peer.erase(it->second);
-    peer_of.erase(it);
-  }
-  close(fd);
-  --threads;
 }
 
 bool BulkServer::State::ServeTicket(bulk::Incoming& in, absl::Time header_deadline) {

@@ -188,6 +188,9 @@ class BulkServer {
   int64_t calls_in_process() const;
   // Calls served whose handler has not answered yet.
   int64_t calls_waiting() const;
+  // Connections being served now: a connection stops counting once its
+  // thread has closed it and freed what it held.
+  int64_t connections() const;
   // How many chunks clients copied straight out of this process's memory.
   int64_t in_place_reads() const;
   // How many RecvTensors (several tensors of a step in one request) it

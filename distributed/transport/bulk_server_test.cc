@@ -387,6 +387,7 @@ TEST(BulkServerTest, ServesAConnectionHandedToIt) {
   int ends[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
   ASSERT_TRUE(server->ServeConnection(ends[1]).ok());
+  EXPECT_EQ(server->connections(), 1);
   // Over the limit while the first is served: refused, and closed.
   int other[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, other), 0);
@@ -406,6 +407,12 @@ TEST(BulkServerTest, ServesAConnectionHandedToIt) {
   EXPECT_EQ(bulk::DecodeLength(answer + 1), 2u);
   EXPECT_EQ(std::string(answer + 1 + bulk::kLengthBytes, 2), "ba");
   EXPECT_EQ(server->calls(), 1);
+  // The client goes: the server hangs up, and stops counting the connection.
+  shutdown(ends[0], SHUT_WR);
+  EXPECT_EQ(recv(ends[0], &byte, 1, 0), 0);
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (server->connections() > 0 && absl::Now() < until) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_EQ(server->connections(), 0);
   close(ends[0]);
   server->Stop();
   int late[2];

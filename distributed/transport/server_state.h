@@ -37,9 +37,11 @@ struct BulkServer::State : std::enable_shared_from_this<BulkServer::State> {
   // without the port), and counts it, or says why not: over a limit, or
   // stopped (then `fd` is still the caller's).
   absl::Status StartServing(int fd, std::string peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
-  // Serves the requests on `fd` one after another until the client goes or
-  // sends garbage; then closes it.
+  // Serves the requests on `fd` (ServeRequests) until the client goes or
+  // sends garbage; then closes it and stops counting it, once every buffer
+  // of its own is freed.
   void Serve(int fd);
+  void ServeRequests(int fd);
   bool ServeTicket(bulk::Incoming& in, absl::Time header_deadline);
   std::optional<Tensor> Take(absl::string_view id);
 
