@@ -55,9 +55,7 @@ class BoundedCache {
     return order_.size();
   }
 
- private:
-  using Entry = std::pair<Key, std::shared_ptr<const Value>>;
-
+  // The cached value for `key` (now the most recently used), or null.
   std::shared_ptr<const Value> Find(const Key& key) {
     absl::MutexLock lock(&mu_);
     auto it = index_.find(key);
@@ -65,6 +63,9 @@ class BoundedCache {
     order_.splice(order_.begin(), order_, it->second);  // now the most recent
     return it->second->second;
   }
+
+ private:
+  using Entry = std::pair<Key, std::shared_ptr<const Value>>;
 
   const size_t capacity_;
   mutable absl::Mutex mu_;

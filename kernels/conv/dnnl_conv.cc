@@ -18,31 +18,6 @@ namespace {
 
 using dnnl::memory;
 
-// Every size of the geometry and the pass: two keys are equal exactly when
-// the primitives are interchangeable.
-using ConvKey = std::array<int64_t, 20>;
-
-ConvKey KeyOf(const ConvGeometry& g, ConvPass pass) {
-  return {static_cast<int64_t>(pass), static_cast<int64_t>(g.format),
-          g.batch, g.in_depth, g.out_depth, g.groups,
-          g.rows.input, g.rows.window, g.rows.stride, g.rows.dilation,
-          g.rows.pad_before, g.rows.pad_after, g.rows.output,
-          g.cols.input, g.cols.window, g.cols.stride, g.cols.dilation,
-          g.cols.pad_before, g.cols.pad_after, g.cols.output};
-}
-
-const char* PassName(ConvPass pass) {
-  switch (pass) {
-    case ConvPass::kForward:
-      return "forward";
-    case ConvPass::kBackwardData:
-      return "backward-data";
-    case ConvPass::kBackwardFilter:
-      return "backward-filter";
-  }
-  return "?";
-}
-
 const dnnl::engine& Engine() {
   static const auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return *engine;
@@ -177,9 +152,8 @@ std::unique_ptr<ConvPrimitive> BuildOrThrow(const ConvGeometry& g, ConvPass pass
 }
 
 absl::Status DnnlError(const char* what, ConvPass pass, const dnnl::error& e) {
-  return errors::Internal("oneDNN could not ", what, " the ", PassName(pass),
-                          " convolution: ", e.what(), " (status ", static_cast<int>(e.status),
-                          ")");
+  return errors::Internal("oneDNN could not ", what, " the ", ConvPassName(pass),
+                          " convolution: ", e.what(), " (status ", static_cast<int>(e.status), ")");
 }
 
 BoundedCache<ConvKey, ConvPrimitive>& Cache() {
@@ -188,15 +162,15 @@ BoundedCache<ConvKey, ConvPrimitive>& Cache() {
 }
 
 absl::StatusOr<std::shared_ptr<const ConvPrimitive>> GetPrimitive(const ConvGeometry& g,
-                                                                 ConvPass pass) {
-  return Cache().GetOrCreate(
-      KeyOf(g, pass), [&]() -> absl::StatusOr<std::unique_ptr<ConvPrimitive>> {
-        try {
-          return BuildOrThrow(g, pass);
-        } catch (const dnnl::error& e) {
-          return DnnlError("build", pass, e);
-        }
-      });
+                                                                  ConvPass pass) {
+  return Cache().GetOrCreate(ConvKeyOf(g, pass),
+                             [&]() -> absl::StatusOr<std::unique_ptr<ConvPrimitive>> {
+                               try {
+                                 return BuildOrThrow(g, pass);
+                               } catch (const dnnl::error& e) {
+                                 return DnnlError("build", pass, e);
+                               }
+                             });
 }
 
 // Runs an argument's reorder from `from` to `to`, with its own scratchpad.
@@ -238,8 +212,8 @@ void ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers
 
 }  // namespace
 
-absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_threads,
-                         float* input, float* filter, float* output) {
+absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_threads, float* input,
+                         float* filter, float* output) {
   TG_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPrimitive> p, GetPrimitive(geometry, pass));
   SetOpenMpThreads(num_threads);  // this caller's intra-op thread count
   try {

@@ -22,24 +22,18 @@
 
 #include "absl/status/status.h"
 #include "core/util/conv_geometry.h"
+#include "kernels/conv/conv_kernels.h"
 
 namespace tensorgrid {
 namespace conv {
 
 inline constexpr size_t kDnnlConvCacheCapacity = 128;
 
-// kForward: output = conv(input, filter).
-// kBackwardData: input = the gradient wrt the input, from out_backprop (in
-//   `output`) and filter.
-// kBackwardFilter: filter = the gradient wrt the filter, from input and
-//   out_backprop (in `output`).
-enum class ConvPass { kForward, kBackwardData, kBackwardFilter };
-
 // Runs `pass` of `geometry` (every size known and positive) with at most
 // `num_threads` OpenMP threads (set for the calling thread). The buffer the
 // pass writes is overwritten. Internal if oneDNN fails.
-absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_threads,
-                         float* input, float* filter, float* output);
+absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_threads, float* input,
+                         float* filter, float* output);
 
 // The implementation oneDNN chose for `pass` of `geometry` ("brgconv:avx512_core"),
 // for benchmarks and docs.

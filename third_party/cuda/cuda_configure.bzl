@@ -10,6 +10,8 @@ everything that is not GPU code builds the same.
 @local_cuda//:headers    the toolkit's include/ (cuda_runtime.h, cublas_v2.h, nccl.h)
 @local_cuda//:cudart     the CUDA runtime (shared: tests link their libraries dynamically)
 @local_cuda//:cublas     cuBLAS (shared, found through the binary's rpath)
+@local_cuda//:cudnn      cuDNN 9 (shared), when the toolkit has it: defs.bzl's
+                         CUDNN_AVAILABLE says so
 """
 
 def _cuda_configure_impl(ctx):
@@ -29,14 +31,20 @@ def _cuda_configure_impl(ctx):
             'cc_library(name = "cudart", deps = [":headers"], linkopts = ["-L%s", "-Wl,-rpath,%s", "-lcudart"])' % (lib, lib),
             'cc_library(name = "cublas", deps = [":cudart"], linkopts = ["-L%s", "-lcublas"])' % lib,
         ]
-        defs = 'CUDA_AVAILABLE = True\nNVCC = "%s/bin/nvcc"\nCUDA_PATH = "%s"\n' % (real, real)
+        cudnn = ctx.path(lib + "/libcudnn.so").exists and ctx.path(real + "/include/cudnn.h").exists
+        if cudnn:
+            build.append('cc_library(name = "cudnn", deps = [":cudart"], linkopts = ["-L%s", "-lcudnn"])' % lib)
+        else:
+            build.append('cc_library(name = "cudnn")')
+        defs = 'CUDA_AVAILABLE = True\nCUDNN_AVAILABLE = %s\nNVCC = "%s/bin/nvcc"\nCUDA_PATH = "%s"\n' % (cudnn, real, real)
     else:
         build += [
             'cc_library(name = "headers")',
             'cc_library(name = "cudart")',
             'cc_library(name = "cublas")',
+            'cc_library(name = "cudnn")',
         ]
-        defs = 'CUDA_AVAILABLE = False\nNVCC = ""\nCUDA_PATH = ""\n'
+        defs = 'CUDA_AVAILABLE = False\nCUDNN_AVAILABLE = False\nNVCC = ""\nCUDA_PATH = ""\n'
     ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % ctx.name)
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("defs.bzl", defs)

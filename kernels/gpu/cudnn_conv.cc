@@ -1,0 +1,400 @@
+#include "kernels/gpu/cudnn_conv.h"
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/framework/tensor.h"
+#include "core/platform/status.h"
+#include "kernels/conv/bounded_cache.h"
+#include "kernels/gpu/cwise_ops.cu.h"
+
+// cuDNN 9 marks its convolution API of descriptors and cudnnFind*
+// (the one TensorFlow and PyTorch call) deprecated in favour of its graph
+// API; it is still the library's, and this file uses it.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace tensorgrid {
+namespace gpu {
+namespace {
+
+using conv::ConvPass;
+
+// What cudnnFind*AlgorithmEx may use to time the algorithms that need a
+// workspace; less when the device has less free.
+constexpr size_t kFindWorkspaceBytes = size_t{256} << 20;
+
+absl::Status CudnnStatus(cudnnStatus_t status, absl::string_view what) {
+  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  return errors::Internal("cuDNN error ", cudnnGetErrorString(status), " (",
+                          static_cast<int>(status), ") in ", what);
+}
+
+bool AllowTf32() {
+  static const bool allow = [] {
+    const char* v = std::getenv("TG_GPU_ALLOW_TF32");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return allow;
+}
+
+// A GPU's cuDNN handle and the lock its users hold.
+struct Handle {
+  absl::Mutex mu;
+  cudnnHandle_t handle = nullptr;
+};
+
+absl::StatusOr<Handle*> HandleFor(int ordinal) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* handles = new absl::flat_hash_map<int, Handle*>;  // kept for the process
+  absl::MutexLock lock(&mu);
+  if (auto it = handles->find(ordinal); it != handles->end()) return it->second;
+  // cudnnCreate binds the handle to the current device.
+  int previous = 0;
+  TG_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
+  TG_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ordinal), "cudaSetDevice"));
+  cudnnHandle_t handle = nullptr;
+  const cudnnStatus_t created = cudnnCreate(&handle);
+  cudaSetDevice(previous);
+  TG_RETURN_IF_ERROR(CudnnStatus(created, absl::StrCat("cudnnCreate for GPU ", ordinal)));
+  auto* h = new Handle;
+  h->handle = handle;
+  (*handles)[ordinal] = h;
+  return h;
+}
+
+// The four descriptors of a convolution, destroyed with it.
+struct Descriptors {
+  cudnnTensorDescriptor_t input = nullptr, output = nullptr;
+  cudnnFilterDescriptor_t filter = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+
+  ~Descriptors() {
+    if (input != nullptr) cudnnDestroyTensorDescriptor(input);
+    if (output != nullptr) cudnnDestroyTensorDescriptor(output);
+    if (filter != nullptr) cudnnDestroyFilterDescriptor(filter);
+    if (conv != nullptr) cudnnDestroyConvolutionDescriptor(conv);
+  }
+};
+
+// The convolution as cuDNN runs it: symmetric padding, the input grown by
+// the rest of TensorFlow's padding (extra_*) when that is not symmetric.
+struct Layout {
+  bool nhwc = true;
+  int64_t n = 0, c = 0, k = 0, groups = 1;
+  int64_t in_h = 0, in_w = 0;  // the input as the op has it
+  int64_t h = 0, w = 0;        // the input as cuDNN reads it
+  int64_t extra_top = 0, extra_left = 0;
+  int64_t r = 0, s = 0, pad_h = 0, pad_w = 0;
+  int64_t out_h = 0, out_w = 0;
+
+  bool padded() const { return h != in_h || w != in_w; }
+  int64_t filter_elements() const { return k * (c / groups) * r * s; }
+  // Floats per position of a row (NHWC: a pixel's channels) and planes of
+  // rows (NHWC: images; NCHW: images × channels).
+  int64_t unit() const { return nhwc ? c : 1; }
+  int64_t planes() const { return nhwc ? n : n * c; }
+};
+
+absl::StatusOr<Layout> LayoutOf(const ConvGeometry& g) {
+  Layout l;
+  l.nhwc = g.format == DataFormat::kNHWC;
+  l.n = g.batch;
+  l.c = g.in_depth;
+  l.k = g.out_depth;
+  l.groups = g.groups;
+  l.in_h = g.rows.input;
+  l.in_w = g.cols.input;
+  l.r = g.rows.window;
+  l.s = g.cols.window;
+  l.pad_h = std::min(g.rows.pad_before, g.rows.pad_after);
+  l.pad_w = std::min(g.cols.pad_before, g.cols.pad_after);
+  l.extra_top = g.rows.pad_before - l.pad_h;
+  l.extra_left = g.cols.pad_before - l.pad_w;
+  l.h = l.in_h + l.extra_top + (g.rows.pad_after - l.pad_h);
+  l.w = l.in_w + l.extra_left + (g.cols.pad_after - l.pad_w);
+  l.out_h = g.rows.output;
+  l.out_w = g.cols.output;
+  // cuDNN's descriptors count in int.
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (l.n * l.c * l.h * l.w > kMax || l.n * l.k * l.out_h * l.out_w > kMax ||
+      l.filter_elements() > kMax) {
+    return errors::Unimplemented(
+        "the convolution's tensors have 2^31 elements or more, more than cuDNN's descriptors "
+        "count");
+  }
+  return l;
+}
+
+absl::Status Describe(const Layout& l, const ConvGeometry& g, Descriptors* d) {
+  const cudnnTensorFormat_t format = l.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  const auto i = [](int64_t v) { return static_cast<int>(v); };
+  TG_RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&d->input), "a tensor descriptor"));
+  TG_RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&d->output), "a tensor descriptor"));
+  TG_RETURN_IF_ERROR(CudnnStatus(cudnnCreateFilterDescriptor(&d->filter), "a filter descriptor"));
+  TG_RETURN_IF_ERROR(
+      CudnnStatus(cudnnCreateConvolutionDescriptor(&d->conv), "a convolution descriptor"));
+  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetTensor4dDescriptor(d->input, format, CUDNN_DATA_FLOAT,
+                                                            i(l.n), i(l.c), i(l.h), i(l.w)),
+                                 "the input's descriptor"));
+  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetTensor4dDescriptor(d->output, format, CUDNN_DATA_FLOAT,
+                                                            i(l.n), i(l.k), i(l.out_h), i(l.out_w)),
+                                 "the output's descriptor"));
+  TG_RETURN_IF_ERROR(
+      CudnnStatus(cudnnSetFilter4dDescriptor(d->filter, CUDNN_DATA_FLOAT, format, i(l.k),
+                                             i(l.c / l.groups), i(l.r), i(l.s)),
+                  "the filter's descriptor"));
+  TG_RETURN_IF_ERROR(CudnnStatus(
+      cudnnSetConvolution2dDescriptor(d->conv, i(l.pad_h), i(l.pad_w), i(g.rows.stride),
+                                      i(g.cols.stride), i(g.rows.dilation), i(g.cols.dilation),
+                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+      "the convolution's descriptor"));
+  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetConvolutionGroupCount(d->conv, i(l.groups)),
+                                 "cudnnSetConvolutionGroupCount"));
+  // cuDNN's own output size must be TensorFlow's.
+  int n, k, h, w;
+  TG_RETURN_IF_ERROR(CudnnStatus(
+      cudnnGetConvolution2dForwardOutputDim(d->conv, d->input, d->filter, &n, &k, &h, &w),
+      "cudnnGetConvolution2dForwardOutputDim"));
+  if (n != l.n || k != l.k || h != l.out_h || w != l.out_w) {
+    return errors::Internal("cuDNN computes a ", n, "x", k, "x", h, "x", w,
+                            " output (NCHW order) for the convolution, TensorFlow's rules ", l.n,
+                            "x", l.k, "x", l.out_h, "x", l.out_w);
+  }
+  return absl::OkStatus();
+}
+
+// The algorithm chosen for a convolution: the fastest that ran.
+struct Choice {
+  int algorithm = 0;
+  size_t workspace = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+};
+
+// The first (fastest) of cudnnFind*'s results that ran, fits `limit` bytes
+// of workspace and does not use TF32 unless allowed.
+template <typename Perf>
+absl::StatusOr<std::unique_ptr<Choice>> Fastest(const Perf* results, int count, size_t limit,
+                                                ConvPass pass) {
+  for (int i = 0; i < count; ++i) {
+    const Perf& r = results[i];
+    const bool tensor_ops =
+        r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > limit || (tensor_ops && !AllowTf32())) {
+      continue;
+    }
+    auto choice = std::make_unique<Choice>();
+    choice->algorithm = static_cast<int>(r.algo);
+    choice->workspace = r.memory;
+    choice->math = AllowTf32() ? r.mathType : CUDNN_FMA_MATH;
+    return choice;
+  }
+  return errors::Internal("cuDNN has no algorithm for the ", conv::ConvPassName(pass),
+                          " convolution that runs in fp32 with at most ", limit,
+                          " bytes of workspace (", count, " tried)");
+}
+
+using ChoiceKey = std::pair<int, conv::ConvKey>;  // GPU, geometry and pass
+
+BoundedCache<ChoiceKey, Choice>& Choices() {
+  static auto* cache = new BoundedCache<ChoiceKey, Choice>(kCudnnConvCacheCapacity);
+  return *cache;
+}
+
+// A temporary buffer of `bytes` in the GPU's memory (freed in stream order
+// when the tensor goes), or none for 0 bytes.
+absl::StatusOr<Tensor> DeviceBuffer(GpuDevice* gpu, size_t bytes) {
+  if (bytes == 0) return Tensor();
+  return Tensor::Allocate(gpu->GetAllocator(DEVICE_MEMORY), DT_UINT8,
+                          TensorShape({static_cast<int64_t>(bytes)}));
+}
+
+// Times the algorithms of `pass` on the buffers (the one the pass writes is
+// overwritten) and returns the fastest that fits.
+absl::StatusOr<std::unique_ptr<Choice>> Find(GpuDevice* gpu, cudnnHandle_t handle,
+                                             const Descriptors& d, ConvPass pass, float* x,
+                                             float* w, float* y) {
+  // Algorithms are timed with as much workspace as we can get, up to
+  // kFindWorkspaceBytes; those that need more are not considered.
+  size_t limit = kFindWorkspaceBytes;
+  absl::StatusOr<Tensor> workspace = DeviceBuffer(gpu, limit);
+  if (!workspace.ok()) {
+    limit = 0;
+    workspace = Tensor();
+  }
+  void* ws = workspace->raw_data();
+  int count = 0;
+  switch (pass) {
+    case ConvPass::kForward: {
+      cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      TG_RETURN_IF_ERROR(CudnnStatus(
+          cudnnFindConvolutionForwardAlgorithmEx(handle, d.input, x, d.filter, w, d.conv, d.output,
+                                                 y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
+                                                 results, ws, limit),
+          "cudnnFindConvolutionForwardAlgorithmEx"));
+      return Fastest(results, count, limit, pass);
+    }
+    case ConvPass::kBackwardData: {
+      cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      TG_RETURN_IF_ERROR(
+          CudnnStatus(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                          handle, d.filter, w, d.output, y, d.conv, d.input, x,
+                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, results, ws, limit),
+                      "cudnnFindConvolutionBackwardDataAlgorithmEx"));
+      return Fastest(results, count, limit, pass);
+    }
+    case ConvPass::kBackwardFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      TG_RETURN_IF_ERROR(
+          CudnnStatus(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                          handle, d.input, x, d.output, y, d.conv, d.filter, w,
+                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results, ws, limit),
+                      "cudnnFindConvolutionBackwardFilterAlgorithmEx"));
+      return Fastest(results, count, limit, pass);
+    }
+  }
+  return errors::Internal("unknown convolution pass");
+}
+
+// Runs `pass` with algorithm `choice` and its workspace.
+absl::Status Convolve(cudnnHandle_t handle, const Descriptors& d, ConvPass pass,
+                      const Choice& choice, void* ws, float* x, float* w, float* y) {
+  const float one = 1, zero = 0;
+  const std::string what = absl::StrCat("the ", conv::ConvPassName(pass),
+                                        " convolution (algorithm ", choice.algorithm, ")");
+  TG_RETURN_IF_ERROR(
+      CudnnStatus(cudnnSetConvolutionMathType(d.conv, choice.math), "cudnnSetConvolutionMathType"));
+  switch (pass) {
+    case ConvPass::kForward:
+      return CudnnStatus(
+          cudnnConvolutionForward(handle, &one, d.input, x, d.filter, w, d.conv,
+                                  static_cast<cudnnConvolutionFwdAlgo_t>(choice.algorithm), ws,
+                                  choice.workspace, &zero, d.output, y),
+          what);
+    case ConvPass::kBackwardData:
+      return CudnnStatus(
+          cudnnConvolutionBackwardData(handle, &one, d.filter, w, d.output, y, d.conv,
+                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algorithm),
+                                       ws, choice.workspace, &zero, d.input, x),
+          what);
+    case ConvPass::kBackwardFilter:
+      return CudnnStatus(cudnnConvolutionBackwardFilter(
+                             handle, &one, d.input, x, d.output, y, d.conv,
+                             static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algorithm), ws,
+                             choice.workspace, &zero, d.filter, w),
+                         what);
+  }
+  return errors::Internal("unknown convolution pass");
+}
+
+// TensorFlow's filter [r, s, c/groups, k] (a = r*s, b = c/groups) and
+// cuDNN's (KRSC = [k, a, b] for NHWC, KCRS = [k, b, a] for NCHW), one into
+// the other.
+absl::Status TransposeFilter(GpuDevice* gpu, const Layout& l, const float* from, float* to,
+                             bool to_cudnn) {
+  const int64_t a = l.r * l.s, b = l.c / l.groups, k = l.k;
+  BroadcastLoop loop;
+  loop.rank = 3;
+  auto set = [&loop](std::array<int64_t, 3> dims, std::array<int64_t, 3> strides) {
+    for (int d = 0; d < 3; ++d) {
+      loop.dims[d] = dims[d];
+      loop.x_strides[d] = strides[d];
+      loop.y_strides[d] = 0;
+    }
+  };
+  if (to_cudnn) {  // out [k, a, b] or [k, b, a] gathered from [a, b, k]
+    l.nhwc ? set({k, a, b}, {1, b * k, k}) : set({k, b, a}, {1, k, b * k});
+  } else {  // out [a, b, k] gathered from [k, a, b] or [k, b, a]
+    l.nhwc ? set({a, b, k}, {b, 1, a * b}) : set({a, b, k}, {1, a, a * b});
+  }
+  return CudaStatus(LaunchBroadcastCopy(from, to, sizeof(float), l.filter_elements(), loop,
+                                        gpu->multiprocessors(), gpu->stream()),
+                    "transposing a convolution's filter");
+}
+
+// The input into the middle of the zeroed padded buffer (`into_padded`), or
+// the padded buffer's middle back out into the input.
+absl::Status CopyPadded(GpuDevice* gpu, const Layout& l, float* input, float* padded,
+                        bool into_padded) {
+  const size_t unit_bytes = sizeof(float) * static_cast<size_t>(l.unit());
+  const size_t row_bytes = unit_bytes * static_cast<size_t>(l.in_w);
+  const size_t padded_row_bytes = unit_bytes * static_cast<size_t>(l.w);
+  cudaPitchedPtr small = make_cudaPitchedPtr(input, row_bytes, row_bytes, l.in_h);
+  cudaPitchedPtr big = make_cudaPitchedPtr(padded, padded_row_bytes, padded_row_bytes, l.h);
+  const cudaPos origin = make_cudaPos(0, 0, 0);
+  const cudaPos middle = make_cudaPos(unit_bytes * l.extra_left, l.extra_top, 0);
+  cudaMemcpy3DParms p = {};
+  p.srcPtr = into_padded ? small : big;
+  p.srcPos = into_padded ? origin : middle;
+  p.dstPtr = into_padded ? big : small;
+  p.dstPos = into_padded ? middle : origin;
+  p.extent = make_cudaExtent(row_bytes, l.in_h, l.planes());
+  p.kind = cudaMemcpyDeviceToDevice;
+  return CudaStatus(cudaMemcpy3DAsync(&p, gpu->stream()), "copying a convolution's padded input");
+}
+
+}  // namespace
+
+absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass pass, float* input,
+                          float* filter, float* output) {
+  TG_ASSIGN_OR_RETURN(const Layout l, LayoutOf(geometry));
+  // The filter in cuDNN's layout, and the input padded where TensorFlow's
+  // padding is not symmetric.
+  TG_ASSIGN_OR_RETURN(Tensor filter_buffer, DeviceBuffer(gpu, sizeof(float) * l.filter_elements()));
+  float* w = static_cast<float*>(filter_buffer.raw_data());
+  if (pass != ConvPass::kBackwardFilter) {
+    TG_RETURN_IF_ERROR(TransposeFilter(gpu, l, filter, w, /*to_cudnn=*/true));
+  }
+  Tensor input_buffer;
+  float* x = input;
+  if (l.padded()) {
+    TG_ASSIGN_OR_RETURN(input_buffer, DeviceBuffer(gpu, sizeof(float) * l.n * l.c * l.h * l.w));
+    x = static_cast<float*>(input_buffer.raw_data());
+    if (pass != ConvPass::kBackwardData) {
+      TG_RETURN_IF_ERROR(CudaStatus(cudaMemsetAsync(x, 0, input_buffer.TotalBytes(), gpu->stream()),
+                                    "zeroing padding"));
+      TG_RETURN_IF_ERROR(CopyPadded(gpu, l, input, x, /*into_padded=*/true));
+    }
+  }
+
+  TG_ASSIGN_OR_RETURN(Handle * handle, HandleFor(gpu->cuda_ordinal()));
+  absl::MutexLock lock(&handle->mu);
+  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetStream(handle->handle, gpu->stream()), "cudnnSetStream"));
+  Descriptors d;
+  TG_RETURN_IF_ERROR(Describe(l, geometry, &d));
+  TG_ASSIGN_OR_RETURN(
+      std::shared_ptr<const Choice> choice,
+      Choices().GetOrCreate({gpu->cuda_ordinal(), conv::ConvKeyOf(geometry, pass)},
+                            [&] { return Find(gpu, handle->handle, d, pass, x, w, output); }));
+  TG_ASSIGN_OR_RETURN(Tensor workspace, DeviceBuffer(gpu, choice->workspace));
+  TG_RETURN_IF_ERROR(
+      Convolve(handle->handle, d, pass, *choice, workspace.raw_data(), x, w, output));
+
+  if (pass == ConvPass::kBackwardFilter) {
+    TG_RETURN_IF_ERROR(TransposeFilter(gpu, l, w, filter, /*to_cudnn=*/false));
+  }
+  if (pass == ConvPass::kBackwardData && l.padded()) {
+    TG_RETURN_IF_ERROR(CopyPadded(gpu, l, input, x, /*into_padded=*/false));
+  }
+  return absl::OkStatus();
+}
+
+std::string CudnnConvAlgorithm(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass pass) {
+  std::shared_ptr<const Choice> choice =
+      Choices().Find({gpu->cuda_ordinal(), conv::ConvKeyOf(geometry, pass)});
+  if (choice == nullptr) return "not chosen yet";
+  return absl::StrCat("algorithm ", choice->algorithm, ", ", choice->workspace,
+                      " bytes of workspace, ",
+                      choice->math == CUDNN_FMA_MATH ? "fp32 FMA" : "tensor ops allowed");
+}
+
+}  // namespace gpu
+}  // namespace tensorgrid

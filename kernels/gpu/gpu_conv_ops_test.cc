@@ -1,0 +1,177 @@
+// The convolutions on the GPU (cuDNN, cudnn_conv.h) against the CPU kernels
+// (oneDNN, checked against a direct loop in kernels/conv/conv_ops_test.cc):
+// forward and both backprops, Conv2D (grouped too) and depthwise, both data
+// formats, strides, dilations, and the paddings cuDNN cannot take as they
+// are (SAME with an odd total, EXPLICIT). Skips with "no GPU" here.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/gpu/gpu_kernel_testutil.h"
+
+namespace tensorgrid {
+namespace gpu {
+namespace {
+
+struct Conv {
+  std::string op = "Conv2D";
+  bool nchw = false;
+  std::string padding = "SAME";
+  std::vector<int64_t> input;   // in the format's order
+  std::vector<int64_t> filter;  // [rows, cols, in/groups or in, out or multiplier]
+  int64_t stride = 1, dilation = 1;
+  std::vector<int64_t> explicit_paddings;  // top, bottom, left, right
+
+  std::vector<int64_t> Spatial(int64_t v) const {
+    return nchw ? std::vector<int64_t>{1, 1, v, v} : std::vector<int64_t>{1, v, v, 1};
+  }
+  // The node of `op` (the forward op or one of its backprops) with these attrs.
+  NodeDefBuilder Node(const std::string& name) const {
+    NodeDefBuilder b(name, name);
+    b.Attr("T", DT_FLOAT).Attr("strides", Spatial(stride)).Attr("padding", padding);
+    b.Attr("dilations", Spatial(dilation)).Attr("data_format", nchw ? "NCHW" : "NHWC");
+    if (padding == "EXPLICIT") {
+      const std::vector<int64_t>& p = explicit_paddings;
+      b.Attr("explicit_paddings", nchw ? std::vector<int64_t>{0, 0, 0, 0, p[0], p[1], p[2], p[3]}
+                                       : std::vector<int64_t>{0, 0, p[0], p[1], p[2], p[3], 0, 0});
+    }
+    return b;
+  }
+  std::string Name() const {
+    return absl::StrCat(op, nchw ? " NCHW " : " NHWC ", padding, " stride ", stride, " dilation ",
+                        dilation);
+  }
+};
+
+Tensor Sizes(const std::vector<int64_t>& dims) {
+  Tensor t(DT_INT32, TensorShape({static_cast<int64_t>(dims.size())}));
+  for (size_t i = 0; i < dims.size(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(dims[i]);
+  return t;
+}
+
+class GpuConvTest : public GpuKernelTest {
+ protected:
+  // The forward op and both backprops of `c`, each on both devices.
+  void ExpectAllPassesMatch(const Conv& c) {
+    SCOPED_TRACE(c.Name());
+    const Tensor input = Random<float>(TensorShape(c.input));
+    const Tensor filter = Random<float>(TensorShape(c.filter));
+    const NodeDefBuilder forward = c.Node(c.op);
+    ExpectSameOutputs(forward, {input, filter}, kTolerance);
+    // The output's shape, for a gradient of it.
+    const KernelRun on_cpu = Run(cpu(), forward, std::vector<Tensor>{input, filter});
+    ASSERT_TRUE(on_cpu.status.ok()) << on_cpu.status;
+    const Tensor out_backprop = Random<float>(on_cpu.outputs[0].shape());
+    ExpectSameOutputs(c.Node(c.op + "BackpropInput"), {Sizes(c.input), filter, out_backprop},
+                      kTolerance);
+    ExpectSameOutputs(c.Node(c.op + "BackpropFilter"), {input, Sizes(c.filter), out_backprop},
+                      kTolerance);
+  }
+
+  // Sums of up to a few hundred products, by different algorithms (cuDNN
+  // may pick Winograd or FFT): relative 1e-3 catches any misplaced element.
+  static constexpr double kTolerance = 1e-3;
+};
+
+TEST_F(GpuConvTest, Conv2DSameStrideOne) {
+  Conv c;
+  c.input = {2, 7, 7, 3};
+  c.filter = {3, 3, 3, 5};
+  ExpectAllPassesMatch(c);
+}
+
+TEST_F(GpuConvTest, Conv2DSameStrideTwoPadsOnlyAfter) {
+  // 8 rows, window 3, stride 2: a total padding of 1, all of it after.
+  Conv c;
+  c.input = {2, 8, 8, 4};
+  c.filter = {3, 3, 4, 6};
+  c.stride = 2;
+  ExpectAllPassesMatch(c);
+}
+
+TEST_F(GpuConvTest, Conv2DValidStridedAndDilated) {
+  Conv c;
+  c.padding = "VALID";
+  c.input = {3, 11, 11, 2};
+  c.filter = {3, 3, 2, 4};
+  c.stride = 2;
+  ExpectAllPassesMatch(c);
+  c.stride = 1;
+  c.dilation = 2;
+  ExpectAllPassesMatch(c);
+}
+
+TEST_F(GpuConvTest, Conv2DExplicitAsymmetricPadding) {
+  Conv c;
+  c.padding = "EXPLICIT";
+  c.explicit_paddings = {0, 2, 1, 0};
+  c.input = {2, 6, 5, 3};
+  c.filter = {3, 2, 3, 4};
+  ExpectAllPassesMatch(c);
+}
+
+TEST_F(GpuConvTest, Conv2DPointwiseAndGrouped) {
+  Conv c;
+  c.input = {4, 5, 5, 16};
+  c.filter = {1, 1, 16, 8};
+  ExpectAllPassesMatch(c);
+  c.filter = {3, 3, 4, 8};  // 4 groups of 4 input channels
+  ExpectAllPassesMatch(c);
+}
+
+TEST_F(GpuConvTest, Conv2DNchw) {
+  Conv c;
+  c.nchw = true;
+  c.input = {2, 3, 8, 8};
+  c.filter = {3, 3, 3, 5};
+  c.stride = 2;
+  ExpectAllPassesMatch(c);
+  c.padding = "EXPLICIT";
+  c.explicit_paddings = {1, 0, 2, 1};
+  c.stride = 1;
+  ExpectAllPassesMatch(c);
+}
+
+TEST_F(GpuConvTest, Depthwise) {
+  Conv c;
+  c.op = "DepthwiseConv2dNative";
+  c.input = {2, 9, 9, 4};
+  c.filter = {3, 3, 4, 2};
+  ExpectAllPassesMatch(c);
+  c.input = {2, 8, 8, 6};
+  c.filter = {3, 3, 6, 1};
+  c.stride = 2;  // MobileNetV2's downsampling depthwise layer
+  ExpectAllPassesMatch(c);
+  c.nchw = true;
+  c.input = {2, 6, 8, 8};
+  ExpectAllPassesMatch(c);
+}
+
+TEST_F(GpuConvTest, EmptyBatchAndEmptyFilter) {
+  Conv c;
+  c.input = {0, 5, 5, 3};
+  c.filter = {3, 3, 3, 2};
+  ExpectSameOutputs(c.Node("Conv2D"),
+                    {Random<float>(TensorShape(c.input)), Random<float>(TensorShape(c.filter))});
+  c.input = {1, 5, 5, 0};  // no input channels: sums of nothing
+  c.filter = {3, 3, 0, 2};
+  ExpectSameOutputs(c.Node("Conv2D"),
+                    {Random<float>(TensorShape(c.input)), Random<float>(TensorShape(c.filter))});
+}
+
+TEST_F(GpuConvTest, BadShapesAreTheCpusErrors) {
+  Conv c;
+  c.input = {1, 5, 5, 3};
+  c.filter = {3, 3, 2, 4};  // 3 channels are not groups of 2
+  ExpectSameOutputs(c.Node("Conv2D"),
+                    {Random<float>(TensorShape(c.input)), Random<float>(TensorShape(c.filter))});
+  // An out_backprop of the wrong shape.
+  c.filter = {3, 3, 3, 4};
+  ExpectSameOutputs(c.Node("Conv2DBackpropInput"),
+                    {Sizes(c.input), Random<float>(TensorShape(c.filter)),
+                     Random<float>(TensorShape({1, 4, 4, 4}))});
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace tensorgrid
