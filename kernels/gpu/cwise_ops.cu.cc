@@ -33,6 +33,7 @@ __device__ T Binary(T x, T y) {
   if constexpr (kFn == BinaryFn::kMinimum) return IsNan(x) ? x : IsNan(y) ? y : (x < y ? x : y);
   if constexpr (kFn == BinaryFn::kSquaredDifference) return (x - y) * (x - y);
   if constexpr (kFn == BinaryFn::kReluGrad) return y > T(0) ? x : T(0);
+  if constexpr (kFn == BinaryFn::kRelu6Grad) return y > T(0) && y < T(6) ? x : T(0);
   if constexpr (kFn == BinaryFn::kSigmoidGrad) return y * x * (T(1) - x);
   if constexpr (kFn == BinaryFn::kTanhGrad) return y * (T(1) - x * x);
   if constexpr (kFn == BinaryFn::kSqrtGrad) return y * T(0.5) / x;
@@ -44,6 +45,7 @@ __device__ T Unary(T x) {
   if constexpr (kFn == UnaryFn::kNeg) return -x;
   if constexpr (kFn == UnaryFn::kSquare) return x * x;
   if constexpr (kFn == UnaryFn::kRelu) return IsNan(x) ? x : (x > T(0) ? x : T(0));
+  if constexpr (kFn == UnaryFn::kRelu6) return x < T(0) ? T(0) : (x > T(6) ? T(6) : x);
   if constexpr (std::is_floating_point<T>::value) {
     if constexpr (kFn == UnaryFn::kSqrt) return sqrt(x);
     if constexpr (kFn == UnaryFn::kRsqrt) return T(1) / sqrt(x);
@@ -184,6 +186,8 @@ cudaError_t LaunchBinary(BinaryFn fn, const T* x, const T* y, T* z, int64_t n,
     case BinaryFn::kSquaredDifference:
       return RunBinary<BinaryFn::kSquaredDifference>(x, y, z, n, loop, sms, stream);
     case BinaryFn::kReluGrad: return RunBinary<BinaryFn::kReluGrad>(x, y, z, n, loop, sms, stream);
+    case BinaryFn::kRelu6Grad:
+      return RunBinary<BinaryFn::kRelu6Grad>(x, y, z, n, loop, sms, stream);
     default: break;
   }
   if constexpr (std::is_floating_point<T>::value) {
@@ -216,6 +220,7 @@ cudaError_t LaunchUnary(UnaryFn fn, const T* x, T* y, int64_t n, int sms, cudaSt
     case UnaryFn::kNeg: return RunUnary<UnaryFn::kNeg>(x, y, n, sms, stream);
     case UnaryFn::kSquare: return RunUnary<UnaryFn::kSquare>(x, y, n, sms, stream);
     case UnaryFn::kRelu: return RunUnary<UnaryFn::kRelu>(x, y, n, sms, stream);
+    case UnaryFn::kRelu6: return RunUnary<UnaryFn::kRelu6>(x, y, n, sms, stream);
     default: break;
   }
   if constexpr (std::is_floating_point<T>::value) {

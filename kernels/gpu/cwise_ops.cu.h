@@ -44,6 +44,7 @@ enum class BinaryFn {
   kSquaredDifference,
   // Gradient helpers, x = forward value, y = incoming gradient dy (same shape):
   kReluGrad,     // x = gradients, y = features: features > 0 ? gradients : 0
+  kRelu6Grad,    // x = gradients, y = features: 0 < features < 6 ? gradients : 0
   kSigmoidGrad,  // dy * y * (1 - y)
   kTanhGrad,     // dy * (1 - y * y)
   kSqrtGrad,     // dy * 0.5 / y
@@ -59,6 +60,7 @@ enum class UnaryFn {
   kTanh,
   kSigmoid,
   kRelu,
+  kRelu6,  // min(max(x, 0), 6)
   kReciprocal
 };
 

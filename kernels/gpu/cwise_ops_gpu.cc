@@ -160,8 +160,9 @@ class CwiseGradGpuOp final : public OpKernel {
   }
 };
 
-// backprops = gradients where features > 0, else 0.
-template <typename T>
+// ReluGrad: backprops = gradients where features > 0, else 0; Relu6Grad:
+// where 0 < features < 6.
+template <typename T, BinaryFn kFn>
 class ReluGradGpuOp final : public OpKernel {
  public:
   explicit ReluGradGpuOp(OpKernelConstruction& ctx) : OpKernel(ctx) {}
@@ -178,10 +179,10 @@ class ReluGradGpuOp final : public OpKernel {
     TG_RETURN_IF_ERROR(ctx.forward_input_or_allocate_output(0, 0, gradients.shape(), &backprops));
     GpuDevice* gpu = GpuDevice::From(ctx);
     const int64_t n = gradients.NumElements();
-    return CudaStatus(LaunchBinary<T>(BinaryFn::kReluGrad, gradients.data<T>(), features.data<T>(),
+    return CudaStatus(LaunchBinary<T>(kFn, gradients.data<T>(), features.data<T>(),
                                       backprops->data<T>(), n, SameShapeLoop(n),
                                       gpu->multiprocessors(), gpu->stream()),
-                      "ReluGrad");
+                      type_string());
   }
 };
 
@@ -253,7 +254,9 @@ TG_GPU_KERNEL_("Equal", bool, EqualGpuOp<bool>);
   TG_GPU_KERNEL_("Sigmoid", T, UnaryGpuOp<T, UnaryFn::kSigmoid>);              \
   TG_GPU_KERNEL_("Reciprocal", T, UnaryGpuOp<T, UnaryFn::kReciprocal>);        \
   TG_GPU_KERNEL_("Relu", T, UnaryGpuOp<T, UnaryFn::kRelu>);                    \
-  TG_GPU_KERNEL_("ReluGrad", T, ReluGradGpuOp<T>);                             \
+  TG_GPU_KERNEL_("ReluGrad", T, ReluGradGpuOp<T, BinaryFn::kReluGrad>);        \
+  TG_GPU_KERNEL_("Relu6", T, UnaryGpuOp<T, UnaryFn::kRelu6>);                  \
+  TG_GPU_KERNEL_("Relu6Grad", T, ReluGradGpuOp<T, BinaryFn::kRelu6Grad>);      \
   TG_GPU_KERNEL_("SigmoidGrad", T, CwiseGradGpuOp<T, BinaryFn::kSigmoidGrad>); \
   TG_GPU_KERNEL_("TanhGrad", T, CwiseGradGpuOp<T, BinaryFn::kTanhGrad>);       \
   TG_GPU_KERNEL_("SqrtGrad", T, CwiseGradGpuOp<T, BinaryFn::kSqrtGrad>)

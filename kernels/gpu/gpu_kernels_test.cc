@@ -2,6 +2,10 @@
 // (broadcasting, empty tensors, scalars), Cast, fills, reductions, ArgMax,
 // BiasAdd, Softmax and the cross-entropies, errors included (same code and
 // message). Skips with "no GPU" where CUDA sees none.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "kernels/gpu/gpu_kernel_testutil.h"
 
 namespace tensorgrid {
@@ -80,6 +84,7 @@ TEST_F(GpuKernelTest, UnaryOps) {
     for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) {
       ExpectSameOutputs(Node(op, DT_FLOAT), {Random<float>(s, 0.01, 10)});
     }
+    ExpectSameOutputs(Node("Relu6", DT_FLOAT), {Random<float>(s, -3, 9)});  // both clamps
     for (const char* op : {"Neg", "Square"}) {
       ExpectSameOutputs(Node(op, DT_INT64), {Random<int64_t>(s, -1000, 1000)});
     }
@@ -89,11 +94,12 @@ TEST_F(GpuKernelTest, UnaryOps) {
 TEST_F(GpuKernelTest, GradientHelpers) {
   for (const TensorShape& s : std::vector<TensorShape>{{}, {0}, {4, 5}, {3000}}) {
     ExpectSameOutputs(Node("ReluGrad", DT_FLOAT), {Random<float>(s), Random<float>(s)});
+    ExpectSameOutputs(Node("Relu6Grad", DT_FLOAT), {Random<float>(s), Random<float>(s, -3, 9)});
     ExpectSameOutputs(Node("SigmoidGrad", DT_FLOAT), {Random<float>(s, 0, 1), Random<float>(s)});
     ExpectSameOutputs(Node("TanhGrad", DT_FLOAT), {Random<float>(s, -1, 1), Random<float>(s)});
     ExpectSameOutputs(Node("SqrtGrad", DT_FLOAT), {Random<float>(s, 0.1, 3), Random<float>(s)});
   }
-  for (const char* op : {"ReluGrad", "SigmoidGrad", "TanhGrad", "SqrtGrad"}) {
+  for (const char* op : {"ReluGrad", "Relu6Grad", "SigmoidGrad", "TanhGrad", "SqrtGrad"}) {
     ExpectSameOutputs(Node(op, DT_FLOAT), {Random<float>({2, 3}), Random<float>({3, 2})});
   }
 }
@@ -294,6 +300,60 @@ TEST_F(GpuKernelTest, SoftmaxCrossEntropy) {
                                          {{4}, {4}}}) {
     ExpectSameOutputs(xent, {Random<float>(c.logits, -5, 5), Random<float>(c.labels, 0, 1)}, 1e-4);
   }
+}
+
+NodeDefBuilder BatchNorm(const std::string& op, const char* format, bool training,
+                         float factor = 1.f) {
+  NodeDefBuilder b("bn", op);
+  b.Attr("T", DT_FLOAT).Attr("U", DT_FLOAT).Attr("epsilon", 1e-3f);
+  b.Attr("data_format", format).Attr("is_training", training);
+  if (op == "FusedBatchNormV3") b.Attr("exponential_avg_factor", factor);
+  return b;
+}
+
+TEST_F(GpuKernelTest, FusedBatchNormBothFormatsBothModes) {
+  for (const char* format : {"NHWC", "NCHW"}) {
+    const bool nhwc = std::string(format) == "NHWC";
+    // MobileNetV2-like and odd sizes; 70 channels straddle the kernel's blocks of 32.
+    for (const TensorShape& s : std::vector<TensorShape>{{4, 5, 6, 3}, {8, 7, 7, 70}}) {
+      const int64_t c = s.dim_size(3);
+      const TensorShape x_shape = nhwc ? s : TensorShape({s.dim_size(0), c, s.dim_size(1),
+                                                          s.dim_size(2)});
+      const Tensor x = Random<float>(x_shape, -3, 5);
+      const Tensor scale = Random<float>({c}), offset = Random<float>({c});
+      const Tensor mean = Random<float>({c}), variance = Random<float>({c}, 0.5, 2);
+      for (bool training : {true, false}) {
+        for (float factor : {1.f, 0.3f}) {
+          SCOPED_TRACE(absl::StrCat(format, " ", s.DebugString(), training ? " training" : "",
+                                    " factor ", factor));
+          ExpectSameOutputs(BatchNorm("FusedBatchNormV3", format, training, factor),
+                            {x, scale, offset, mean, variance}, 1e-4);
+        }
+        // The gradient, with the statistics the forward pass returns.
+        const Tensor dy = Random<float>(x_shape);
+        ExpectSameOutputs(BatchNorm("FusedBatchNormGradV3", format, training),
+                          {dy, x, scale, mean, variance, Tensor(DT_FLOAT, TensorShape({0}))},
+                          1e-3);
+      }
+    }
+  }
+}
+
+TEST_F(GpuKernelTest, FusedBatchNormEmptyBatchAndBadShapes) {
+  const Tensor v = Random<float>({3});
+  const Tensor empty_x = Random<float>({0, 4, 4, 3});
+  ExpectSameOutputs(BatchNorm("FusedBatchNormV3", "NHWC", true), {empty_x, v, v, v, v});
+  ExpectSameOutputs(BatchNorm("FusedBatchNormGradV3", "NHWC", true),
+                    {empty_x, empty_x, v, v, v, Tensor(DT_FLOAT, TensorShape({0}))});
+  // Moving statistics may be empty when training with factor 1.
+  const Tensor none(DT_FLOAT, TensorShape({0}));
+  ExpectSameOutputs(BatchNorm("FusedBatchNormV3", "NHWC", true),
+                    {Random<float>({2, 3, 3, 3}), v, v, none, none});
+  // A scale of the wrong length, and x of the wrong rank.
+  ExpectSameOutputs(BatchNorm("FusedBatchNormV3", "NHWC", true),
+                    {Random<float>({2, 3, 3, 3}), Random<float>({4}), v, v, v});
+  ExpectSameOutputs(BatchNorm("FusedBatchNormV3", "NHWC", false),
+                    {Random<float>({2, 3, 3}), v, v, v, v});
 }
 
 TEST_F(GpuKernelTest, BroadcastTo) {

@@ -19,6 +19,7 @@
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "core/util/window_geometry.h"
+#include "kernels/nn/batch_norm_args.h"
 #include "kernels/nn/batch_norm_nchw.h"
 #include "kernels/nn/onednn.h"
 
@@ -29,42 +30,6 @@ namespace {
 using dnnl::memory;
 using dnnl::normalization_flags;
 using dnnl::prop_kind;
-
-// The attrs both ops share.
-struct BatchNormAttrs {
-  float epsilon = 1e-4f;
-  float exponential_avg_factor = 1.f;
-  DataFormat format = DataFormat::kNHWC;
-  bool is_training = true;
-};
-
-absl::Status ReadAttrs(OpKernelConstruction& ctx, BatchNormAttrs* a) {
-  TG_RETURN_IF_ERROR(ctx.GetAttr("epsilon", &a->epsilon));
-  if (!(a->epsilon >= 0)) return errors::InvalidArgument("epsilon must be >= 0, got ", a->epsilon);
-  if (ctx.def().attr().count("exponential_avg_factor")) {
-    TG_RETURN_IF_ERROR(ctx.GetAttr("exponential_avg_factor", &a->exponential_avg_factor));
-  }
-  std::string format;
-  TG_RETURN_IF_ERROR(ctx.GetAttr("data_format", &format));
-  TG_RETURN_IF_ERROR(ParseDataFormat(format, &a->format));
-  return ctx.GetAttr("is_training", &a->is_training);
-}
-
-// x's dims as oneDNN's {N, C, H, W}; InvalidArgument unless 4-D.
-absl::StatusOr<std::array<int64_t, 4>> NchwOf(const Tensor& x, const char* what, DataFormat f) {
-  if (x.dims() != 4) {
-    return errors::InvalidArgument(what, " must be 4-D, got ", x.shape().DebugString());
-  }
-  const ImageAxes a = AxesOf(f);
-  return std::array<int64_t, 4>{x.dim_size(a.batch), x.dim_size(a.channels), x.dim_size(a.rows),
-                                x.dim_size(a.cols)};
-}
-
-absl::Status CheckVector(const Tensor& t, const char* what, int64_t channels) {
-  if (t.dims() == 1 && t.dim_size(0) == channels) return absl::OkStatus();
-  return errors::InvalidArgument(what, " must be a vector of ", channels,
-                                 " (one per channel), got shape ", t.shape().DebugString());
-}
 
 normalization_flags Flags(bool is_training) {
   normalization_flags flags = normalization_flags::use_scale | normalization_flags::use_shift;
@@ -109,21 +74,14 @@ PrimitiveCache<BnBackward>& BackwardCache() {
 class FusedBatchNormOp final : public OpKernel {
  public:
   explicit FusedBatchNormOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
-    TG_REQUIRES_OK_CTOR(ctx, ReadAttrs(ctx, &attrs_));
+    TG_REQUIRES_OK_CTOR(ctx, ReadBatchNormAttrs(ctx, &attrs_));
   }
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
     TG_ASSIGN_OR_RETURN(const auto dims, NchwOf(x, "x", attrs_.format));
     const int64_t c = dims[1];
-    TG_RETURN_IF_ERROR(CheckVector(ctx.input(1), "scale", c));
-    TG_RETURN_IF_ERROR(CheckVector(ctx.input(2), "offset", c));
-    // Training with factor 1 ignores the moving statistics: they may be empty.
-    const bool stats_unused = attrs_.is_training && attrs_.exponential_avg_factor == 1.f;
-    for (int i : {3, 4}) {
-      if (stats_unused && ctx.input(i).NumElements() == 0) continue;
-      TG_RETURN_IF_ERROR(CheckVector(ctx.input(i), i == 3 ? "mean" : "variance", c));
-    }
+    TG_RETURN_IF_ERROR(CheckBatchNormInputs(ctx, attrs_, c));
     Tensor* y;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, x.shape(), &y));
     std::array<Tensor*, 4> stats;  // batch_mean, batch_variance, reserve_space_1, _2
@@ -207,7 +165,7 @@ class FusedBatchNormOp final : public OpKernel {
 class FusedBatchNormGradOp final : public OpKernel {
  public:
   explicit FusedBatchNormGradOp(OpKernelConstruction& ctx) : OpKernel(ctx) {
-    TG_REQUIRES_OK_CTOR(ctx, ReadAttrs(ctx, &attrs_));
+    TG_REQUIRES_OK_CTOR(ctx, ReadBatchNormAttrs(ctx, &attrs_));
   }
 
   absl::Status Compute(OpKernelContext& ctx) override {
@@ -219,9 +177,9 @@ class FusedBatchNormGradOp final : public OpKernel {
                                      dy.shape().DebugString(), " and ", x.shape().DebugString());
     }
     const int64_t c = dims[1];
-    TG_RETURN_IF_ERROR(CheckVector(ctx.input(2), "scale", c));
-    TG_RETURN_IF_ERROR(CheckVector(ctx.input(3), "reserve_space_1 (mean)", c));
-    TG_RETURN_IF_ERROR(CheckVector(ctx.input(4), "reserve_space_2 (variance)", c));
+    TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(2), "scale", c));
+    TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(3), "reserve_space_1 (mean)", c));
+    TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(4), "reserve_space_2 (variance)", c));
     Tensor *dx, *dscale, *doffset, *unused;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, x.shape(), &dx));
     TG_RETURN_IF_ERROR(ctx.allocate_output(1, {c}, &dscale));
@@ -289,5 +247,45 @@ TG_REGISTER_KERNEL(KernelDefBuilder("FusedBatchNormGradV3")
                    FusedBatchNormGradOp);
 
 }  // namespace
+
+absl::Status ReadBatchNormAttrs(OpKernelConstruction& ctx, BatchNormAttrs* a) {
+  TG_RETURN_IF_ERROR(ctx.GetAttr("epsilon", &a->epsilon));
+  if (!(a->epsilon >= 0)) return errors::InvalidArgument("epsilon must be >= 0, got ", a->epsilon);
+  if (ctx.def().attr().count("exponential_avg_factor")) {
+    TG_RETURN_IF_ERROR(ctx.GetAttr("exponential_avg_factor", &a->exponential_avg_factor));
+  }
+  std::string format;
+  TG_RETURN_IF_ERROR(ctx.GetAttr("data_format", &format));
+  TG_RETURN_IF_ERROR(ParseDataFormat(format, &a->format));
+  return ctx.GetAttr("is_training", &a->is_training);
+}
+
+absl::StatusOr<std::array<int64_t, 4>> NchwOf(const Tensor& x, const char* what, DataFormat f) {
+  if (x.dims() != 4) {
+    return errors::InvalidArgument(what, " must be 4-D, got ", x.shape().DebugString());
+  }
+  const ImageAxes a = AxesOf(f);
+  return std::array<int64_t, 4>{x.dim_size(a.batch), x.dim_size(a.channels), x.dim_size(a.rows),
+                                x.dim_size(a.cols)};
+}
+
+absl::Status CheckChannelVector(const Tensor& t, const char* what, int64_t channels) {
+  if (t.dims() == 1 && t.dim_size(0) == channels) return absl::OkStatus();
+  return errors::InvalidArgument(what, " must be a vector of ", channels,
+                                 " (one per channel), got shape ", t.shape().DebugString());
+}
+
+absl::Status CheckBatchNormInputs(const OpKernelContext& ctx, const BatchNormAttrs& a,
+                                  int64_t channels) {
+  TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(1), "scale", channels));
+  TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(2), "offset", channels));
+  const bool stats_unused = a.is_training && a.exponential_avg_factor == 1.f;
+  for (int i : {3, 4}) {
+    if (stats_unused && ctx.input(i).NumElements() == 0) continue;
+    TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(i), i == 3 ? "mean" : "variance", channels));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace nn
 }  // namespace tensorgrid
