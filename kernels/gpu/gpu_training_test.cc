@@ -1,9 +1,12 @@
-// The Fashion-MNIST MLP (784-500-500-10, ReLU, sparse softmax cross-entropy,
-// Adam) trained for a few steps in a session pinned to /device:GPU:0 against
-// the same model in a session on the CPU: both start from the same weights
-// (the CPU's, assigned into the GPU's variables) and see the same batches,
-// so their losses must agree step by step. The step's compute nodes must run
-// on the GPU (from the step stats). Skips with "no GPU" where CUDA sees none.
+// Models trained for a few steps in a session pinned to /device:GPU:0
+// against the same model in a session on the CPU: both start from the same
+// weights (the CPU's, assigned into the GPU's variables) and see the same
+// batches, so their losses must agree step by step, and the step's compute
+// nodes must run on the GPU (from the step stats). The Fashion-MNIST MLP
+// (784-500-500-10, ReLU, sparse softmax cross-entropy, Adam), and a small
+// MobileNetV2 (convolutions, depthwise convolutions, batch norm, ReLU6).
+// Skips with "no GPU" where CUDA sees none.
+#include <functional>
 #include <iostream>
 #include <map>
 #include <random>
@@ -17,6 +20,7 @@
 #include "core/platform/status_testutil.h"
 #include "devices/gpu/gpu_device.h"
 #include "examples/fashion_mnist_model.h"
+#include "examples/models/mobilenet_v2.h"
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
@@ -25,11 +29,37 @@ namespace {
 constexpr int64_t kBatch = 32;
 constexpr int kSteps = 5;
 
+using BuildModel = std::function<fashion_mnist::Classifier(const Scope&)>;
+
+fashion_mnist::Classifier Mlp(const Scope& s) { return fashion_mnist::BuildClassifier(s, 7); }
+
+// MobileNetV2 for 16×16 Fashion-MNIST-like images, a third of the width and
+// three stages (strides 1, 2, 2), trained with batch statistics.
+fashion_mnist::Classifier MobileNet(const Scope& s) {
+  models::MobileNetV2Options o;
+  o.input_channels = 1;
+  o.first_stride = 1;
+  o.alpha = 0.35;
+  o.stages = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 1, 2}};
+  o.last_channels = 64;
+  o.seed = 7;
+  models::MobileNetV2 net(s, o);
+  fashion_mnist::Classifier c;
+  c.images = ops::Placeholder(s, DT_FLOAT);
+  c.labels = ops::Placeholder(s, DT_INT64);
+  c.logits = net.Apply(s, c.images, /*training=*/true).logits;
+  auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(s, c.logits, c.labels);
+  c.loss = ops::Mean(s, xent.loss, {0});
+  auto hits = ops::Equal(s, ops::ArgMax(s, c.logits, 1), c.labels);
+  c.correct = ops::Sum(s, ops::Cast(s, hits, DT_FLOAT), {0});
+  return c;
+}
+
 // One copy of the model on one device, with a way to set its weights.
 struct Trainer {
-  explicit Trainer(const std::string& device) : root(Scope::NewRootScope()) {
+  Trainer(const std::string& device, const BuildModel& build) : root(Scope::NewRootScope()) {
     const Scope s = root.WithDevice(device);
-    net = fashion_mnist::BuildClassifier(s, /*seed=*/7);
+    net = build(s);
     training::Variable step = training::GetOrCreateGlobalStep(s);
     training::AdamOptimizer adam(1e-3);
     absl::StatusOr<Operation> minimize = adam.Minimize(s, net.loss, {}, step);
@@ -57,14 +87,17 @@ struct Trainer {
   std::unique_ptr<ClientSession> session;
 };
 
-// Random images in [0, 1) and labels in [0, 10), the same for both devices.
-std::vector<std::pair<Tensor, Tensor>> Batches(int n) {
+// Random images in [0, 1) of `image` shape and labels in [0, 10), the same
+// for both devices.
+std::vector<std::pair<Tensor, Tensor>> Batches(int n, const std::vector<int64_t>& image) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> pixel(0, 1);
   std::uniform_int_distribution<int64_t> label(0, 9);
   std::vector<std::pair<Tensor, Tensor>> batches;
   for (int b = 0; b < n; ++b) {
-    Tensor images(DT_FLOAT, TensorShape({kBatch, 784}));
+    std::vector<int64_t> dims = {kBatch};
+    dims.insert(dims.end(), image.begin(), image.end());
+    Tensor images(DT_FLOAT, TensorShape(dims));
     Tensor labels(DT_INT64, TensorShape({kBatch}));
     for (int64_t i = 0; i < images.NumElements(); ++i) images.data<float>()[i] = pixel(rng);
     for (int64_t i = 0; i < kBatch; ++i) labels.data<int64_t>()[i] = label(rng);
@@ -73,12 +106,11 @@ std::vector<std::pair<Tensor, Tensor>> Batches(int n) {
   return batches;
 }
 
-TEST(GpuTrainingTest, MlpTrainsOnTheGpuAsOnTheCpu) {
-  if (VisibleGpuCount() == 0) {
-    std::cout << "skipped: no GPU: CUDA sees no device on this machine\n";
-    GTEST_SKIP() << "no GPU: CUDA sees no device on this machine";
-  }
-  Trainer cpu("/device:CPU:0"), gpu("/device:GPU:0");
+// Trains `build` on both devices with batches of `image`-shaped images and
+// expects the same losses, and the `compute` ops of the step on the GPU.
+void ExpectTrainsAsOnTheCpu(const BuildModel& build, const std::vector<int64_t>& image,
+                            const std::set<std::string>& compute) {
+  Trainer cpu("/device:CPU:0", build), gpu("/device:GPU:0", build);
   ASSERT_OK(cpu.session->Run({}, {}, {cpu.init}, nullptr));
   ASSERT_OK(gpu.session->Run({}, {}, {gpu.init}, nullptr));
   // The GPU model starts from the CPU model's weights.
@@ -92,7 +124,7 @@ TEST(GpuTrainingTest, MlpTrainsOnTheGpuAsOnTheCpu) {
   ASSERT_OK(gpu.session->Run(feeds, {}, gpu.assigns, nullptr));
 
   std::set<std::string> on_gpu, elsewhere;
-  for (const auto& [images, labels] : Batches(kSteps)) {
+  for (const auto& [images, labels] : Batches(kSteps, image)) {
     std::vector<Tensor> cpu_out, gpu_out;
     ASSERT_OK(cpu.session->Run({{cpu.net.images, images}, {cpu.net.labels, labels}},
                                {cpu.net.loss, cpu.net.correct}, {cpu.train}, &cpu_out));
@@ -122,24 +154,34 @@ TEST(GpuTrainingTest, MlpTrainsOnTheGpuAsOnTheCpu) {
   }
   // The step's arithmetic, forward and backward, ran on the GPU.
   ASSERT_FALSE(on_gpu.empty()) << "no step stats from the GPU";
-  const std::set<std::string> compute = {"MatMul",
-                                         "BiasAdd",
-                                         "Relu",
-                                         "ReluGrad",
-                                         "BiasAddGrad",
-                                         "ApplyAdam",
-                                         "Mean",
-                                         "Sum",
-                                         "ArgMax",
-                                         "Equal",
-                                         "RealDiv",
-                                         "Mul",
-                                         "SparseSoftmaxCrossEntropyWithLogits"};
   for (const std::string& name : elsewhere) {
     const auto op = op_of.find(name);
     if (op == op_of.end() || !compute.count(op->second)) continue;
     ADD_FAILURE() << name << " (" << op->second << ") did not run on the GPU";
   }
+}
+
+bool NoGpu() {
+  if (VisibleGpuCount() > 0) return false;
+  std::cout << "skipped: no GPU: CUDA sees no device on this machine\n";
+  return true;
+}
+
+TEST(GpuTrainingTest, MlpTrainsOnTheGpuAsOnTheCpu) {
+  if (NoGpu()) GTEST_SKIP() << "no GPU: CUDA sees no device on this machine";
+  ExpectTrainsAsOnTheCpu(
+      Mlp, {784},
+      {"MatMul", "BiasAdd", "Relu", "ReluGrad", "BiasAddGrad", "ApplyAdam", "Mean", "Sum", "ArgMax",
+       "Equal", "RealDiv", "Mul", "SparseSoftmaxCrossEntropyWithLogits"});
+}
+
+TEST(GpuTrainingTest, MobileNetV2TrainsOnTheGpuAsOnTheCpu) {
+  if (NoGpu()) GTEST_SKIP() << "no GPU: CUDA sees no device on this machine";
+  ExpectTrainsAsOnTheCpu(
+      MobileNet, {16, 16, 1},
+      {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
+       "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+       "FusedBatchNormV3", "FusedBatchNormGradV3", "Relu6", "Relu6Grad", "ApplyAdam", "MatMul"});
 }
 
 }  // namespace
