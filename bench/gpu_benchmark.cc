@@ -37,6 +37,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/client_session.h"
+#include "client/ops/standard_ops.h"
 #include "client/training/optimizer.h"
 #include "client/training/variables.h"
 #include "core/framework/attr_value_util.h"
@@ -311,6 +312,81 @@ void CopyRows() {
   cudaFree(device);
 }
 
+// The convolution layers of bench/conv_benchmark.cc (batch 32, NHWC) and
+// the 3×3 64→64 layer on 56×56; gpu_conv_torch.py times PyTorch's
+// cuDNN convolutions (channels_last) at the same layers, in the same math.
+struct ConvLayer {
+  const char* name;
+  int64_t size, in_depth, out_depth, window, stride;  // out_depth: the multiplier if depthwise
+  bool depthwise;
+};
+constexpr ConvLayer kConvLayers[] = {
+    {"conv3x3_s1 56x56x64->64", 56, 64, 64, 3, 1, false},
+    {"conv3x3_s1 28x28x64->64", 28, 64, 64, 3, 1, false},
+    {"conv3x3_s2 56x56x32->64", 56, 32, 64, 3, 2, false},
+    {"pointwise1x1 28x28x144->32", 28, 144, 32, 1, 1, false},
+    {"depthwise3x3 56x56x144", 56, 144, 1, 3, 1, true},
+};
+
+// An int32 vector of sizes (a shape or sizes input, in host memory).
+Tensor Sizes(const std::vector<int64_t>& dims) {
+  Tensor t(DT_INT32, TensorShape({static_cast<int64_t>(dims.size())}));
+  for (size_t i = 0; i < dims.size(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(dims[i]);
+  return t;
+}
+
+void ConvRows() {
+  constexpr int64_t kBatch = 32;
+  for (const ConvLayer& l : kConvLayers) {
+    Scope root = Scope::NewRootScope();
+    const Scope gpu = root.WithDevice("/device:GPU:0");
+    const int64_t out_size = (l.size + l.stride - 1) / l.stride;  // SAME
+    const int64_t out_depth = l.depthwise ? l.in_depth * l.out_depth : l.out_depth;
+    const std::vector<int64_t> x_dims = {kBatch, l.size, l.size, l.in_depth};
+    const std::vector<int64_t> w_dims = {l.window, l.window, l.in_depth, l.out_depth};
+    const std::vector<int64_t> dy_dims = {kBatch, out_size, out_size, out_depth};
+    // Three variables on the GPU, filled with uniform values at the start.
+    std::vector<Output> values;
+    std::vector<Operation> inits;
+    for (const std::vector<int64_t>& dims : {x_dims, w_dims, dy_dims}) {
+      auto v = ops::Variable(gpu, PartialTensorShape(dims), DT_FLOAT);
+      inits.push_back(
+          ops::Assign(gpu, v, ops::RandomUniform(gpu, ops::Const(root, Sizes(dims)), DT_FLOAT))
+              .operation);
+      values.push_back(v);
+    }
+    const std::vector<int64_t> strides = {1, l.stride, l.stride, 1};
+    Output forward, backprop_input, backprop_filter;
+    if (l.depthwise) {
+      forward = ops::DepthwiseConv2dNative(gpu, values[0], values[1], strides, "SAME");
+      backprop_input = ops::DepthwiseConv2dNativeBackpropInput(
+          gpu, ops::Const(root, Sizes(x_dims)), values[1], values[2], strides, "SAME");
+      backprop_filter = ops::DepthwiseConv2dNativeBackpropFilter(
+          gpu, values[0], ops::Const(root, Sizes(w_dims)), values[2], strides, "SAME");
+    } else {
+      forward = ops::Conv2D(gpu, values[0], values[1], strides, "SAME");
+      backprop_input = ops::Conv2DBackpropInput(gpu, ops::Const(root, Sizes(x_dims)), values[1],
+                                                values[2], strides, "SAME");
+      backprop_filter = ops::Conv2DBackpropFilter(gpu, values[0], ops::Const(root, Sizes(w_dims)),
+                                                  values[2], strides, "SAME");
+    }
+    Check(root.status(), "building the convolutions");
+    ClientSession session(root);
+    Check(session.Run({}, {}, inits, nullptr), "initializing the convolution's variables");
+    const double flop = 2.0 * kBatch * out_size * out_size * out_depth * l.window * l.window *
+                        (l.depthwise ? 1 : l.in_depth);
+    const std::pair<const char*, Output> passes[] = {{"forward", forward},
+                                                     {"backprop_input", backprop_input},
+                                                     {"backprop_filter", backprop_filter}};
+    for (const auto& [pass, target] : passes) {
+      const double seconds = SecondsPer(
+          [&] { Check(session.Run({}, {}, {target.op()}, nullptr), "a convolution step"); });
+      std::printf("| %s %s, batch 32 | %.3f ms (%.1f TFLOP/s) | see gpu_conv_torch.py | |\n",
+                  l.name, pass, seconds * 1e3, flop / seconds / 1e12);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tensorgrid
 
@@ -329,5 +405,6 @@ int main() {
   MatMulRow(4096);
   CopyRows();
   MlpRows();
+  ConvRows();
   return 0;
 }

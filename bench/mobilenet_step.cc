@@ -3,9 +3,11 @@
 // each step; the peer is bench/mobilenet_torch.py on the same network,
 // batch and thread count (bench/run_mobilenet.sh runs both). Prints
 // "tensorgrid_ms_per_step=12.34", the median of --steps steps after three
-// warm-up steps.
+// warm-up steps. --device=gpu puts the network on /device:GPU:0 (ops with
+// no GPU kernel on the CPU, soft placement), against mobilenet_torch.py
+// --device=cuda.
 //
-//   mobilenet_step --threads=2 --batch=64 --alpha=1.0 --stages=7
+//   mobilenet_step --threads=2 --batch=64 --alpha=1.0 --stages=7 [--device=gpu]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,10 +30,15 @@ struct Options {
   int64_t threads = 2, batch = 64, stages = 7, first_stride = 1, size = 28, channels = 1;
   int64_t steps = 20;
   double alpha = 1.0;
+  std::string device = "cpu";  // cpu | gpu
 };
 
 absl::Status Main(const Options& o) {
-  Scope root = Scope::NewRootScope();
+  if (o.device != "cpu" && o.device != "gpu") {
+    return errors::InvalidArgument("--device=", o.device, ": cpu or gpu");
+  }
+  Scope top = Scope::NewRootScope();
+  const Scope root = o.device == "gpu" ? top.WithDevice("/device:GPU:0") : top;
   models::MobileNetV2Options net_options;
   net_options.alpha = o.alpha;
   net_options.input_channels = o.channels;
@@ -47,11 +54,19 @@ absl::Status Main(const Options& o) {
   Output loss = ops::Mean(root, xent.loss, {0});
   training::AdamOptimizer adam(1e-3);
   TG_ASSIGN_OR_RETURN(Operation train, adam.Minimize(root, loss, net.trainable_variables()));
-  TG_RETURN_IF_ERROR(root.status());
+  TG_RETURN_IF_ERROR(top.status());
   SessionOptions options;
+  options.config.set_allow_soft_placement(o.device == "gpu");
   options.config.set_intra_op_parallelism_threads(static_cast<int>(o.threads));
   options.config.set_inter_op_parallelism_threads(static_cast<int>(o.threads));
-  ClientSession session(root, options);
+  ClientSession session(top, options);
+  if (o.device == "gpu") {
+    TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, session.session()->ListDevices());
+    if (std::none_of(devices.begin(), devices.end(),
+                     [](const DeviceInfo& d) { return d.type == "GPU"; })) {
+      return errors::FailedPrecondition("--device=gpu: no GPU here (docs/gpu.md)");
+    }
+  }
   std::vector<Tensor> out;
   TG_RETURN_IF_ERROR(session.Run({}, {}, {training::GlobalVariablesInitializer(root)}, &out));
 
@@ -85,6 +100,7 @@ int main(int argc, char** argv) {
       Flag("size", &o.size, "image rows and columns"),
       Flag("channels", &o.channels, "image channels"),
       Flag("steps", &o.steps, "timed steps"),
+      Flag("device", &o.device, "cpu, or gpu: the network on /device:GPU:0"),
   };
   bool help = false;
   absl::Status flags = Flags::Parse(&argc, argv, flag_list, &help);

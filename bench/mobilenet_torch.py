@@ -3,12 +3,15 @@
 the same MobileNetV2 (the paper's blocks, width multiplier, first stride,
 batch norm with epsilon 1e-3 and momentum 0.01 in PyTorch's convention,
 ReLU6, global average pooling, a linear head), Adam 1e-3 and mean softmax
-cross-entropy, on CPU with the given thread count. Prints one line:
+cross-entropy, on CPU with the given thread count (--device=cuda: on the
+GPU, each step ending with the loss on the host, as tensorgrid's fetch;
+TF32 only with TG_GPU_ALLOW_TF32=1). Prints one line:
 "torch_ms_per_step=12.34".
 
     /usr/bin/python3 bench/mobilenet_torch.py --threads=2 --batch=64 --alpha=1.0
 """
 import argparse
+import os
 import time
 
 import torch
@@ -71,15 +74,20 @@ def main():
     p.add_argument("--size", type=int, default=28)
     p.add_argument("--channels", type=int, default=1)
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    model = mobilenet_v2(a.alpha, a.stages, a.first_stride, a.channels, 10)
+    tf32 = os.environ.get("TG_GPU_ALLOW_TF32") == "1"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    model = mobilenet_v2(a.alpha, a.stages, a.first_stride, a.channels, 10).to(a.device)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
-    images = torch.rand(a.batch, a.channels, a.size, a.size)
-    labels = torch.arange(a.batch) % 10
+    images = torch.rand(a.batch, a.channels, a.size, a.size, device=a.device)
+    labels = torch.arange(a.batch, device=a.device) % 10
 
     def step():
         opt.zero_grad(set_to_none=True)

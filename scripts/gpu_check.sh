@@ -93,7 +93,7 @@ fi
 
 # Every test of the GPU packages (each skips where there is no GPU).
 mapfile -t TESTS < <(bazel query 'tests(//devices/gpu/... + //kernels/gpu/...)' 2>/dev/null)
-BINARIES=(//bench:gpu_benchmark)
+BINARIES=(//bench:gpu_benchmark //bench:mobilenet_step)
 
 bazel build "${FLAGS[@]}" "${TESTS[@]}" "${BINARIES[@]}"
 
@@ -110,7 +110,7 @@ copy_libraries "$bundle"
 printf '%s\n' "${TESTS[@]##*:}" > "$bundle/tests.txt"
 cp scripts/gpu_run.sh "$bundle/run.sh"
 cp scripts/cuda_libs.sh "$bundle/"
-cp bench/gpu_mlp_torch.py "$bundle/"
+cp bench/gpu_mlp_torch.py bench/conv_torch.py bench/mobilenet_torch.py "$bundle/"
 tar cJf "$bundle.tar.xz" "$bundle"
 du -sh "$bundle" "$bundle.tar.xz"
 echo "gpu_check: bundle ready in $bundle.tar.xz ($(ls "$bundle/bin" | wc -l) binaries, $(ls "$bundle/lib" | wc -l) libraries)"
