@@ -159,6 +159,11 @@ absl::Status Describe(const Layout& l, const ConvGeometry& g, Descriptors* d) {
       "the convolution's descriptor"));
   TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetConvolutionGroupCount(d->conv, i(l.groups)),
                                  "cudnnSetConvolutionGroupCount"));
+  // What cudnnFind may time: CUDNN_DEFAULT_MATH would let it use TF32 tensor
+  // cores for float on Ampere and newer, so fp32 asks for FMA math.
+  TG_RETURN_IF_ERROR(CudnnStatus(
+      cudnnSetConvolutionMathType(d->conv, AllowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+      "cudnnSetConvolutionMathType"));
   // cuDNN's own output size must be TensorFlow's.
   int n, k, h, w;
   TG_RETURN_IF_ERROR(CudnnStatus(

@@ -36,6 +36,10 @@ absl::Status CheckChannelVector(const Tensor& t, const char* what, int64_t chann
 absl::Status CheckBatchNormInputs(const OpKernelContext& ctx, const BatchNormAttrs& a,
                                   int64_t channels);
 
+// FusedBatchNormGradV3's checks: y_backprop of x's shape, and scale and the
+// two reserve spaces (the mean and variance) of C channels.
+absl::Status CheckBatchNormGradInputs(const OpKernelContext& ctx, int64_t channels);
+
 }  // namespace nn
 }  // namespace tensorgrid
 

@@ -172,14 +172,8 @@ class FusedBatchNormGradOp final : public OpKernel {
     const Tensor& dy = ctx.input(0);
     const Tensor& x = ctx.input(1);
     TG_ASSIGN_OR_RETURN(const auto dims, NchwOf(x, "x", attrs_.format));
-    if (dy.shape() != x.shape()) {
-      return errors::InvalidArgument("y_backprop and x must have the same shape, got ",
-                                     dy.shape().DebugString(), " and ", x.shape().DebugString());
-    }
     const int64_t c = dims[1];
-    TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(2), "scale", c));
-    TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(3), "reserve_space_1 (mean)", c));
-    TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(4), "reserve_space_2 (variance)", c));
+    TG_RETURN_IF_ERROR(CheckBatchNormGradInputs(ctx, c));
     Tensor *dx, *dscale, *doffset, *unused;
     TG_RETURN_IF_ERROR(ctx.allocate_output(0, x.shape(), &dx));
     TG_RETURN_IF_ERROR(ctx.allocate_output(1, {c}, &dscale));
@@ -285,6 +279,18 @@ absl::Status CheckBatchNormInputs(const OpKernelContext& ctx, const BatchNormAtt
     TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(i), i == 3 ? "mean" : "variance", channels));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckBatchNormGradInputs(const OpKernelContext& ctx, int64_t channels) {
+  const Tensor& dy = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  if (dy.shape() != x.shape()) {
+    return errors::InvalidArgument("y_backprop and x must have the same shape, got ",
+                                   dy.shape().DebugString(), " and ", x.shape().DebugString());
+  }
+  TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(2), "scale", channels));
+  TG_RETURN_IF_ERROR(CheckChannelVector(ctx.input(3), "reserve_space_1 (mean)", channels));
+  return CheckChannelVector(ctx.input(4), "reserve_space_2 (variance)", channels);
 }
 
 }  // namespace nn
