@@ -317,8 +317,8 @@ TEST_F(GpuKernelTest, FusedBatchNormBothFormatsBothModes) {
     // MobileNetV2-like and odd sizes; 70 channels straddle the kernel's blocks of 32.
     for (const TensorShape& s : std::vector<TensorShape>{{4, 5, 6, 3}, {8, 7, 7, 70}}) {
       const int64_t c = s.dim_size(3);
-      const TensorShape x_shape = nhwc ? s : TensorShape({s.dim_size(0), c, s.dim_size(1),
-                                                          s.dim_size(2)});
+      const TensorShape x_shape =
+          nhwc ? s : TensorShape({s.dim_size(0), c, s.dim_size(1), s.dim_size(2)});
       const Tensor x = Random<float>(x_shape, -3, 5);
       const Tensor scale = Random<float>({c}), offset = Random<float>({c});
       const Tensor mean = Random<float>({c}), variance = Random<float>({c}, 0.5, 2);
@@ -332,8 +332,7 @@ TEST_F(GpuKernelTest, FusedBatchNormBothFormatsBothModes) {
         // The gradient, with the statistics the forward pass returns.
         const Tensor dy = Random<float>(x_shape);
         ExpectSameOutputs(BatchNorm("FusedBatchNormGradV3", format, training),
-                          {dy, x, scale, mean, variance, Tensor(DT_FLOAT, TensorShape({0}))},
-                          1e-3);
+                          {dy, x, scale, mean, variance, Tensor(DT_FLOAT, TensorShape({0}))}, 1e-3);
       }
     }
   }
@@ -354,6 +353,52 @@ TEST_F(GpuKernelTest, FusedBatchNormEmptyBatchAndBadShapes) {
                     {Random<float>({2, 3, 3, 3}), Random<float>({4}), v, v, v});
   ExpectSameOutputs(BatchNorm("FusedBatchNormV3", "NHWC", false),
                     {Random<float>({2, 3, 3}), v, v, v, v});
+}
+
+NodeDefBuilder Pool(const std::string& op, const char* format, const char* padding, int64_t k,
+                    int64_t stride) {
+  const bool nhwc = std::string(format) == "NHWC";
+  auto spatial = [nhwc](int64_t v) {
+    return nhwc ? std::vector<int64_t>{1, v, v, 1} : std::vector<int64_t>{1, 1, v, v};
+  };
+  NodeDefBuilder b("pool", op);
+  b.Attr("T", DT_FLOAT).Attr("ksize", spatial(k)).Attr("strides", spatial(stride));
+  b.Attr("padding", padding).Attr("data_format", format);
+  return b;
+}
+
+TEST_F(GpuKernelTest, PoolingAndItsGradients) {
+  struct Case {
+    const char* padding;
+    int64_t k, stride, size;
+  };
+  // SAME 3x3 stride 2 on 8 rows pads only after; VALID 2x2; SAME 3x3 stride 1.
+  for (const Case& c : {Case{"SAME", 3, 2, 8}, Case{"VALID", 2, 2, 7}, Case{"SAME", 3, 1, 5}}) {
+    for (const char* format : {"NHWC", "NCHW"}) {
+      SCOPED_TRACE(absl::StrCat(format, " ", c.padding, " ", c.k, "x", c.k, " stride ", c.stride));
+      const bool nhwc = std::string(format) == "NHWC";
+      const TensorShape shape =
+          nhwc ? TensorShape({2, c.size, c.size, 5}) : TensorShape({2, 5, c.size, c.size});
+      const Tensor x = Random<float>(shape);
+      for (const char* op : {"MaxPool", "AvgPool"}) {
+        ExpectSameOutputs(Pool(op, format, c.padding, c.k, c.stride), {x});
+      }
+      const KernelRun pooled =
+          Run(cpu(), Pool("MaxPool", format, c.padding, c.k, c.stride), std::vector<Tensor>{x});
+      ASSERT_TRUE(pooled.status.ok()) << pooled.status;
+      const Tensor grad = Random<float>(pooled.outputs[0].shape());
+      ExpectSameOutputs(Pool("MaxPoolGrad", format, c.padding, c.k, c.stride),
+                        {x, pooled.outputs[0], grad});
+      Tensor orig_shape(DT_INT32, TensorShape({4}));
+      for (int d = 0; d < 4; ++d) orig_shape.data<int32_t>()[d] = shape.dim_size(d);
+      ExpectSameOutputs(Pool("AvgPoolGrad", format, c.padding, c.k, c.stride), {orig_shape, grad});
+    }
+  }
+  // The CPU's errors: a 3-D input, a gradient of the wrong shape.
+  ExpectSameOutputs(Pool("MaxPool", "NHWC", "VALID", 2, 2), {Random<float>({4, 4, 3})});
+  const Tensor x = Random<float>({1, 4, 4, 2});
+  ExpectSameOutputs(Pool("MaxPoolGrad", "NHWC", "VALID", 2, 2),
+                    {x, Random<float>({1, 2, 2, 2}), Random<float>({1, 3, 3, 2})});
 }
 
 TEST_F(GpuKernelTest, BroadcastTo) {

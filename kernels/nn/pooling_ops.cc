@@ -16,6 +16,7 @@
 #include "kernels/index_values.h"
 #include "kernels/nn/max_pool_grad.h"
 #include "kernels/nn/onednn.h"
+#include "kernels/nn/pool_args.h"
 
 namespace tensorgrid {
 namespace nn {
@@ -24,21 +25,6 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 using dnnl::prop_kind;
-
-// The window of a 4-D input of `shape` (`what` names it in errors).
-absl::StatusOr<Pool2DGeometry> GeometryOf(const Pool2DAttrs& attrs, const TensorShape& shape,
-                                          const char* what) {
-  if (shape.dims() != 4) {
-    return errors::InvalidArgument(what, " must be 4-D, got ", shape.DebugString());
-  }
-  return ComputePool2DGeometry(
-      attrs, {shape.dim_size(0), shape.dim_size(1), shape.dim_size(2), shape.dim_size(3)});
-}
-
-TensorShape OutputShape(const Pool2DGeometry& g) {
-  const std::array<int64_t, 4> dims = g.OutputDims();
-  return TensorShape({dims[0], dims[1], dims[2], dims[3]});
-}
 
 // The cache key: thread count, algorithm and every size that shapes the
 // primitive.
@@ -104,19 +90,6 @@ PrimitiveCache<PoolBackward>& BackwardCache() {
   return *cache;
 }
 
-// The attrs, read once per kernel.
-class PoolKernel : public OpKernel {
- public:
-  explicit PoolKernel(OpKernelConstruction& ctx) : OpKernel(ctx) {
-    auto attrs = ParsePool2DAttrs(ctx.def());
-    TG_REQUIRES_OK_CTOR(ctx, attrs.status());
-    attrs_ = *attrs;
-  }
-
- protected:
-  Pool2DAttrs attrs_;
-};
-
 // MaxPool (pooling_max) and AvgPool (pooling_avg_exclude_padding).
 template <algorithm kAlg>
 class PoolOp final : public PoolKernel {
@@ -125,9 +98,9 @@ class PoolOp final : public PoolKernel {
 
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
-    TG_ASSIGN_OR_RETURN(Pool2DGeometry g, GeometryOf(attrs_, input.shape(), "input"));
+    TG_ASSIGN_OR_RETURN(Pool2DGeometry g, PoolGeometryOf(attrs_, input.shape(), "input"));
     Tensor* output;
-    TG_RETURN_IF_ERROR(ctx.allocate_output(0, OutputShape(g), &output));
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, PooledShape(g), &output));
     if (output->NumElements() == 0) return absl::OkStatus();
     return Guard("pooling", [&]() -> absl::Status {
       const int threads = UseIntraOpThreads(ctx);
@@ -141,16 +114,6 @@ class PoolOp final : public PoolKernel {
   }
 };
 
-// InvalidArgument unless `t` (named `what`) has the pooled output's shape.
-absl::Status CheckPooledShape(const Tensor& t, const char* what, const Pool2DGeometry& g,
-                              const TensorShape& input) {
-  const TensorShape want = OutputShape(g);
-  if (t.shape() == want) return absl::OkStatus();
-  return errors::InvalidArgument(what, " must have the pooled shape ", want.DebugString(),
-                                 " of an input of shape ", input.DebugString(), ", got ",
-                                 t.shape().DebugString());
-}
-
 class MaxPoolGradOp final : public PoolKernel {
  public:
   using PoolKernel::PoolKernel;
@@ -158,7 +121,7 @@ class MaxPoolGradOp final : public PoolKernel {
   absl::Status Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
     const Tensor& grad = ctx.input(2);
-    TG_ASSIGN_OR_RETURN(Pool2DGeometry g, GeometryOf(attrs_, input.shape(), "orig_input"));
+    TG_ASSIGN_OR_RETURN(Pool2DGeometry g, PoolGeometryOf(attrs_, input.shape(), "orig_input"));
     TG_RETURN_IF_ERROR(CheckPooledShape(ctx.input(1), "orig_output", g, input.shape()));
     TG_RETURN_IF_ERROR(CheckPooledShape(grad, "grad", g, input.shape()));
     Tensor* output;
@@ -174,18 +137,12 @@ class AvgPoolGradOp final : public PoolKernel {
   using PoolKernel::PoolKernel;
 
   absl::Status Compute(OpKernelContext& ctx) override {
-    const Tensor& shape_tensor = ctx.input(0);
     const Tensor& grad = ctx.input(1);
-    if (shape_tensor.dims() != 1 || shape_tensor.NumElements() != 4) {
-      return errors::InvalidArgument("orig_input_shape must be a vector of 4, got shape ",
-                                     shape_tensor.shape().DebugString());
-    }
-    auto shape = BuildTensorShape(IndexValues(shape_tensor));
-    if (!shape.ok()) return WithContext(shape.status(), "orig_input_shape");
-    TG_ASSIGN_OR_RETURN(Pool2DGeometry g, GeometryOf(attrs_, *shape, "orig_input_shape"));
-    TG_RETURN_IF_ERROR(CheckPooledShape(grad, "grad", g, *shape));
+    TG_ASSIGN_OR_RETURN(const TensorShape shape, OrigInputShape(ctx.input(0)));
+    TG_ASSIGN_OR_RETURN(Pool2DGeometry g, PoolGeometryOf(attrs_, shape, "orig_input_shape"));
+    TG_RETURN_IF_ERROR(CheckPooledShape(grad, "grad", g, shape));
     Tensor* output;
-    TG_RETURN_IF_ERROR(ctx.allocate_output(0, *shape, &output));
+    TG_RETURN_IF_ERROR(ctx.allocate_output(0, shape, &output));
     if (output->NumElements() == 0) return absl::OkStatus();
     constexpr algorithm kAlg = algorithm::pooling_avg_exclude_padding;
     return Guard("average pooling backward", [&]() -> absl::Status {
@@ -209,5 +166,45 @@ TG_REGISTER_KERNEL(KernelDefBuilder("AvgPoolGrad").Device(DEVICE_CPU).TypeConstr
                    AvgPoolGradOp);
 
 }  // namespace
+
+PoolKernel::PoolKernel(OpKernelConstruction& ctx) : OpKernel(ctx) {
+  auto attrs = ParsePool2DAttrs(ctx.def());
+  TG_REQUIRES_OK_CTOR(ctx, attrs.status());
+  attrs_ = *attrs;
+}
+
+absl::StatusOr<Pool2DGeometry> PoolGeometryOf(const Pool2DAttrs& attrs, const TensorShape& shape,
+                                              const char* what) {
+  if (shape.dims() != 4) {
+    return errors::InvalidArgument(what, " must be 4-D, got ", shape.DebugString());
+  }
+  return ComputePool2DGeometry(
+      attrs, {shape.dim_size(0), shape.dim_size(1), shape.dim_size(2), shape.dim_size(3)});
+}
+
+TensorShape PooledShape(const Pool2DGeometry& g) {
+  const std::array<int64_t, 4> dims = g.OutputDims();
+  return TensorShape({dims[0], dims[1], dims[2], dims[3]});
+}
+
+absl::Status CheckPooledShape(const Tensor& t, const char* what, const Pool2DGeometry& g,
+                              const TensorShape& input) {
+  const TensorShape want = PooledShape(g);
+  if (t.shape() == want) return absl::OkStatus();
+  return errors::InvalidArgument(what, " must have the pooled shape ", want.DebugString(),
+                                 " of an input of shape ", input.DebugString(), ", got ",
+                                 t.shape().DebugString());
+}
+
+absl::StatusOr<TensorShape> OrigInputShape(const Tensor& shape_tensor) {
+  if (shape_tensor.dims() != 1 || shape_tensor.NumElements() != 4) {
+    return errors::InvalidArgument("orig_input_shape must be a vector of 4, got shape ",
+                                   shape_tensor.shape().DebugString());
+  }
+  auto shape = BuildTensorShape(IndexValues(shape_tensor));
+  if (!shape.ok()) return WithContext(shape.status(), "orig_input_shape");
+  return *shape;
+}
+
 }  // namespace nn
 }  // namespace tensorgrid
