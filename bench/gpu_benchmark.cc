@@ -189,10 +189,7 @@ void MatMulRow(int64_t n) {
   cublasHandle_t blas;
   Check(CublasStatus(cublasCreate(&blas), "cublasCreate"), "cublasCreate");
   cublasSetStream(blas, stream);
-  const char* tf32 = std::getenv("TG_GPU_ALLOW_TF32");
-  cublasSetMathMode(blas, tf32 != nullptr && std::strcmp(tf32, "1") == 0
-                              ? CUBLAS_TF32_TENSOR_OP_MATH
-                              : CUBLAS_DEFAULT_MATH);
+  cublasSetMathMode(blas, GpuTf32Allowed() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
   float *a, *b, *c;
   const size_t bytes = static_cast<size_t>(n * n) * sizeof(float);
   CheckCuda(cudaMalloc(&a, bytes), "cudaMalloc");

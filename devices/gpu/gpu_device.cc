@@ -35,6 +35,14 @@ absl::Status GpuDevice::LaunchStatus(absl::string_view kernel) {
   return CudaStatus(cudaGetLastError(), absl::StrCat("the launch of ", kernel));
 }
 
+bool GpuTf32Allowed() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("TG_GPU_ALLOW_TF32");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return allowed;
+}
+
 int VisibleGpuCount() {
   int count = 0;
   // No driver (cudaErrorInsufficientDriver) or no device: no GPUs. The
@@ -292,10 +300,9 @@ class GpuDeviceImpl final : public GpuDevice {
         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), what));
     TG_RETURN_IF_ERROR(CublasStatus(cublasCreate(&cublas_), what));
     TG_RETURN_IF_ERROR(CublasStatus(cublasSetStream(cublas_, stream_), what));
-    const char* tf32 = std::getenv("TG_GPU_ALLOW_TF32");
-    const bool allow_tf32 = tf32 != nullptr && std::strcmp(tf32, "1") == 0;
     TG_RETURN_IF_ERROR(CublasStatus(
-        cublasSetMathMode(cublas_, allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+        cublasSetMathMode(cublas_,
+                          GpuTf32Allowed() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
         what));
     context_ = std::make_unique<GpuContext>(ordinal_, stream_, name());
     allocator_ = std::make_unique<GpuAllocator>(absl::StrCat("GPU_", ordinal_, "_pool"), ordinal_,

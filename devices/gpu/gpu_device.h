@@ -60,6 +60,10 @@ class GpuDevice : public Device {
   int multiprocessors_ = 1;
 };
 
+// Whether float MatMuls and convolutions may use TF32 tensor cores
+// (TG_GPU_ALLOW_TF32=1; off by default, so results match the CPU's fp32).
+bool GpuTf32Allowed();
+
 // The number of GPUs CUDA sees (0 with no driver or no GPU).
 int VisibleGpuCount();
 

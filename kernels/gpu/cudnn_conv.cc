@@ -38,14 +38,6 @@ absl::Status CudnnStatus(cudnnStatus_t status, absl::string_view what) {
                           static_cast<int>(status), ") in ", what);
 }
 
-bool AllowTf32() {
-  static const bool allow = [] {
-    const char* v = std::getenv("TG_GPU_ALLOW_TF32");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return allow;
-}
-
 // A GPU's cuDNN handle and the lock its users hold.
 struct Handle {
   absl::Mutex mu;
@@ -162,7 +154,7 @@ absl::Status Describe(const Layout& l, const ConvGeometry& g, Descriptors* d) {
   // What cudnnFind may time: CUDNN_DEFAULT_MATH would let it use TF32 tensor
   // cores for float on Ampere and newer, so fp32 asks for FMA math.
   TG_RETURN_IF_ERROR(CudnnStatus(
-      cudnnSetConvolutionMathType(d->conv, AllowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+      cudnnSetConvolutionMathType(d->conv, GpuTf32Allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
       "cudnnSetConvolutionMathType"));
   // cuDNN's own output size must be TensorFlow's.
   int n, k, h, w;
@@ -193,13 +185,13 @@ absl::StatusOr<std::unique_ptr<Choice>> Fastest(const Perf* results, int count, 
     const Perf& r = results[i];
     const bool tensor_ops =
         r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > limit || (tensor_ops && !AllowTf32())) {
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > limit || (tensor_ops && !GpuTf32Allowed())) {
       continue;
     }
     auto choice = std::make_unique<Choice>();
     choice->algorithm = static_cast<int>(r.algo);
     choice->workspace = r.memory;
-    choice->math = AllowTf32() ? r.mathType : CUDNN_FMA_MATH;
+    choice->math = GpuTf32Allowed() ? r.mathType : CUDNN_FMA_MATH;
     return choice;
   }
   return errors::Internal("cuDNN has no algorithm for the ", conv::ConvPassName(pass),

@@ -43,12 +43,6 @@ struct Conv {
   }
 };
 
-Tensor Sizes(const std::vector<int64_t>& dims) {
-  Tensor t(DT_INT32, TensorShape({static_cast<int64_t>(dims.size())}));
-  for (size_t i = 0; i < dims.size(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(dims[i]);
-  return t;
-}
-
 class GpuConvTest : public GpuKernelTest {
  protected:
   // The forward op and both backprops of `c`, each on both devices.
@@ -62,9 +56,9 @@ class GpuConvTest : public GpuKernelTest {
     const KernelRun on_cpu = Run(cpu(), forward, std::vector<Tensor>{input, filter});
     ASSERT_TRUE(on_cpu.status.ok()) << on_cpu.status;
     const Tensor out_backprop = Random<float>(on_cpu.outputs[0].shape());
-    ExpectSameOutputs(c.Node(c.op + "BackpropInput"), {Sizes(c.input), filter, out_backprop},
+    ExpectSameOutputs(c.Node(c.op + "BackpropInput"), {Int32Vector(c.input), filter, out_backprop},
                       kTolerance);
-    ExpectSameOutputs(c.Node(c.op + "BackpropFilter"), {input, Sizes(c.filter), out_backprop},
+    ExpectSameOutputs(c.Node(c.op + "BackpropFilter"), {input, Int32Vector(c.filter), out_backprop},
                       kTolerance);
   }
 
@@ -168,7 +162,7 @@ TEST_F(GpuConvTest, BadShapesAreTheCpusErrors) {
   // An out_backprop of the wrong shape.
   c.filter = {3, 3, 3, 4};
   ExpectSameOutputs(c.Node("Conv2DBackpropInput"),
-                    {Sizes(c.input), Random<float>(TensorShape(c.filter)),
+                    {Int32Vector(c.input), Random<float>(TensorShape(c.filter)),
                      Random<float>(TensorShape({1, 4, 4, 4}))});
 }
 

@@ -201,5 +201,11 @@ Tensor GpuKernelTest::ResourceVarValue(Device* device, const std::string& name) 
   return var.ok() ? VarValue(*var) : Tensor();
 }
 
+Tensor Int32Vector(absl::Span<const int64_t> values) {
+  Tensor t(DT_INT32, TensorShape({static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+  return t;
+}
+
 }  // namespace gpu
 }  // namespace tensorgrid

@@ -81,6 +81,9 @@ class GpuKernelTest : public ::testing::Test {
   std::mt19937 rng_{20261126};
 };
 
+// An int32 vector (a sizes or shape input, which kernels keep in host memory).
+Tensor Int32Vector(absl::Span<const int64_t> values);
+
 // Whether `a` and `b` match as ExpectSameOutputs says; the first difference.
 ::testing::AssertionResult TensorsMatch(const Tensor& a, const Tensor& b, double tolerance);
 

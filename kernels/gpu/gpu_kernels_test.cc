@@ -389,8 +389,7 @@ TEST_F(GpuKernelTest, PoolingAndItsGradients) {
       const Tensor grad = Random<float>(pooled.outputs[0].shape());
       ExpectSameOutputs(Pool("MaxPoolGrad", format, c.padding, c.k, c.stride),
                         {x, pooled.outputs[0], grad});
-      Tensor orig_shape(DT_INT32, TensorShape({4}));
-      for (int d = 0; d < 4; ++d) orig_shape.data<int32_t>()[d] = shape.dim_size(d);
+      const Tensor orig_shape = Int32Vector(shape.dim_sizes());
       ExpectSameOutputs(Pool("AvgPoolGrad", format, c.padding, c.k, c.stride), {orig_shape, grad});
     }
   }
