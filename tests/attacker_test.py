@@ -115,8 +115,8 @@ def call_header(method, declared, wait_ms=60000):
 
 
 def recvbuf_request(key, wait_ms):
-    """A TGR4 RecvBuf request (no token, any task, no in-place reads)."""
-    return b"TGR4" + struct.pack("<IIIIQ", 0, 0, len(key), 0, wait_ms) + key
+    """A TGR5 RecvBuf request (no token, any task, no in-place reads)."""
+    return b"TGR5" + struct.pack("<IIIIQ", 0, 0, len(key), 0, wait_ms) + key
 
 
 def connect(port, source=None, timeout=10):

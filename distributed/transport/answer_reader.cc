@@ -148,19 +148,14 @@ AnswerRead ReadTensorAnswer(Incoming& in, bool in_place, absl::Time deadline, Wh
     // connection. (A copy that failed otherwise falls back just this once.)
     if (result == InPlaceCopy::kRefused) in_place_refused->store(true);
     copied = result == InPlaceCopy::kCopied;
+    // kCopied also proves that the server held the chunk throughout the
+    // copy (its nonce was still there after it), so nothing more comes back:
+    // the server lets the chunk go once it reads the verdict. A server that
+    // gave up meanwhile (its wait ran out, it is stopping) wiped the nonce
+    // (kFailed), and reads no 'S' either: the connection breaks below.
     const char verdict = copied ? kCopiedVerdict : kSendVerdict;
     if (!WriteFull(in.fd(), absl::string_view(&verdict, 1))) {
       return Broken(what, "answering the server");
-    }
-    // The server still held the chunk when it saw the verdict only if it
-    // says so: a server that gave up (its wait ran out, it is stopping) may
-    // have freed what we copied.
-    char ack = 0;
-    if (copied && in.ReadFull(&ack, 1, deadline) != 1) {
-      return Broken(what, "waiting for the server to confirm the copy");
-    }
-    if (copied && ack != kCopyAcknowledged) {
-      return Malformed(errors::DataLoss(what(), ": the server confirmed no copy"));
     }
   }
   if (!copied && in.ReadFull(dst, header.length, deadline) != header.length) {

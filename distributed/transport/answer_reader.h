@@ -47,7 +47,7 @@ AnswerRead UnexpectedAnswer(AnswerKind kind, What what);
 // but does not match). An in-place answer is copied out of the server's
 // memory (in_place.h); when that is refused, `*in_place_refused` is set and
 // the bytes come on the connection. A header that cannot be (a rank over
-// kMaxRank, an acknowledgement other than kCopyAcknowledged) is DataLoss.
+// kMaxRank, say) is DataLoss.
 AnswerRead ReadTensorAnswer(Incoming& in, bool in_place, absl::Time deadline, What what,
                             const Tensor* into, Tensor* out, std::atomic<bool>* in_place_refused);
 

@@ -14,9 +14,9 @@ namespace bulk {
 namespace {
 
 constexpr char kTicketMagic[kMagicBytes] = {'T', 'G', 'B', '1'};
-constexpr char kRecvBufMagic[kMagicBytes] = {'T', 'G', 'R', '4'};
-constexpr char kRecvTensorMagic[kMagicBytes] = {'T', 'G', 'V', '1'};
-constexpr char kRecvTensorsMagic[kMagicBytes] = {'T', 'G', 'W', '1'};
+constexpr char kRecvBufMagic[kMagicBytes] = {'T', 'G', 'R', '5'};
+constexpr char kRecvTensorMagic[kMagicBytes] = {'T', 'G', 'V', '2'};
+constexpr char kRecvTensorsMagic[kMagicBytes] = {'T', 'G', 'W', '2'};
 constexpr char kCallMagic[kMagicBytes] = {'T', 'G', 'C', '2'};
 constexpr uint32_t kMayReadInPlace = 1;  // TensorRequest's flags
 

@@ -6,23 +6,24 @@
 //
 //   TGB1  ticket fetch   magic, 16-byte ticket id
 //         answer:        TicketAnswer (code, length), the tensor's bytes
-//   TGR4  RecvBuf        magic, TensorRequest's fixed part, token,
-//   TGV1  RecvTensor       addressee, key (a collective chunk's key, or a
+//   TGR5  RecvBuf        magic, TensorRequest's fixed part, token,
+//   TGV2  RecvTensor       addressee, key (a collective chunk's key, or a
 //                          rendezvous key; RecvTensor adds the step id)
-//   TGW1  RecvTensors    as TGV1, with a block of keys (EncodeKeys) in
+//   TGW2  RecvTensors    as TGV2, with a block of keys (EncodeKeys) in
 //                          place of the key: several tensors of one step
 //   TGC2  call           magic, CallRequest's fixed part, token, addressee,
 //                          method, the request's bytes
 //
-// The answer to TGR4, TGV1 and TGC2 opens with an AnswerKind byte:
+// The answer to TGR5, TGV2 and TGC2 opens with an AnswerKind byte:
 //
 //   kTensor      TensorHeader (dtype, dims, length), the content
 //   kInPlace     TensorHeader, then InPlaceLocation: where the content lies
 //                in the server's memory and a nonce proving which process
-//                that is. The client copies it (process_vm_readv) and says
-//                kCopiedVerdict, which the server acknowledges with
-//                kCopyAcknowledged before it lets the chunk go, or says
-//                kSendVerdict and the content follows on the connection
+//                that is. The client copies it (process_vm_readv), finds
+//                the nonce still there (the server wipes it before it lets
+//                the chunk go), and says kCopiedVerdict, answered by
+//                nothing; or says kSendVerdict and the content follows on
+//                the connection
 //   kProto       length (8), a serialized TensorProto (RecvTensor of strings)
 //   kBytes       length (8), a call's answer
 //   kError       ErrorHeader (code, body length), the body (EncodeError):
@@ -30,7 +31,7 @@
 //   kNotServed   as kError, for a request refused unread: the client may
 //                send it over gRPC instead
 //   kStillWorking  not an answer: a beat, sent while the handler runs
-//   kItem        TGW1's answers: index (4), then that key's whole answer
+//   kItem        TGW2's answers: index (4), then that key's whole answer
 //                (kTensor, kInPlace, kProto or kError), one per key in the
 //                order the tensors come; a refusal of the whole request is
 //                a plain kNotServed or kError instead, before any item
@@ -93,7 +94,7 @@ std::optional<RequestKind> RequestKindOf(absl::string_view magic);
 // TGB1: the ticket id after the magic.
 std::string EncodeTicketRequest(absl::string_view id);
 
-// TGR4 (RecvBuf), TGV1 (RecvTensor) and TGW1 (RecvTensors).
+// TGR5 (RecvBuf), TGV2 (RecvTensor) and TGW2 (RecvTensors).
 struct TensorRequest {
   bool rendezvous = false;  // RecvTensor: `key` is a rendezvous key of step `step_id`
   bool batch = false;       // RecvTensors (with `rendezvous`): `key` is EncodeKeys' block
@@ -167,10 +168,9 @@ enum class AnswerKind : uint8_t {
 constexpr size_t kItemIndexBytes = 4;
 std::string EncodeItemHead(uint32_t index);
 uint32_t DecodeItemIndex(const char* bytes);
-// What a client says after an in-place answer, and the server's reply.
+// What a client says after an in-place answer.
 constexpr char kCopiedVerdict = 'D';
 constexpr char kSendVerdict = 'S';
-constexpr char kCopyAcknowledged = 'A';
 
 // The answer to a ticket fetch: a code and the length of the bytes after it.
 struct TicketAnswer {

@@ -13,9 +13,9 @@ namespace {
 
 TEST(FramesTest, EveryRequestKindIsNamedByItsMagicAndGarbageByNone) {
   EXPECT_EQ(RequestKindOf("TGB1"), RequestKind::kTicket);
-  EXPECT_EQ(RequestKindOf("TGR4"), RequestKind::kRecvBuf);
-  EXPECT_EQ(RequestKindOf("TGV1"), RequestKind::kRecvTensor);
-  EXPECT_EQ(RequestKindOf("TGW1"), RequestKind::kRecvTensors);
+  EXPECT_EQ(RequestKindOf("TGR5"), RequestKind::kRecvBuf);
+  EXPECT_EQ(RequestKindOf("TGV2"), RequestKind::kRecvTensor);
+  EXPECT_EQ(RequestKindOf("TGW2"), RequestKind::kRecvTensors);
   EXPECT_EQ(RequestKindOf("TGC2"), RequestKind::kCall);
   // Earlier versions' magics (without beats) are garbage to this server.
   EXPECT_EQ(RequestKindOf("TGR3"), std::nullopt);

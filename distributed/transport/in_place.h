@@ -29,8 +29,15 @@ enum class InPlaceCopy {
 // Copies `length` bytes at `where.address` in process `where.pid` to `dst`,
 // after checking that the process holds `where.nonce` at
 // `where.nonce_address` (process ids are per namespace: the nonce proves
-// the process is the server that answered).
+// the process is the server that answered), and checks again after the
+// copy: a server wipes an answer's nonce (WipeNonce) before it lets the
+// chunk go, so a copy followed by the nonce was made while the chunk was
+// held (kFailed otherwise: the server gave up on the answer).
 InPlaceCopy CopyInPlace(const InPlaceLocation& where, char* dst, size_t length);
+// The server's side: overwrites `nonce` so that no client finds it any
+// more; the stores are complete before whatever the caller does next (such
+// as letting the chunk go).
+void WipeNonce(std::string* nonce);
 
 }  // namespace bulk
 }  // namespace tensorgrid

@@ -21,6 +21,7 @@
 #include "core/platform/status.h"
 #include "distributed/transport/bulk_client.h"
 #include "distributed/transport/bulk_server.h"
+#include "distributed/transport/in_place.h"
 #include "distributed/transport/test_util.h"
 #include "gtest/gtest.h"
 
@@ -32,7 +33,7 @@ namespace {
 uint32_t ReadRecvBufRequest(int fd) {
   char fixed[4 + 4 + 4 + 4 + 4 + 8];
   EXPECT_EQ(recv(fd, fixed, sizeof(fixed), MSG_WAITALL), static_cast<ssize_t>(sizeof(fixed)));
-  EXPECT_EQ(std::string(fixed, 4), "TGR4");
+  EXPECT_EQ(std::string(fixed, 4), "TGR5");
   auto u32 = [&](int at) {
     uint32_t v = 0;
     for (int i = 0; i < 4; ++i)
@@ -92,7 +93,7 @@ TEST(BulkInPlaceTest, ServerSendsTheBytesWhenTheClientCannotCopy) {
   source.Release("k", chunk);
   const int fd = ConnectToLoopback(server->port());
   ASSERT_GE(fd, 0);
-  std::string request = "TGR4";
+  std::string request = "TGR5";
   Put(&request, 0, 4);      // no token
   Put(&request, 0, 4);      // any addressee
   Put(&request, 1, 4);      // key "k"
@@ -113,6 +114,95 @@ TEST(BulkInPlaceTest, ServerSendsTheBytesWhenTheClientCannotCopy) {
   EXPECT_EQ(std::memcmp(bytes.data(), chunk.raw_data(), bytes.size()), 0);
   EXPECT_EQ(server->in_place_reads(), 0);
   close(fd);
+}
+
+TEST(BulkInPlaceTest, ClientThatCopiedSaysSoAndNeedsNoWordBack) {
+  if (!CanReadProcessMemory()) GTEST_SKIP() << "process_vm_readv is not allowed here";
+  // A scripted client copies the chunk itself (the server is this process)
+  // and says 'D': the server answers nothing more, and serves the next
+  // request on the same connection.
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  const Tensor chunk = Ramp(1 << 16);  // 256 KiB
+  source.Release("k", chunk);
+  source.Release("m", Ramp(4));
+  const int fd = ConnectToLoopback(server->port());
+  ASSERT_GE(fd, 0);
+  auto request = [](const std::string& key, bool in_place) {
+    std::string r = "TGR5";
+    Put(&r, 0, 4);  // no token
+    Put(&r, 0, 4);  // any addressee
+    Put(&r, key.size(), 4);
+    Put(&r, in_place ? 1 : 0, 4);
+    Put(&r, 10000, 8);  // wait 10 s
+    return r + key;
+  };
+  const std::string first = request("k", true);
+  ASSERT_EQ(send(fd, first.data(), first.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(first.size()));
+  char answer[1 + 4 + 4 + 8 + 8 + 8 + 8 + 8 + 16];
+  ASSERT_EQ(recv(fd, answer, sizeof(answer), MSG_WAITALL), static_cast<ssize_t>(sizeof(answer)));
+  ASSERT_EQ(answer[0], 5);
+  auto u64 = [&](int at) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= static_cast<uint64_t>(static_cast<uint8_t>(answer[at + i])) << (8 * i);
+    return v;
+  };
+  bulk::InPlaceLocation where;
+  where.pid = u64(25);
+  where.address = u64(33);
+  where.nonce_address = u64(41);
+  where.nonce.assign(answer + 49, 16);
+  std::vector<char> copy(chunk.TotalBytes());
+  ASSERT_EQ(bulk::CopyInPlace(where, copy.data(), copy.size()), bulk::InPlaceCopy::kCopied);
+  EXPECT_EQ(std::memcmp(copy.data(), chunk.raw_data(), copy.size()), 0);
+  const char verdict = 'D';
+  ASSERT_EQ(send(fd, &verdict, 1, MSG_NOSIGNAL), 1);
+  // The next answer is the next request's: a tensor answer (kind 0) of 4
+  // floats, with no acknowledgement before it.
+  const std::string second = request("m", false);
+  ASSERT_EQ(send(fd, second.data(), second.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(second.size()));
+  char next[1 + 4 + 4 + 8 + 8 + 16];
+  ASSERT_EQ(recv(fd, next, sizeof(next), MSG_WAITALL), static_cast<ssize_t>(sizeof(next)));
+  EXPECT_EQ(next[0], 0);
+  EXPECT_EQ(server->in_place_reads(), 1);
+  close(fd);
+}
+
+TEST(BulkInPlaceTest, ACopyCountsOnlyIfTheNonceOutlivesIt) {
+  if (!CanReadProcessMemory()) GTEST_SKIP() << "process_vm_readv is not allowed here";
+  // This process plays the server. The nonce is checked before the copy
+  // (the right process) and after it (the chunk was still held: a server
+  // wipes the nonce before it lets the chunk go).
+  const Tensor chunk = Ramp(1024);
+  std::string nonce = bulk::RandomBytes(bulk::kNonceBytes);
+  ASSERT_EQ(nonce.size(), bulk::kNonceBytes);
+  bulk::InPlaceLocation where;
+  where.pid = static_cast<uint64_t>(getpid());
+  where.address = reinterpret_cast<uintptr_t>(chunk.raw_data());
+  where.nonce_address = reinterpret_cast<uintptr_t>(nonce.data());
+  where.nonce = nonce;
+  std::vector<char> copy(chunk.TotalBytes());
+  EXPECT_EQ(bulk::CopyInPlace(where, copy.data(), copy.size()), bulk::InPlaceCopy::kCopied);
+  EXPECT_EQ(std::memcmp(copy.data(), chunk.raw_data(), copy.size()), 0);
+
+  // Wiped before the copy: not the answer this process gave (refused).
+  std::string wiped = nonce;
+  where.nonce_address = reinterpret_cast<uintptr_t>(wiped.data());
+  bulk::WipeNonce(&wiped);
+  EXPECT_EQ(wiped, std::string(bulk::kNonceBytes, '\0'));
+  EXPECT_EQ(bulk::CopyInPlace(where, copy.data(), copy.size()), bulk::InPlaceCopy::kRefused);
+
+  // Gone while the copy ran: the copy's destination is where the "server"
+  // keeps the nonce, so the copy itself overwrites it, and the copy must
+  // not count.
+  std::vector<char> shared(chunk.TotalBytes());
+  std::memcpy(shared.data() + 64, nonce.data(), bulk::kNonceBytes);
+  where.nonce_address = reinterpret_cast<uintptr_t>(shared.data() + 64);
+  EXPECT_EQ(bulk::CopyInPlace(where, shared.data(), shared.size()), bulk::InPlaceCopy::kFailed);
 }
 
 TEST(BulkInPlaceTest, InPlaceAnswerThatWasNotAskedForIsDataLoss) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/framework/tensor_codec.h"
 #include "core/framework/types.h"
@@ -159,7 +160,7 @@ bool BulkServer::State::WriteTensorAnswer(bulk::Incoming& in, absl::Status statu
   // this one earlier does not have it).
   const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
   // (Made only for an answer that may go in place: a syscall less for small ones.)
-  const std::string nonce = may_read_in_place && bytes.size() >= bulk::kInPlaceMinBytes
+  std::string nonce = may_read_in_place && bytes.size() >= bulk::kInPlaceMinBytes
                                 ? bulk::RandomBytes(bulk::kNonceBytes)
                                 : "";
   const bool in_place = nonce.size() == bulk::kNonceBytes;
@@ -194,19 +195,26 @@ bool BulkServer::State::WriteTensorAnswer(bulk::Incoming& in, absl::Status statu
                     {const_cast<char*>(bytes.data()), bytes.size()}};
     return bulk::WriteFull(fd, iov, bytes.empty() ? 1 : 2);
   }
-  // `tensor` holds the chunk until the client says it has copied it.
-  char verdict = 0;
-  if (!bulk::WriteFull(fd, header) ||
-      in.ReadFull(&verdict, 1, absl::Now() + kInPlaceVerdictTimeout) != 1) {
-    return false;
+  // `tensor` holds the chunk until the client says it has copied it. The
+  // nonce is wiped first, however this ends: the client trusts its copy
+  // only if it still finds the nonce after copying (in_place.h), so it
+  // needs no word back.
+  absl::Cleanup wipe = [&nonce] { bulk::WipeNonce(&nonce); };
+  // Counted before the client can go on (it does once it has copied), and
+  // taken back unless it says it did.
+  {
+    absl::MutexLock lock(&mu);
+    ++in_place_reads;
   }
-  if (verdict == bulk::kCopiedVerdict) {
-    {
-      absl::MutexLock lock(&mu);  // counted before the client can go on
-      ++in_place_reads;
-    }
-    // Still holding the chunk: the client's copy was whole.
-    return bulk::WriteFull(fd, absl::string_view(&bulk::kCopyAcknowledged, 1));
+  char verdict = 0;
+  if (bulk::WriteFull(fd, header) &&
+      in.ReadFull(&verdict, 1, absl::Now() + kInPlaceVerdictTimeout) == 1 &&
+      verdict == bulk::kCopiedVerdict) {
+    return true;
+  }
+  {
+    absl::MutexLock lock(&mu);
+    --in_place_reads;
   }
   if (verdict != bulk::kSendVerdict) return false;
   return bulk::WriteFull(fd, bytes);  // it could not: the bytes after all
