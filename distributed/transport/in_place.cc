@@ -39,8 +39,9 @@ InPlaceCopy CopyInPlace(const InPlaceLocation& where, char* dst, size_t length) 
   // our namespace): it holds this answer's nonce at that address.
   bool read = false;
   if (!HoldsNonce(pid, where.nonce_address, where.nonce, &read)) {
-    if (!read) return errno == EFAULT ? InPlaceCopy::kFailed : InPlaceCopy::kRefused;
-    return InPlaceCopy::kRefused;  // EPERM, ESRCH, ENOSYS, or another process
+    // Not readable (EPERM, ESRCH, ENOSYS) or another process: refused; a
+    // bad address: this copy failed.
+    return !read && errno == EFAULT ? InPlaceCopy::kFailed : InPlaceCopy::kRefused;
   }
   size_t done = 0;
   while (done < length) {

@@ -144,17 +144,9 @@ TEST(BulkInPlaceTest, ClientThatCopiedSaysSoAndNeedsNoWordBack) {
   char answer[1 + 4 + 4 + 8 + 8 + 8 + 8 + 8 + 16];
   ASSERT_EQ(recv(fd, answer, sizeof(answer), MSG_WAITALL), static_cast<ssize_t>(sizeof(answer)));
   ASSERT_EQ(answer[0], 5);
-  auto u64 = [&](int at) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i)
-      v |= static_cast<uint64_t>(static_cast<uint8_t>(answer[at + i])) << (8 * i);
-    return v;
-  };
-  bulk::InPlaceLocation where;
-  where.pid = u64(25);
-  where.address = u64(33);
-  where.nonce_address = u64(41);
-  where.nonce.assign(answer + 49, 16);
+  // After the kind and the tensor header (dtype, rank 1, the dimension,
+  // the length): where the chunk lies.
+  const bulk::InPlaceLocation where = bulk::InPlaceLocation::Decode(answer + 1 + 4 + 4 + 8 + 8);
   std::vector<char> copy(chunk.TotalBytes());
   ASSERT_EQ(bulk::CopyInPlace(where, copy.data(), copy.size()), bulk::InPlaceCopy::kCopied);
   EXPECT_EQ(std::memcmp(copy.data(), chunk.raw_data(), copy.size()), 0);
