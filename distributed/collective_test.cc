@@ -24,6 +24,7 @@
 #include "client/ops/collective_ops.h"
 #include "core/platform/blocking.h"
 #include "core/platform/free_port.h"
+#include "core/platform/status.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/server.h"
@@ -40,39 +41,48 @@ constexpr char kWorker1[] = "/job:worker/replica:0/task:1";
 class TwoTasks {
  public:
   explicit TwoTasks(std::vector<bool> started = {true, true}, int cpus = 1) : cpus_(cpus) {
-    addresses_ = FreeLoopbackAddresses(2);
-    EXPECT_EQ(addresses_.size(), 2u);
-    addresses_.resize(2);  // empty where none was found: the cluster then fails clearly
-    auto cluster =
-        ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0], ",", addresses_[1]));
-    EXPECT_TRUE(cluster.ok()) << cluster.status();
-    if (cluster.ok()) cluster_ = *cluster;
     servers_.resize(2);
-    for (int i = 0; i < 2; ++i) {
-      if (started[i]) Start(i);
-    }
+    // Fresh addresses when a port was taken before its server bound it.
+    EXPECT_OK(WithFreeLoopbackAddresses(2, [&](const std::vector<std::string>& addresses) {
+      addresses_ = addresses;
+      TG_ASSIGN_OR_RETURN(cluster_, ClusterSpec::FromFlag(absl::StrCat(
+                                        "worker=", addresses_[0], ",", addresses_[1])));
+      for (int i = 0; i < 2; ++i) {
+        absl::Status s = started[i] ? TryStart(i) : absl::OkStatus();
+        if (!s.ok()) {
+          StopAll();
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }));
+    addresses_.resize(2);  // empty where none was found: the cluster then fails clearly
   }
   // Starts (or restarts, as a fresh process would) task i's Server.
-  void Start(int i) {
-    if (servers_[i] != nullptr) servers_[i]->Stop();
-    servers_[i].reset();
-    ConfigProto config;
-    (*config.mutable_device_count())["CPU"] = cpus_;
-    auto server = Server::Create(cluster_, "worker", i, config);
-    EXPECT_TRUE(server.ok()) << server.status();
-    if (!server.ok()) return;
-    EXPECT_OK((*server)->Start());
-    servers_[i] = *std::move(server);
-  }
-  ~TwoTasks() {
-    for (auto& s : servers_) {
-      if (s != nullptr) s->Stop();
-    }
-  }
+  void Start(int i) { EXPECT_OK(TryStart(i)); }
+  ~TwoTasks() { StopAll(); }
   Server* server(int i) { return servers_[i].get(); }
   const std::string& address(int i) const { return addresses_[i]; }
 
  private:
+  absl::Status TryStart(int i) {
+    if (servers_[i] != nullptr) servers_[i]->Stop();
+    servers_[i].reset();
+    ConfigProto config;
+    (*config.mutable_device_count())["CPU"] = cpus_;
+    TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                        Server::Create(cluster_, "worker", i, config));
+    TG_RETURN_IF_ERROR(server->Start());
+    servers_[i] = std::move(server);
+    return absl::OkStatus();
+  }
+  void StopAll() {
+    for (auto& s : servers_) {
+      if (s != nullptr) s->Stop();
+      s.reset();
+    }
+  }
+
   const int cpus_;
   ClusterSpec cluster_;
   std::vector<std::string> addresses_;

@@ -73,22 +73,26 @@ inline std::vector<WorkerRun> TrainWorkers(int n, MultiWorkerMirroredStrategy::O
 class LocalCluster {
  public:
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(int ps, int workers) {
-    const std::vector<std::string> a = FreeLoopbackAddresses(ps + workers);
-    if (static_cast<int>(a.size()) != ps + workers) {
-      return absl::UnavailableError("no free loopback ports");
-    }
-    auto cluster = std::unique_ptr<LocalCluster>(new LocalCluster);
-    TG_ASSIGN_OR_RETURN(cluster->spec_,
-                        ClusterSpec::FromMap({{"ps", {a.begin(), a.begin() + ps}},
-                                              {"worker", {a.begin() + ps, a.end()}}}));
-    for (const auto& [job, count] : {std::pair<const char*, int>{"ps", ps}, {"worker", workers}}) {
-      for (int i = 0; i < count; ++i) {
-        TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                            Server::Create(cluster->spec_, job, i, ConfigProto()));
-        TG_RETURN_IF_ERROR(server->Start());
-        cluster->servers_.push_back(std::move(server));
-      }
-    }
+    std::unique_ptr<LocalCluster> cluster;
+    // Fresh addresses when a port was taken before its server bound it; a
+    // failed attempt's servers stop with its cluster.
+    TG_RETURN_IF_ERROR(
+        WithFreeLoopbackAddresses(ps + workers, [&](const std::vector<std::string>& a) {
+          cluster = std::unique_ptr<LocalCluster>(new LocalCluster);
+          TG_ASSIGN_OR_RETURN(cluster->spec_,
+                              ClusterSpec::FromMap({{"ps", {a.begin(), a.begin() + ps}},
+                                                    {"worker", {a.begin() + ps, a.end()}}}));
+          for (const auto& [job, count] :
+               {std::pair<const char*, int>{"ps", ps}, {"worker", workers}}) {
+            for (int i = 0; i < count; ++i) {
+              TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                                  Server::Create(cluster->spec_, job, i, ConfigProto()));
+              TG_RETURN_IF_ERROR(server->Start());
+              cluster->servers_.push_back(std::move(server));
+            }
+          }
+          return absl::OkStatus();
+        }));
     return cluster;
   }
   ~LocalCluster() {

@@ -97,4 +97,20 @@ int FreePort() {
   return ports.empty() ? 0 : ports[0];
 }
 
+absl::Status WithFreeLoopbackAddresses(
+    int n, absl::FunctionRef<absl::Status(const std::vector<std::string>& addresses)> start,
+    int attempts) {
+  absl::Status status;
+  for (int attempt = 0; attempt < std::max(1, attempts); ++attempt) {
+    const std::vector<std::string> addresses = FreeLoopbackAddresses(n);
+    if (static_cast<int>(addresses.size()) != n) {
+      return absl::UnavailableError(
+          "no " + std::to_string(n) + " free ports on 127.0.0.1 for a cluster");
+    }
+    status = start(addresses);
+    if (!absl::IsUnavailable(status)) return status;
+  }
+  return status;
+}
+
 }  // namespace tensorgrid

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+
 namespace tensorgrid {
 
 // The port, or 0 if the kernel gave none.
@@ -28,6 +31,16 @@ std::vector<std::string> FreeLoopbackAddresses(int n);
 // `*reserved`; the caller closes them, just before its servers bind), so
 // the ports stay reserved meanwhile. Nothing is appended when it fails.
 std::vector<int> ReserveFreePorts(int n, std::vector<int>* reserved);
+
+// Runs `start` with FreeLoopbackAddresses(n) and, when it fails Unavailable
+// (a server could not bind: another process took the port between the
+// pick and the bind, as tests running at once can), again with fresh
+// addresses, at most `attempts` times in all. `start` undoes what it
+// started before it fails. Returns its last status, or Unavailable when n
+// free addresses cannot be found.
+absl::Status WithFreeLoopbackAddresses(
+    int n, absl::FunctionRef<absl::Status(const std::vector<std::string>& addresses)> start,
+    int attempts = 3);
 
 }  // namespace tensorgrid
 

@@ -45,5 +45,39 @@ TEST(FreePortTest, LoopbackAddressesAreDistinct) {
   for (const std::string& a : addresses) EXPECT_EQ(a.rfind("127.0.0.1:", 0), 0u) << a;
 }
 
+TEST(FreePortTest, AStartThatCouldNotBindRunsAgainOnFreshAddresses) {
+  // The first start finds its port taken, as when another process picked
+  // the same one: it is run again on other addresses.
+  std::vector<std::vector<std::string>> seen;
+  const absl::Status taken_once = WithFreeLoopbackAddresses(2, [&](const auto& addresses) {
+    seen.push_back(addresses);
+    return seen.size() == 1 ? absl::UnavailableError("cannot listen on " + addresses[0])
+                            : absl::OkStatus();
+  });
+  EXPECT_TRUE(taken_once.ok()) << taken_once;
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].size(), 2u);
+
+  // Other failures are the start's own, and a port that stays taken ends
+  // after the attempts.
+  int runs = 0;
+  const absl::Status other = WithFreeLoopbackAddresses(1, [&](const auto&) {
+    ++runs;
+    return absl::InvalidArgumentError("a bad cluster");
+  });
+  EXPECT_TRUE(absl::IsInvalidArgument(other)) << other;
+  EXPECT_EQ(runs, 1);
+  runs = 0;
+  const absl::Status always = WithFreeLoopbackAddresses(
+      1,
+      [&](const auto&) {
+        ++runs;
+        return absl::UnavailableError("cannot listen");
+      },
+      /*attempts=*/3);
+  EXPECT_TRUE(absl::IsUnavailable(always)) << always;
+  EXPECT_EQ(runs, 3);
+}
+
 }  // namespace
 }  // namespace tensorgrid
