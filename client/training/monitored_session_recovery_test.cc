@@ -47,19 +47,16 @@ constexpr char kPs[] = "/job:ps/replica:0/task:0";
 class Cluster {
  public:
   Cluster() {
-    const std::vector<std::string> a = FreeLoopbackAddresses(2);  // ps, worker
-    auto spec = ClusterSpec::FromFlag(a.size() == 2 ? absl::StrCat("ps=", a[0], ";worker=", a[1])
-                                                    : std::string("no free ports"));
-    EXPECT_OK(spec.status());
-    if (!spec.ok()) return;
-    spec_ = *spec;
-    ps_ = StartServer(spec_, "ps", 0);
-    worker_ = StartServer(spec_, "worker", 0);
+    // Fresh addresses when a port was taken before its server bound it.
+    EXPECT_OK(WithFreeLoopbackAddresses(2, [&](const std::vector<std::string>& a) {
+      StopAll();
+      TG_ASSIGN_OR_RETURN(spec_, ClusterSpec::FromFlag(absl::StrCat("ps=", a[0], ";worker=", a[1])));
+      TG_ASSIGN_OR_RETURN(ps_, TryStartServer(spec_, "ps", 0));
+      TG_ASSIGN_OR_RETURN(worker_, TryStartServer(spec_, "worker", 0));
+      return absl::OkStatus();
+    }));
   }
-  ~Cluster() {
-    if (worker_ != nullptr) worker_->Stop();
-    if (ps_ != nullptr) ps_->Stop();
-  }
+  ~Cluster() { StopAll(); }
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
   bool ok() const { return ps_ != nullptr && worker_ != nullptr; }
@@ -77,6 +74,13 @@ class Cluster {
   std::string master() const { return worker_->target(); }
 
  private:
+  void StopAll() {
+    if (worker_ != nullptr) worker_->Stop();
+    if (ps_ != nullptr) ps_->Stop();
+    worker_.reset();
+    ps_.reset();
+  }
+
   ClusterSpec spec_;
   std::unique_ptr<Server> ps_, worker_;
 };

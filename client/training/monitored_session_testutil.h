@@ -17,6 +17,7 @@
 #include "client/training/global_step.h"
 #include "client/training/monitored_session.h"
 #include "client/training/variables.h"
+#include "core/platform/status.h"
 #include "core/platform/status_testutil.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
@@ -64,15 +65,22 @@ inline std::string TestDir() {
   return dir;
 }
 
+// The started server of task `index` of `job`, or why not (Unavailable when
+// it cannot bind its port: see WithFreeLoopbackAddresses).
+inline absl::StatusOr<std::unique_ptr<Server>> TryStartServer(const ClusterSpec& cluster,
+                                                              const std::string& job, int index) {
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                      Server::Create(cluster, job, index, ConfigProto()));
+  TG_RETURN_IF_ERROR(server->Start());
+  return server;
+}
+
 // The started server of task `index` of `job`, or null (with a test failure).
 inline std::unique_ptr<Server> StartServer(const ClusterSpec& cluster, const std::string& job,
                                            int index) {
-  auto server = Server::Create(cluster, job, index, ConfigProto());
+  absl::StatusOr<std::unique_ptr<Server>> server = TryStartServer(cluster, job, index);
   EXPECT_OK(server.status());
-  if (!server.ok()) return nullptr;
-  absl::Status started = (*server)->Start();
-  EXPECT_OK(started);
-  return started.ok() ? *std::move(server) : nullptr;
+  return server.ok() ? *std::move(server) : nullptr;
 }
 
 }  // namespace training

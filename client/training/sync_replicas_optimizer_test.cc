@@ -55,23 +55,22 @@ constexpr int64_t kStepTimeoutMs = 60000;  // bounds every step of every session
 class Cluster {
  public:
   explicit Cluster(int workers) {
-    const std::vector<std::string> a = FreeLoopbackAddresses(1 + workers);
-    EXPECT_EQ(a.size(), static_cast<size_t>(1 + workers));
-    if (a.empty()) return;
-    std::string spec = absl::StrCat("ps=", a[0], ";worker=");
-    for (int i = 0; i < workers; ++i) absl::StrAppend(&spec, i > 0 ? "," : "", a[1 + i]);
-    auto cluster = ClusterSpec::FromFlag(spec);
-    EXPECT_OK(cluster.status());
-    if (!cluster.ok()) return;
-    spec_ = *cluster;
-    servers_.push_back(StartServer(spec_, "ps", 0));
-    for (int i = 0; i < workers; ++i) servers_.push_back(StartServer(spec_, "worker", i));
+    // Fresh addresses when a port was taken before its server bound it.
+    EXPECT_OK(WithFreeLoopbackAddresses(1 + workers, [&](const std::vector<std::string>& a) {
+      StopAll();
+      std::string spec = absl::StrCat("ps=", a[0], ";worker=");
+      for (int i = 0; i < workers; ++i) absl::StrAppend(&spec, i > 0 ? "," : "", a[1 + i]);
+      TG_ASSIGN_OR_RETURN(spec_, ClusterSpec::FromFlag(spec));
+      for (int task = 0; task <= workers; ++task) {
+        TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                            task == 0 ? TryStartServer(spec_, "ps", 0)
+                                      : TryStartServer(spec_, "worker", task - 1));
+        servers_.push_back(std::move(server));
+      }
+      return absl::OkStatus();
+    }));
   }
-  ~Cluster() {
-    for (auto& s : servers_) {
-      if (s != nullptr) s->Stop();
-    }
-  }
+  ~Cluster() { StopAll(); }
   bool ok() const {
     for (const auto& s : servers_) {
       if (s == nullptr) return false;
@@ -87,6 +86,13 @@ class Cluster {
   }
 
  private:
+  void StopAll() {
+    for (auto& s : servers_) {
+      if (s != nullptr) s->Stop();
+    }
+    servers_.clear();
+  }
+
   ClusterSpec spec_;
   std::vector<std::unique_ptr<Server>> servers_;
 };
