@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -26,6 +27,7 @@
 #include "absl/time/clock.h"
 #include "core/framework/attr_value_util.h"
 #include "core/platform/free_port.h"
+#include "core/platform/status.h"
 #include "core/public/session.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -49,12 +51,49 @@ GraphDef SeedGraph() {
   return g;
 }
 
+// Task `index` of `job`, started, or why not (Unavailable when it cannot
+// bind its port: see WithFreeLoopbackAddresses).
+absl::StatusOr<std::unique_ptr<Server>> TryStartServer(const ClusterSpec& cluster,
+                                                       const std::string& job, int index) {
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                      Server::Create(cluster, job, index, ConfigProto()));
+  TG_RETURN_IF_ERROR(server->Start());
+  return server;
+}
+
 std::unique_ptr<Server> StartServer(const ClusterSpec& cluster, const std::string& job, int index) {
-  auto server = Server::Create(cluster, job, index, ConfigProto());
-  EXPECT_TRUE(server.ok()) << server.status();
-  if (!server.ok()) return nullptr;
-  EXPECT_OK((*server)->Start());
-  return *std::move(server);
+  absl::StatusOr<std::unique_ptr<Server>> server = TryStartServer(cluster, job, index);
+  EXPECT_OK(server.status());
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+// Started servers of a cluster whose task i belongs to job `jobs[i]` (each
+// job's tasks numbered in order), on free loopback ports, picked again when
+// a server cannot bind one; in that order, or none (with a test failure).
+std::vector<std::unique_ptr<Server>> StartOnFreePorts(const std::vector<std::string>& jobs) {
+  std::vector<std::unique_ptr<Server>> servers;
+  auto stop = [&] {
+    for (auto& server : servers) server->Stop();
+    servers.clear();
+  };
+  const int n = static_cast<int>(jobs.size());
+  EXPECT_OK(WithFreeLoopbackAddresses(n, [&](const std::vector<std::string>& a) {
+    stop();
+    std::map<std::string, std::vector<std::string>> spec;
+    for (int i = 0; i < n; ++i) spec[jobs[i]].push_back(a[i]);
+    TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::FromMap(spec));
+    std::map<std::string, int> next;
+    for (const std::string& job : jobs) {
+      absl::StatusOr<std::unique_ptr<Server>> server = TryStartServer(cluster, job, next[job]++);
+      if (!server.ok()) {
+        stop();
+        return server.status();
+      }
+      servers.push_back(*std::move(server));
+    }
+    return absl::OkStatus();
+  }));
+  return servers;
 }
 
 // A grpc:// session on `server` with `graph`, after running `inits`; null
@@ -74,17 +113,7 @@ std::unique_ptr<Session> OpenSession(const Server& server, const GraphDef& graph
 
 // The seed example's cluster on free loopback ports: ps 0, worker 0, worker 1.
 std::vector<std::unique_ptr<Server>> StartSeedCluster() {
-  const std::vector<std::string> a = FreeLoopbackAddresses(3);  // ps, w0, w1
-  EXPECT_EQ(a.size(), 3u);
-  if (a.size() != 3) return {};
-  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", a[0], ";worker=", a[1], ",", a[2]));
-  EXPECT_OK(cluster.status());
-  std::vector<std::unique_ptr<Server>> servers;
-  if (!cluster.ok()) return servers;
-  servers.push_back(StartServer(*cluster, "ps", 0));
-  servers.push_back(StartServer(*cluster, "worker", 0));
-  servers.push_back(StartServer(*cluster, "worker", 1));
-  return servers;
+  return StartOnFreePorts({"ps", "worker", "worker"});
 }
 
 TEST(ServerTest, SeedExampleRunsOnAThreeTaskCluster) {
@@ -163,14 +192,10 @@ TEST(ServerTest, AStepsReceivesFromOneTaskTravelInOneRequest) {
 // More tensors from one task than one request carries (4,096): the step
 // asks in two, and every tensor arrives where its receive wants it.
 TEST(ServerTest, AStepReadingThousandsOfVariablesFromOneTaskAsksInRunsThatFit) {
-  const std::vector<std::string> a = FreeLoopbackAddresses(2);  // ps, w0
-  ASSERT_EQ(a.size(), 2u);
-  auto cluster = ClusterSpec::FromFlag(absl::StrCat("ps=", a[0], ";worker=", a[1]));
-  ASSERT_OK(cluster.status());
-  auto ps_server = StartServer(*cluster, "ps", 0);
-  auto worker = StartServer(*cluster, "worker", 0);
-  ASSERT_NE(ps_server, nullptr);
-  ASSERT_NE(worker, nullptr);
+  std::vector<std::unique_ptr<Server>> servers = StartOnFreePorts({"ps", "worker"});
+  ASSERT_EQ(servers.size(), 2u);
+  std::unique_ptr<Server> ps_server = std::move(servers[0]);
+  std::unique_ptr<Server> worker = std::move(servers[1]);
   constexpr int kVariables = 4100;
   GraphDef graph;
   auto add = [&](const std::string& name, const std::string& op, const std::string& device,
