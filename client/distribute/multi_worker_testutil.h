@@ -35,33 +35,38 @@ struct WorkerRun {
   bool is_chief = false;
 };
 
-// Starts `n` workers of one cluster (on free loopback ports), each in a
-// thread with `options` and its own TF_CONFIG, and trains the linear model
-// under each one step at a time for `epochs` (Train, stepwise; traced with
-// `trace`). Returns when every worker has finished.
+// Starts `n` workers of one cluster (on free loopback ports, picked again
+// when a worker's server cannot bind one), then trains the linear model
+// under each one, each in a thread with `options` and its own TF_CONFIG,
+// one step at a time for `epochs` (Train, stepwise; traced with `trace`).
+// Returns when every worker has finished.
 inline std::vector<WorkerRun> TrainWorkers(int n, MultiWorkerMirroredStrategy::Options options,
                                            int epochs, bool trace = false) {
-  const std::vector<std::string> addresses = FreeLoopbackAddresses(n);
   std::vector<WorkerRun> runs(n);
-  if (static_cast<int>(addresses.size()) != n) {
-    for (WorkerRun& run : runs) run.trained = absl::UnavailableError("no free loopback ports");
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies(n);
+  const absl::Status created =
+      WithFreeLoopbackAddresses(n, [&](const std::vector<std::string>& addresses) {
+        for (auto& strategy : strategies) strategy.reset();  // a failed attempt's servers stop
+        for (int i = 0; i < n; ++i) {
+          MultiWorkerMirroredStrategy::Options mine = options;
+          mine.tf_config = WorkerConfig(addresses, i);
+          TG_ASSIGN_OR_RETURN(strategies[i], MultiWorkerMirroredStrategy::Create(mine));
+        }
+        return absl::OkStatus();
+      });
+  if (!created.ok()) {
+    for (WorkerRun& run : runs) run.trained = created;
     return runs;
   }
   std::vector<std::thread> threads;
   for (int i = 0; i < n; ++i) {
-    threads.emplace_back([&, i, options] {
-      MultiWorkerMirroredStrategy::Options mine = options;
-      mine.tf_config = WorkerConfig(addresses, i);
-      auto strategy = MultiWorkerMirroredStrategy::Create(mine);
-      if (!strategy.ok()) {
-        runs[i].trained = strategy.status();
-        return;
-      }
-      runs[i].replica_devices = (*strategy)->replica_devices();
-      runs[i].num_replicas_in_sync = (*strategy)->num_replicas_in_sync();
-      runs[i].is_chief = (*strategy)->is_chief();
-      runs[i].trained = Train(**strategy, epochs, /*adam=*/false, (*strategy)->target(),
-                              /*stepwise=*/true, trace);
+    threads.emplace_back([&, i] {
+      MultiWorkerMirroredStrategy& strategy = *strategies[i];
+      runs[i].replica_devices = strategy.replica_devices();
+      runs[i].num_replicas_in_sync = strategy.num_replicas_in_sync();
+      runs[i].is_chief = strategy.is_chief();
+      runs[i].trained =
+          Train(strategy, epochs, /*adam=*/false, strategy.target(), /*stepwise=*/true, trace);
     });
   }
   for (std::thread& t : threads) t.join();
