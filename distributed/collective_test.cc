@@ -45,8 +45,8 @@ class TwoTasks {
     // Fresh addresses when a port was taken before its server bound it.
     EXPECT_OK(WithFreeLoopbackAddresses(2, [&](const std::vector<std::string>& addresses) {
       addresses_ = addresses;
-      TG_ASSIGN_OR_RETURN(cluster_, ClusterSpec::FromFlag(absl::StrCat(
-                                        "worker=", addresses_[0], ",", addresses_[1])));
+      TG_ASSIGN_OR_RETURN(cluster_, ClusterSpec::FromFlag(absl::StrCat("worker=", addresses_[0],
+                                                                       ",", addresses_[1])));
       for (int i = 0; i < 2; ++i) {
         absl::Status s = started[i] ? TryStart(i) : absl::OkStatus();
         if (!s.ok()) {

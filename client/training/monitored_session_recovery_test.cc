@@ -50,7 +50,8 @@ class Cluster {
     // Fresh addresses when a port was taken before its server bound it.
     EXPECT_OK(WithFreeLoopbackAddresses(2, [&](const std::vector<std::string>& a) {
       StopAll();
-      TG_ASSIGN_OR_RETURN(spec_, ClusterSpec::FromFlag(absl::StrCat("ps=", a[0], ";worker=", a[1])));
+      TG_ASSIGN_OR_RETURN(spec_,
+                          ClusterSpec::FromFlag(absl::StrCat("ps=", a[0], ";worker=", a[1])));
       TG_ASSIGN_OR_RETURN(ps_, TryStartServer(spec_, "ps", 0));
       TG_ASSIGN_OR_RETURN(worker_, TryStartServer(spec_, "worker", 0));
       return absl::OkStatus();

@@ -62,9 +62,9 @@ class Cluster {
       for (int i = 0; i < workers; ++i) absl::StrAppend(&spec, i > 0 ? "," : "", a[1 + i]);
       TG_ASSIGN_OR_RETURN(spec_, ClusterSpec::FromFlag(spec));
       for (int task = 0; task <= workers; ++task) {
-        TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                            task == 0 ? TryStartServer(spec_, "ps", 0)
-                                      : TryStartServer(spec_, "worker", task - 1));
+        TG_ASSIGN_OR_RETURN(
+            std::unique_ptr<Server> server,
+            task == 0 ? TryStartServer(spec_, "ps", 0) : TryStartServer(spec_, "worker", task - 1));
         servers_.push_back(std::move(server));
       }
       return absl::OkStatus();

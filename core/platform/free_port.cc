@@ -104,8 +104,8 @@ absl::Status WithFreeLoopbackAddresses(
   for (int attempt = 0; attempt < std::max(1, attempts); ++attempt) {
     const std::vector<std::string> addresses = FreeLoopbackAddresses(n);
     if (static_cast<int>(addresses.size()) != n) {
-      return absl::UnavailableError(
-          "no " + std::to_string(n) + " free ports on 127.0.0.1 for a cluster");
+      return absl::UnavailableError("no " + std::to_string(n) +
+                                    " free ports on 127.0.0.1 for a cluster");
     }
     status = start(addresses);
     if (!absl::IsUnavailable(status)) return status;

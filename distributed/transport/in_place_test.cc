@@ -1,5 +1,7 @@
 // Chunks read in place between tasks on one machine (in_place.h), with
 // scripted peers that speak the wire format byte by byte.
+#include "distributed/transport/in_place.h"
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -21,7 +23,6 @@
 #include "core/platform/status.h"
 #include "distributed/transport/bulk_client.h"
 #include "distributed/transport/bulk_server.h"
-#include "distributed/transport/in_place.h"
 #include "distributed/transport/test_util.h"
 #include "gtest/gtest.h"
 
@@ -139,8 +140,7 @@ TEST(BulkInPlaceTest, ClientThatCopiedSaysSoAndNeedsNoWordBack) {
     return r + key;
   };
   const std::string first = request("k", true);
-  ASSERT_EQ(send(fd, first.data(), first.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(first.size()));
+  ASSERT_EQ(send(fd, first.data(), first.size(), MSG_NOSIGNAL), static_cast<ssize_t>(first.size()));
   char answer[1 + 4 + 4 + 8 + 8 + 8 + 8 + 8 + 16];
   ASSERT_EQ(recv(fd, answer, sizeof(answer), MSG_WAITALL), static_cast<ssize_t>(sizeof(answer)));
   ASSERT_EQ(answer[0], 5);

@@ -161,8 +161,8 @@ bool BulkServer::State::WriteTensorAnswer(bulk::Incoming& in, absl::Status statu
   const absl::string_view bytes(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
   // (Made only for an answer that may go in place: a syscall less for small ones.)
   std::string nonce = may_read_in_place && bytes.size() >= bulk::kInPlaceMinBytes
-                                ? bulk::RandomBytes(bulk::kNonceBytes)
-                                : "";
+                          ? bulk::RandomBytes(bulk::kNonceBytes)
+                          : "";
   const bool in_place = nonce.size() == bulk::kNonceBytes;
   std::string header(prefix);
   header.push_back(
