@@ -28,6 +28,7 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/rpc/grpc_remote_worker.h"
 #include "distributed/server.h"
+#include "distributed/server_testutil.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -70,10 +71,7 @@ class TwoTasks {
     servers_[i].reset();
     ConfigProto config;
     (*config.mutable_device_count())["CPU"] = cpus_;
-    TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                        Server::Create(cluster_, "worker", i, config));
-    TG_RETURN_IF_ERROR(server->Start());
-    servers_[i] = std::move(server);
+    TG_ASSIGN_OR_RETURN(servers_[i], TryStartServer(cluster_, "worker", i, config));
     return absl::OkStatus();
   }
   void StopAll() {

@@ -29,6 +29,7 @@
 #include "core/platform/free_port.h"
 #include "core/platform/status.h"
 #include "core/public/session.h"
+#include "distributed/server_testutil.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
@@ -49,16 +50,6 @@ GraphDef SeedGraph() {
   GraphDef g;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text.str(), &g));
   return g;
-}
-
-// Task `index` of `job`, started, or why not (Unavailable when it cannot
-// bind its port: see WithFreeLoopbackAddresses).
-absl::StatusOr<std::unique_ptr<Server>> TryStartServer(const ClusterSpec& cluster,
-                                                       const std::string& job, int index) {
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                      Server::Create(cluster, job, index, ConfigProto()));
-  TG_RETURN_IF_ERROR(server->Start());
-  return server;
 }
 
 std::unique_ptr<Server> StartServer(const ClusterSpec& cluster, const std::string& job, int index) {

@@ -13,6 +13,7 @@
 #include "client/distribute/strategy_testutil.h"
 #include "core/platform/free_port.h"
 #include "distributed/server.h"
+#include "distributed/server_testutil.h"
 
 namespace tensorgrid {
 namespace distribute {
@@ -91,8 +92,7 @@ class LocalCluster {
                {std::pair<const char*, int>{"ps", ps}, {"worker", workers}}) {
             for (int i = 0; i < count; ++i) {
               TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                                  Server::Create(cluster->spec_, job, i, ConfigProto()));
-              TG_RETURN_IF_ERROR(server->Start());
+                                  TryStartServer(cluster->spec_, job, i));
               cluster->servers_.push_back(std::move(server));
             }
           }

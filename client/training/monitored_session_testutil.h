@@ -17,10 +17,10 @@
 #include "client/training/global_step.h"
 #include "client/training/monitored_session.h"
 #include "client/training/variables.h"
-#include "core/platform/status.h"
 #include "core/platform/status_testutil.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
+#include "distributed/server_testutil.h"
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
@@ -63,16 +63,6 @@ inline std::string TestDir() {
                    testing::UnitTest::GetInstance()->current_test_info()->name());
   mkdir(dir.c_str(), 0755);
   return dir;
-}
-
-// The started server of task `index` of `job`, or why not (Unavailable when
-// it cannot bind its port: see WithFreeLoopbackAddresses).
-inline absl::StatusOr<std::unique_ptr<Server>> TryStartServer(const ClusterSpec& cluster,
-                                                              const std::string& job, int index) {
-  TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                      Server::Create(cluster, job, index, ConfigProto()));
-  TG_RETURN_IF_ERROR(server->Start());
-  return server;
 }
 
 // The started server of task `index` of `job`, or null (with a test failure).
