@@ -27,9 +27,14 @@ namespace {
 
 // The client's threads: sending (connecting), and reading large answers.
 constexpr int kClientThreads = 8;
-// Answers up to this size that have fully arrived are read by the watcher
-// itself; larger ones on the pool.
-constexpr uint64_t kInlineAnswerBytes = 256 << 10;
+// Answers with at most this much content (a 256 KiB chunk and its header,
+// say) that have fully arrived are read by the watcher itself, and so are
+// in-place answers whose copy is at most this large (their header here: the
+// copy is a read of the server's memory, not a wait; when it is refused, the
+// content the server then sends at once is read there too); larger ones on
+// the pool.
+constexpr uint64_t kInlineContentBytes = 256 << 10;
+constexpr uint64_t kInlineAnswerBytes = kInlineContentBytes + bulk::kLongestAnswerHead;
 // Requests up to this size go out on the caller's thread when a pooled
 // connection takes them at once.
 constexpr size_t kInlineRequestBytes = 64 << 10;
@@ -516,7 +521,12 @@ bool BulkClient::AnswerIsHere(Waiting* w) {
   // The answer's size from its head; then whether all of it is ahead or
   // waits in the socket.
   auto whole = [&] {
-    const std::optional<uint64_t> size = bulk::AnswerSize(in.ahead());
+    const absl::string_view head = in.ahead();
+    if (head.empty()) return false;
+    const std::optional<uint64_t> size =
+        static_cast<bulk::AnswerKind>(head[0]) == bulk::AnswerKind::kInPlace
+            ? bulk::InPlaceAnswerSize(head, kInlineContentBytes)
+            : bulk::AnswerSize(head);
     if (!size || *size > kInlineAnswerBytes) return false;
     if (in.ahead().size() >= *size) return true;
     int available = 0;

@@ -7,8 +7,8 @@
 //                    [](absl::Status s, std::string answer, BulkClient::Fallback f) {...});
 //
 // No thread waits for an answer: one watcher per client (epoll) waits on
-// every sent request, reads a small answer that has fully arrived itself,
-// and hands larger ones to the client's pool. A small request goes out on
+// every sent request, reads a small answer that has fully arrived (or makes
+// a small in-place copy) itself, and hands larger ones to the client's pool. A small request goes out on
 // the caller's thread over a pooled connection. A call to a port of this
 // very process runs its handler directly, with no socket (local_ports.h).
 // Thread-safe.

@@ -296,10 +296,28 @@ InPlaceLocation InPlaceLocation::Decode(const char* bytes) {
   return where;
 }
 
+namespace {
+
+constexpr uint64_t kGarbage = 1;  // its reader refuses it after the kind byte
+
+// A kTensor or kInPlace answer's kind byte and TensorHeader at the start of
+// `head`: their bytes, the content's length in `*length`; nullopt when more
+// bytes are needed, kGarbage for a rank over kMaxRank.
+std::optional<uint64_t> TensorHeadSize(absl::string_view head, uint64_t* length) {
+  if (head.size() < 1 + TensorHeader::kRankBytes) return std::nullopt;
+  const TensorHeader rank = TensorHeader::DecodeRank(head.data() + 1);
+  if (rank.rank > kMaxRank) return kGarbage;
+  const size_t header = 1 + TensorHeader::kRankBytes + TensorHeader::RestBytes(rank.rank);
+  if (head.size() < header) return std::nullopt;
+  *length = Get64(head.data() + header - 8);
+  return header;
+}
+
+}  // namespace
+
 std::optional<uint64_t> AnswerSize(absl::string_view head) {
-  constexpr uint64_t kGarbage = 1;  // its reader refuses it after the kind byte
   if (head.empty()) return std::nullopt;
-  size_t header = 1 + 8;
+  uint64_t header = 1 + 8;
   uint64_t length;
   switch (static_cast<AnswerKind>(head[0])) {
     case AnswerKind::kBytes:
@@ -324,18 +342,22 @@ std::optional<uint64_t> AnswerSize(absl::string_view head) {
       return kHead + *inner;
     }
     case AnswerKind::kTensor: {
-      if (head.size() < 1 + TensorHeader::kRankBytes) return std::nullopt;
-      const TensorHeader rank = TensorHeader::DecodeRank(head.data() + 1);
-      if (rank.rank > kMaxRank) return kGarbage;
-      header = 1 + TensorHeader::kRankBytes + TensorHeader::RestBytes(rank.rank);
-      if (head.size() < header) return std::nullopt;
-      length = Get64(head.data() + header - 8);
+      const std::optional<uint64_t> size = TensorHeadSize(head, &length);
+      if (!size || *size == kGarbage) return size;
+      header = *size;
       break;
     }
     default: return kGarbage;
   }
   if (length > kMaxAnswerBytes) return kUnknownSize;
   return header + length;
+}
+
+std::optional<uint64_t> InPlaceAnswerSize(absl::string_view head, uint64_t max_copy) {
+  uint64_t length;
+  const std::optional<uint64_t> size = TensorHeadSize(head, &length);
+  if (!size || *size == kGarbage) return size;
+  return length > max_copy ? kUnknownSize : *size + InPlaceLocation::kBytes;
 }
 
 }  // namespace bulk

@@ -236,6 +236,12 @@ struct InPlaceLocation {
 // is over kMaxAnswerBytes; 1 for garbage (its reader refuses it at once).
 constexpr uint64_t kUnknownSize = UINT64_MAX;
 std::optional<uint64_t> AnswerSize(absl::string_view head);
+// An in-place answer (its kind byte first) whose first bytes are `head`:
+// the bytes it takes on the connection (kind byte, TensorHeader,
+// InPlaceLocation) when its content, copied out of the server's memory, is
+// at most `max_copy` bytes; kUnknownSize when the copy is larger; else as
+// AnswerSize (nullopt: more bytes needed; 1: garbage).
+std::optional<uint64_t> InPlaceAnswerSize(absl::string_view head, uint64_t max_copy);
 // Enough bytes of any answer's head for AnswerSize.
 constexpr size_t kLongestAnswerHead = 1 + kItemIndexBytes + 1 + 4 + 4 + 8 * kMaxRank + 8;
 

@@ -191,6 +191,27 @@ TEST(FramesTest, AnswerSizeLeavesLargeAndUnknownAnswersToTheirReaders) {
             kUnknownSize);
 }
 
+TEST(FramesTest, InPlaceAnswerSizeIsItsHeadWhenItsCopyIsSmall) {
+  std::string answer(1, static_cast<char>(AnswerKind::kInPlace));
+  TensorHeader header;
+  header.dims = {2, 3};
+  header.length = 24;
+  header.AppendTo(&answer);
+  const size_t head = answer.size();
+  InPlaceLocation where;
+  where.nonce.assign(kNonceBytes, 'n');
+  where.AppendTo(&answer);
+  EXPECT_EQ(InPlaceAnswerSize(answer, 24), head + InPlaceLocation::kBytes);
+  EXPECT_EQ(InPlaceAnswerSize(answer.substr(0, head), 24), head + InPlaceLocation::kBytes);
+  EXPECT_EQ(InPlaceAnswerSize(answer, 23), kUnknownSize);  // a copy for the pool
+  EXPECT_EQ(InPlaceAnswerSize(answer.substr(0, head - 1), 24), std::nullopt);
+  EXPECT_EQ(InPlaceAnswerSize(answer.substr(0, 1), 24), std::nullopt);
+  std::string too_deep(1, static_cast<char>(AnswerKind::kInPlace));
+  header.dims.assign(kMaxRank + 1, 1);
+  header.AppendTo(&too_deep);
+  EXPECT_EQ(InPlaceAnswerSize(too_deep, 24), 1u);
+}
+
 TEST(FramesTest, TicketAnswersAndWaitsRoundTrip) {
   TicketAnswer answer;
   answer.code = TicketAnswer::kUnknownTicket;

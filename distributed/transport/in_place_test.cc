@@ -85,6 +85,40 @@ TEST(BulkInPlaceTest, LargeChunksFromThisMachineArriveIntact) {
   }
 }
 
+// The client's watcher (the thread that sees answers come) reads a chunk
+// of up to 256 KiB itself, copied in place or on the connection: no hand-off
+// to another thread. A larger copy is made on the client's pool.
+TEST(BulkInPlaceTest, TheWatcherCopiesChunksOfUpTo256KiBItselfLargerOnesArePooled) {
+  if (!CanReadProcessMemory()) GTEST_SKIP() << "process_vm_readv is not allowed here";
+  auto server = StartServer();
+  ChunkSource source;
+  server->ServeRecvBuf(source.Fn());
+  BulkClient client("127.0.0.1");
+  // 4 KiB on the connection, 256 KiB and 1 MiB in place.
+  const std::vector<int64_t> floats = {1 << 10, 1 << 16, 1 << 18};
+  std::vector<std::thread::id> read_on;
+  for (int64_t n : floats) {
+    const std::string key = absl::StrCat("k", n);
+    const Tensor chunk = Ramp(n);
+    source.Release(key, chunk);
+    Tensor out;
+    RecvBufResult result;
+    std::thread::id ran_on;
+    client.RecvBufAsync(server->port(), "", key, Soon(), nullptr, &out,
+                        [&](absl::Status s, BulkClient::Fallback f) {
+                          ran_on = std::this_thread::get_id();
+                          result.Callback()(std::move(s), f);
+                        });
+    ASSERT_TRUE(result.Wait());
+    ASSERT_TRUE(result.status.ok()) << n << ": " << result.status;
+    EXPECT_EQ(std::memcmp(out.raw_data(), chunk.raw_data(), chunk.TotalBytes()), 0) << n;
+    read_on.push_back(ran_on);
+  }
+  EXPECT_EQ(server->in_place_reads(), 2);
+  EXPECT_EQ(read_on[1], read_on[0]);  // the watcher
+  EXPECT_NE(read_on[2], read_on[0]);  // a thread of the pool
+}
+
 TEST(BulkInPlaceTest, ServerSendsTheBytesWhenTheClientCannotCopy) {
   // A scripted client asks for an in-place answer, then says 'S'.
   auto server = StartServer();
