@@ -8,10 +8,10 @@
 //
 // No thread waits for an answer: one watcher per client (epoll) waits on
 // every sent request, reads a small answer that has fully arrived (or makes
-// a small in-place copy) itself, and hands larger ones to the client's pool. A small request goes out on
-// the caller's thread over a pooled connection. A call to a port of this
-// very process runs its handler directly, with no socket (local_ports.h).
-// Thread-safe.
+// a small in-place copy) itself, and hands larger ones to the client's
+// pool. A small request goes out on the caller's thread over a pooled
+// connection. A call to a port of this very process runs its handler
+// directly, with no socket (local_ports.h). Thread-safe.
 #ifndef TENSORGRID_DISTRIBUTED_TRANSPORT_BULK_CLIENT_H_
 #define TENSORGRID_DISTRIBUTED_TRANSPORT_BULK_CLIENT_H_
 
