@@ -228,6 +228,44 @@ TEST(ServerTest, AStepReadingThousandsOfVariablesFromOneTaskAsksInRunsThatFit) {
   ps_server->Stop();
 }
 
+// A task that was away for a while and comes back is reached within
+// seconds: the master's channel to it tries again at least every second,
+// where gRPC's own backoff would have grown past ten seconds by then.
+TEST(ServerTest, ATaskBackAfterALongAbsenceIsReachedWithinSeconds) {
+  std::vector<int> reserved;  // the ps's port: bound, not listening (refused)
+  const std::vector<int> ports = ReserveFreePorts(3, &reserved);
+  ASSERT_EQ(ports.size(), 3u);
+  auto address = [&](int i) { return absl::StrCat("127.0.0.1:", ports[i]); };
+  absl::StatusOr<ClusterSpec> cluster =
+      ClusterSpec::FromMap({{"ps", {address(0)}}, {"worker", {address(1), address(2)}}});
+  ASSERT_OK(cluster.status());
+  close(reserved[1]);
+  close(reserved[2]);
+  auto worker0 = StartServer(*cluster, "worker", 0);
+  auto worker1 = StartServer(*cluster, "worker", 1);
+  ASSERT_NE(worker0, nullptr);
+  ASSERT_NE(worker1, nullptr);
+  // The master tries to reach the ps for 20 s.
+  SessionOptions options;
+  options.target = worker0->target();
+  options.config.set_operation_timeout_in_ms(20000);
+  auto away = NewSession(options);
+  ASSERT_OK(away.status());
+  EXPECT_STATUS((*away)->Create(SeedGraph()), kUnavailable, "/job:ps/replica:0/task:0");
+  close(reserved[0]);
+  auto ps = StartServer(*cluster, "ps", 0);
+  ASSERT_NE(ps, nullptr);
+  options.config.set_operation_timeout_in_ms(5000);
+  auto back = NewSession(options);
+  ASSERT_OK(back.status());
+  ASSERT_OK((*back)->Create(SeedGraph()));
+  std::vector<Tensor> out;
+  ASSERT_OK((*back)->Run({}, {}, {"x/Assign", "y/Assign"}, &out));
+  ASSERT_OK((*back)->Run({}, {"z2b"}, {}, &out));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data<float>()[0], 7);
+}
+
 TEST(ServerTest, PortZeroReportsTheRealPort) {
   auto cluster = ClusterSpec::FromFlag("worker=localhost:0", AllowPortZero());
   ASSERT_OK(cluster.status());

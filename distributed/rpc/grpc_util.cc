@@ -169,6 +169,11 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const RpcS
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // keep pinging a silent call
+  // A peer that was away for a while (restarting, not up yet) is tried
+  // again at least every second, as TensorFlow's channels do: gRPC's own
+  // backoff grows to two minutes, which a master waiting for the task, or
+  // a step after the task came back, would wait out.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   return grpc::CreateCustomChannel(address, ChannelCredentials(security), args);
 }
 
