@@ -110,8 +110,9 @@ struct TaskId {
 // TensorFlow's TF_CONFIG:
 //   {"cluster": {"chief": [...], "worker": [...], "ps": [...], "evaluator": [...]},
 //    "task": {"type": "worker", "index": 1}, "rpc_layer": "grpc"}
-// "cluster" and "task" are required, "rpc_layer" is optional and other keys
-// (such as "environment") are ignored. As in TensorFlow, an "evaluator" task
+// "cluster" and "task" are required, "rpc_layer" is optional ("grpc", the
+// only layer served; others are InvalidArgument) and other keys (such as
+// "environment") are ignored. As in TensorFlow, an "evaluator" task
 // need not be listed in the cluster: it runs outside it. At most one
 // evaluator and one chief. Kubeflow's TFJob names the chief "master" and
 // adds "environment": "cloud"; "master" is kept as the job's name (device

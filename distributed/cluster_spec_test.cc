@@ -338,8 +338,12 @@ TEST(TfConfigTest, MalformedJson) {
   EXPECT_STATUS(TfConfig::ParseTfConfig(R"({"cluster": )").status(), kInvalidArgument,
                 "TF_CONFIG is not valid JSON: ");
   EXPECT_STATUS(TfConfig::ParseTfConfig("not json").status(), kInvalidArgument, "in 'not json'");
+  // JSON, but not an object.
   EXPECT_STATUS(TfConfig::ParseTfConfig("[1, 2]").status(), kInvalidArgument,
-                "TF_CONFIG is not valid JSON");
+                "TF_CONFIG is not a JSON object; expected {\"cluster\": {...}, \"task\": {...}}, "
+                "got '[1, 2]'");
+  EXPECT_STATUS(TfConfig::ParseTfConfig(" \"worker\"").status(), kInvalidArgument,
+                "TF_CONFIG is not a JSON object");
   EXPECT_STATUS(TfConfig::ParseTfConfig("").status(), kInvalidArgument,
                 "TF_CONFIG is not valid JSON");
 }
@@ -385,6 +389,12 @@ TEST(TfConfigTest, WrongJsonTypes) {
                                            "task": {"type": "worker"}, "rpc_layer": true})")
                     .status(),
                 kInvalidArgument, "\"rpc_layer\" must be a string, got a boolean true");
+  // TensorFlow's other layers are not served: a task started anyway could
+  // reach no peer that expects one.
+  EXPECT_STATUS(TfConfig::ParseTfConfig(R"({"cluster": {"worker": ["h:1"]},
+                                           "task": {"type": "worker"}, "rpc_layer": "grpc+verbs"})")
+                    .status(),
+                kInvalidArgument, "\"rpc_layer\" is 'grpc+verbs'; tensorgrid speaks only \"grpc\"");
 }
 
 TEST(TfConfigTest, ToJsonRoundTrips) {

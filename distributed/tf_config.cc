@@ -1,5 +1,5 @@
 // TfConfig: TF_CONFIG parsing (with protobuf's JSON parser into a
-// google.protobuf.Struct), printing and TensorFlow's chief rule.
+// google.protobuf.Value), printing and TensorFlow's chief rule.
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -14,7 +14,6 @@
 namespace tensorgrid {
 namespace {
 
-using google::protobuf::Struct;
 using google::protobuf::Value;
 
 // `value` as compact JSON, to quote it in an error message.
@@ -127,14 +126,19 @@ absl::StatusOr<TaskId> ParseTask(const Value& task, const ClusterSpec& cluster) 
 
 absl::StatusOr<TfConfig> TfConfig::ParseTfConfig(absl::string_view json,
                                                  const ClusterSpecOptions& options) {
-  Struct root;
+  Value root;  // any JSON value, so that one of another kind is named
   auto parsed = google::protobuf::util::JsonStringToMessage(std::string(json), &root);
   if (!parsed.ok()) {
     return errors::InvalidArgument("TF_CONFIG is not valid JSON: ",
                                    std::string(parsed.message().data(), parsed.message().size()),
                                    " in '", json, "'");
   }
-  const auto& fields = root.fields();
+  if (root.kind_case() != Value::kStructValue) {
+    return errors::InvalidArgument(
+        "TF_CONFIG is not a JSON object; expected {\"cluster\": {...}, \"task\": {...}}, got '",
+        json, "'");
+  }
+  const auto& fields = root.struct_value().fields();
   auto cluster = fields.find("cluster");
   if (cluster == fields.end())
     return errors::InvalidArgument("TF_CONFIG has no \"cluster\": '", json, "'");
@@ -151,6 +155,13 @@ absl::StatusOr<TfConfig> TfConfig::ParseTfConfig(absl::string_view json,
       return WrongType("\"rpc_layer\"", "a string", rpc_layer->second);
     }
     config.rpc_layer = rpc_layer->second.string_value();
+    // TensorFlow's other layers ("grpc+verbs", "grpc+gdr", ...) are not
+    // served here: a task that started anyway could reach no peer that
+    // expects one.
+    if (!config.rpc_layer.empty() && config.rpc_layer != "grpc") {
+      return errors::InvalidArgument("\"rpc_layer\" is '", config.rpc_layer,
+                                     "'; tensorgrid speaks only \"grpc\"");
+    }
   }
   return config;
 }

@@ -14,7 +14,8 @@
 #          --mpi_jobs=ps:1,worker:2
 #
 # Also the failures: a cyclic Slurm layout (the self-entry check), a
-# resolver with its variables missing, an unknown resolver, and a TF_CONFIG
+# resolver with its variables missing, an unknown resolver, an evaluator's
+# or another RPC layer's TF_CONFIG, and a TF_CONFIG
 # as Kubeflow writes it (master, "environment": "cloud") whose own host does
 # not resolve within --startup_timeout_seconds. Every wait is bounded; an
 # EXIT trap kills whatever is left.
@@ -104,6 +105,13 @@ expect_error bad_hostlist 1 "SLURM_STEP_NODELIST: hostlist 'n[1-2': '[' without 
 expect_error unknown 2 "--cluster_resolver='k8s' is not auto, flags, tf_config, slurm or mpi" \
   "$TG_SERVER" --cluster_resolver=k8s
 expect_error nothing 2 "no cluster: give --cluster" "$TG_SERVER"
+# An evaluator outside the cluster has no server to run (TensorFlow's rule).
+expect_error evaluator 1 "INVALID_ARGUMENT: the task is the evaluator, which runs beside the training cluster" \
+  env TF_CONFIG='{"cluster": {"worker": ["localhost:1"]}, "task": {"type": "evaluator"}}' "$TG_SERVER"
+# TensorFlow's other RPC layers are not served.
+expect_error rpc_layer 1 "\"rpc_layer\" is 'grpc+verbs'; tensorgrid speaks only \"grpc\"" \
+  env TF_CONFIG='{"cluster": {"worker": ["localhost:1"]}, "task": {"type": "worker"},
+                  "rpc_layer": "grpc+verbs"}' "$TG_SERVER"
 # A TFJob replica whose own service name does not resolve (yet): named after
 # the start-up timeout. (.invalid never resolves; nothing is bound.)
 TFJOB='{"cluster": {"master": ["mnist-master-0.kubeflow.invalid:2222"],

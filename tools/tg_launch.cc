@@ -225,10 +225,6 @@ absl::StatusOr<ClusterSpec> ClusterFromTfConfigFile(const std::string& path) {
   ClusterSpecOptions spec_options;
   spec_options.allow_port_zero = true;
   TG_ASSIGN_OR_RETURN(TfConfig config, TfConfig::ParseTfConfig(with_task, spec_options));
-  if (!config.rpc_layer.empty() && config.rpc_layer != "grpc") {
-    return errors::InvalidArgument("\"rpc_layer\" is '", config.rpc_layer,
-                                   "'; tg_server speaks only \"grpc\"");
-  }
   return config.cluster;
 }
 

@@ -260,6 +260,12 @@ int Main(const std::vector<std::string>& args) {
     return tools::ReportError(
         WithContext(task.status(), absl::StrCat("cluster resolver ", (*resolver)->name())));
   }
+  if (task->config.task.job == "evaluator" && !task->config.cluster.HasJob("evaluator")) {
+    return tools::ReportError(errors::InvalidArgument(
+        "the task is the evaluator, which runs beside the training cluster, not in it: as in "
+        "TensorFlow, it serves nothing. Run the evaluation program itself with this TF_CONFIG, or "
+        "list \"evaluator\" in the cluster to give it a server"));
+  }
   std::cerr << "tg_server: " << task->ToString() << std::endl;
   const std::string gpus = task->ApplyCudaVisibleDevices();  // before any CUDA call
   if (!gpus.empty()) std::cerr << "tg_server: " << gpus << std::endl;
