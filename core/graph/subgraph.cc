@@ -18,6 +18,10 @@ absl::StatusOr<std::pair<Node*, int>> FindTensor(const Graph& graph, const std::
   if (n == nullptr) {
     return errors::NotFound(what, " '", tensor, "' names a node that is not in the graph");
   }
+  if (n->op_def() == nullptr) {  // its outputs are unknown: say why
+    return errors::Unimplemented(what, " '", tensor, "': op '", n->op(), "' (node '", node_name,
+                                 "') is not registered, so the node cannot run");
+  }
   if (port >= n->num_outputs()) {
     return errors::InvalidArgument(what, " '", tensor, "': node '", node_name, "' (", n->op(),
                                    ") has ", n->num_outputs(), " output(s)");

@@ -63,5 +63,22 @@ TEST(SubgraphTest, Errors) {
   EXPECT_EQ(g->num_nodes(), 3);  // failed rewrites change nothing
 }
 
+// A node whose op is not registered has no known outputs: fetching or
+// feeding one says so, rather than that it has none.
+TEST(SubgraphTest, TensorOfAnUnregisteredOpNamesTheOp) {
+  GraphDef def;
+  NodeDef* fancy = def.add_node();
+  fancy->set_name("fancy");
+  fancy->set_op("FancyMul");
+  auto g = ImportGraphDef(def);
+  ASSERT_OK(g.status());
+  std::vector<FeedSpec> specs;
+  EXPECT_STATUS(RewriteGraphForExecution(g->get(), {}, {"fancy"}, {}, &specs), kUnimplemented,
+                "fetch 'fancy': op 'FancyMul' (node 'fancy') is not registered, so the node "
+                "cannot run");
+  EXPECT_STATUS(RewriteGraphForExecution(g->get(), {"fancy:0"}, {}, {}, &specs), kUnimplemented,
+                "feed 'fancy:0': op 'FancyMul' (node 'fancy') is not registered");
+}
+
 }  // namespace
 }  // namespace tensorgrid
