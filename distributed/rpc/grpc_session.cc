@@ -62,7 +62,8 @@ GrpcSession::GrpcSession(std::string address, const ConfigProto& config, RpcSecu
                                   bulk::HostOf(address_), "", security_.auth_token,
                                   absl::StrCat("master ", address_), nullptr})) {
   // Fetches may be large; the server caps what it receives.
-  stub_ = MasterService::NewStub(NewChannel(address_, security_, /*max_receive_bytes=*/-1));
+  channel_ = NewChannel(address_, security_, /*max_receive_bytes=*/-1);
+  stub_ = MasterService::NewStub(channel_);
 }
 
 void GrpcSession::Prepare(grpc::ClientContext* context, absl::Duration timeout) const {
@@ -115,6 +116,22 @@ absl::Status GrpcSession::Create(const GraphDef& graph) {
   if (closed_) return errors::FailedPrecondition("session is closed");
   if (!handle_.empty()) {
     return errors::AlreadyExists("session already has a graph; use Extend to add nodes");
+  }
+  // The connection first, within the startup timeout: a peer that takes
+  // it but never completes gRPC's handshake (no gRPC server there) is named
+  // then, not after the call's grace with a bare deadline. One that refuses
+  // it fails fast in the call below, as always.
+  const absl::Time connect_by = absl::Now() + rpc_timeout_;
+  for (grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+       state == GRPC_CHANNEL_IDLE || state == GRPC_CHANNEL_CONNECTING;
+       state = channel_->GetState(/*try_to_connect=*/true)) {
+    if (!channel_->WaitForStateChange(state, absl::ToChronoTime(connect_by))) {
+      return errors::DeadlineExceeded(
+          "CreateSession on master ", address_, ": no gRPC connection within ",
+          absl::FormatDuration(rpc_timeout_),
+          " (the address took the connection but never completed gRPC's handshake: is it a "
+          "tensorgrid or TensorFlow server's gRPC port?)");
+    }
   }
   CreateSessionRequest request;
   *request.mutable_graph_def() = graph;

@@ -101,6 +101,7 @@ class GrpcSession final : public Session {
   const ConfigProto config_;
   const absl::Duration rpc_timeout_;
   const RpcSecurity security_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<MasterService::Stub> stub_;
   // The way to the master's bulk port, which CreateSession names; null
   // with TLS (the bytes would travel unencrypted).

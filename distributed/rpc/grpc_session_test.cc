@@ -5,6 +5,10 @@
 //                                                          └─► Master ──► Worker
 //
 //   x (float [2], fed) ──► y = Square(x) ──► z = Square(y)  (z added by Extend)
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -391,6 +395,32 @@ TEST(GrpcSessionTargetTest, UnreachableTargetIsUnavailableNamingTheAddress) {
   auto session = NewSession(options);
   ASSERT_OK(session.status());
   EXPECT_STATUS((*session)->Create(SquareGraph()), kUnavailable, "127.0.0.1:1");
+}
+
+// An address that takes the connection but speaks no gRPC (a socket that
+// listens and never reads) is named once the startup timeout has passed,
+// saying so, rather than as a bare deadline after the call's grace.
+TEST(GrpcSessionTargetTest, TargetThatSpeaksNoGrpcIsDeadlineExceededSayingSo) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 8), 0);  // the kernel completes connections; nobody reads them
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string address = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+  SessionOptions options;
+  options.target = "grpc://" + address;
+  options.config.set_operation_timeout_in_ms(1000);
+  auto session = NewSession(options);
+  ASSERT_OK(session.status());
+  EXPECT_STATUS((*session)->Create(SquareGraph()), kDeadlineExceeded,
+                absl::StrCat("CreateSession on master ", address,
+                             ": no gRPC connection within 1s (the address took the connection "
+                             "but never completed gRPC's handshake"));
+  close(fd);
 }
 
 TEST(GrpcSessionTargetTest, TargetWithoutAddressIsInvalidArgument) {
