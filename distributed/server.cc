@@ -1,5 +1,6 @@
 #include "distributed/server.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
 
@@ -92,6 +93,16 @@ absl::StatusOr<int> BulkPortOffset(int option) {
 
 absl::Status WaitUntilHostResolves(const std::string& host, absl::Duration timeout,
                                    const std::string& task) {
+  // Digits and dots only: meant as an IPv4 address, which never starts to
+  // resolve later (no DNS name is all digits).
+  if (!host.empty() && host.find_first_not_of("0123456789.") == std::string::npos) {
+    in_addr parsed;
+    if (inet_pton(AF_INET, host.c_str(), &parsed) != 1) {
+      return errors::InvalidArgument("server of ", task, ": its host '", host,
+                                     "' is not an IPv4 address (four numbers 0..255 "
+                                     "separated by dots)");
+    }
+  }
   const absl::Time start = absl::Now();
   absl::Time next_note = start + absl::Seconds(10);
   absl::Duration pause = absl::Milliseconds(50);

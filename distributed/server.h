@@ -96,6 +96,7 @@ struct ServerOptions {
 
 // Returns once `host` resolves, or Unavailable naming it (and `task`)
 // after `timeout`; says on stderr every 10 s that it is still waiting.
+// InvalidArgument at once for digits and dots that are no IPv4 address.
 absl::Status WaitUntilHostResolves(const std::string& host, absl::Duration timeout,
                                    const std::string& task);
 

@@ -589,6 +589,14 @@ TEST(ServerTest, OwnHostThatDoesNotResolveFailsNamingIt) {
   EXPECT_STATUS((*server)->Start(), kUnavailable,
                 "server of /job:worker/replica:0/task:0: its host 'tg-pod-not-ready.invalid' does "
                 "not resolve");
+  // Digits and dots never resolve later: no wait.
+  options.resolve_timeout = absl::Hours(1);
+  options.bind_host = "999.1.1.1";
+  server = Server::Create(*cluster, "worker", 0, ConfigProto(), options);
+  ASSERT_OK(server.status());
+  EXPECT_STATUS((*server)->Start(), kInvalidArgument,
+                "server of /job:worker/replica:0/task:0: its host '999.1.1.1' is not an IPv4 "
+                "address (four numbers 0..255 separated by dots)");
 }
 
 }  // namespace
