@@ -36,12 +36,17 @@ int main(int argc, char** argv) {
     int end = 0;
     if (std::strncmp(arg, "--target=", 9) == 0) {
       target = arg + 9;
-    } else if (m == nullptr ||
-               std::sscanf(arg + 4, "%f,%f,%f,%f%n", &m[0], &m[1], &m[2], &m[3], &end) != 4 ||
-               arg[4 + end] != '\0') {
+    } else if (m == nullptr) {
       std::fprintf(stderr,
-                   "usage: seed_matmul [--target=grpc://HOST:PORT] [--x=A,B,C,D] [--y=...]\n");
-      return 1;
+                   "unknown argument '%s'\n"
+                   "usage: seed_matmul [--target=grpc://HOST:PORT] [--x=A,B,C,D] [--y=...]\n",
+                   arg);
+      return 2;
+    } else if (std::sscanf(arg + 4, "%f,%f,%f,%f%n", &m[0], &m[1], &m[2], &m[3], &end) != 4 ||
+               arg[4 + end] != '\0') {
+      std::fprintf(stderr, "%.3s needs four numbers separated by commas (row by row), got '%s'\n",
+                   arg, arg + 4);
+      return 2;
     }
   }
 

@@ -48,13 +48,18 @@ RC=$?
 [[ $RC -eq 0 ]] || fail "seed_matmul --x --y: exit status $RC, stderr: $(cat "$TMP/seed.err")"
 [[ "$OUT" == "$EXPECTED" ]] || fail "seed_matmul --x --y: stdout [$OUT], expected [$EXPECTED]"
 
-# Bad flags: the usage line and exit status 1, with no session opened.
-for args in --bogus --x=1,2,3 --y=1,2,3,4,5 --x=a,b,c,d; do
-  timeout 30 "$SEED_MATMUL" "$args" >"$TMP/usage.out" 2>"$TMP/usage.err"
+# Bad flags: exit status 2 and what is wrong, with no session opened.
+bad_flag() {
+  timeout 30 "$SEED_MATMUL" "$1" >"$TMP/usage.out" 2>"$TMP/usage.err"
   RC=$?
-  [[ $RC -eq 1 ]] || fail "seed_matmul $args: exit status $RC"
-  grep -q "^usage: seed_matmul" "$TMP/usage.err" || fail "$args: usage: [$(cat "$TMP/usage.err")]"
-done
+  [[ $RC -eq 2 ]] || fail "seed_matmul $1: exit status $RC"
+  grep -qF -- "$2" "$TMP/usage.err" || fail "$1: stderr [$(cat "$TMP/usage.err")] lacks [$2]"
+}
+bad_flag --bogus "unknown argument '--bogus'"
+grep -q "^usage: seed_matmul" "$TMP/usage.err" || fail "--bogus: no usage: [$(cat "$TMP/usage.err")]"
+bad_flag --x=1,2,3 "--x needs four numbers separated by commas (row by row), got '1,2,3'"
+bad_flag --y=1,2,3,4,5 "--y needs four numbers separated by commas (row by row), got '1,2,3,4,5'"
+bad_flag --x=a,b,c,d "--x needs four numbers"
 
 stop_servers
 
