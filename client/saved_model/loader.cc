@@ -1,6 +1,7 @@
 #include "client/saved_model/loader.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -172,6 +173,12 @@ absl::Status LoadSavedModel(const SessionOptions& session_options, const RunOpti
         session->Run(run_options, feeds, {}, {saver.restore_op_name()}, nullptr, nullptr),
         absl::StrCat(context, ": restoring variables from '", variables_prefix, "' (",
                      saver.restore_op_name(), ")")));
+  } else if (meta_graph.has_saver_def()) {
+    // As TensorFlow logs it: variables read later are uninitialized.
+    std::fprintf(stderr,
+                 "tensorgrid: SavedModel '%s' has no variables (no '%s.index'); no checkpoint "
+                 "was restored\n",
+                 export_dir.c_str(), variables_prefix.c_str());
   }
   if (!init_op->empty()) {
     TG_RETURN_IF_ERROR(

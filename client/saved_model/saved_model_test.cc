@@ -240,10 +240,16 @@ TEST(SavedModelTest, LoaderErrorsNameWhatIsMissing) {
                 "'" + bad + "/saved_model.pb' does not parse");
 
   // Without a checkpoint the loader restores nothing (TensorFlow's rule for
-  // models without variables); the variables then read as uninitialized.
+  // models without variables), and says so as TensorFlow logs it; the
+  // variables then read as uninitialized.
   ASSERT_EQ(::unlink((dir + "/variables/variables.index").c_str()), 0);
   SavedModelBundle unrestored;
+  testing::internal::CaptureStderr();
   ASSERT_OK(LoadSavedModel(SessionOptions(), RunOptions(), dir, {"serve"}, &unrestored));
+  EXPECT_NE(testing::internal::GetCapturedStderr().find(
+                "tensorgrid: SavedModel '" + dir + "' has no variables (no '" + dir +
+                "/variables/variables.index'); no checkpoint was restored"),
+            std::string::npos);
   std::vector<Tensor> out;
   EXPECT_STATUS(unrestored.session->Run({{"x:0", Tensor::Scalar<float>(1)}}, {"y:0"}, {}, &out),
                 kFailedPrecondition, "");
