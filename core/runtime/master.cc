@@ -75,22 +75,24 @@ absl::Status Master::CheckOpen() const {
   return absl::OkStatus();
 }
 
-absl::Status Master::Create(const GraphDef& graph, absl::Time answer_by) {
+absl::Status Master::Create(const GraphDef& graph, absl::Time answer_by,
+                            const CancellationManager* cancellation) {
   absl::MutexLock lock(&mu_);
   TG_RETURN_IF_ERROR(CheckOpen());
   if (graph_ != nullptr) {
     return errors::AlreadyExists("session already has a graph; use Extend to add nodes");
   }
-  TG_RETURN_IF_ERROR(LoadDevices(answer_by));
+  TG_RETURN_IF_ERROR(LoadDevices(answer_by, cancellation));
   TG_ASSIGN_OR_RETURN(graph_, ImportGraphDef(graph));
   return absl::OkStatus();
 }
 
-absl::Status Master::Extend(const GraphDef& graph, absl::Time answer_by) {
+absl::Status Master::Extend(const GraphDef& graph, absl::Time answer_by,
+                            const CancellationManager* cancellation) {
   absl::MutexLock lock(&mu_);
   TG_RETURN_IF_ERROR(CheckOpen());
   if (graph_ == nullptr) {
-    TG_RETURN_IF_ERROR(LoadDevices(answer_by));
+    TG_RETURN_IF_ERROR(LoadDevices(answer_by, cancellation));
     TG_ASSIGN_OR_RETURN(graph_, ImportGraphDef(graph));
     return absl::OkStatus();
   }
@@ -239,9 +241,10 @@ absl::Time WaitEnd(absl::Time startup_deadline, absl::Time answer_by) {
 // Asks every task for its devices. Tasks that are not up yet (Unavailable,
 // DeadlineExceeded) are asked again until the startup timeout
 // (operation_timeout_in_ms, default 60 s) or until the caller's answer_by
-// leaves just time to answer; then the error names each missing task and
-// why. Every wait_report_every_ of waiting says so.
-absl::Status Master::LoadDevices(absl::Time answer_by) {
+// leaves just time to answer, or until `cancellation` (if any) is
+// cancelled; then the error names each missing task and why. Every
+// wait_report_every_ of waiting says so.
+absl::Status Master::LoadDevices(absl::Time answer_by, const CancellationManager* cancellation) {
   TG_RETURN_IF_ERROR(filter_error_);
   if (!devices_.empty()) return absl::OkStatus();
   const int64_t timeout_ms =
@@ -267,6 +270,10 @@ absl::Status Master::LoadDevices(absl::Time answer_by) {
       }
     }
     if (missing.empty()) break;
+    if (cancellation != nullptr && cancellation->IsCancelled()) {
+      return errors::Cancelled("the caller went away while the master waited for ",
+                               missing.size(), " of ", workers_.size(), " tasks: ", Why(missing));
+    }
     const absl::Time now = absl::Now();
     if (now >= deadline) {
       const int64_t waited_ms = absl::ToInt64Milliseconds(now - start);
@@ -328,10 +335,11 @@ bool Master::PassesFilters(const std::string& device) const {
   return false;
 }
 
-absl::StatusOr<std::vector<DeviceInfo>> Master::ListDevices(absl::Time answer_by) {
+absl::StatusOr<std::vector<DeviceInfo>> Master::ListDevices(
+    absl::Time answer_by, const CancellationManager* cancellation) {
   absl::MutexLock lock(&mu_);
   TG_RETURN_IF_ERROR(CheckOpen());
-  TG_RETURN_IF_ERROR(LoadDevices(answer_by));
+  TG_RETURN_IF_ERROR(LoadDevices(answer_by, cancellation));
   return devices_;
 }
 

@@ -54,9 +54,12 @@ class Master {
   // every `wait_report` which ones it still waits for and why. A caller that
   // must have the answer by `answer_by` (an RPC's deadline) passes it: the
   // wait then ends early enough for the answer naming the missing tasks to
-  // arrive first.
-  absl::Status Create(const GraphDef& graph, absl::Time answer_by = absl::InfiniteFuture());
-  absl::Status Extend(const GraphDef& graph, absl::Time answer_by = absl::InfiniteFuture());
+  // arrive first. A caller that may go away passes `cancellation`: the wait
+  // ends Cancelled once it is cancelled.
+  absl::Status Create(const GraphDef& graph, absl::Time answer_by = absl::InfiniteFuture(),
+                      const CancellationManager* cancellation = nullptr);
+  absl::Status Extend(const GraphDef& graph, absl::Time answer_by = absl::InfiniteFuture(),
+                      const CancellationManager* cancellation = nullptr);
   // Where the waiting reports go (default: a line on stderr every 10 s).
   void SetWaitReport(absl::Duration every, std::function<void(const std::string&)> sink);
   // `cancellation`, if given, lets the caller cancel a running step (the gRPC
@@ -94,7 +97,8 @@ class Master {
   // The session's devices (after the filters), waiting for their tasks like
   // Create does.
   absl::StatusOr<std::vector<DeviceInfo>> ListDevices(
-      absl::Time answer_by = absl::InfiniteFuture());
+      absl::Time answer_by = absl::InfiniteFuture(),
+      const CancellationManager* cancellation = nullptr);
   // Drops the resources in `containers` (all containers if empty) on every
   // task the session may use: variables there lose their values. Fails
   // Unavailable naming a task that cannot be reached; the others are still
@@ -147,7 +151,8 @@ class Master {
   void ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure, StatusCallback done);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status LoadDevices(absl::Time answer_by) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LoadDevices(absl::Time answer_by, const CancellationManager* cancellation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckOpen() const;
   bool PassesFilters(const std::string& device) const;
 

@@ -280,6 +280,24 @@ TEST(MasterStartupTest, MissingTaskIsUnavailableNamingItAfterTheStartupTimeout) 
                 "refused by 127.0.0.1:9)");
 }
 
+// A caller that goes away (the gRPC master's client cancelling its call)
+// ends the wait for tasks at once, not at the startup timeout.
+TEST(MasterStartupTest, ACallerGoingAwayEndsTheWaitForTasks) {
+  Worker ps(kPs, ConfigProto());
+  Worker w0(kWorker0, ConfigProto());
+  LateWorker never(&ps, /*down_for=*/1 << 30);
+  Master master(ConfigProto(), {{kPs, &never}, {kWorker0, &w0}}, kWorker0);  // waits 60 s
+  CancellationManager cancellation;
+  std::thread caller_leaves([&] {
+    absl::SleepFor(absl::Milliseconds(300));
+    cancellation.StartCancel();
+  });
+  EXPECT_STATUS(master.Create(GraphDef(), absl::InfiniteFuture(), &cancellation), kCancelled,
+                "the caller went away while the master waited for 1 of 2 tasks: "
+                "/job:ps/replica:0/task:0 (connection refused by 127.0.0.1:9)");
+  caller_leaves.join();
+}
+
 TEST(MasterStartupTest, WaitingForTasksSaysWhichAndWhyAsItGoes) {
   Worker ps(kPs, ConfigProto());
   Worker w0(kWorker0, ConfigProto());

@@ -54,6 +54,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/framework/cancellation.h"
 #include "distributed/rpc/grpc_util.h"
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/generic/async_generic_service.h"
@@ -158,12 +159,16 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
       std::string method, Runs runs,
       std::function<void(const Request&, Response*, std::function<void(absl::Status)> done)> body);
   // The same, `body` also told when the client stops waiting for the answer
-  // (its deadline; absl::InfiniteFuture() when it set none).
+  // (its deadline; absl::InfiniteFuture() when it set none), and given a
+  // CancellationManager, valid until `done`, that is cancelled when the
+  // client cancels the call or goes away.
   template <typename Request, typename Response>
-  void AddWithDeadline(std::string method, Runs runs,
-                       std::function<void(const Request&, Response*, absl::Time deadline,
-                                          std::function<void(absl::Status)> done)>
-                           body);
+  void AddWithDeadline(
+      std::string method, Runs runs,
+      std::function<void(const Request&, Response*, absl::Time deadline,
+                         const CancellationManager* cancellation,
+                         std::function<void(absl::Status)> done)>
+          body);
 
   // Serves this door's methods on `builder`'s ports, with its receive limit
   // and the keepalive policy our clients (NewChannel) expect.
@@ -222,7 +227,7 @@ void GrpcFrontDoor::Add(
   AddWithDeadline<Request, Response>(
       std::move(method), runs,
       [body = std::move(body)](const Request& request, Response* response, absl::Time,
-                               std::function<void(absl::Status)> done) {
+                               const CancellationManager*, std::function<void(absl::Status)> done) {
         body(request, response, std::move(done));
       });
 }
@@ -231,6 +236,7 @@ template <typename Request, typename Response>
 void GrpcFrontDoor::AddWithDeadline(
     std::string method, Runs runs,
     std::function<void(const Request&, Response*, absl::Time deadline,
+                       const CancellationManager* cancellation,
                        std::function<void(absl::Status)> done)>
         body) {
   Add(std::move(method), runs, [body = std::move(body)](std::shared_ptr<GrpcCall> call) {
@@ -243,8 +249,10 @@ void GrpcFrontDoor::AddWithDeadline(
     // gRPC says "no deadline" with a time point near the end of its clock.
     const absl::Time deadline = absl::FromChrono(call->deadline());
     const bool none = deadline > absl::Now() + absl::Hours(24 * 365);
+    auto cancellation = std::make_shared<CancellationManager>();
+    call->OnCancel([cancellation] { cancellation->StartCancel(); });
     body(messages->request, &messages->response, none ? absl::InfiniteFuture() : deadline,
-         [call, messages](absl::Status s) {
+         cancellation.get(), [call, messages, cancellation](absl::Status s) {
            if (s.ok()) {
              call->Reply(messages->response);
            } else {

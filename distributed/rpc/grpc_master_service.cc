@@ -148,11 +148,14 @@ void GrpcMasterService::AddMethods(GrpcFrontDoor* door) {
   door->AddWithDeadline<CreateSessionRequest, CreateSessionResponse>(
       service + "CreateSession", kOwnThread,
       [this](const CreateSessionRequest& request, CreateSessionResponse* response,
-             absl::Time deadline, Done done) { done(CreateSession(request, response, deadline)); });
+             absl::Time deadline, const CancellationManager* cancellation, Done done) {
+        done(CreateSession(request, response, deadline, cancellation));
+      });
   door->AddWithDeadline<ExtendSessionRequest, ExtendSessionResponse>(
       service + "ExtendSession", kOwnThread,
       [this](const ExtendSessionRequest& request, ExtendSessionResponse*, absl::Time deadline,
-             Done done) { done(ExtendSession(request, deadline)); });
+             const CancellationManager* cancellation,
+             Done done) { done(ExtendSession(request, deadline, cancellation)); });
   door->Add<MakeCallableRequest, MakeCallableResponse>(
       service + "MakeCallable", kOwnThread,
       [this](const MakeCallableRequest& request, MakeCallableResponse* response, Done done) {
@@ -171,7 +174,8 @@ void GrpcMasterService::AddMethods(GrpcFrontDoor* door) {
   door->AddWithDeadline<ListDevicesRequest, ListDevicesResponse>(
       service + "ListDevices", kOwnThread,
       [this](const ListDevicesRequest& request, ListDevicesResponse* response, absl::Time deadline,
-             Done done) { done(ListDevices(request, response, deadline)); });
+             const CancellationManager* cancellation,
+             Done done) { done(ListDevices(request, response, deadline, cancellation)); });
   door->Add<ResetRequest, ResetResponse>(
       service + "Reset", kOwnThread,
       [this](const ResetRequest& request, ResetResponse*, Done done) { done(Reset(request)); });
@@ -283,11 +287,12 @@ void GrpcMasterService::CloseLater(std::vector<std::shared_ptr<Master>> closing)
 
 absl::Status GrpcMasterService::CreateSession(const CreateSessionRequest& request,
                                               CreateSessionResponse* response,
-                                              absl::Time answer_by) {
+                                              absl::Time answer_by,
+                                              const CancellationManager* cancellation) {
   std::shared_ptr<Master> master = factory_(request.config());
   if (master == nullptr) return errors::Unavailable("this server runs no sessions");
   // The graph is checked before the session exists: a bad graph leaves nothing behind.
-  TG_RETURN_IF_ERROR(master->Create(request.graph_def(), answer_by));
+  TG_RETURN_IF_ERROR(master->Create(request.graph_def(), answer_by, cancellation));
   std::string handle;
   std::vector<std::shared_ptr<Master>> closing;
   absl::Status room;
@@ -314,9 +319,10 @@ absl::Status GrpcMasterService::CreateSession(const CreateSessionRequest& reques
 }
 
 absl::Status GrpcMasterService::ExtendSession(const ExtendSessionRequest& request,
-                                              absl::Time answer_by) {
+                                              absl::Time answer_by,
+                                              const CancellationManager* cancellation) {
   TG_ASSIGN_OR_RETURN(InUse master, Find(request.session_handle()));
-  return master->Extend(request.graph_def(), answer_by);
+  return master->Extend(request.graph_def(), answer_by, cancellation);
 }
 
 template <typename Call>
@@ -438,7 +444,8 @@ absl::Status GrpcMasterService::CloseSession(const CloseSessionRequest& request)
 }
 
 absl::Status GrpcMasterService::ListDevices(const ListDevicesRequest& request,
-                                            ListDevicesResponse* response, absl::Time answer_by) {
+                                            ListDevicesResponse* response, absl::Time answer_by,
+                                            const CancellationManager* cancellation) {
   InUse master;
   if (request.session_handle().empty()) {
     std::shared_ptr<Master> fresh = factory_(request.config());
@@ -447,7 +454,7 @@ absl::Status GrpcMasterService::ListDevices(const ListDevicesRequest& request,
   } else {
     TG_ASSIGN_OR_RETURN(master, Find(request.session_handle()));
   }
-  TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, master->ListDevices(answer_by));
+  TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, master->ListDevices(answer_by, cancellation));
   for (const DeviceInfo& d : devices) {
     DeviceAttributesProto* out = DeviceNameUtils::IsSameAddressSpace(d.name, master->default_task())
                                      ? response->add_local_device()

@@ -130,15 +130,17 @@ class GrpcMasterService final {
 
  private:
   void AddMethods(GrpcFrontDoor* door);
-  // `answer_by`: the client's deadline (Master::Create).
+  // `answer_by`: the client's deadline; `cancellation`: cancelled when the
+  // client goes away (Master::Create).
   absl::Status CreateSession(const CreateSessionRequest& request, CreateSessionResponse* response,
-                             absl::Time answer_by);
-  absl::Status ExtendSession(const ExtendSessionRequest& request, absl::Time answer_by);
+                             absl::Time answer_by, const CancellationManager* cancellation);
+  absl::Status ExtendSession(const ExtendSessionRequest& request, absl::Time answer_by,
+                             const CancellationManager* cancellation);
   absl::Status MakeCallable(const MakeCallableRequest& request, MakeCallableResponse* response);
   absl::Status ReleaseCallable(const ReleaseCallableRequest& request);
   absl::Status CloseSession(const CloseSessionRequest& request);
   absl::Status ListDevices(const ListDevicesRequest& request, ListDevicesResponse* response,
-                           absl::Time answer_by);
+                           absl::Time answer_by, const CancellationManager* cancellation);
   absl::Status Reset(const ResetRequest& request);
 
   // The session's Master, in use by the caller; the session counts as

@@ -388,6 +388,58 @@ TEST(GrpcMasterStartupTest, MissingTaskIsNamedBeforeTheClientsDeadline) {
   server->Shutdown();
 }
 
+// A client that goes away while the master waits for a missing task ends
+// that wait: the master's thread for it is free again at once (here the
+// only one the door allows), not after the startup timeout (60 s).
+TEST(GrpcMasterStartupTest, AClientGoingAwayEndsTheMastersWaitForTasks) {
+  Worker worker(kTask, ConfigProto());
+  const std::string nobody = "127.0.0.1:" + std::to_string(FreePort());
+  GrpcRemoteWorker missing(nobody);
+  const std::string ps = "/job:ps/replica:0/task:0";
+  GrpcFrontDoor::Options options;
+  options.max_own_threads = 1;
+  GrpcFrontDoor door(options);
+  GrpcMasterService service(
+      [&](const ConfigProto& config) {
+        auto master = std::make_unique<Master>(
+            config, Master::WorkerMap{{kTask, &worker}, {ps, &missing}}, kTask);
+        master->SetWaitReport(absl::Hours(1), [](const std::string&) {});
+        return master;
+      },
+      &door);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  door.RegisterOn(&builder);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = MasterService::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  CreateSessionRequest request;
+  request.mutable_config()->set_operation_timeout_in_ms(60000);
+  CreateSessionResponse response;
+  grpc::ClientContext leaving;
+  grpc::Status left;
+  std::thread client([&] { left = stub->CreateSession(&leaving, request, &response); });
+  absl::SleepFor(absl::Milliseconds(500));  // the master waits for the ps
+  leaving.TryCancel();
+  client.join();
+  EXPECT_EQ(left.error_code(), grpc::StatusCode::CANCELLED) << left.error_message();
+  // This task's devices alone need no ps, only the door's one thread.
+  ListDevicesRequest list;
+  list.mutable_config()->add_device_filters("/job:localhost");
+  grpc::Status listed;
+  for (const absl::Time give_up = absl::Now() + absl::Seconds(10); absl::Now() < give_up;) {
+    ListDevicesResponse devices;
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(5));
+    listed = stub->ListDevices(&context, list, &devices);
+    if (listed.ok()) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(listed.ok()) << listed.error_message();
+  server->Shutdown();
+}
+
 TEST(GrpcSessionTargetTest, UnreachableTargetIsUnavailableNamingTheAddress) {
   SessionOptions options;
   options.target = "grpc://127.0.0.1:1";  // nothing listens on port 1
