@@ -271,8 +271,8 @@ absl::Status Master::LoadDevices(absl::Time answer_by, const CancellationManager
     }
     if (missing.empty()) break;
     if (cancellation != nullptr && cancellation->IsCancelled()) {
-      return errors::Cancelled("the caller went away while the master waited for ",
-                               missing.size(), " of ", workers_.size(), " tasks: ", Why(missing));
+      return errors::Cancelled("the caller went away while the master waited for ", missing.size(),
+                               " of ", workers_.size(), " tasks: ", Why(missing));
     }
     const absl::Time now = absl::Now();
     if (now >= deadline) {

@@ -163,12 +163,11 @@ class GrpcFrontDoor final : public grpc::CallbackGenericService {
   // CancellationManager, valid until `done`, that is cancelled when the
   // client cancels the call or goes away.
   template <typename Request, typename Response>
-  void AddWithDeadline(
-      std::string method, Runs runs,
-      std::function<void(const Request&, Response*, absl::Time deadline,
-                         const CancellationManager* cancellation,
-                         std::function<void(absl::Status)> done)>
-          body);
+  void AddWithDeadline(std::string method, Runs runs,
+                       std::function<void(const Request&, Response*, absl::Time deadline,
+                                          const CancellationManager* cancellation,
+                                          std::function<void(absl::Status)> done)>
+                           body);
 
   // Serves this door's methods on `builder`'s ports, with its receive limit
   // and the keepalive policy our clients (NewChannel) expect.

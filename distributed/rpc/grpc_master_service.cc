@@ -148,9 +148,8 @@ void GrpcMasterService::AddMethods(GrpcFrontDoor* door) {
   door->AddWithDeadline<CreateSessionRequest, CreateSessionResponse>(
       service + "CreateSession", kOwnThread,
       [this](const CreateSessionRequest& request, CreateSessionResponse* response,
-             absl::Time deadline, const CancellationManager* cancellation, Done done) {
-        done(CreateSession(request, response, deadline, cancellation));
-      });
+             absl::Time deadline, const CancellationManager* cancellation,
+             Done done) { done(CreateSession(request, response, deadline, cancellation)); });
   door->AddWithDeadline<ExtendSessionRequest, ExtendSessionResponse>(
       service + "ExtendSession", kOwnThread,
       [this](const ExtendSessionRequest& request, ExtendSessionResponse*, absl::Time deadline,
@@ -286,8 +285,7 @@ void GrpcMasterService::CloseLater(std::vector<std::shared_ptr<Master>> closing)
 }
 
 absl::Status GrpcMasterService::CreateSession(const CreateSessionRequest& request,
-                                              CreateSessionResponse* response,
-                                              absl::Time answer_by,
+                                              CreateSessionResponse* response, absl::Time answer_by,
                                               const CancellationManager* cancellation) {
   std::shared_ptr<Master> master = factory_(request.config());
   if (master == nullptr) return errors::Unavailable("this server runs no sessions");
@@ -454,7 +452,8 @@ absl::Status GrpcMasterService::ListDevices(const ListDevicesRequest& request,
   } else {
     TG_ASSIGN_OR_RETURN(master, Find(request.session_handle()));
   }
-  TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, master->ListDevices(answer_by, cancellation));
+  TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices,
+                      master->ListDevices(answer_by, cancellation));
   for (const DeviceInfo& d : devices) {
     DeviceAttributesProto* out = DeviceNameUtils::IsSameAddressSpace(d.name, master->default_task())
                                      ? response->add_local_device()
