@@ -443,7 +443,11 @@ void Placer::RecordPlacements() {
   for (Node* n : graph_->nodes()) {
     const std::string& device = devices_[nodes_[n->id()].device].attrs.name;
     n->set_assigned_device_name(device);
-    placements_[n->name()] = Placement{device, NodeReason(n)};
+    std::string reason = NodeReason(n);
+    if (n->op_def() == nullptr) {  // placed like any node, so that the rest can be shown
+      absl::StrAppend(&reason, "; op '", n->op(), "' is not registered: the node cannot run");
+    }
+    placements_[n->name()] = Placement{device, std::move(reason)};
     if (options_.log_device_placement) {
       std::fprintf(stderr, "%s: (%s): %s\n", n->name().c_str(), n->op().c_str(), device.c_str());
     }

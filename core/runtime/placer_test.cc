@@ -345,6 +345,10 @@ TEST_F(PlacerTest, UnregisteredOpsDoNotConstrainTheirGroup) {
                    WithClass(N("u", "Unregistered"), {"loc:@x"})},
                   kPsWorkers));
   EXPECT_EQ(Device("u"), kWorker1);
+  // Its reason says that it cannot run anywhere.
+  EXPECT_EQ(Reason("u"),
+            "colocated with 'x' (_class loc:@x); op 'Unregistered' is not registered: "
+            "the node cannot run");
 }
 
 TEST_F(PlacerTest, MetadataOpsFollowTheirInput) {
