@@ -349,77 +349,81 @@ TEST_P(GrpcSessionTest, RunBeforeCreateFails) {
   EXPECT_STATUS(session->Run({}, {"y"}, {}, &out), kFailedPrecondition, "call Create first");
 }
 
+// A gRPC master service on loopback whose cluster has this process's task
+// and a ps that never comes up (nothing listens at its address).
+class MasterWithoutItsPs {
+ public:
+  static constexpr char kPs[] = "/job:ps/replica:0/task:0";
+
+  explicit MasterWithoutItsPs(GrpcFrontDoor::Options options = GrpcFrontDoor::Options())
+      : missing_("127.0.0.1:" + std::to_string(FreePort())),
+        door_(options),
+        service_(
+            [this](const ConfigProto& config) {
+              auto master = std::make_unique<Master>(
+                  config, Master::WorkerMap{{kTask, &worker_}, {kPs, &missing_}}, kTask);
+              master->SetWaitReport(absl::Hours(1), [](const std::string&) {});
+              return master;
+            },
+            &door_) {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    door_.RegisterOn(&builder);
+    server_ = builder.BuildAndStart();
+    stub_ = MasterService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                                       grpc::InsecureChannelCredentials()));
+  }
+  ~MasterWithoutItsPs() { server_->Shutdown(); }
+
+  MasterService::Stub& stub() { return *stub_; }
+
+ private:
+  Worker worker_{kTask, ConfigProto()};
+  GrpcRemoteWorker missing_;
+  GrpcFrontDoor door_;
+  GrpcMasterService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<MasterService::Stub> stub_;
+};
+
+// A CreateSession that makes the master wait for its tasks for 60 s.
+CreateSessionRequest WaitingForAMinute() {
+  CreateSessionRequest request;
+  request.mutable_config()->set_operation_timeout_in_ms(60000);
+  return request;
+}
+
 // The master waits for a task that never comes for its startup timeout
 // (60 s here), but its answer naming the task reaches a client whose own
 // deadline is shorter before that deadline: not DEADLINE_EXCEEDED naming
 // nobody.
 TEST(GrpcMasterStartupTest, MissingTaskIsNamedBeforeTheClientsDeadline) {
-  Worker worker(kTask, ConfigProto());
-  const std::string nobody = "127.0.0.1:" + std::to_string(FreePort());
-  GrpcRemoteWorker missing(nobody);
-  const std::string ps = "/job:ps/replica:0/task:0";
-  GrpcFrontDoor door{GrpcFrontDoor::Options()};
-  GrpcMasterService service(
-      [&](const ConfigProto& config) {
-        auto master = std::make_unique<Master>(
-            config, Master::WorkerMap{{kTask, &worker}, {ps, &missing}}, kTask);
-        master->SetWaitReport(absl::Hours(1), [](const std::string&) {});
-        return master;
-      },
-      &door);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  door.RegisterOn(&builder);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto stub = MasterService::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
-  CreateSessionRequest request;
-  request.mutable_config()->set_operation_timeout_in_ms(60000);
+  MasterWithoutItsPs master;
   CreateSessionResponse response;
   grpc::ClientContext context;
   SetDeadline(&context, absl::Seconds(3));
-  const grpc::Status status = stub->CreateSession(&context, request, &response);
+  const grpc::Status status = master.stub().CreateSession(&context, WaitingForAMinute(), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
   EXPECT_NE(status.error_message().find(
-                "(the caller's deadline; the startup timeout is 60000 ms): " + ps),
+                absl::StrCat("(the caller's deadline; the startup timeout is 60000 ms): ",
+                             MasterWithoutItsPs::kPs)),
             std::string::npos)
       << status.error_message();
-  server->Shutdown();
 }
 
 // A client that goes away while the master waits for a missing task ends
 // that wait: the master's thread for it is free again at once (here the
 // only one the door allows), not after the startup timeout (60 s).
 TEST(GrpcMasterStartupTest, AClientGoingAwayEndsTheMastersWaitForTasks) {
-  Worker worker(kTask, ConfigProto());
-  const std::string nobody = "127.0.0.1:" + std::to_string(FreePort());
-  GrpcRemoteWorker missing(nobody);
-  const std::string ps = "/job:ps/replica:0/task:0";
-  GrpcFrontDoor::Options options;
-  options.max_own_threads = 1;
-  GrpcFrontDoor door(options);
-  GrpcMasterService service(
-      [&](const ConfigProto& config) {
-        auto master = std::make_unique<Master>(
-            config, Master::WorkerMap{{kTask, &worker}, {ps, &missing}}, kTask);
-        master->SetWaitReport(absl::Hours(1), [](const std::string&) {});
-        return master;
-      },
-      &door);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  door.RegisterOn(&builder);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto stub = MasterService::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
-  CreateSessionRequest request;
-  request.mutable_config()->set_operation_timeout_in_ms(60000);
+  GrpcFrontDoor::Options one_thread;
+  one_thread.max_own_threads = 1;
+  MasterWithoutItsPs master(one_thread);
   CreateSessionResponse response;
   grpc::ClientContext leaving;
   grpc::Status left;
-  std::thread client([&] { left = stub->CreateSession(&leaving, request, &response); });
+  std::thread client(
+      [&] { left = master.stub().CreateSession(&leaving, WaitingForAMinute(), &response); });
   absl::SleepFor(absl::Milliseconds(500));  // the master waits for the ps
   leaving.TryCancel();
   client.join();
@@ -432,12 +436,11 @@ TEST(GrpcMasterStartupTest, AClientGoingAwayEndsTheMastersWaitForTasks) {
     ListDevicesResponse devices;
     grpc::ClientContext context;
     SetDeadline(&context, absl::Seconds(5));
-    listed = stub->ListDevices(&context, list, &devices);
+    listed = master.stub().ListDevices(&context, list, &devices);
     if (listed.ok()) break;
     absl::SleepFor(absl::Milliseconds(50));
   }
   EXPECT_TRUE(listed.ok()) << listed.error_message();
-  server->Shutdown();
 }
 
 TEST(GrpcSessionTargetTest, UnreachableTargetIsUnavailableNamingTheAddress) {
