@@ -405,10 +405,10 @@ TEST(GrpcMasterStartupTest, MissingTaskIsNamedBeforeTheClientsDeadline) {
   SetDeadline(&context, absl::Seconds(3));
   const grpc::Status status = master.stub().CreateSession(&context, WaitingForAMinute(), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
-  EXPECT_NE(status.error_message().find(
-                absl::StrCat("(the caller's deadline; the startup timeout is 60000 ms): ",
-                             MasterWithoutItsPs::kPs)),
-            std::string::npos)
+  EXPECT_NE(
+      status.error_message().find(absl::StrCat(
+          "(the caller's deadline; the startup timeout is 60000 ms): ", MasterWithoutItsPs::kPs)),
+      std::string::npos)
       << status.error_message();
 }
 
