@@ -316,6 +316,35 @@ TEST(CollectiveGrpcTest, UnreachableLeaderIsUnavailableNamingIt) {
       << s;
 }
 
+// Tasks start in any order: a member whose group leader (worker 0) is not
+// up yet asks it again until the collective's deadline, and the collective
+// completes once the leader has come.
+TEST(CollectiveGrpcTest, ALeaderThatStartsAfterAMemberIsWaitedFor) {
+  TwoTasks tasks({false, true});
+  ASSERT_NE(tasks.server(1), nullptr);
+  const Tensor x0 = RandomVector(100, 1), x1 = RandomVector(100, 2);
+  MemberGraph graphs[2] = {MemberGraph(0, x0, "Id"), MemberGraph(1, x1, "Id")};  // 20 s
+  absl::Status status[2];
+  std::vector<Tensor> out[2];
+  std::thread member([&] {
+    SessionOptions options;
+    options.target = tasks.server(1)->target();
+    options.config.add_device_filters(kWorker1);  // its session needs task 1 only
+    ClientSession session(graphs[1].root, options);
+    status[1] = session.Run({graphs[1].reduced}, &out[1]);
+  });
+  absl::SleepFor(absl::Milliseconds(500));  // the member asks the missing leader meanwhile
+  tasks.Start(0);
+  ASSERT_NE(tasks.server(0), nullptr);
+  ClientSession leader(graphs[0].root, tasks.server(0)->target());
+  status[0] = leader.Run({graphs[0].reduced}, &out[0]);
+  member.join();
+  ASSERT_OK(status[0]);
+  ASSERT_OK(status[1]);
+  EXPECT_EQ(std::memcmp(out[0][0].raw_data(), out[1][0].raw_data(), out[0][0].TotalBytes()), 0);
+  EXPECT_FLOAT_EQ(out[0][0].data<float>()[7], x0.data<float>()[7] + x1.data<float>()[7]);
+}
+
 TEST(CollectiveGrpcTest, RecvBufOfNoKeyIsInvalidArgumentAndAnUnknownKeyTimesOut) {
   TwoTasks tasks({true, false});
   ASSERT_NE(tasks.server(0), nullptr);

@@ -43,6 +43,7 @@ struct CollectiveRun {
   std::atomic<bool> finished{false};
 
   // Resolution.
+  int join_attempts = 0;  // CompleteGroup calls to a leader not up yet
   std::shared_ptr<const CompleteGroupResult> group;
   int rank = -1;
   int source_rank = -1;
@@ -295,11 +296,24 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
   leader->CompleteGroupAsync(args, result.get(), [this, run, result, leader_task](absl::Status s) {
     if (run->failed()) return;
     if (!s.ok()) {
-      if (!DeviceNameUtils::IsSameAddressSpace(leader_task, options_.task)) {
-        s = WithContext(s, absl::StrCat("joining collective group ", run->params.group_key,
-                                        " at its leader ", leader_task));
+      if (DeviceNameUtils::IsSameAddressSpace(leader_task, options_.task)) return run->Finish(s);
+      // A leader that is not up yet (tasks start in any order) is asked
+      // again, 50 ms apart at first and at most 1 s, until the deadline.
+      const absl::Duration pause =
+          std::min(absl::Milliseconds(50) * (int64_t{1} << std::min(run->join_attempts, 5)),
+                   absl::Seconds(1));
+      if (absl::IsUnavailable(s) && absl::Now() + pause < run->deadline) {
+        ++run->join_attempts;
+        return RetryLater(pause, [this, run] {
+          if (!run->failed()) ResolveGroup(run);
+        });
       }
-      return run->Finish(s);
+      return run->Finish(WithContext(
+          s, absl::StrCat("joining collective group ", run->params.group_key, " at its leader ",
+                          leader_task,
+                          run->join_attempts > 0
+                              ? absl::StrCat(" (asked ", run->join_attempts + 1, " times)")
+                              : "")));
     }
     auto pos = std::find(result->devices.begin(), result->devices.end(), run->device);
     if (result->group_size != run->params.group_size || pos == result->devices.end() ||
@@ -315,6 +329,19 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
       groups_[run->params.group_key] = result;
     }
     ResolveInstance(run);
+  });
+}
+
+void WorkerCollectiveExecutor::RetryLater(absl::Duration pause, std::function<void()> retry) {
+  Timer* timer;
+  {
+    absl::MutexLock lock(&mu_);
+    if (retries_ == nullptr) retries_ = std::make_unique<Timer>();
+    timer = retries_.get();
+  }
+  // The timer's thread only hands it over: the retry's call may take a while.
+  timer->Schedule(absl::Now() + pause, [this, retry = std::move(retry)]() mutable {
+    options_.pool->Schedule(std::move(retry));
   });
 }
 

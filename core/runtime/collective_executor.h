@@ -1,8 +1,10 @@
 // WorkerCollectiveExecutor: the CollectiveExecutor a Worker gives every step
 // (docs/collectives.md). For each collective op of a member device it
 //   1. resolves the group: asks the group leader (CompleteGroup) unless this
-//      worker already knows the complete group; rank = index in the members
-//      sorted by device name;
+//      worker already knows the complete group, again and again while the
+//      leader cannot be reached (it may start after this worker) until the
+//      collective's deadline; rank = index in the members sorted by device
+//      name;
 //   2. resolves the instance (CompleteInstance): the members agree on op,
 //      dtype and shape, and a broadcast learns its source; cached per device;
 //   3. runs the algorithm: for a small all-reduce of 2^k members, recursive
@@ -88,6 +90,8 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   void Receive(const std::shared_ptr<CollectiveRun>& run, int src, const std::string& key,
                Tensor into, std::function<void(absl::Status, Tensor)> done);
   WorkerInterface* Leader(std::string* leader_task);
+  // Runs `retry` on the pool after `pause`.
+  void RetryLater(absl::Duration pause, std::function<void()> retry);
 
   const Options options_;
   absl::Mutex mu_;
@@ -100,6 +104,9 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   };
   // By (device, group_key, instance_key).
   std::map<std::tuple<std::string, int, int>, InstanceRecord> instances_ ABSL_GUARDED_BY(mu_);
+  // Made on the first retry; last, so that it goes first (dropping the
+  // retries not yet due).
+  std::unique_ptr<Timer> retries_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tensorgrid
