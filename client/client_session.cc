@@ -15,6 +15,28 @@ SessionOptions WithTarget(const std::string& target) {
   return options;
 }
 
+absl::Status OfAnotherGraph(const char* what, const std::string& name) {
+  return errors::InvalidArgument(what, " '", name,
+                                 "' is a node of another graph (built from another root scope "
+                                 "than this session's)");
+}
+
+// Names the node and the output where there is one.
+absl::Status InvalidFetch(const Output& output) {
+  if (!output.op().valid()) {
+    return errors::InvalidArgument(
+        "fetching an invalid Output (default-constructed or from a "
+        "failed op)");
+  }
+  if (output.index() == Output::kNotSingleOutput) {
+    return errors::InvalidArgument("fetching operation '", output.node_name(), "', which has ",
+                                   output.op().num_outputs(),
+                                   " outputs, as one; pick one with output(i)");
+  }
+  return errors::InvalidArgument("fetching output ", output.index(), " of '", output.node_name(),
+                                 "', which has ", output.op().num_outputs(), " output(s)");
+}
+
 }  // namespace
 
 ClientSession::ClientSession(const Scope& scope, const SessionOptions& options) : scope_(scope) {
@@ -70,21 +92,25 @@ absl::Status ClientSession::Run(const RunOptions& run_options, const FeedType& i
   TG_RETURN_IF_ERROR(MaybeExtendGraph());
   std::vector<std::pair<std::string, Tensor>> feeds;
   feeds.reserve(inputs.size());
+  const uint64_t graph = scope_.graph_id();
   for (const auto& [output, value] : inputs) {
     if (!output.valid()) return errors::InvalidArgument("feeding an invalid Output");
+    if (!output.op().MayBelongTo(graph)) return OfAnotherGraph("feed", output.name());
     TG_RETURN_IF_ERROR(WithContext(value.status, absl::StrCat("feed for ", output.name())));
     feeds.emplace_back(output.name(), value.tensor);
   }
   std::vector<std::string> fetch_names;
   fetch_names.reserve(fetch_outputs.size());
   for (const Output& output : fetch_outputs) {
-    if (!output.valid()) return errors::InvalidArgument("fetching an invalid Output");
+    if (!output.valid()) return InvalidFetch(output);
+    if (!output.op().MayBelongTo(graph)) return OfAnotherGraph("fetch", output.name());
     fetch_names.push_back(output.name());
   }
   std::vector<std::string> target_names;
   target_names.reserve(run_outputs.size());
   for (const Operation& op : run_outputs) {
     if (!op.valid()) return errors::InvalidArgument("running an invalid Operation");
+    if (!op.MayBelongTo(graph)) return OfAnotherGraph("target", op.name());
     target_names.push_back(op.name());
   }
   return session_->Run(run_options, feeds, fetch_names, target_names, outputs, run_metadata);

@@ -118,6 +118,37 @@ TEST(ClientSessionTest, InvalidFetchIsAnError) {
   absl::Status s = session.Run({Output()}, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("fetching an invalid Output"), std::string::npos) << s;
+  // An output index out of range names the node and the index.
+  auto y = ops::Add(root.WithOpName("y"), 1.f, 2.f);
+  s = session.Run({Output(y.operation, 3)}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("fetching output 3 of 'y', which has 1 output(s)"), std::string::npos)
+      << s;
+}
+
+// An Output or Operation of another root scope's graph is refused by name,
+// even where this graph has a node of the same name: never that node
+// silently in its place.
+TEST(ClientSessionTest, NodesOfAnotherGraphAreRefusedNotMistakenForNamesakes) {
+  Scope r1 = Scope::NewRootScope(), r2 = Scope::NewRootScope();
+  auto a1 = ops::Const(r1.WithOpName("a"), 1.f);
+  auto a2 = ops::Const(r2.WithOpName("a"), 42.f);
+  auto x2 = ops::Placeholder(r2.WithOpName("x"), DT_FLOAT);
+  ops::Placeholder(r1.WithOpName("x"), DT_FLOAT);
+  ClientSession session(r1);
+  std::vector<Tensor> out;
+  absl::Status s = session.Run({a2}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("fetch 'a:0' is a node of another graph"), std::string::npos) << s;
+  s = session.Run({{x2, 1.f}}, {a1}, &out);
+  EXPECT_NE(s.message().find("feed 'x:0' is a node of another graph"), std::string::npos) << s;
+  s = session.Run({}, {}, {a2.op()}, nullptr);
+  EXPECT_NE(s.message().find("target 'a' is a node of another graph"), std::string::npos) << s;
+  // As an input of an op of this graph.
+  ops::Add(r1.WithOpName("sum"), a2, 100.f);
+  EXPECT_EQ(r1.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r1.status().message().find("'a' is a node of another graph"), std::string::npos)
+      << r1.status();
 }
 
 TEST(ClientSessionTest, SessionCreationErrorIsReturnedByRun) {

@@ -55,6 +55,10 @@ bool NodeBuilder::AddTo(const ::tensorgrid::Input& input, Arg* arg) {
                 " outputs, so it cannot stand for one; pick one with output(i)");
   }
   if (!out.valid()) return fail("an invalid Output (default-constructed or from a failed op)");
+  if (!out.op().MayBelongTo(scope_.graph_id())) {
+    return fail("'", out.node_name(),
+                "' is a node of another graph (built from another root scope)");
+  }
   if (scope_.FindNode(out.node_name()) == nullptr) {
     return fail("'", out.node_name(), "' is not a node of this scope's graph");
   }
@@ -171,7 +175,8 @@ Operation NodeBuilder::Finalize() {
     for (const std::string& name : arg.names) node_.add_input(name);
   }
   for (const Operation& dep : scope_.control_deps()) {
-    if (!dep.valid() || scope_.FindNode(dep.name()) == nullptr) {
+    if (!dep.valid() || !dep.MayBelongTo(scope_.graph_id()) ||
+        scope_.FindNode(dep.name()) == nullptr) {
       return fail(errors::InvalidArgument("node '", node_.name(), "': control dependency '",
                                           dep.name(), "' is not a node of this scope's graph"));
     }
@@ -189,7 +194,7 @@ Operation NodeBuilder::Finalize() {
   if (!s.ok()) return fail(s);
   std::string name = node_.name();
   scope_.AddNode(std::move(node_));
-  operation_ = Operation(std::move(name), std::move(outputs));
+  operation_ = Operation(std::move(name), std::move(outputs), scope_.graph_id());
   return operation_;
 }
 

@@ -8,8 +8,10 @@
 //   auto y = ops::Add(root, x, 1.f);                  // 1.f becomes a Const
 //   auto m = ops::MatMul(root, {{1.f, 2.f}}, {{3.f}, {4.f}});
 //
-// These are plain values (a node name, an index, dtypes); they do not keep the
-// graph alive and are only meaningful in the Scope that made them.
+// These are plain values (a node name, an index, dtypes, the graph's id);
+// they do not keep the graph alive and are only meaningful in the Scope that
+// made them: the ops and sessions of another root scope's graph refuse them
+// (InvalidArgument), even where that graph has a node of the same name.
 #ifndef TENSORGRID_CLIENT_OUTPUT_H_
 #define TENSORGRID_CLIENT_OUTPUT_H_
 
@@ -35,11 +37,17 @@ class Output;
 class Operation {
  public:
   Operation() = default;
-  Operation(std::string node_name, std::vector<DataType> output_types)
-      : name_(std::move(node_name)), output_types_(std::move(output_types)) {}
+  // `graph_id`: the graph it was built in (Scope::graph_id), which the ops
+  // and sessions of another graph refuse it for; 0 when unknown (then only
+  // its name is checked).
+  Operation(std::string node_name, std::vector<DataType> output_types, uint64_t graph_id = 0)
+      : name_(std::move(node_name)), output_types_(std::move(output_types)), graph_id_(graph_id) {}
 
   bool valid() const { return !name_.empty(); }
   const std::string& name() const { return name_; }
+  uint64_t graph_id() const { return graph_id_; }
+  // False when it is known to be a node of another graph than `graph_id`'s.
+  bool MayBelongTo(uint64_t graph_id) const { return graph_id_ == 0 || graph_id_ == graph_id; }
   int num_outputs() const { return static_cast<int>(output_types_.size()); }
   // DT_INVALID when `i` is out of range.
   DataType output_type(int i) const {
@@ -53,6 +61,7 @@ class Operation {
  private:
   std::string name_;
   std::vector<DataType> output_types_;
+  uint64_t graph_id_ = 0;
 };
 
 // Output `index` of a node.

@@ -1,6 +1,7 @@
 #include "client/scope.h"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -14,6 +15,11 @@
 namespace tensorgrid {
 
 struct ScopeGraph {
+  // Tells this graph's Operations from another's (never 0: "unknown").
+  const uint64_t id = [] {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }();
   GraphDef graph;
   std::unordered_map<std::string, int> node_index;  // node name -> index in graph.node
   // Every full name handed out (nodes and name scopes) -> the last numeric
@@ -58,6 +64,8 @@ Scope& Scope::operator=(const Scope&) = default;
 Scope::Scope(Scope&&) noexcept = default;
 Scope& Scope::operator=(Scope&&) noexcept = default;
 Scope::~Scope() = default;
+
+uint64_t Scope::graph_id() const { return graph_->id; }
 
 Scope Scope::NewRootScope() {
   auto graph = std::make_shared<ScopeGraph>();

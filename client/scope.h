@@ -151,6 +151,8 @@ class Scope {
   // The WithDevice request (made after the last WithDeviceFunction).
   const std::string& device() const { return device_; }
   const std::vector<Operation>& control_deps() const { return control_deps_; }
+  // The graph this scope builds, as Operation::graph_id names it.
+  uint64_t graph_id() const;
 
  private:
   friend class NodeBuilder;

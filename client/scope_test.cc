@@ -249,7 +249,16 @@ TEST(ScopeTest, OutputOfAnotherGraphIsAnError) {
   Scope other = Scope::NewRootScope();
   Output foreign = Source(other.WithOpName("foreign"));
   Binary(root, foreign, foreign);
-  ExpectError(root, "'foreign' is not a node of this scope's graph");
+  ExpectError(root, "'foreign' is a node of another graph (built from another root scope)");
+  // Also where this graph has a node of that name: never the namesake.
+  Scope third = Scope::NewRootScope();
+  Source(third.WithOpName("foreign"));
+  Binary(third, foreign, foreign);
+  ExpectError(third, "'foreign' is a node of another graph");
+  // An Operation made by name only (graph unknown) is checked by name.
+  Scope fourth = Scope::NewRootScope();
+  Binary(fourth, Output(Operation("foreign", {DT_FLOAT}), 0), foreign);
+  ExpectError(fourth, "'foreign' is not a node of this scope's graph");
 }
 
 TEST(ScopeTest, ListArgumentSetsNumberAndTypeAttrs) {
