@@ -1,5 +1,6 @@
 #include "core/framework/tensor.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -219,6 +220,20 @@ Tensor& Tensor::operator=(Tensor&& other) noexcept {
     other.dtype_ = DT_INVALID;
   }
   return *this;
+}
+
+void Tensor::WrongElementType(DataType asked, const char* accessor) const {
+  std::fprintf(stderr, "Tensor::%s<%s>() of a tensor of %s %s: the element types differ\n", accessor,
+               DataTypeString(asked).c_str(), DataTypeString(dtype_).c_str(),
+               shape_.DebugString().c_str());
+  std::abort();
+}
+
+void Tensor::NotAScalar() const {
+  std::fprintf(stderr, "Tensor::scalar() of a tensor of %s %s: it has %lld elements, not 1\n",
+               DataTypeString(dtype_).c_str(), shape_.DebugString().c_str(),
+               static_cast<long long>(NumElements()));
+  std::abort();
 }
 
 size_t Tensor::TotalBytes() const {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/base/optimization.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/framework/allocator.h"
@@ -114,21 +115,29 @@ class Tensor {
   int64_t NumElements() const { return shape_.num_elements(); }
   size_t TotalBytes() const;
 
+  // The elements as T, which must be the tensor's dtype (else the process
+  // aborts naming both, as TensorFlow's CHECK does: never garbage).
   template <typename T>
   T* data() const {
-    TG_DCHECK(DataTypeToEnum<T>::value == dtype_);
+    if (ABSL_PREDICT_FALSE(DataTypeToEnum<T>::value != dtype_)) {
+      WrongElementType(DataTypeToEnum<T>::value, "data");
+    }
     return static_cast<T*>(raw_data());
   }
   template <typename T>
   absl::Span<T> values() const {
     return absl::Span<T>(data<T>(), static_cast<size_t>(NumElements()));
   }
+  // The one element (the tensor must have exactly one, of type T).
   template <typename T>
   T& scalar() const {
-    TG_DCHECK(NumElements() == 1);
+    if (ABSL_PREDICT_FALSE(NumElements() != 1)) NotAScalar();
     return data<T>()[0];
   }
   void* raw_data() const { return buf_ ? static_cast<char*>(buf_->data()) + offset_ : nullptr; }
+  // Abort, naming what was asked of this tensor and what it is.
+  [[noreturn]] void WrongElementType(DataType asked, const char* accessor) const;
+  [[noreturn]] void NotAScalar() const;
   // Whether the host can read the bytes (false for device memory: copy it
   // with EnsureMemory, device_context.h).
   bool OnHost() const { return buf_ == nullptr || buf_->on_host(); }

@@ -45,6 +45,18 @@ TEST(TensorTest, BufferIsAlignedAndShared) {
   EXPECT_FALSE(c.SharesBufferWith(a));
 }
 
+// Elements read as another type, or a scalar of a tensor that is none,
+// abort naming both, in every build (as TensorFlow's CHECK): never garbage.
+TEST(TensorDeathTest, ElementsOfAnotherTypeOrANonScalarAbortNamingThem) {
+  const Tensor counts(DT_INT64, TensorShape({}));
+  EXPECT_DEATH(counts.scalar<float>(),
+               "Tensor::data<float>\\(\\) of a tensor of int64 \\[\\]: the element types "
+               "differ");
+  const Tensor pair(DT_FLOAT, TensorShape({2}));
+  EXPECT_DEATH(pair.scalar<float>(),
+               "Tensor::scalar\\(\\) of a tensor of float \\[2\\]: it has 2 elements, not 1");
+}
+
 TEST(TensorTest, SliceSharesBufferAlongDimZero) {
   Tensor t = Tensor::FromVector<int32_t>({0, 1, 2, 3, 4, 5}, TensorShape({3, 2}));
   Tensor s = t.Slice(1, 3);
