@@ -21,7 +21,9 @@ class ShapeInferenceContext {
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   const PartialTensorShape& input(int i) const { return inputs_[i]; }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
-  void set_output(int i, PartialTensorShape shape) { outputs_[i] = std::move(shape); }
+  // (A copy, not a move: GCC 12 warns falsely about moving an inlined
+  // absl::InlinedVector at -O3.)
+  void set_output(int i, const PartialTensorShape& shape) { outputs_[i] = shape; }
   const PartialTensorShape& output(int i) const { return outputs_[i]; }
 
  private:

@@ -223,8 +223,8 @@ Tensor& Tensor::operator=(Tensor&& other) noexcept {
 }
 
 void Tensor::WrongElementType(DataType asked, const char* accessor) const {
-  std::fprintf(stderr, "Tensor::%s<%s>() of a tensor of %s %s: the element types differ\n", accessor,
-               DataTypeString(asked).c_str(), DataTypeString(dtype_).c_str(),
+  std::fprintf(stderr, "Tensor::%s<%s>() of a tensor of %s %s: the element types differ\n",
+               accessor, DataTypeString(asked).c_str(), DataTypeString(dtype_).c_str(),
                shape_.DebugString().c_str());
   std::abort();
 }

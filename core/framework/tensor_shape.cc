@@ -100,7 +100,9 @@ absl::StatusOr<PartialTensorShape> PartialTensorShape::FromProto(const TensorSha
     if (d.size() < -1) return errors::InvalidArgument("shape has dimension ", d.size());
     dims.push_back(d.size());
   }
-  return PartialTensorShape(dims);
+  // Made in place: GCC 12 warns falsely about moving an inlined
+  // absl::InlinedVector at -O3.
+  return absl::StatusOr<PartialTensorShape>(absl::in_place, dims);
 }
 
 bool PartialTensorShape::IsFullyDefined() const {

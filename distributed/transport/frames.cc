@@ -318,7 +318,7 @@ std::optional<uint64_t> TensorHeadSize(absl::string_view head, uint64_t* length)
 std::optional<uint64_t> AnswerSize(absl::string_view head) {
   if (head.empty()) return std::nullopt;
   uint64_t header = 1 + 8;
-  uint64_t length;
+  uint64_t length = 0;
   switch (static_cast<AnswerKind>(head[0])) {
     case AnswerKind::kBytes:
     case AnswerKind::kProto:
@@ -354,7 +354,7 @@ std::optional<uint64_t> AnswerSize(absl::string_view head) {
 }
 
 std::optional<uint64_t> InPlaceAnswerSize(absl::string_view head, uint64_t max_copy) {
-  uint64_t length;
+  uint64_t length = 0;
   const std::optional<uint64_t> size = TensorHeadSize(head, &length);
   if (!size || *size == kGarbage) return size;
   return length > max_copy ? kUnknownSize : *size + InPlaceLocation::kBytes;
