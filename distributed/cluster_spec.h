@@ -128,6 +128,12 @@ struct TfConfig {
   // rules above, each quoting the offending part.
   static absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view json,
                                                 const ClusterSpecOptions& options = {});
+  // Only the cluster of a TF_CONFIG, checked the same way; its "task" is not
+  // needed or looked at (`*has_task` says whether it has one): for a tool
+  // that starts every task of the cluster.
+  static absl::StatusOr<ClusterSpec> ClusterOf(absl::string_view json,
+                                               const ClusterSpecOptions& options = {},
+                                               bool* has_task = nullptr);
   // Parses the TF_CONFIG environment variable; NotFound if it is unset or empty.
   static absl::StatusOr<TfConfig> FromEnvironment(const ClusterSpecOptions& options = {});
 

@@ -397,6 +397,30 @@ TEST(TfConfigTest, WrongJsonTypes) {
                 kInvalidArgument, "\"rpc_layer\" is 'grpc+verbs'; tensorgrid speaks only \"grpc\"");
 }
 
+TEST(TfConfigTest, ClusterOfNeedsNoTaskAndIgnoresOne) {
+  bool has_task = true;
+  absl::StatusOr<ClusterSpec> cluster =
+      TfConfig::ClusterOf(R"({"cluster": {"worker": ["h:1", "h:2"]}})", {}, &has_task);
+  ASSERT_OK(cluster.status());
+  EXPECT_EQ(cluster->num_tasks("worker"), 2);
+  EXPECT_FALSE(has_task);
+  // Even a task that names no job of the cluster: it is not looked at.
+  cluster = TfConfig::ClusterOf(R"({"cluster": {"ps": ["h:1"]}, "task": {"type": "chief"}})", {},
+                                &has_task);
+  ASSERT_OK(cluster.status());
+  EXPECT_TRUE(has_task);
+  // The rest is checked as ParseTfConfig checks it.
+  EXPECT_STATUS(TfConfig::ClusterOf("[1]").status(), kInvalidArgument,
+                "TF_CONFIG is not a JSON object");
+  EXPECT_STATUS(TfConfig::ClusterOf(R"({"task": {"type": "worker"}})").status(), kInvalidArgument,
+                "TF_CONFIG has no \"cluster\"");
+  EXPECT_STATUS(TfConfig::ClusterOf(R"({"cluster": {"worker": "h:1"}})").status(),
+                kInvalidArgument, "\"cluster\".\"worker\" must be an array");
+  EXPECT_STATUS(
+      TfConfig::ClusterOf(R"({"cluster": {"worker": ["h:1"]}, "rpc_layer": "grpc+gdr"})").status(),
+      kInvalidArgument, "\"rpc_layer\" is 'grpc+gdr'");
+}
+
 TEST(TfConfigTest, ToJsonRoundTrips) {
   TfConfig config = *TfConfig::ParseTfConfig(R"({
       "cluster": {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]},

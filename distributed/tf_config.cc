@@ -122,10 +122,8 @@ absl::StatusOr<TaskId> ParseTask(const Value& task, const ClusterSpec& cluster) 
   return id;
 }
 
-}  // namespace
-
-absl::StatusOr<TfConfig> TfConfig::ParseTfConfig(absl::string_view json,
-                                                 const ClusterSpecOptions& options) {
+// The JSON object of a TF_CONFIG, which must have a "cluster".
+absl::StatusOr<google::protobuf::Struct> ParseObject(absl::string_view json) {
   Value root;  // any JSON value, so that one of another kind is named
   auto parsed = google::protobuf::util::JsonStringToMessage(std::string(json), &root);
   if (!parsed.ok()) {
@@ -138,32 +136,56 @@ absl::StatusOr<TfConfig> TfConfig::ParseTfConfig(absl::string_view json,
         "TF_CONFIG is not a JSON object; expected {\"cluster\": {...}, \"task\": {...}}, got '",
         json, "'");
   }
-  const auto& fields = root.struct_value().fields();
-  auto cluster = fields.find("cluster");
-  if (cluster == fields.end())
+  if (!root.struct_value().fields().contains("cluster")) {
     return errors::InvalidArgument("TF_CONFIG has no \"cluster\": '", json, "'");
+  }
+  return std::move(*root.mutable_struct_value());
+}
+
+// The "rpc_layer" of `fields`, if any.
+absl::StatusOr<std::string> ParseRpcLayer(
+    const google::protobuf::Map<std::string, Value>& fields) {
+  auto rpc_layer = fields.find("rpc_layer");
+  if (rpc_layer == fields.end()) return std::string();
+  if (rpc_layer->second.kind_case() != Value::kStringValue) {
+    return WrongType("\"rpc_layer\"", "a string", rpc_layer->second);
+  }
+  const std::string& layer = rpc_layer->second.string_value();
+  // TensorFlow's other layers ("grpc+verbs", "grpc+gdr", ...) are not
+  // served here: a task that started anyway could reach no peer that
+  // expects one.
+  if (!layer.empty() && layer != "grpc") {
+    return errors::InvalidArgument("\"rpc_layer\" is '", layer,
+                                   "'; tensorgrid speaks only \"grpc\"");
+  }
+  return layer;
+}
+
+}  // namespace
+
+absl::StatusOr<TfConfig> TfConfig::ParseTfConfig(absl::string_view json,
+                                                 const ClusterSpecOptions& options) {
+  TG_ASSIGN_OR_RETURN(const google::protobuf::Struct root, ParseObject(json));
+  const auto& fields = root.fields();
   auto task = fields.find("task");
   if (task == fields.end())
     return errors::InvalidArgument("TF_CONFIG has no \"task\": '", json, "'");
-
   TfConfig config;
-  TG_ASSIGN_OR_RETURN(config.cluster, ParseCluster(cluster->second, options));
+  TG_ASSIGN_OR_RETURN(config.cluster, ParseCluster(fields.at("cluster"), options));
   TG_ASSIGN_OR_RETURN(config.task, ParseTask(task->second, config.cluster));
-  auto rpc_layer = fields.find("rpc_layer");
-  if (rpc_layer != fields.end()) {
-    if (rpc_layer->second.kind_case() != Value::kStringValue) {
-      return WrongType("\"rpc_layer\"", "a string", rpc_layer->second);
-    }
-    config.rpc_layer = rpc_layer->second.string_value();
-    // TensorFlow's other layers ("grpc+verbs", "grpc+gdr", ...) are not
-    // served here: a task that started anyway could reach no peer that
-    // expects one.
-    if (!config.rpc_layer.empty() && config.rpc_layer != "grpc") {
-      return errors::InvalidArgument("\"rpc_layer\" is '", config.rpc_layer,
-                                     "'; tensorgrid speaks only \"grpc\"");
-    }
-  }
+  TG_ASSIGN_OR_RETURN(config.rpc_layer, ParseRpcLayer(fields));
   return config;
+}
+
+absl::StatusOr<ClusterSpec> TfConfig::ClusterOf(absl::string_view json,
+                                                const ClusterSpecOptions& options,
+                                                bool* has_task) {
+  TG_ASSIGN_OR_RETURN(const google::protobuf::Struct root, ParseObject(json));
+  const auto& fields = root.fields();
+  TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ParseCluster(fields.at("cluster"), options));
+  TG_RETURN_IF_ERROR(ParseRpcLayer(fields).status());
+  if (has_task != nullptr) *has_task = fields.contains("task");
+  return cluster;
 }
 
 absl::StatusOr<TfConfig> TfConfig::FromEnvironment(const ClusterSpecOptions& options) {

@@ -201,9 +201,9 @@ bad_file() {  # NAME CONTENT REGEX_AFTER_ERROR
   ! grep -q '^\[' "$TMP/$1.err" || fail "$1: a task was started: [$(cat "$TMP/$1.err")]"
 }
 bad_file malformed '{"cluster": {"worker": ["localhost:1"' \
-  "INVALID_ARGUMENT: --tf_config_file=.*malformed.json: not valid JSON: "
-bad_file not_object '["localhost:1"]' "INVALID_ARGUMENT: .*: not a JSON object"
-bad_file no_cluster '{"task": {"type": "worker"}}' 'INVALID_ARGUMENT: .*: no "cluster"'
+  "INVALID_ARGUMENT: --tf_config_file=.*malformed.json: TF_CONFIG is not valid JSON: "
+bad_file not_object '["localhost:1"]' "INVALID_ARGUMENT: .*: TF_CONFIG is not a JSON object"
+bad_file no_cluster '{"task": {"type": "worker"}}' 'INVALID_ARGUMENT: .*: TF_CONFIG has no "cluster"'
 bad_file not_list '{"cluster": {"worker": "localhost:1"}}' \
   'INVALID_ARGUMENT: .*: "cluster"\."worker" must be an array'
 bad_file port_zero '{"cluster": {"worker": ["localhost:0"]}}' \

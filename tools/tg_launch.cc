@@ -31,7 +31,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -40,8 +39,6 @@
 #include "core/platform/free_port.h"
 #include "core/platform/status.h"
 #include "distributed/cluster_spec.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "tools/flags.h"
 #include "core/util/proto_text.h"
 
@@ -182,50 +179,20 @@ void Say(const std::string& line) {
   WriteAll(STDERR_FILENO, absl::StrCat("tg_launch: ", line, "\n"));
 }
 
-// The cluster in a TF_CONFIG-style JSON file, {"cluster": {...}}. The file
-// is parsed here only to take its "task" out: TfConfig::ParseTfConfig (the
-// one TF_CONFIG parser, with its rules and messages) requires a task, and
-// the file's own one means nothing to us since we start every task. So its
-// "task" (if any) is dropped with a note, one naming a job of the cluster
-// takes its place, and the result goes through ParseTfConfig.
+// The cluster in a TF_CONFIG-style JSON file, {"cluster": {...}}; its
+// "task", if any, means nothing here (every task is started) and is ignored
+// with a note.
 absl::StatusOr<ClusterSpec> ClusterFromTfConfigFile(const std::string& path) {
   TG_ASSIGN_OR_RETURN(std::string json, ReadFileToString(path, "TF_CONFIG file"));
-  // Protobuf's parser says "Root element must be a message" for these.
-  if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(json), "{")) {
-    return errors::InvalidArgument("not a JSON object; expected {\"cluster\": {...}}");
-  }
-  google::protobuf::Struct root;
-  const auto parsed = google::protobuf::util::JsonStringToMessage(json, &root);
-  if (!parsed.ok()) {
-    return errors::InvalidArgument("not valid JSON: ",
-                                   std::string(parsed.message().data(), parsed.message().size()));
-  }
-  auto& fields = *root.mutable_fields();
-  auto cluster = fields.find("cluster");
-  if (cluster == fields.end()) {
-    return errors::InvalidArgument(
-        "no \"cluster\"; expected {\"cluster\": {\"worker\": [\"localhost:2223\", ...], ...}}");
-  }
-  // A job of the cluster for the stand-in task; if there is none, the
-  // cluster itself is what ParseTfConfig rejects.
-  std::string job = "worker";
-  if (cluster->second.has_struct_value() && !cluster->second.struct_value().fields().empty()) {
-    job = cluster->second.struct_value().fields().begin()->first;
-  }
-  if (fields.erase("task") > 0) {
+  // Port 0 passes here so that ClusterWithFixedPorts can say why it fails.
+  ClusterSpecOptions options;
+  options.allow_port_zero = true;
+  bool has_task = false;
+  TG_ASSIGN_OR_RETURN(ClusterSpec cluster, TfConfig::ClusterOf(json, options, &has_task));
+  if (has_task) {
     Say(absl::StrCat("ignoring the \"task\" of ", path, ": every task of its cluster is started"));
   }
-  google::protobuf::Value& task = fields["task"];
-  (*task.mutable_struct_value()->mutable_fields())["type"].set_string_value(job);
-  std::string with_task;
-  if (!google::protobuf::util::MessageToJsonString(root, &with_task).ok()) {
-    return errors::Internal("cannot print the JSON of ", path, " back");
-  }
-  // Port 0 passes here so that ClusterWithFixedPorts can say why it fails.
-  ClusterSpecOptions spec_options;
-  spec_options.allow_port_zero = true;
-  TG_ASSIGN_OR_RETURN(TfConfig config, TfConfig::ParseTfConfig(with_task, spec_options));
-  return config.cluster;
+  return cluster;
 }
 
 // `cluster`, unless a task has port 0: every task has to know every other

@@ -222,9 +222,9 @@ Tensor& Tensor::operator=(Tensor&& other) noexcept {
   return *this;
 }
 
-void Tensor::WrongElementType(DataType asked, const char* accessor) const {
-  std::fprintf(stderr, "Tensor::%s<%s>() of a tensor of %s %s: the element types differ\n",
-               accessor, DataTypeString(asked).c_str(), DataTypeString(dtype_).c_str(),
+void Tensor::WrongElementType(DataType asked) const {
+  std::fprintf(stderr, "Tensor::data<%s>() of a tensor of %s %s: the element types differ\n",
+               DataTypeString(asked).c_str(), DataTypeString(dtype_).c_str(),
                shape_.DebugString().c_str());
   std::abort();
 }

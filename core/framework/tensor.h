@@ -120,7 +120,7 @@ class Tensor {
   template <typename T>
   T* data() const {
     if (ABSL_PREDICT_FALSE(DataTypeToEnum<T>::value != dtype_)) {
-      WrongElementType(DataTypeToEnum<T>::value, "data");
+      WrongElementType(DataTypeToEnum<T>::value);
     }
     return static_cast<T*>(raw_data());
   }
@@ -136,7 +136,7 @@ class Tensor {
   }
   void* raw_data() const { return buf_ ? static_cast<char*>(buf_->data()) + offset_ : nullptr; }
   // Abort, naming what was asked of this tensor and what it is.
-  [[noreturn]] void WrongElementType(DataType asked, const char* accessor) const;
+  [[noreturn]] void WrongElementType(DataType asked) const;
   [[noreturn]] void NotAScalar() const;
   // Whether the host can read the bytes (false for device memory: copy it
   // with EnsureMemory, device_context.h).

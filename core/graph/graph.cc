@@ -12,6 +12,10 @@
 
 namespace tensorgrid {
 
+std::string Node::NotRegisteredMessage() const {
+  return absl::StrCat("op '", op(), "' (node '", name(), "') is not registered, so the node cannot run");
+}
+
 const Edge* Node::input_edge(int i) const {
   for (const Edge* e : in_edges_) {
     if (e->dst_input == i) return e;

@@ -39,6 +39,9 @@ class Node {
   const NodeDef& def() const { return def_; }
   // Null when the op is not registered (the node cannot run).
   const OpDef* op_def() const { return op_def_; }
+  // "op 'X' (node 'Y') is not registered, so the node cannot run": what every
+  // layer says when it meets such a node.
+  std::string NotRegisteredMessage() const;
   bool IsStateful() const { return op_def_ != nullptr && op_def_->is_stateful; }
 
   int num_inputs() const { return static_cast<int>(input_types_.size()); }

@@ -19,8 +19,7 @@ absl::StatusOr<std::pair<Node*, int>> FindTensor(const Graph& graph, const std::
     return errors::NotFound(what, " '", tensor, "' names a node that is not in the graph");
   }
   if (n->op_def() == nullptr) {  // its outputs are unknown: say why
-    return errors::Unimplemented(what, " '", tensor, "': op '", n->op(), "' (node '", node_name,
-                                 "') is not registered, so the node cannot run");
+    return errors::Unimplemented(what, " '", tensor, "': ", n->NotRegisteredMessage());
   }
   if (port >= n->num_outputs()) {
     return errors::InvalidArgument(what, " '", tensor, "': node '", node_name, "' (", n->op(),

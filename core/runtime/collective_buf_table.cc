@@ -177,6 +177,14 @@ void CollectiveBufTable::Shutdown(const absl::Status& status) {
   for (Callback& done : failed) done(status, Tensor());
 }
 
+absl::Status CollectiveBufTable::RunLater(absl::Time when, std::function<void()> fn) {
+  absl::MutexLock lock(&mu_);
+  if (timer_ == nullptr) return shutdown_;
+  // The timer's thread only hands it over: `fn` may take a while.
+  timer_->Schedule(when, [this, fn = std::move(fn)]() mutable { pool_->Schedule(std::move(fn)); });
+  return absl::OkStatus();
+}
+
 bool CollectiveBufTable::WaitUntilTaken(absl::Time deadline) {
   auto none = +[](absl::flat_hash_map<std::string, Entry>* entries) { return entries->empty(); };
   absl::MutexLock lock(&mu_);

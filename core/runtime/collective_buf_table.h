@@ -59,6 +59,9 @@ class CollectiveBufTable {
   void Abort(const std::string& prefix, const absl::Status& status);
   // Fails every waiter with `status`; later calls fail at once. For ~Worker.
   void Shutdown(const absl::Status& status);
+  // Runs `fn` on the pool at `when` (a collective's later retry shares the
+  // table's timer); after Shutdown, returns its status and drops `fn`.
+  absl::Status RunLater(absl::Time when, std::function<void()> fn);
 
   // Waits until every entry was taken (or expired, or was dropped by an
   // Abort): a peer may still pull what this worker put for it, so a task

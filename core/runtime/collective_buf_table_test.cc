@@ -122,6 +122,29 @@ TEST(CollectiveBufTableTest, ShutdownFailsWaitersAndLaterCalls) {
   EXPECT_STATUS(later, kAborted, "shutting down");
 }
 
+TEST(CollectiveBufTableTest, RunLaterRunsOnThePoolUntilShutdown) {
+  ThreadPool pool(1);
+  CollectiveBufTable table(&pool);
+  const absl::Time start = absl::Now();
+  absl::Notification ran;
+  absl::Time ran_at;
+  std::thread::id ran_on;
+  ASSERT_OK(table.RunLater(start + absl::Milliseconds(20), [&] {
+    ran_at = absl::Now();
+    ran_on = std::this_thread::get_id();
+    ran.Notify();
+  }));
+  ASSERT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_GE(ran_at, start + absl::Milliseconds(20));
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+  // Not yet due at Shutdown: dropped. After it: refused with its status.
+  bool late_ran = false;
+  ASSERT_OK(table.RunLater(absl::InfiniteFuture(), [&] { late_ran = true; }));
+  table.Shutdown(errors::Aborted("task is shutting down"));
+  EXPECT_STATUS(table.RunLater(start, [&] { late_ran = true; }), kAborted, "shutting down");
+  EXPECT_FALSE(late_ran);
+}
+
 TEST(CollectiveBufTableTest, ACancelledGetIsWithdrawnAndTheKeyCanBeWantedAgain) {
   ThreadPool pool(2);
   CollectiveBufTable table(&pool);

@@ -304,9 +304,7 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
                    absl::Seconds(1));
       if (absl::IsUnavailable(s) && absl::Now() + pause < run->deadline) {
         ++run->join_attempts;
-        return RetryLater(pause, [this, run] {
-          if (!run->failed()) ResolveGroup(run);
-        });
+        return RetryGroupLater(run, pause);
       }
       return run->Finish(WithContext(
           s, absl::StrCat("joining collective group ", run->params.group_key, " at its leader ",
@@ -332,17 +330,12 @@ void WorkerCollectiveExecutor::ResolveGroup(std::shared_ptr<CollectiveRun> run) 
   });
 }
 
-void WorkerCollectiveExecutor::RetryLater(absl::Duration pause, std::function<void()> retry) {
-  Timer* timer;
-  {
-    absl::MutexLock lock(&mu_);
-    if (retries_ == nullptr) retries_ = std::make_unique<Timer>();
-    timer = retries_.get();
-  }
-  // The timer's thread only hands it over: the retry's call may take a while.
-  timer->Schedule(absl::Now() + pause, [this, retry = std::move(retry)]() mutable {
-    options_.pool->Schedule(std::move(retry));
+void WorkerCollectiveExecutor::RetryGroupLater(std::shared_ptr<CollectiveRun> run,
+                                               absl::Duration pause) {
+  absl::Status s = options_.table->RunLater(absl::Now() + pause, [this, run] {
+    if (!run->failed()) ResolveGroup(run);
   });
+  if (!s.ok()) run->Finish(s);
 }
 
 void WorkerCollectiveExecutor::ResolveInstance(std::shared_ptr<CollectiveRun> run) {

@@ -90,8 +90,9 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   void Receive(const std::shared_ptr<CollectiveRun>& run, int src, const std::string& key,
                Tensor into, std::function<void(absl::Status, Tensor)> done);
   WorkerInterface* Leader(std::string* leader_task);
-  // Runs `retry` on the pool after `pause`.
-  void RetryLater(absl::Duration pause, std::function<void()> retry);
+  // Resolves the group again after `pause` (the table's timer hands it to
+  // the pool); finishes `run` at once if the worker is shutting down.
+  void RetryGroupLater(std::shared_ptr<CollectiveRun> run, absl::Duration pause);
 
   const Options options_;
   absl::Mutex mu_;
@@ -104,9 +105,6 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
   };
   // By (device, group_key, instance_key).
   std::map<std::tuple<std::string, int, int>, InstanceRecord> instances_ ABSL_GUARDED_BY(mu_);
-  // Made on the first retry; last, so that it goes first (dropping the
-  // retries not yet due).
-  std::unique_ptr<Timer> retries_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tensorgrid

@@ -30,8 +30,7 @@ absl::Status Executor::Initialize() {
     NodeItem& item = items_[n->id()];
     item.node = n;
     if (n->op_def() == nullptr) {
-      return errors::Unimplemented("op '", n->op(), "' (node '", n->name(),
-                                   "') is not registered, so the node cannot run");
+      return errors::Unimplemented(n->NotRegisteredMessage());
     }
     TG_ASSIGN_OR_RETURN(item.kernel,
                         KernelRegistry::Global()->CreateKernel(device_, n->def(), *n->op_def(),

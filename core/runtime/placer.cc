@@ -445,7 +445,7 @@ void Placer::RecordPlacements() {
     n->set_assigned_device_name(device);
     std::string reason = NodeReason(n);
     if (n->op_def() == nullptr) {  // placed like any node, so that the rest can be shown
-      absl::StrAppend(&reason, "; op '", n->op(), "' is not registered: the node cannot run");
+      absl::StrAppend(&reason, "; ", n->NotRegisteredMessage());
     }
     placements_[n->name()] = Placement{device, std::move(reason)};
     if (options_.log_device_placement) {

@@ -347,7 +347,7 @@ TEST_F(PlacerTest, UnregisteredOpsDoNotConstrainTheirGroup) {
   EXPECT_EQ(Device("u"), kWorker1);
   // Its reason says that it cannot run anywhere.
   EXPECT_EQ(Reason("u"),
-            "colocated with 'x' (_class loc:@x); op 'Unregistered' is not registered: "
+            "colocated with 'x' (_class loc:@x); op 'Unregistered' (node 'u') is not registered, so "
             "the node cannot run");
 }
 
