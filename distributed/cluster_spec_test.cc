@@ -414,8 +414,8 @@ TEST(TfConfigTest, ClusterOfNeedsNoTaskAndIgnoresOne) {
                 "TF_CONFIG is not a JSON object");
   EXPECT_STATUS(TfConfig::ClusterOf(R"({"task": {"type": "worker"}})").status(), kInvalidArgument,
                 "TF_CONFIG has no \"cluster\"");
-  EXPECT_STATUS(TfConfig::ClusterOf(R"({"cluster": {"worker": "h:1"}})").status(),
-                kInvalidArgument, "\"cluster\".\"worker\" must be an array");
+  EXPECT_STATUS(TfConfig::ClusterOf(R"({"cluster": {"worker": "h:1"}})").status(), kInvalidArgument,
+                "\"cluster\".\"worker\" must be an array");
   EXPECT_STATUS(
       TfConfig::ClusterOf(R"({"cluster": {"worker": ["h:1"]}, "rpc_layer": "grpc+gdr"})").status(),
       kInvalidArgument, "\"rpc_layer\" is 'grpc+gdr'");

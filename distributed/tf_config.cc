@@ -143,8 +143,7 @@ absl::StatusOr<google::protobuf::Struct> ParseObject(absl::string_view json) {
 }
 
 // The "rpc_layer" of `fields`, if any.
-absl::StatusOr<std::string> ParseRpcLayer(
-    const google::protobuf::Map<std::string, Value>& fields) {
+absl::StatusOr<std::string> ParseRpcLayer(const google::protobuf::Map<std::string, Value>& fields) {
   auto rpc_layer = fields.find("rpc_layer");
   if (rpc_layer == fields.end()) return std::string();
   if (rpc_layer->second.kind_case() != Value::kStringValue) {
@@ -178,8 +177,7 @@ absl::StatusOr<TfConfig> TfConfig::ParseTfConfig(absl::string_view json,
 }
 
 absl::StatusOr<ClusterSpec> TfConfig::ClusterOf(absl::string_view json,
-                                                const ClusterSpecOptions& options,
-                                                bool* has_task) {
+                                                const ClusterSpecOptions& options, bool* has_task) {
   TG_ASSIGN_OR_RETURN(const google::protobuf::Struct root, ParseObject(json));
   const auto& fields = root.fields();
   TG_ASSIGN_OR_RETURN(ClusterSpec cluster, ParseCluster(fields.at("cluster"), options));

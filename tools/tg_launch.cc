@@ -38,9 +38,9 @@
 #include "core/platform/file.h"
 #include "core/platform/free_port.h"
 #include "core/platform/status.h"
+#include "core/util/proto_text.h"
 #include "distributed/cluster_spec.h"
 #include "tools/flags.h"
-#include "core/util/proto_text.h"
 
 extern char** environ;
 

@@ -13,7 +13,8 @@
 namespace tensorgrid {
 
 std::string Node::NotRegisteredMessage() const {
-  return absl::StrCat("op '", op(), "' (node '", name(), "') is not registered, so the node cannot run");
+  return absl::StrCat("op '", op(), "' (node '", name(),
+                      "') is not registered, so the node cannot run");
 }
 
 const Edge* Node::input_edge(int i) const {

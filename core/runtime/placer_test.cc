@@ -346,9 +346,10 @@ TEST_F(PlacerTest, UnregisteredOpsDoNotConstrainTheirGroup) {
                   kPsWorkers));
   EXPECT_EQ(Device("u"), kWorker1);
   // Its reason says that it cannot run anywhere.
-  EXPECT_EQ(Reason("u"),
-            "colocated with 'x' (_class loc:@x); op 'Unregistered' (node 'u') is not registered, so "
-            "the node cannot run");
+  EXPECT_EQ(
+      Reason("u"),
+      "colocated with 'x' (_class loc:@x); op 'Unregistered' (node 'u') is not registered, so "
+      "the node cannot run");
 }
 
 TEST_F(PlacerTest, MetadataOpsFollowTheirInput) {
