@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/framework/shape_inference.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
@@ -189,11 +191,29 @@ Operation NodeBuilder::Finalize() {
   s = InOutTypesForNode(node_, *op, &inputs, &outputs);
   if (s.ok()) s = OutputArgRanges(node_, *op, &output_ranges_);
   if (!s.ok()) return fail(WithContext(s, absl::StrCat("node '", node_.name(), "'")));
+  // The static shapes: a shape function's error (shapes that cannot go
+  // together) stops the build here, as in TensorFlow, not at Run.
+  std::vector<PartialTensorShape> shapes(outputs.size());
+  if (op->shape_fn) {
+    std::vector<PartialTensorShape> input_shapes;
+    for (const std::string& input : node_.input()) {
+      if (!absl::StartsWith(input, "^")) input_shapes.push_back(scope_.InferredShape(input));
+    }
+    ShapeInferenceContext ctx(node_, std::move(input_shapes), static_cast<int>(outputs.size()));
+    s = op->shape_fn(ctx);
+    if (!s.ok()) {  // most shape functions name the node themselves
+      const std::string node = absl::StrCat("node '", node_.name(), "'");
+      return fail(absl::StrContains(s.message(), node)
+                      ? s
+                      : WithContext(s, absl::StrCat(node, " (", node_.op(), ")")));
+    }
+    for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = ctx.output(static_cast<int>(i));
+  }
   // Last, so that device functions see the finished node.
   s = scope_.AssignDevice(&node_);
   if (!s.ok()) return fail(s);
   std::string name = node_.name();
-  scope_.AddNode(std::move(node_));
+  scope_.AddNode(std::move(node_), std::move(shapes));
   operation_ = Operation(std::move(name), std::move(outputs), scope_.graph_id());
   return operation_;
 }

@@ -6,6 +6,7 @@
 #include "client/ops/standard_ops.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/tensor_codec.h"
+#include "core/platform/status_testutil.h"
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
@@ -284,6 +285,57 @@ TEST_F(OpsTest, AssignToANonVariableIsAnError) {
   EXPECT_EQ(root_.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(root_.status().message().find("input 'ref' must be a reference"), std::string::npos)
       << root_.status();
+}
+
+// Static shapes, as TensorFlow's graph construction infers them: known
+// through the ops that have shape functions, and an error at build time (not
+// at Run) where they cannot go together.
+TEST_F(OpsTest, ShapesAreInferredWhileBuilding) {
+  auto x = ops::Placeholder(root_.WithOpName("x"), DT_FLOAT, ops::Placeholder::Shape({-1, 3}));
+  auto w = ops::Variable(root_.WithOpName("w"), {3, 4}, DT_FLOAT);
+  auto y = ops::Relu(root_, ops::MatMul(root_, x, w));
+  auto unknown = ops::Placeholder(root_, DT_FLOAT);
+  ExpectOk();
+  EXPECT_EQ(root_.InferredShape(x).DebugString(), "[?,3]");
+  EXPECT_EQ(root_.InferredShape(w).DebugString(), "[3,4]");
+  EXPECT_EQ(root_.InferredShape(y).DebugString(), "[?,4]");
+  EXPECT_TRUE(root_.InferredShape(unknown).unknown_rank());
+  EXPECT_TRUE(root_.InferredShape(Output()).unknown_rank());
+  // An Output of another graph says nothing about this one.
+  Scope other = Scope::NewRootScope();
+  EXPECT_TRUE(other.InferredShape(y).unknown_rank());
+}
+
+TEST_F(OpsTest, MatMulOfMismatchedShapesFailsAtBuild) {
+  auto a = ops::Placeholder(root_, DT_FLOAT, ops::Placeholder::Shape({2, 3}));
+  auto b = ops::Placeholder(root_, DT_FLOAT, ops::Placeholder::Shape({4, 5}));
+  ops::MatMul(root_.WithOpName("mm"), a, b);
+  EXPECT_STATUS(root_.status(), kInvalidArgument,
+                "node 'mm' (MatMul): inner dimensions differ: [2,3] x [4,5]");
+}
+
+TEST_F(OpsTest, AssignValidatesTheVariablesShapeAtBuild) {
+  auto v = ops::Variable(root_.WithOpName("v"), {2}, DT_FLOAT);
+  auto ok = ops::Assign(root_, v, {1.f, 2.f});
+  ExpectOk();
+  EXPECT_EQ(root_.InferredShape(ok).DebugString(), "[2]");
+  // validate_shape=false lets the variable take another shape.
+  auto reshaped = ops::Assign(root_, v, {1.f, 2.f, 3.f}, ops::Assign::ValidateShape(false));
+  ExpectOk();
+  EXPECT_EQ(root_.InferredShape(reshaped).DebugString(), "[3]");
+  ops::Assign(root_.WithOpName("bad"), v, {1.f, 2.f, 3.f});
+  EXPECT_STATUS(root_.status(), kInvalidArgument,
+                "node 'bad' (Assign): cannot assign a value of shape [3] to a variable of shape "
+                "[2] (validate_shape=false allows it)");
+}
+
+TEST_F(OpsTest, NegativeDimensionsFailAtBuild) {
+  ops::Placeholder(root_.WithOpName("p"), DT_FLOAT, ops::Placeholder::Shape({2, -5}));
+  EXPECT_STATUS(root_.status(), kInvalidArgument, "node 'p'");
+  EXPECT_STATUS(root_.status(), kInvalidArgument, "dimension -5");
+  Scope root = Scope::NewRootScope();
+  ops::Variable(root.WithOpName("v"), {-2}, DT_FLOAT);
+  EXPECT_STATUS(root.status(), kInvalidArgument, "dimension -2");
 }
 
 TEST_F(OpsTest, ResourceVariables) {

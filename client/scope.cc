@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "client/merge_device.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/versions.h"
@@ -26,6 +27,8 @@ struct ScopeGraph {
   // suffix tried for it, as in TensorFlow's name map.
   std::unordered_map<std::string, int> name_counts;
   std::unordered_set<std::string> node_names;  // reserved for nodes (a subset of name_counts)
+  // Node name -> the shapes inferred for its outputs.
+  std::unordered_map<std::string, std::vector<PartialTensorShape>> shapes;
   absl::Status status;
 };
 
@@ -187,9 +190,34 @@ absl::Status Scope::ToGraphDef(GraphDef* graph, int first_node) const {
 
 int Scope::num_nodes() const { return graph_->graph.node_size(); }
 
-void Scope::AddNode(NodeDef node) const {
+void Scope::AddNode(NodeDef node, std::vector<PartialTensorShape> output_shapes) const {
   graph_->node_index[node.name()] = graph_->graph.node_size();
+  graph_->shapes[node.name()] = std::move(output_shapes);
   *graph_->graph.add_node() = std::move(node);
+}
+
+PartialTensorShape Scope::InferredShape(const Output& output) const {
+  if (!output.valid() || !output.op().MayBelongTo(graph_id())) return PartialTensorShape();
+  auto it = graph_->shapes.find(output.node_name());
+  if (it == graph_->shapes.end() || output.index() >= static_cast<int>(it->second.size())) {
+    return PartialTensorShape();
+  }
+  return it->second[output.index()];
+}
+
+PartialTensorShape Scope::InferredShape(absl::string_view tensor) const {
+  // NodeBuilder wrote the name: "node" or "node:port".
+  int port = 0;
+  const size_t colon = tensor.rfind(':');
+  if (colon != absl::string_view::npos) {
+    if (!absl::SimpleAtoi(tensor.substr(colon + 1), &port)) return PartialTensorShape();
+    tensor = tensor.substr(0, colon);
+  }
+  auto it = graph_->shapes.find(std::string(tensor));
+  if (it == graph_->shapes.end() || port < 0 || port >= static_cast<int>(it->second.size())) {
+    return PartialTensorShape();
+  }
+  return it->second[port];
 }
 
 absl::Status Scope::AssignDevice(NodeDef* node) const {

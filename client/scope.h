@@ -146,6 +146,10 @@ class Scope {
   absl::Status ToGraphDef(GraphDef* graph, int first_node) const;
   // Nodes in the graph (of every scope sharing it).
   int num_nodes() const;
+  // The shape its op's shape function gave `output` when the node was built
+  // (TensorFlow's static shape): unknown dims where it could not tell,
+  // unknown rank for an op without one or an output of another graph.
+  PartialTensorShape InferredShape(const Output& output) const;
 
   const std::string& name_scope() const { return name_; }
   // The WithDevice request (made after the last WithDeviceFunction).
@@ -158,8 +162,11 @@ class Scope {
   friend class NodeBuilder;
   explicit Scope(std::shared_ptr<ScopeGraph> graph);
   Scope WithOpNameImpl(std::string op_name) const;
-  // Appends a validated node with a name from GetUniqueNameForOp.
-  void AddNode(NodeDef node) const;
+  // Appends a validated node with a name from GetUniqueNameForOp and the
+  // shapes inferred for its outputs.
+  void AddNode(NodeDef node, std::vector<PartialTensorShape> output_shapes) const;
+  // InferredShape of input `tensor` of a NodeDef ("node" or "node:1").
+  PartialTensorShape InferredShape(absl::string_view tensor) const;
   // The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;
   // Sets node->device() from the WithDevice request and the device

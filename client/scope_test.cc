@@ -8,6 +8,8 @@
 #include "client/node_builder.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/op_def.h"
+#include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
 #include "gtest/gtest.h"
 
 namespace tensorgrid {
@@ -28,6 +30,23 @@ TG_REGISTER_OP("ScopeTestList")
     .Attr("T: type")
     .Attr("Tidx: {int32, int64} = DT_INT32");
 TG_REGISTER_OP("ScopeTestVariable").Output("ref: Ref(dtype)").Attr("dtype: type");
+// Output 0 is [n] for its attr n; its inputs' shapes are written down, and n
+// < 0 fails without naming the node.
+std::vector<std::string> seen_input_shapes;
+TG_REGISTER_OP("ScopeTestShaped")
+    .Input("in: N * float")
+    .Output("out: float")
+    .Attr("N: int >= 0")
+    .Attr("n: int")
+    .SetShapeFn([](ShapeInferenceContext& c) {
+      seen_input_shapes.clear();
+      for (int i = 0; i < c.num_inputs(); ++i) seen_input_shapes.push_back(c.input(i).DebugString());
+      int64_t n = 0;
+      TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "n", &n));
+      if (n < 0) return errors::InvalidArgument("n is negative");
+      c.set_output(0, PartialTensorShape({n}));
+      return absl::OkStatus();
+    });
 TG_REGISTER_OP("ScopeTestAssign")
     .Input("ref: Ref(T)")
     .Input("value: T")
@@ -315,6 +334,28 @@ TEST(ScopeTest, WrongNumberOfInputArgumentsIsAnError) {
   Scope root = Scope::NewRootScope();
   NodeBuilder(root.WithOpName("b"), "ScopeTestBinary").Input(Source(root)).Finalize();
   ExpectError(root, "node 'b' (ScopeTestBinary) was given 1 input arguments, but the op takes 2");
+}
+
+Output Shaped(const Scope& scope, int64_t n, std::vector<Output> inputs = {}) {
+  NodeBuilder builder(scope, "ScopeTestShaped");
+  builder.Input(InputList(inputs)).Attr("n", n);
+  return Output(builder.Finalize(), 0);
+}
+
+TEST(ScopeTest, ShapeFunctionsRunAsNodesAreBuilt) {
+  Scope root = Scope::NewRootScope();
+  Output three = Shaped(root, 3);
+  Output source = Source(root);  // an op without a shape function
+  Output control = Shaped(root.WithControlDependencies({source.op()}), 1, {three, source});
+  ASSERT_TRUE(root.ok()) << root.status();
+  // Inputs in order, control inputs left out, unknown where nothing is known.
+  EXPECT_EQ(seen_input_shapes, (std::vector<std::string>{"[3]", "<unknown>"}));
+  EXPECT_EQ(root.InferredShape(three).DebugString(), "[3]");
+  EXPECT_EQ(root.InferredShape(control).DebugString(), "[1]");
+  EXPECT_TRUE(root.InferredShape(source).unknown_rank());
+  // A shape function's error stops the build, naming the node.
+  Shaped(root.WithOpName("neg"), -1, {three});
+  ExpectError(root, "node 'neg' (ScopeTestShaped): n is negative");
 }
 
 TEST(ScopeTest, ToGraphDefListsNodesInBuildOrder) {

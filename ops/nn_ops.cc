@@ -21,32 +21,13 @@ constexpr char kReluTypes[] =
 
 // Both inputs have one shape, which is the output's.
 absl::Status SameShapeInputs(ShapeInferenceContext& c) {
-  const PartialTensorShape& a = c.input(0);
-  const PartialTensorShape& b = c.input(1);
-  if (a.unknown_rank()) {
-    c.set_output(0, b);
-    return absl::OkStatus();
-  }
-  if (b.unknown_rank()) {
-    c.set_output(0, a);
-    return absl::OkStatus();
-  }
-  if (a.dims() != b.dims()) {
+  PartialTensorShape merged;
+  if (!shape_fns::MergeShapes(c.input(0), c.input(1), &merged)) {
     return errors::InvalidArgument("node '", c.node().name(), "' (", c.node().op(),
-                                   "): inputs must have the same shape, got ", a.DebugString(),
-                                   " and ", b.DebugString());
+                                   "): inputs must have the same shape, got ",
+                                   c.input(0).DebugString(), " and ", c.input(1).DebugString());
   }
-  std::vector<int64_t> dims(a.dims());
-  for (int i = 0; i < a.dims(); ++i) {
-    const int64_t da = a.dim_size(i), db = b.dim_size(i);
-    if (da >= 0 && db >= 0 && da != db) {
-      return errors::InvalidArgument("node '", c.node().name(), "' (", c.node().op(),
-                                     "): inputs must have the same shape, got ", a.DebugString(),
-                                     " and ", b.DebugString());
-    }
-    dims[i] = da >= 0 ? da : db;
-  }
-  c.set_output(0, PartialTensorShape(dims));
+  c.set_output(0, merged);
   return absl::OkStatus();
 }
 

@@ -59,7 +59,20 @@ TG_REGISTER_OP("Assign")
     .Attr("validate_shape: bool = true")
     .Attr("use_locking: bool = true")
     .SetShapeFn([](ShapeInferenceContext& c) {
-      c.set_output(0, c.input(1));
+      bool validate_shape = true;
+      TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "validate_shape", &validate_shape));
+      if (!validate_shape) {
+        c.set_output(0, c.input(1));
+        return absl::OkStatus();
+      }
+      PartialTensorShape merged;
+      if (!shape_fns::MergeShapes(c.input(0), c.input(1), &merged)) {
+        return errors::InvalidArgument(
+            "node '", c.node().name(), "' (Assign): cannot assign a value of shape ",
+            c.input(1).DebugString(), " to a variable of shape ", c.input(0).DebugString(),
+            " (validate_shape=false allows it)");
+      }
+      c.set_output(0, merged);
       return absl::OkStatus();
     })
     .Doc(R"doc(

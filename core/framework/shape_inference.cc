@@ -6,6 +6,23 @@
 namespace tensorgrid {
 namespace shape_fns {
 
+bool MergeShapes(const PartialTensorShape& a, const PartialTensorShape& b,
+                 PartialTensorShape* merged) {
+  if (a.unknown_rank() || b.unknown_rank()) {
+    *merged = a.unknown_rank() ? b : a;
+    return true;
+  }
+  if (a.dims() != b.dims()) return false;
+  std::vector<int64_t> dims(a.dims());
+  for (int i = 0; i < a.dims(); ++i) {
+    const int64_t da = a.dim_size(i), db = b.dim_size(i);
+    if (da >= 0 && db >= 0 && da != db) return false;
+    dims[i] = da >= 0 ? da : db;
+  }
+  *merged = PartialTensorShape(dims);
+  return true;
+}
+
 absl::Status UnchangedShape(ShapeInferenceContext& c) {
   for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, c.input(0));
   return absl::OkStatus();

@@ -33,6 +33,10 @@ class ShapeInferenceContext {
 };
 
 namespace shape_fns {
+// The shape that is both `a` and `b` (each one's unknown rank or dims taken
+// from the other); false when they conflict.
+bool MergeShapes(const PartialTensorShape& a, const PartialTensorShape& b,
+                 PartialTensorShape* merged);
 // Every output has input 0's shape.
 absl::Status UnchangedShape(ShapeInferenceContext& c);
 // Every output is a scalar.
