@@ -40,7 +40,8 @@ TG_REGISTER_OP("ScopeTestShaped")
     .Attr("n: int")
     .SetShapeFn([](ShapeInferenceContext& c) {
       seen_input_shapes.clear();
-      for (int i = 0; i < c.num_inputs(); ++i) seen_input_shapes.push_back(c.input(i).DebugString());
+      for (int i = 0; i < c.num_inputs(); ++i)
+        seen_input_shapes.push_back(c.input(i).DebugString());
       int64_t n = 0;
       TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "n", &n));
       if (n < 0) return errors::InvalidArgument("n is negative");
