@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -609,7 +610,10 @@ void Master::FinishStep(const std::shared_ptr<Step>& step) {
 }
 
 // A task that restarted lost its registered graphs and variables; its
-// devices then report new incarnations. Says so instead of the symptom.
+// devices then report new incarnations. Says so instead of the symptom. A
+// task that does not answer within kRestartCheckTimeout (it froze, or its
+// host is gone: its own failure already took the silence detector's 40 s)
+// is taken as not restarted, so the failure is not held up by as long again.
 void Master::ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure,
                                  StatusCallback done) {
   if (!absl::IsNotFound(failure) && !absl::IsUnavailable(failure) && !absl::IsAborted(failure)) {
@@ -644,8 +648,9 @@ void Master::ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure
     asked->pending = involved.size();
     asked->answered.assign(involved.size(), false);
   }
+  const absl::Time deadline = absl::Now() + kRestartCheckTimeout;
   for (size_t i = 0; i < involved.size(); ++i) {
-    involved[i]->GetStatusAsync(&asked->now[i], [asked, i](absl::Status s) {
+    involved[i]->GetStatusAsync(deadline, &asked->now[i], [asked, i](absl::Status s) {
       std::vector<bool> answered;
       {
         absl::MutexLock lock(&asked->mu);
@@ -781,14 +786,48 @@ absl::Status Master::Close() {
     absl::MutexLock lock(&callables_mu_);
     callables_.clear();
   }
-  absl::Status status;
+  // Shared with the answers, which may come after this returns.
+  struct Deregistration {
+    absl::Mutex mu;
+    std::vector<std::string> devices ABSL_GUARDED_BY(mu);  // "" once answered
+    size_t left ABSL_GUARDED_BY(mu) = 0;
+    absl::Status status ABSL_GUARDED_BY(mu);
+  };
+  auto pending = std::make_shared<Deregistration>();
+  std::vector<const PartitionUnit*> parts;
   for (const auto& [key, unit] : cache) {
-    for (const PartitionUnit& part : unit->partitions) {
-      absl::Status s = part.worker->DeregisterGraph(part.graph_handle);
-      if (status.ok()) status = s;
-    }
+    for (const PartitionUnit& part : unit->partitions) parts.push_back(&part);
   }
-  return status;
+  {
+    absl::MutexLock lock(&pending->mu);
+    pending->left = parts.size();
+    for (const PartitionUnit* part : parts) pending->devices.push_back(part->device);
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    parts[i]->worker->DeregisterGraphAsync(parts[i]->graph_handle, [pending, i](absl::Status s) {
+      absl::MutexLock lock(&pending->mu);
+      if (pending->status.ok()) pending->status = NameTask(pending->devices[i], std::move(s));
+      pending->devices[i].clear();
+      --pending->left;
+    });
+  }
+  absl::MutexLock lock(&pending->mu);
+  auto all_answered = [](Deregistration* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(d->mu) {
+    return d->left == 0;
+  };
+  if (pending->mu.AwaitWithTimeout(absl::Condition(+all_answered, pending.get()),
+                                   kCloseTimeout)) {
+    return pending->status;
+  }
+  std::set<std::string> silent;
+  for (const std::string& device : pending->devices) {
+    absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(device);
+    if (!device.empty() && parsed.ok()) silent.insert(DeviceNameUtils::TaskName(*parsed));
+  }
+  return errors::Unavailable("closing the session: no answer to DeregisterGraph within ",
+                             absl::FormatDuration(kCloseTimeout), " from ",
+                             absl::StrJoin(silent, ", "),
+                             " (the task may be frozen, or its host gone)");
 }
 
 }  // namespace tensorgrid

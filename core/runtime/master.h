@@ -92,6 +92,11 @@ class Master {
                         std::vector<Tensor>* fetches, RunMetadata* metadata,
                         CancellationManager* cancellation, StatusCallback done);
   absl::Status ReleaseCallable(int64_t handle);
+  // Deregisters every partition, on all tasks at once, and waits for their
+  // answers up to kCloseTimeout: a task that froze or whose host is gone
+  // does not hold the caller up (its graphs go with it). The first failure,
+  // or Unavailable naming the tasks that did not answer in time.
+  static constexpr absl::Duration kCloseTimeout = absl::Seconds(5);
   absl::Status Close();
 
   // The session's devices (after the filters), waiting for their tasks like
@@ -147,7 +152,9 @@ class Master {
   void PartitionDone(const std::shared_ptr<Step>& step, size_t p, absl::Status s);
   void FinishStep(const std::shared_ptr<Step>& step);
   // Replaces `failure` by "task T restarted ..." when one of the unit's tasks
-  // reports a new incarnation, then calls `done` with it.
+  // reports a new incarnation, then calls `done` with it. Tasks get
+  // kRestartCheckTimeout to answer.
+  static constexpr absl::Duration kRestartCheckTimeout = absl::Seconds(5);
   void ExplainRestartAsync(const ExecutionUnit& unit, absl::Status failure, StatusCallback done);
   absl::Status RegisterPartitions(Graph& graph, ExecutionUnit* unit)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);

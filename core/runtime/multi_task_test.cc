@@ -146,8 +146,8 @@ namespace {
 class ForwardingWorker : public WorkerInterface {
  public:
   explicit ForwardingWorker(WorkerInterface* real) : real_(real) {}
-  void GetStatusAsync(GetStatusResult* r, StatusCallback d) override {
-    target()->GetStatusAsync(r, std::move(d));
+  void GetStatusAsync(absl::Time deadline, GetStatusResult* r, StatusCallback d) override {
+    target()->GetStatusAsync(deadline, r, std::move(d));
   }
   void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r,
                           StatusCallback d) override {
@@ -174,12 +174,12 @@ class ForwardingWorker : public WorkerInterface {
 class LateWorker final : public ForwardingWorker {
  public:
   LateWorker(Worker* real, int down_for) : ForwardingWorker(real), down_for_(down_for) {}
-  void GetStatusAsync(GetStatusResult* r, StatusCallback done) override {
+  void GetStatusAsync(absl::Time deadline, GetStatusResult* r, StatusCallback done) override {
     if (down_for_-- > 0) {
       done(errors::Unavailable("connection refused by 127.0.0.1:9"));
       return;
     }
-    ForwardingWorker::GetStatusAsync(r, std::move(done));
+    ForwardingWorker::GetStatusAsync(deadline, r, std::move(done));
   }
 
  private:
@@ -369,6 +369,88 @@ TEST(MasterRestartTest, RestartedTaskIsAbortedNamingIt) {
   ps.Restart();
   EXPECT_STATUS(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr), kAborted,
                 "task /job:ps/replica:0/task:0 restarted");
+}
+
+// A task that froze once `frozen` is set: its steps fail Unavailable, as
+// the peer-silence detector fails them, a GetStatus fails at its deadline
+// (which it writes down), as a remote call does, and a DeregisterGraph is
+// never answered (until the test answers `held`).
+class FrozenTask final : public ForwardingWorker {
+ public:
+  explicit FrozenTask(Worker* real) : ForwardingWorker(real) {}
+  void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback done) override {
+    if (!frozen) return ForwardingWorker::RunGraphAsync(a, r, std::move(done));
+    done(errors::Unavailable("RunGraph call: nothing heard for 40s (the task may be frozen)"));
+  }
+  void GetStatusAsync(absl::Time deadline, GetStatusResult* r, StatusCallback done) override {
+    if (!frozen) return ForwardingWorker::GetStatusAsync(deadline, r, std::move(done));
+    status_deadline = deadline;
+    done(errors::DeadlineExceeded("GetStatus: no answer before the deadline"));
+  }
+  void DeregisterGraphAsync(const std::string& handle, StatusCallback done) override {
+    if (!frozen) return ForwardingWorker::DeregisterGraphAsync(handle, std::move(done));
+    absl::MutexLock lock(&mu);
+    held.push_back(std::move(done));
+  }
+  bool frozen = false;
+  absl::Mutex mu;
+  std::vector<StatusCallback> held ABSL_GUARDED_BY(mu);
+  absl::Time status_deadline = absl::InfinitePast();
+};
+
+// The restart check after a failure gives a task that does not answer a few
+// seconds, not the RPC timeout: a frozen task has already held the step up
+// for as long as the silence detector waits.
+TEST(MasterRestartTest, AFrozenTaskIsAskedAboutARestartWithAShortDeadline) {
+  Worker real_ps(kPs, ConfigProto());
+  FrozenTask ps(&real_ps);
+  Master master(ConfigProto(), {{kPs, &ps}}, kPs);
+  GraphDef g;
+  NodeDef* n = g.add_node();
+  n->set_name("c");
+  n->set_op("Const");
+  SetAttr(n, "dtype", DT_FLOAT);
+  SetAttr(n, "value", Tensor::Scalar<float>(5));
+  ASSERT_OK(master.Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
+  ps.frozen = true;
+  // The step's own failure is reported, not the check's.
+  EXPECT_STATUS(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr), kUnavailable,
+                "nothing heard for 40s");
+  EXPECT_LT(ps.status_deadline, absl::Now() + absl::Seconds(5));
+  EXPECT_GT(ps.status_deadline, absl::Now() - absl::Seconds(60));
+}
+
+// Close does not wait on a task that never answers: it says which one.
+TEST(MasterCloseTest, AFrozenTaskDoesNotHoldUpClose) {
+  Worker real_ps(kPs, ConfigProto());
+  Worker w0(kWorker0, ConfigProto());
+  FrozenTask ps(&real_ps);
+  Master master(ConfigProto(), {{kPs, &ps}, {kWorker0, &w0}}, kWorker0);
+  GraphDef g;
+  for (const char* device : {"/job:ps/task:0", "/job:worker/task:0"}) {
+    NodeDef* n = g.add_node();
+    n->set_name(device[5] == 'p' ? "on_ps" : "on_worker");
+    n->set_op("Const");
+    n->set_device(device);
+    SetAttr(n, "dtype", DT_FLOAT);
+    SetAttr(n, "value", Tensor::Scalar<float>(5));
+  }
+  ASSERT_OK(master.Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(master.Run(RunOptions(), {}, {"on_ps", "on_worker"}, {}, &out, nullptr));
+  ps.frozen = true;
+  EXPECT_STATUS(master.Close(), kUnavailable,
+                "closing the session: no answer to DeregisterGraph within 5s from "
+                "/job:ps/replica:0/task:0 (the task may be frozen");
+  std::vector<StatusCallback> held;
+  {
+    absl::MutexLock lock(&ps.mu);
+    held.swap(ps.held);
+  }
+  EXPECT_EQ(held.size(), 1u);
+  for (StatusCallback& done : held) done(absl::OkStatus());  // a late answer is harmless
 }
 
 }  // namespace

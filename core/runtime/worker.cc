@@ -16,7 +16,8 @@
 namespace tensorgrid {
 
 absl::Status WorkerInterface::GetStatus(GetStatusResult* response) {
-  return WaitForCallback([&](StatusCallback done) { GetStatusAsync(response, std::move(done)); });
+  return WaitForCallback([&](StatusCallback done) { GetStatusAsync(absl::InfiniteFuture(), response, std::move(done));
+  });
 }
 
 absl::Status WorkerInterface::RegisterGraph(const RegisterGraphArgs& request,
@@ -299,7 +300,7 @@ absl::StatusOr<std::shared_ptr<Worker::Item>> Worker::Build(const GraphDef& def)
   return item;
 }
 
-void Worker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
+void Worker::GetStatusAsync(absl::Time, GetStatusResult* response, StatusCallback done) {
   response->devices.clear();
   for (const auto& d : device_mgr_->devices()) {
     response->devices.push_back(d->info());

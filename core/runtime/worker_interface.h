@@ -85,7 +85,10 @@ struct CompleteInstanceResult {
 class WorkerInterface {
  public:
   virtual ~WorkerInterface() = default;
-  virtual void GetStatusAsync(GetStatusResult* response, StatusCallback done) = 0;
+  // The task's devices; DeadlineExceeded if no answer came by `deadline`
+  // (InfiniteFuture: the implementation's own RPC timeout).
+  virtual void GetStatusAsync(absl::Time deadline, GetStatusResult* response,
+                              StatusCallback done) = 0;
   virtual void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                                   StatusCallback done) = 0;
   virtual void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) = 0;

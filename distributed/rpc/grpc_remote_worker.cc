@@ -134,8 +134,11 @@ void GrpcRemoteWorker::ReceiveTensor(
       });
 }
 
-void GrpcRemoteWorker::GetStatusAsync(GetStatusResult* response, StatusCallback done) {
-  auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
+void GrpcRemoteWorker::GetStatusAsync(absl::Time deadline, GetStatusResult* response,
+                                      StatusCallback done) {
+  auto call = NewCall<GetStatusRequest, GetStatusResponse>(
+      deadline == absl::InfiniteFuture() ? rpc_timeout_ : std::min(rpc_timeout_, Left(deadline)),
+      security_);
   stub_->async()->GetStatus(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {

@@ -228,7 +228,8 @@ void GrpcWorkerService::AddMethods(GrpcFrontDoor* door) {
       service + "GetStatus", Runs::kInline,
       [this](const GetStatusRequest&, GetStatusResponse* response, Done done) {
         auto result = std::make_shared<GetStatusResult>();
-        worker_->GetStatusAsync(result.get(), [this, result, response, done](absl::Status s) {
+        worker_->GetStatusAsync(absl::InfiniteFuture(), result.get(),
+                                [this, result, response, done](absl::Status s) {
           for (const DeviceInfo& d : result->devices) {
             DeviceInfoToProto(d, response->add_device_attributes());
           }

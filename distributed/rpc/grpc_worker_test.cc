@@ -692,12 +692,20 @@ TEST_F(GrpcWorkerTest, MasterRunsAStepThroughTheRemoteWorker) {
   EXPECT_TRUE(master.Close().ok());
 }
 
-// Forwards to a Worker and says when a RecvTensor has reached it.
+// Forwards to a Worker and says when a RecvTensor has reached it; while
+// `hold_status` is set, a GetStatus is kept unanswered (in `held`).
 class RecvWatchingWorker final : public WorkerInterface {
  public:
   explicit RecvWatchingWorker(Worker* worker) : worker_(worker) {}
-  void GetStatusAsync(GetStatusResult* r, StatusCallback done) override {
-    worker_->GetStatusAsync(r, std::move(done));
+  void GetStatusAsync(absl::Time deadline, GetStatusResult* r, StatusCallback done) override {
+    {
+      absl::MutexLock lock(&mu);
+      if (hold_status) {
+        held.push_back(std::move(done));
+        return;
+      }
+    }
+    worker_->GetStatusAsync(deadline, r, std::move(done));
   }
   void RegisterGraphAsync(const RegisterGraphArgs& a, RegisterGraphResult* r,
                           StatusCallback done) override {
@@ -718,10 +726,41 @@ class RecvWatchingWorker final : public WorkerInterface {
     if (!recv_started.HasBeenNotified()) recv_started.Notify();
   }
   absl::Notification recv_started;
+  absl::Mutex mu;
+  bool hold_status ABSL_GUARDED_BY(mu) = false;
+  std::vector<StatusCallback> held ABSL_GUARDED_BY(mu);
 
  private:
   Worker* const worker_;
 };
+
+TEST(GrpcRemoteWorkerTest, GetStatusEndsAtItsDeadline) {
+  Worker worker(kTask, ConfigProto());
+  RecvWatchingWorker silent(&worker);
+  {
+    absl::MutexLock lock(&silent.mu);
+    silent.hold_status = true;
+  }
+  LoopbackServer server(&silent);
+  GrpcRemoteWorker remote(server.address);  // an RPC timeout of 60 s
+  GetStatusResult status;
+  absl::Notification answered;
+  absl::Status s;
+  remote.GetStatusAsync(absl::Now() + absl::Milliseconds(200), &status, [&](absl::Status got) {
+    s = got;
+    answered.Notify();
+  });
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)))
+      << "GetStatus waited past its deadline";
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  std::vector<StatusCallback> held;  // answered, so that the server can stop
+  {
+    absl::MutexLock lock(&silent.mu);
+    silent.hold_status = false;
+    held.swap(silent.held);
+  }
+  for (StatusCallback& done : held) done(errors::Cancelled("test over"));
+}
 
 TEST(GrpcWorkerServiceTest, RecvTensorCancelledByTheClientEndsTheCallOnTheServer) {
   Worker worker(kTask, ConfigProto());
