@@ -812,11 +812,9 @@ absl::Status Master::Close() {
     });
   }
   absl::MutexLock lock(&pending->mu);
-  auto all_answered = [](Deregistration* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(d->mu) {
-    return d->left == 0;
-  };
-  if (pending->mu.AwaitWithTimeout(absl::Condition(+all_answered, pending.get()),
-                                   kCloseTimeout)) {
+  auto all_answered = [](Deregistration* d)
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(d->mu) { return d->left == 0; };
+  if (pending->mu.AwaitWithTimeout(absl::Condition(+all_answered, pending.get()), kCloseTimeout)) {
     return pending->status;
   }
   std::set<std::string> silent;

@@ -16,7 +16,8 @@
 namespace tensorgrid {
 
 absl::Status WorkerInterface::GetStatus(GetStatusResult* response) {
-  return WaitForCallback([&](StatusCallback done) { GetStatusAsync(absl::InfiniteFuture(), response, std::move(done));
+  return WaitForCallback([&](StatusCallback done) {
+    GetStatusAsync(absl::InfiniteFuture(), response, std::move(done));
   });
 }
 

@@ -35,8 +35,7 @@ class Worker final : public WorkerInterface {
 
   const DeviceMgr& device_mgr() const { return *device_mgr_; }
 
-  void GetStatusAsync(absl::Time deadline, GetStatusResult* response,
-                      StatusCallback done) override;
+  void GetStatusAsync(absl::Time deadline, GetStatusResult* response, StatusCallback done) override;
   void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                           StatusCallback done) override;
   void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;

@@ -79,8 +79,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   const std::string& address() const { return address_; }
 
-  void GetStatusAsync(absl::Time deadline, GetStatusResult* response,
-                      StatusCallback done) override;
+  void GetStatusAsync(absl::Time deadline, GetStatusResult* response, StatusCallback done) override;
   void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                           StatusCallback done) override;
   void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;

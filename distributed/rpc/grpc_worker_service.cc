@@ -230,12 +230,12 @@ void GrpcWorkerService::AddMethods(GrpcFrontDoor* door) {
         auto result = std::make_shared<GetStatusResult>();
         worker_->GetStatusAsync(absl::InfiniteFuture(), result.get(),
                                 [this, result, response, done](absl::Status s) {
-          for (const DeviceInfo& d : result->devices) {
-            DeviceInfoToProto(d, response->add_device_attributes());
-          }
-          if (bulk_ != nullptr) response->set_bulk_port(bulk_->port());
-          done(s);
-        });
+                                  for (const DeviceInfo& d : result->devices) {
+                                    DeviceInfoToProto(d, response->add_device_attributes());
+                                  }
+                                  if (bulk_ != nullptr) response->set_bulk_port(bulk_->port());
+                                  done(s);
+                                });
       });
   // Worker sessions keep no state yet: every graph is registered task-wide.
   door->Add<CreateWorkerSessionRequest, CreateWorkerSessionResponse>(
