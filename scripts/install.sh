@@ -11,11 +11,14 @@
 #   DIR/lib/libtensorgrid.so
 #   DIR/lib/pkgconfig/tensorgrid.pc       pkg-config --cflags --libs tensorgrid
 #   DIR/lib/cmake/tensorgrid/             find_package(tensorgrid CONFIG), tensorgrid::tensorgrid
+#   DIR/bin/tg_server, tg_launch,         the command-line tools (docs/server.md,
+#           tg_run, tg_inspect            docs/tg_launch.md, docs/tg_run.md, docs/checkpoints.md)
 #
 # Without --from it installs the Debian packages it needs (scripts/setup.sh)
-# and builds the library and headers (//install, optimized). --from=BUILT
-# takes them already built: a directory holding libtensorgrid.so.X.Y.Z and
-# include/, as `bazel build //install:all` leaves them in bazel-bin/install
+# and builds the library, headers and tools (//install, optimized).
+# --from=BUILT takes them already built: a directory holding
+# libtensorgrid.so.X.Y.Z, include/ and bin/, as `bazel build //install:all`
+# leaves them in bazel-bin/install
 # (tests/install_test.sh installs that way). Safe to run again: it replaces
 # the files it installed before.
 set -euo pipefail
@@ -38,14 +41,14 @@ prefix=$(realpath -m "$prefix")  # absolute: the .pc file names it
 
 if [ -z "$from" ]; then
   bash "$here/scripts/setup.sh"
-  (cd "$here" && bazel build --config=opt //install:libtensorgrid //install:include)
+  (cd "$here" && bazel build --config=opt //install:libtensorgrid //install:include //install:bin)
   from="$(cd "$here" && bazel info --config=opt bazel-bin)/install"
 fi
 
 # The library's file name carries its version: libtensorgrid.so.X.Y.Z.
 libs=("$from"/libtensorgrid.so.*.*.*)
-if [ ! -f "${libs[0]}" ] || [ ${#libs[@]} -ne 1 ] || [ ! -d "$from/include" ]; then
-  echo "install: $from must hold one libtensorgrid.so.X.Y.Z and include/ (bazel build //install:all)" >&2
+if [ ! -f "${libs[0]}" ] || [ ${#libs[@]} -ne 1 ] || [ ! -d "$from/include" ] || [ ! -d "$from/bin" ]; then
+  echo "install: $from must hold one libtensorgrid.so.X.Y.Z, include/ and bin/ (bazel build //install:all)" >&2
   exit 1
 fi
 library=$(basename "${libs[0]}")
@@ -59,7 +62,10 @@ mkdir -p "$prefix"
   install -D -m 0644 "$from/include/$header" "$prefix/include/${header#./}"
 done
 
-install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/tensorgrid"
+install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/tensorgrid" "$prefix/bin"
+for tool in "$from"/bin/*; do
+  install -m 0755 "$tool" "$prefix/bin/$(basename "$tool")"
+done
 install -m 0755 "${libs[0]}" "$prefix/lib/$library"
 ln -sfn "$library" "$prefix/lib/libtensorgrid.so.$major"
 ln -sfn "libtensorgrid.so.$major" "$prefix/lib/libtensorgrid.so"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/install.sh, as a user runs it, into a temporary prefix (with the
-# library and headers //install built, passed as --from), then matmul.cc
-# (tests/consumer/) built against the installed files two ways and run:
-# with g++ and pkg-config, and as a CMake project with find_package.
-#   $1 scripts/install.sh   $2 the built libtensorgrid.so.X.Y.Z (include/ beside it)
+# library, headers and tools //install built, passed as --from), then
+# matmul.cc (tests/consumer/) built against the installed files two ways and
+# run: with g++ and pkg-config, and as a CMake project with find_package; and
+# the installed tg_launch starts the installed tg_server.
+#   $1 scripts/install.sh   $2 the built libtensorgrid.so.X.Y.Z (include/, bin/ beside it)
 #   $3 tests/consumer/matmul.cc   $4 tests/consumer/CMakeLists.txt
 #   $5 the sanitizer of this build (asan, tsan), if any: then it skips.
 set -u
@@ -38,7 +39,7 @@ done
 out=$(bash "$install_sh" 2>&1) && fail "no --prefix: exit 0"
 expect "no --prefix" "$out" "--prefix=DIR is required"
 out=$(bash "$install_sh" --prefix="$work/unused" --from="$work" 2>&1) && fail "empty --from: exit 0"
-expect "empty --from" "$out" "must hold one libtensorgrid.so.X.Y.Z and include/"
+expect "empty --from" "$out" "must hold one libtensorgrid.so.X.Y.Z, include/ and bin/"
 out=$(bash "$install_sh" --prefix="$work/unused" --frm=x 2>&1) && fail "unknown argument: exit 0"
 expect "unknown argument" "$out" "unknown argument '--frm=x'"
 [ ! -e "$work/unused" ] || fail "a refused install created its prefix"
@@ -59,6 +60,15 @@ for header in client/client_session.h client/ops/standard_ops.h client/ops/math_
   proto/graph.pb.h core/framework/tensor.h client/training/monitored_session.h; do
   [ -f "$prefix/include/$header" ] || fail "$header is not installed"
 done
+
+# The tools, and tg_launch finds the tg_server beside it: a one-worker
+# cluster whose program sees it.
+for tool in tg_server tg_launch tg_run tg_inspect; do
+  [ -x "$prefix/bin/$tool" ] || fail "bin/$tool is not installed"
+done
+expect "installed tg_launch" \
+  "$(timeout 120 "$prefix/bin/tg_launch" --workers=1 -- sh -c 'echo "cluster $TG_CLUSTER"' 2>&1)" \
+  "cluster worker=localhost:"
 
 # pkg-config, as README shows it.
 export PKG_CONFIG_PATH="$lib/pkgconfig"
