@@ -277,9 +277,9 @@ for pid in $(cat "$TMP/fake.pids"); do
 done
 
 # (--task_binary) Tasks that are programs of their own: each gets the
-# cluster flags plus the words after "--", prints the ready line, and exits
-# by itself. All exit 0: tg_launch exits 0. One exits 3: tg_launch names it
-# and exits 1.
+# cluster flags plus the words after "--", and its own TF_CONFIG, prints the
+# ready line, and exits by itself. All exit 0: tg_launch exits 0. One exits
+# 3: tg_launch names it and exits 1.
 cat >"$TMP/task.sh" <<'EOF_TASK'
 #!/bin/bash
 for a in "$@"; do
@@ -293,6 +293,7 @@ done
 # --staggered: worker 1 is slow to serve, the ps is done at once.
 [[ -n "${staggered:-}" && "$job" == worker && "$index" == 1 ]] && sleep 1.5
 echo "tg_server ready /job:$job/replica:0/task:$index 127.0.0.1:1"
+echo "tf_config $TF_CONFIG"
 [[ -n "${staggered:-}" && "$job" == ps ]] && exit 0
 sleep 0.5
 [[ "$job" == worker && "$index" == 1 ]] && exit "${code:-0}"
@@ -305,6 +306,11 @@ RC=$?
 [[ $RC -eq 0 ]] || fail "--task_binary, all tasks exit 0: status $RC, stderr: $(cat "$TMP/tasks_ok.err")"
 grep -q "task /job:worker/replica:0/task:1 finished" "$TMP/tasks_ok.err" ||
   fail "--task_binary: no 'finished' line: $(cat "$TMP/tasks_ok.err")"
+for task in ps:0 worker:0 worker:1; do
+  want="\"task\":{\"type\":\"${task%:*}\",\"index\":${task#*:}}"
+  grep -F "[$task] tf_config {\"cluster\":{" "$TMP/tasks_ok.out" "$TMP/tasks_ok.err" | grep -qF "$want" ||
+    fail "--task_binary: $task's TF_CONFIG does not name it: $(cat "$TMP/tasks_ok.out" "$TMP/tasks_ok.err")"
+done
 # A task that is done before another serves is not a failure.
 timeout -k 5 60 "$TG_LAUNCH" --ps=1 --workers=2 --task_binary="$TMP/task.sh" -- --staggered \
   >"$TMP/tasks_staggered.out" 2>"$TMP/tasks_staggered.err"

@@ -87,7 +87,8 @@ const std::vector<tools::Flag>& Table() {
        "the tg_server to run; default: tg_server next to tg_launch"},
       {"task_binary", "PATH", false,
        "run PATH as every task instead of tg_server, with --cluster,\n"
-       "--job_name, --task_index and the words after \"--\"; it must print\n"
+       "--job_name, --task_index and the words after \"--\" (and its own\n"
+       "TF_CONFIG and TG_CLUSTER in its environment); it must print\n"
        "the ready line once it serves and exit by itself: the launch ends\n"
        "0 when every task exited 0 (a training program's ps and workers)"},
       {"startup_timeout", "SECONDS", false,
@@ -455,8 +456,10 @@ void Supervisor::StopAll() {
   while (live() > 0) Poll(std::chrono::milliseconds(100));
 }
 
-// The environment of the command: ours plus TG_CLUSTER and TF_CONFIG.
-std::vector<std::string> CommandEnvironment(const ClusterSpec& cluster) {
+// Ours plus TG_CLUSTER and TF_CONFIG, whose task is `task`: the environment
+// of a --task_binary task, and of the command as worker 0's client (task 0
+// of the first job, if there is no worker job).
+std::vector<std::string> EnvironmentOf(const ClusterSpec& cluster, const TaskId& task) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     if (!absl::StartsWith(*e, "TG_CLUSTER=") && !absl::StartsWith(*e, "TF_CONFIG=")) {
@@ -465,12 +468,16 @@ std::vector<std::string> CommandEnvironment(const ClusterSpec& cluster) {
   }
   TfConfig config;
   config.cluster = cluster;
-  // The client's role: worker 0 (or task 0 of the first job, if no worker).
-  config.task.job = cluster.HasJob("worker") ? "worker" : cluster.jobs().front();
-  config.task.index = 0;
+  config.task = task;
   env.push_back("TG_CLUSTER=" + cluster.ToString());
   env.push_back("TF_CONFIG=" + config.ToJson());
   return env;
+}
+
+TaskId CommandTask(const ClusterSpec& cluster) {
+  TaskId task;
+  task.job = cluster.HasJob("worker") ? "worker" : cluster.jobs().front();
+  return task;
 }
 
 // Starts every task and waits for their ready lines. Returns the exit status
@@ -491,8 +498,14 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
                                        "--cluster=" + cluster.ToString(), "--job_name=" + job,
                                        absl::StrCat("--task_index=", i)};
       if (tasks) argv.insert(argv.end(), options.command.begin(), options.command.end());
+      TaskId task;
+      task.job = job;
+      task.index = static_cast<int>(i);
+      // A task program may read TF_CONFIG, as TensorFlow's do, instead of
+      // its flags: each gets its own.
       absl::StatusOr<Child*> child =
-          supervisor.Spawn(TaskName(job, i), absl::StrCat("[", job, ":", i, "] "), argv, env);
+          supervisor.Spawn(TaskName(job, i), absl::StrCat("[", job, ":", i, "] "), argv,
+                           tasks ? EnvironmentOf(cluster, task) : env);
       if (!child.ok()) {
         Say(std::string(child.status().message()));
         return 1;
@@ -552,7 +565,7 @@ int Supervise(Supervisor& supervisor, const ClusterSpec& cluster, const Options&
   const bool tasks = !options.task_binary.empty();
   if (!tasks && !options.command.empty()) {
     absl::StatusOr<Child*> spawned =
-        supervisor.Spawn("", "", options.command, CommandEnvironment(cluster));
+        supervisor.Spawn("", "", options.command, EnvironmentOf(cluster, CommandTask(cluster)));
     if (!spawned.ok()) {
       Say(std::string(spawned.status().message()));
       return 1;
