@@ -197,7 +197,7 @@ Operation NodeBuilder::Finalize() {
   if (op->shape_fn) {
     std::vector<PartialTensorShape> input_shapes;
     for (const std::string& input : node_.input()) {
-      if (!absl::StartsWith(input, "^")) input_shapes.push_back(scope_.InferredShape(input));
+      if (!absl::StartsWith(input, "^")) input_shapes.push_back(scope_.InputShape(input));
     }
     ShapeInferenceContext ctx(node_, std::move(input_shapes), static_cast<int>(outputs.size()));
     s = op->shape_fn(ctx);

@@ -336,6 +336,11 @@ TEST_F(OpsTest, NegativeDimensionsFailAtBuild) {
   Scope root = Scope::NewRootScope();
   ops::Variable(root.WithOpName("v"), {-2}, DT_FLOAT);
   EXPECT_STATUS(root.status(), kInvalidArgument, "dimension -2");
+  // Every shape attr, whatever the op's shape function reads.
+  Scope other = Scope::NewRootScope();
+  ops::VarHandleOp(other.WithOpName("h"), DT_FLOAT, {3, -4});
+  EXPECT_STATUS(other.status(), kInvalidArgument,
+                "attr 'shape' of node 'h' (VarHandleOp) is invalid: shape has dimension -4");
 }
 
 TEST_F(OpsTest, ResourceVariables) {

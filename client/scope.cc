@@ -205,7 +205,7 @@ PartialTensorShape Scope::InferredShape(const Output& output) const {
   return it->second[output.index()];
 }
 
-PartialTensorShape Scope::InferredShape(absl::string_view tensor) const {
+PartialTensorShape Scope::InputShape(absl::string_view tensor) const {
   // NodeBuilder wrote the name: "node" or "node:port".
   int port = 0;
   const size_t colon = tensor.rfind(':');

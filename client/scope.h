@@ -166,7 +166,7 @@ class Scope {
   // shapes inferred for its outputs.
   void AddNode(NodeDef node, std::vector<PartialTensorShape> output_shapes) const;
   // InferredShape of input `tensor` of a NodeDef ("node" or "node:1").
-  PartialTensorShape InferredShape(absl::string_view tensor) const;
+  PartialTensorShape InputShape(absl::string_view tensor) const;
   // The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;
   // Sets node->device() from the WithDevice request and the device

@@ -356,6 +356,13 @@ absl::Status CheckAttrValue(const NodeDef& node, const AttrDef& def, const AttrV
   };
   absl::Status type_ok = AttrValueHasType(value, def.type);
   if (!type_ok.ok()) return fail(type_ok.message());
+  // Dimensions of at least -1 (unknown), and a rank a tensor may have.
+  auto check_shape = [&](const TensorShapeProto& shape) {
+    absl::StatusOr<PartialTensorShape> parsed = PartialTensorShape::FromProto(shape);
+    return parsed.ok() ? absl::OkStatus() : fail("is invalid: ", parsed.status().message());
+  };
+  if (value.value_case() == AttrValue::kShape) TG_RETURN_IF_ERROR(check_shape(value.shape()));
+  for (const TensorShapeProto& shape : value.list().shape()) TG_RETURN_IF_ERROR(check_shape(shape));
   if (!def.allowed_types.empty()) {
     std::vector<DataType> got;
     if (value.value_case() == AttrValue::kType) got.push_back(value.type());

@@ -19,11 +19,20 @@ class ShapeInferenceContext {
 
   const NodeDef& node() const { return node_; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
-  const PartialTensorShape& input(int i) const { return inputs_[i]; }
+  // Unknown for an input the node does not have: shape functions run on
+  // whatever a user built, before the attrs that size the lists are checked
+  // against each other.
+  const PartialTensorShape& input(int i) const {
+    static const PartialTensorShape* const unknown = new PartialTensorShape();
+    return i >= 0 && i < num_inputs() ? inputs_[i] : *unknown;
+  }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
-  // (A copy, not a move: GCC 12 warns falsely about moving an inlined
-  // absl::InlinedVector at -O3.)
-  void set_output(int i, const PartialTensorShape& shape) { outputs_[i] = shape; }
+  // Ignored for an output the node does not have (as above). (A copy, not a
+  // move: GCC 12 warns falsely about moving an inlined absl::InlinedVector
+  // at -O3.)
+  void set_output(int i, const PartialTensorShape& shape) {
+    if (i >= 0 && i < num_outputs()) outputs_[i] = shape;
+  }
   const PartialTensorShape& output(int i) const { return outputs_[i]; }
 
  private:

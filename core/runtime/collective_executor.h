@@ -91,7 +91,9 @@ class WorkerCollectiveExecutor final : public CollectiveExecutor {
                Tensor into, std::function<void(absl::Status, Tensor)> done);
   WorkerInterface* Leader(std::string* leader_task);
   // Resolves the group again after `pause` (the table's timer hands it to
-  // the pool); finishes `run` at once if the worker is shutting down.
+  // the pool); finishes `run` at once if the worker is already shutting
+  // down (a retry still waiting then is dropped: the step's cancellation
+  // ends the run).
   void RetryGroupLater(std::shared_ptr<CollectiveRun> run, absl::Duration pause);
 
   const Options options_;

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <map>
 #include <random>
-#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -786,46 +785,26 @@ absl::Status Master::Close() {
     absl::MutexLock lock(&callables_mu_);
     callables_.clear();
   }
-  // Shared with the answers, which may come after this returns.
-  struct Deregistration {
-    absl::Mutex mu;
-    std::vector<std::string> devices ABSL_GUARDED_BY(mu);  // "" once answered
-    size_t left ABSL_GUARDED_BY(mu) = 0;
-    absl::Status status ABSL_GUARDED_BY(mu);
-  };
-  auto pending = std::make_shared<Deregistration>();
-  std::vector<const PartitionUnit*> parts;
+  // Every partition at once, each with the same deadline (and the calls
+  // end by then, so that none outlives the workers of a Server that is
+  // going).
+  const absl::Time deadline = absl::Now() + kCloseTimeout;
+  absl::Mutex mu;
+  absl::Status status;
+  size_t left = 0;
+  for (const auto& [key, unit] : cache) left += unit->partitions.size();
   for (const auto& [key, unit] : cache) {
-    for (const PartitionUnit& part : unit->partitions) parts.push_back(&part);
+    for (const PartitionUnit& part : unit->partitions) {
+      part.worker->DeregisterGraphAsync(part.graph_handle, deadline, [&mu, &status, &left, &part](absl::Status s) {
+        absl::MutexLock lock(&mu);
+        if (status.ok()) status = NameTask(part.device, std::move(s));
+        --left;
+      });
+    }
   }
-  {
-    absl::MutexLock lock(&pending->mu);
-    pending->left = parts.size();
-    for (const PartitionUnit* part : parts) pending->devices.push_back(part->device);
-  }
-  for (size_t i = 0; i < parts.size(); ++i) {
-    parts[i]->worker->DeregisterGraphAsync(parts[i]->graph_handle, [pending, i](absl::Status s) {
-      absl::MutexLock lock(&pending->mu);
-      if (pending->status.ok()) pending->status = NameTask(pending->devices[i], std::move(s));
-      pending->devices[i].clear();
-      --pending->left;
-    });
-  }
-  absl::MutexLock lock(&pending->mu);
-  auto all_answered = [](Deregistration* d)
-                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(d->mu) { return d->left == 0; };
-  if (pending->mu.AwaitWithTimeout(absl::Condition(+all_answered, pending.get()), kCloseTimeout)) {
-    return pending->status;
-  }
-  std::set<std::string> silent;
-  for (const std::string& device : pending->devices) {
-    absl::StatusOr<ParsedDeviceName> parsed = DeviceNameUtils::Parse(device);
-    if (!device.empty() && parsed.ok()) silent.insert(DeviceNameUtils::TaskName(*parsed));
-  }
-  return errors::Unavailable("closing the session: no answer to DeregisterGraph within ",
-                             absl::FormatDuration(kCloseTimeout), " from ",
-                             absl::StrJoin(silent, ", "),
-                             " (the task may be frozen, or its host gone)");
+  absl::MutexLock lock(&mu);
+  mu.Await(absl::Condition(+[](size_t* n) { return *n == 0; }, &left));
+  return status;
 }
 
 }  // namespace tensorgrid

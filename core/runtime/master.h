@@ -92,10 +92,9 @@ class Master {
                         std::vector<Tensor>* fetches, RunMetadata* metadata,
                         CancellationManager* cancellation, StatusCallback done);
   absl::Status ReleaseCallable(int64_t handle);
-  // Deregisters every partition, on all tasks at once, and waits for their
-  // answers up to kCloseTimeout: a task that froze or whose host is gone
-  // does not hold the caller up (its graphs go with it). The first failure,
-  // or Unavailable naming the tasks that did not answer in time.
+  // Deregisters every partition, on all tasks at once, giving each task
+  // kCloseTimeout to answer: a task that froze or whose host is gone does
+  // not hold the caller up for long. The first failure, naming its task.
   static constexpr absl::Duration kCloseTimeout = absl::Seconds(5);
   absl::Status Close();
 

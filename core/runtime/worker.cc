@@ -29,7 +29,9 @@ absl::Status WorkerInterface::RegisterGraph(const RegisterGraphArgs& request,
 
 absl::Status WorkerInterface::DeregisterGraph(const std::string& graph_handle) {
   return WaitForCallback(
-      [&](StatusCallback done) { DeregisterGraphAsync(graph_handle, std::move(done)); });
+      [&](StatusCallback done) {
+        DeregisterGraphAsync(graph_handle, absl::InfiniteFuture(), std::move(done));
+      });
 }
 
 absl::Status WorkerInterface::RunGraph(const RunGraphArgs& request, RunGraphResult* response) {
@@ -422,7 +424,8 @@ void Worker::RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphR
   done(absl::OkStatus());
 }
 
-void Worker::DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) {
+void Worker::DeregisterGraphAsync(const std::string& graph_handle, absl::Time,
+                                  StatusCallback done) {
   std::shared_ptr<Item> dropped;
   {
     absl::MutexLock lock(&mu_);

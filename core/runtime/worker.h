@@ -38,7 +38,8 @@ class Worker final : public WorkerInterface {
   void GetStatusAsync(absl::Time deadline, GetStatusResult* response, StatusCallback done) override;
   void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                           StatusCallback done) override;
-  void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;
+  void DeregisterGraphAsync(const std::string& graph_handle, absl::Time deadline,
+                            StatusCallback done) override;
   void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;

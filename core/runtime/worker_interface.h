@@ -91,7 +91,10 @@ class WorkerInterface {
                               StatusCallback done) = 0;
   virtual void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                                   StatusCallback done) = 0;
-  virtual void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) = 0;
+  // DeadlineExceeded if no answer came by `deadline` (InfiniteFuture: the
+  // implementation's own RPC timeout).
+  virtual void DeregisterGraphAsync(const std::string& graph_handle, absl::Time deadline,
+                                    StatusCallback done) = 0;
   // Runs one partition of a step. Partitions of one step share a step_id and
   // exchange tensors through that step's rendezvous; when one fails, the
   // worker aborts the step's rendezvous so its peers stop waiting.

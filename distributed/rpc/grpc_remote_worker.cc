@@ -100,6 +100,10 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
                       }})
                 : nullptr) {}
 
+absl::Duration GrpcRemoteWorker::TimeoutUntil(absl::Time deadline) const {
+  return deadline == absl::InfiniteFuture() ? rpc_timeout_ : std::min(rpc_timeout_, Left(deadline));
+}
+
 absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
   return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
 }
@@ -136,9 +140,7 @@ void GrpcRemoteWorker::ReceiveTensor(
 
 void GrpcRemoteWorker::GetStatusAsync(absl::Time deadline, GetStatusResult* response,
                                       StatusCallback done) {
-  auto call = NewCall<GetStatusRequest, GetStatusResponse>(
-      deadline == absl::InfiniteFuture() ? rpc_timeout_ : std::min(rpc_timeout_, Left(deadline)),
-      security_);
+  auto call = NewCall<GetStatusRequest, GetStatusResponse>(TimeoutUntil(deadline), security_);
   stub_->async()->GetStatus(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
@@ -170,8 +172,10 @@ void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
       });
 }
 
-void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) {
-  auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(rpc_timeout_, security_);
+void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, absl::Time deadline,
+                                            StatusCallback done) {
+  auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline),
+                                                                       security_);
   call->request.set_graph_handle(graph_handle);
   stub_->async()->DeregisterGraph(
       &call->context, &call->request, &call->response,

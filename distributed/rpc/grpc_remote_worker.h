@@ -82,7 +82,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   void GetStatusAsync(absl::Time deadline, GetStatusResult* response, StatusCallback done) override;
   void RegisterGraphAsync(const RegisterGraphArgs& request, RegisterGraphResult* response,
                           StatusCallback done) override;
-  void DeregisterGraphAsync(const std::string& graph_handle, StatusCallback done) override;
+  void DeregisterGraphAsync(const std::string& graph_handle, absl::Time deadline,
+                            StatusCallback done) override;
   void RunGraphAsync(const RunGraphArgs& request, RunGraphResult* response,
                      StatusCallback done) override;
   void CleanupGraphAsync(int64_t step_id, StatusCallback done) override;
@@ -120,6 +121,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
                     StatusCallback done, CancellationManager* cancellation = nullptr) override;
 
  private:
+  // The timeout of a call that must end by `deadline` (InfiniteFuture: the
+  // RPC timeout).
+  absl::Duration TimeoutUntil(absl::Time deadline) const;
   // `status` of a finished call, prefixed with `method` and the address.
   absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
   // Asks for tickets unless disabled or the bulk port proved unreachable.

@@ -265,7 +265,8 @@ void GrpcWorkerService::AddMethods(GrpcFrontDoor* door) {
   door->Add<DeregisterGraphRequest, DeregisterGraphResponse>(
       service + "DeregisterGraph", Runs::kInline,
       [worker](const DeregisterGraphRequest& request, DeregisterGraphResponse*, Done done) {
-        worker->DeregisterGraphAsync(request.graph_handle(), std::move(done));
+        worker->DeregisterGraphAsync(request.graph_handle(), absl::InfiniteFuture(),
+                                     std::move(done));
       });
   door->Add<CleanupGraphRequest, CleanupGraphResponse>(
       service + "CleanupGraph", Runs::kInline,

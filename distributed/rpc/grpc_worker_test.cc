@@ -711,8 +711,9 @@ class RecvWatchingWorker final : public WorkerInterface {
                           StatusCallback done) override {
     worker_->RegisterGraphAsync(a, r, std::move(done));
   }
-  void DeregisterGraphAsync(const std::string& handle, StatusCallback done) override {
-    worker_->DeregisterGraphAsync(handle, std::move(done));
+  void DeregisterGraphAsync(const std::string& handle, absl::Time deadline,
+                            StatusCallback done) override {
+    worker_->DeregisterGraphAsync(handle, deadline, std::move(done));
   }
   void RunGraphAsync(const RunGraphArgs& a, RunGraphResult* r, StatusCallback done) override {
     worker_->RunGraphAsync(a, r, std::move(done));
