@@ -9,7 +9,7 @@
 #include "client/ops/const_op.h"    // IWYU pragma: export
 #include "client/ops/conv_ops.h"    // IWYU pragma: export
 #include "client/ops/data_flow_ops.h"  // IWYU pragma: export
-#include "client/ops/io_ops.h"      // IWYU pragma: export
+#include "client/ops/io_ops.h"         // IWYU pragma: export
 #include "client/ops/math_ops.h"    // IWYU pragma: export
 #include "client/ops/nn_ops.h"      // IWYU pragma: export
 #include "client/ops/parsing_ops.h"  // IWYU pragma: export

@@ -795,15 +795,18 @@ absl::Status Master::Close() {
   for (const auto& [key, unit] : cache) left += unit->partitions.size();
   for (const auto& [key, unit] : cache) {
     for (const PartitionUnit& part : unit->partitions) {
-      part.worker->DeregisterGraphAsync(part.graph_handle, deadline, [&mu, &status, &left, &part](absl::Status s) {
-        absl::MutexLock lock(&mu);
-        if (status.ok()) status = NameTask(part.device, std::move(s));
-        --left;
-      });
+      part.worker->DeregisterGraphAsync(part.graph_handle, deadline,
+                                        [&mu, &status, &left, &part](absl::Status s) {
+                                          absl::MutexLock lock(&mu);
+                                          if (status.ok())
+                                            status = NameTask(part.device, std::move(s));
+                                          --left;
+                                        });
     }
   }
   absl::MutexLock lock(&mu);
-  mu.Await(absl::Condition(+[](size_t* n) { return *n == 0; }, &left));
+  mu.Await(absl::Condition(
+      +[](size_t* n) { return *n == 0; }, &left));
   return status;
 }
 

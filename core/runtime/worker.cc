@@ -28,10 +28,9 @@ absl::Status WorkerInterface::RegisterGraph(const RegisterGraphArgs& request,
 }
 
 absl::Status WorkerInterface::DeregisterGraph(const std::string& graph_handle) {
-  return WaitForCallback(
-      [&](StatusCallback done) {
-        DeregisterGraphAsync(graph_handle, absl::InfiniteFuture(), std::move(done));
-      });
+  return WaitForCallback([&](StatusCallback done) {
+    DeregisterGraphAsync(graph_handle, absl::InfiniteFuture(), std::move(done));
+  });
 }
 
 absl::Status WorkerInterface::RunGraph(const RunGraphArgs& request, RunGraphResult* response) {

@@ -174,8 +174,8 @@ void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
 
 void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, absl::Time deadline,
                                             StatusCallback done) {
-  auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline),
-                                                                       security_);
+  auto call =
+      NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline), security_);
   call->request.set_graph_handle(graph_handle);
   stub_->async()->DeregisterGraph(
       &call->context, &call->request, &call->response,
