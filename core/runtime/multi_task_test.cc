@@ -204,6 +204,20 @@ class GatedRegisterWorker final : public ForwardingWorker {
   absl::Notification waiting, open;
 };
 
+// A graph of float Consts of value 5: (name, requested device) each.
+GraphDef Consts(const std::vector<std::pair<std::string, std::string>>& nodes) {
+  GraphDef g;
+  for (const auto& [name, device] : nodes) {
+    NodeDef* n = g.add_node();
+    n->set_name(name);
+    n->set_op("Const");
+    n->set_device(device);
+    SetAttr(n, "dtype", DT_FLOAT);
+    SetAttr(n, "value", Tensor::Scalar<float>(5));
+  }
+  return g;
+}
+
 // The gRPC master runs steps on gRPC's few callback threads, whose work
 // includes delivering RegisterGraph answers: a step of a built signature
 // must not wait for a build in progress, or those threads could all end up
@@ -212,15 +226,7 @@ TEST(MasterLockTest, StepsOfBuiltSignaturesDoNotWaitForABuild) {
   Worker real(kWorker0, ConfigProto());
   GatedRegisterWorker worker(&real);
   Master master(ConfigProto(), &worker, kWorker0);
-  GraphDef g;
-  for (const char* name : {"c", "d"}) {
-    NodeDef* n = g.add_node();
-    n->set_name(name);
-    n->set_op("Const");
-    SetAttr(n, "dtype", DT_FLOAT);
-    SetAttr(n, "value", Tensor::Scalar<float>(5));
-  }
-  ASSERT_OK(master.Create(g));
+  ASSERT_OK(master.Create(Consts({{"c", ""}, {"d", ""}})));
   CallableOptions options;
   options.add_fetch("c");
   absl::StatusOr<int64_t> handle = master.MakeCallable(options);
@@ -255,14 +261,7 @@ TEST(MasterStartupTest, WaitsForATaskThatComesUpLate) {
   Worker w0(kWorker0, ConfigProto());
   LateWorker late_ps(&ps, /*down_for=*/3);
   Master master(ConfigProto(), {{kPs, &late_ps}, {kWorker0, &w0}}, kWorker0);
-  GraphDef g;
-  NodeDef* n = g.add_node();
-  n->set_name("c");
-  n->set_op("Const");
-  n->set_device("/job:ps/task:0");
-  SetAttr(n, "dtype", DT_FLOAT);
-  SetAttr(n, "value", Tensor::Scalar<float>(5));
-  ASSERT_OK(master.Create(g));
+  ASSERT_OK(master.Create(Consts({{"c", "/job:ps/task:0"}})));
   std::vector<Tensor> out;
   ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
   ExpectTensorEqual<float>(out[0], {5}, TensorShape({}));
@@ -357,13 +356,7 @@ class RestartableTask final : public ForwardingWorker {
 TEST(MasterRestartTest, RestartedTaskIsAbortedNamingIt) {
   RestartableTask ps(kPs);
   Master master(ConfigProto(), {{kPs, &ps}}, kPs);
-  GraphDef g;
-  NodeDef* n = g.add_node();
-  n->set_name("c");
-  n->set_op("Const");
-  SetAttr(n, "dtype", DT_FLOAT);
-  SetAttr(n, "value", Tensor::Scalar<float>(5));
-  ASSERT_OK(master.Create(g));
+  ASSERT_OK(master.Create(Consts({{"c", ""}})));
   std::vector<Tensor> out;
   ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
   ps.Restart();
@@ -404,13 +397,7 @@ TEST(MasterRestartTest, AFrozenTaskIsAskedAboutARestartWithAShortDeadline) {
   Worker real_ps(kPs, ConfigProto());
   FrozenTask ps(&real_ps);
   Master master(ConfigProto(), {{kPs, &ps}}, kPs);
-  GraphDef g;
-  NodeDef* n = g.add_node();
-  n->set_name("c");
-  n->set_op("Const");
-  SetAttr(n, "dtype", DT_FLOAT);
-  SetAttr(n, "value", Tensor::Scalar<float>(5));
-  ASSERT_OK(master.Create(g));
+  ASSERT_OK(master.Create(Consts({{"c", ""}})));
   std::vector<Tensor> out;
   ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
   ps.frozen = true;
@@ -428,16 +415,7 @@ TEST(MasterCloseTest, AFrozenTaskDoesNotHoldUpClose) {
   Worker w0(kWorker0, ConfigProto());
   FrozenTask ps(&real_ps);
   Master master(ConfigProto(), {{kPs, &ps}, {kWorker0, &w0}}, kWorker0);
-  GraphDef g;
-  for (const char* device : {"/job:ps/task:0", "/job:worker/task:0"}) {
-    NodeDef* n = g.add_node();
-    n->set_name(device[5] == 'p' ? "on_ps" : "on_worker");
-    n->set_op("Const");
-    n->set_device(device);
-    SetAttr(n, "dtype", DT_FLOAT);
-    SetAttr(n, "value", Tensor::Scalar<float>(5));
-  }
-  ASSERT_OK(master.Create(g));
+  ASSERT_OK(master.Create(Consts({{"on_ps", "/job:ps/task:0"}, {"on_worker", "/job:worker/task:0"}})));
   std::vector<Tensor> out;
   ASSERT_OK(master.Run(RunOptions(), {}, {"on_ps", "on_worker"}, {}, &out, nullptr));
   ps.frozen = true;
@@ -466,13 +444,7 @@ TEST(MasterDeviceFiltersTest, FilteredOutTaskIsNeverContacted) {
   ASSERT_OK(devices.status());
   ASSERT_EQ(devices->size(), 1u);
   EXPECT_EQ((*devices)[0].name, "/job:ps/replica:0/task:0/device:CPU:0");
-  GraphDef g;
-  NodeDef* n = g.add_node();
-  n->set_name("c");
-  n->set_op("Const");
-  SetAttr(n, "dtype", DT_FLOAT);
-  SetAttr(n, "value", Tensor::Scalar<float>(5));
-  ASSERT_OK(master.Create(g));
+  ASSERT_OK(master.Create(Consts({{"c", ""}})));
   std::vector<Tensor> out;
   ASSERT_OK(master.Run(RunOptions(), {}, {"c"}, {}, &out, nullptr));
   ExpectTensorEqual<float>(out[0], {5}, TensorShape({}));
