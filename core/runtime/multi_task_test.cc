@@ -415,7 +415,8 @@ TEST(MasterCloseTest, AFrozenTaskDoesNotHoldUpClose) {
   Worker w0(kWorker0, ConfigProto());
   FrozenTask ps(&real_ps);
   Master master(ConfigProto(), {{kPs, &ps}, {kWorker0, &w0}}, kWorker0);
-  ASSERT_OK(master.Create(Consts({{"on_ps", "/job:ps/task:0"}, {"on_worker", "/job:worker/task:0"}})));
+  ASSERT_OK(
+      master.Create(Consts({{"on_ps", "/job:ps/task:0"}, {"on_worker", "/job:worker/task:0"}})));
   std::vector<Tensor> out;
   ASSERT_OK(master.Run(RunOptions(), {}, {"on_ps", "on_worker"}, {}, &out, nullptr));
   ps.frozen = true;
