@@ -173,8 +173,11 @@ absl::StatusOr<std::shared_ptr<const Master::ExecutionUnit>> Master::Build(
 absl::Status Master::RegisterPartitions(Graph& graph, ExecutionUnit* unit) {
   PartitionOptions options;
   options.node_to_loc = [](const Node& n) { return n.assigned_device_name(); };
-  options.get_incarnation = [this](const std::string& device) -> uint64_t {
-    for (const DeviceInfo& d : devices_) {
+  // Read here, where the analysis sees mu_ held (Partition calls back
+  // before this returns).
+  const std::vector<DeviceInfo>* devices = &devices_;
+  options.get_incarnation = [devices](const std::string& device) -> uint64_t {
+    for (const DeviceInfo& d : *devices) {
       if (d.name == device) return d.incarnation;
     }
     return 0;
