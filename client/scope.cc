@@ -196,13 +196,17 @@ void Scope::AddNode(NodeDef node, std::vector<PartialTensorShape> output_shapes)
   *graph_->graph.add_node() = std::move(node);
 }
 
-PartialTensorShape Scope::InferredShape(const Output& output) const {
-  if (!output.valid() || !output.op().MayBelongTo(graph_id())) return PartialTensorShape();
-  auto it = graph_->shapes.find(output.node_name());
-  if (it == graph_->shapes.end() || output.index() >= static_cast<int>(it->second.size())) {
+PartialTensorShape Scope::ShapeOf(const std::string& node, int port) const {
+  auto it = graph_->shapes.find(node);
+  if (it == graph_->shapes.end() || port < 0 || port >= static_cast<int>(it->second.size())) {
     return PartialTensorShape();
   }
-  return it->second[output.index()];
+  return it->second[port];
+}
+
+PartialTensorShape Scope::InferredShape(const Output& output) const {
+  if (!output.valid() || !output.op().MayBelongTo(graph_id())) return PartialTensorShape();
+  return ShapeOf(output.node_name(), output.index());
 }
 
 PartialTensorShape Scope::InputShape(absl::string_view tensor) const {
@@ -213,11 +217,7 @@ PartialTensorShape Scope::InputShape(absl::string_view tensor) const {
     if (!absl::SimpleAtoi(tensor.substr(colon + 1), &port)) return PartialTensorShape();
     tensor = tensor.substr(0, colon);
   }
-  auto it = graph_->shapes.find(std::string(tensor));
-  if (it == graph_->shapes.end() || port < 0 || port >= static_cast<int>(it->second.size())) {
-    return PartialTensorShape();
-  }
-  return it->second[port];
+  return ShapeOf(std::string(tensor), port);
 }
 
 absl::Status Scope::AssignDevice(NodeDef* node) const {

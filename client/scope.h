@@ -167,6 +167,8 @@ class Scope {
   void AddNode(NodeDef node, std::vector<PartialTensorShape> output_shapes) const;
   // InferredShape of input `tensor` of a NodeDef ("node" or "node:1").
   PartialTensorShape InputShape(absl::string_view tensor) const;
+  // Output `port` of node `node`, as inferred (unknown if none was).
+  PartialTensorShape ShapeOf(const std::string& node, int port) const;
   // The node named `name`, or nullptr.
   const NodeDef* FindNode(const std::string& name) const;
   // Sets node->device() from the WithDevice request and the device

@@ -474,12 +474,6 @@ std::vector<std::string> EnvironmentOf(const ClusterSpec& cluster, const TaskId&
   return env;
 }
 
-TaskId CommandTask(const ClusterSpec& cluster) {
-  TaskId task;
-  task.job = cluster.HasJob("worker") ? "worker" : cluster.jobs().front();
-  return task;
-}
-
 // Starts every task and waits for their ready lines. Returns the exit status
 // to end with when the launch cannot go on (a task died, the time ran out, a
 // signal), -1 when every task serves.
@@ -498,14 +492,11 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
                                        "--cluster=" + cluster.ToString(), "--job_name=" + job,
                                        absl::StrCat("--task_index=", i)};
       if (tasks) argv.insert(argv.end(), options.command.begin(), options.command.end());
-      TaskId task;
-      task.job = job;
-      task.index = static_cast<int>(i);
       // A task program may read TF_CONFIG, as TensorFlow's do, instead of
       // its flags: each gets its own.
       absl::StatusOr<Child*> child =
           supervisor.Spawn(TaskName(job, i), absl::StrCat("[", job, ":", i, "] "), argv,
-                           tasks ? EnvironmentOf(cluster, task) : env);
+                           tasks ? EnvironmentOf(cluster, TaskId{job, static_cast<int>(i)}) : env);
       if (!child.ok()) {
         Say(std::string(child.status().message()));
         return 1;
@@ -564,8 +555,10 @@ int Supervise(Supervisor& supervisor, const ClusterSpec& cluster, const Options&
   Child* command = nullptr;
   const bool tasks = !options.task_binary.empty();
   if (!tasks && !options.command.empty()) {
-    absl::StatusOr<Child*> spawned =
-        supervisor.Spawn("", "", options.command, EnvironmentOf(cluster, CommandTask(cluster)));
+    absl::StatusOr<Child*> spawned = supervisor.Spawn(
+        "", "", options.command,
+        EnvironmentOf(cluster,
+                      TaskId{cluster.HasJob("worker") ? "worker" : cluster.jobs().front(), 0}));
     if (!spawned.ok()) {
       Say(std::string(spawned.status().message()));
       return 1;
