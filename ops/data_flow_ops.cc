@@ -236,6 +236,27 @@ TG_REGISTER_OP("SyncReplicasGateTake")
     .SetShapeFn(shape_fns::ScalarShape)
     .Doc("Waits until the step is full and completes it; outputs the step.");
 
+TG_REGISTER_OP("SyncReplicasGateAwait")
+    .Input("handle: resource")
+    .Input("local_step: int64")
+    .Output("step: int64")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape)
+    .Doc(R"doc(
+Waits until the gate is open and the chief has released a global step after
+`local_step`; outputs that step (a replica's wait for the chief's update
+when the gate counts one gradient per replica).
+)doc");
+
+TG_REGISTER_OP("SyncReplicasGateRelease")
+    .Input("handle: resource")
+    .Input("step: int64")
+    .SetIsStateful()
+    .Doc(R"doc(
+The chief's update made the global step `step`: awaits for an earlier step
+finish. No outputs: run it as a target.
+)doc");
+
 TG_REGISTER_OP("SyncReplicasGateTaken")
     .Input("handle: resource")
     .Output("step: int64")
@@ -247,7 +268,7 @@ TG_REGISTER_OP("SyncReplicasGateOpen")
     .Input("handle: resource")
     .Input("step: int64")
     .SetIsStateful()
-    .Doc("Opens the gate at `step`. No outputs: run it as a target.");
+    .Doc("Opens the gate at `step`, and releases it. No outputs: run it as a target.");
 
 TG_REGISTER_OP("SyncReplicasGateClose")
     .Input("handle: resource")
@@ -255,8 +276,8 @@ TG_REGISTER_OP("SyncReplicasGateClose")
     .Input("message: string")
     .SetIsStateful()
     .Doc(R"doc(
-Fails admissions and takes with the status (`code`, `message`); commits count
-nothing. No outputs: run it as a target.
+Fails admissions, takes and awaits with the status (`code`, `message`);
+commits count nothing. No outputs: run it as a target.
 )doc");
 
 TG_REGISTER_OP("SyncReplicasGateState")
@@ -265,8 +286,12 @@ TG_REGISTER_OP("SyncReplicasGateState")
     .Output("committed: int32")
     .Output("replicas: int32")
     .Output("uncommitted_replicas: int32")
+    .Output("awaiting: int32")
     .SetIsStateful()
-    .Doc("The gate's step, committed gradients, replicas and uncommitted replicas.");
+    .Doc(R"doc(
+The gate's step, committed gradients, replicas and uncommitted replicas, and
+how many awaits wait for the chief's release.
+)doc");
 
 TG_REGISTER_OP("SyncReplicasLocalStep")
     .Output("handle: resource")

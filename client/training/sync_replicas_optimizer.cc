@@ -68,7 +68,8 @@ struct SyncReplicasOptimizer::Built {
   bool workers_have_indexes = false;  // WorkerIndex given: errors name workers
   std::optional<Scope> chief_scope;   // Name()'s scope, without control dependencies
   Variable global_step;
-  Output gate, token_queue;
+  Output gate;
+  Output token_queue;  // without one_gradient_per_worker (with it, workers await at the gate)
   Output local_step;  // this worker's, read
   std::vector<std::pair<Output, Variable>> accumulators;
   Operation chief_init, local_step_init;
@@ -80,7 +81,8 @@ struct SyncReplicasOptimizer::Built {
   // the others; may be empty.
   std::string worker_prefix;
   Output close_code, close_message;
-  Operation close, poison_tokens, final_tokens;
+  Operation close;
+  Operation poison_tokens, final_tokens;  // with a token queue
   // The requested devices of the global step, the variables and the local
   // step's anchor.
   std::map<std::string, std::string> devices;
@@ -116,6 +118,12 @@ absl::StatusOr<Operation> BuildInitTokens(Built& g, int num_tokens) {
   }
   const int needed = std::max(0, g.replicas_to_aggregate - g.total_num_replicas);
   if (num_tokens == -1) num_tokens = needed;
+  if (g.one_gradient_per_worker && num_tokens != 0) {
+    return errors::InvalidArgument(
+        kWho, ": num_tokens ", num_tokens,
+        " with OneGradientPerWorker: a worker waits at the gate for the chief's update, not for "
+        "a token (a second gradient of a step would not count anyway); give -1 or 0");
+  }
   if (num_tokens < needed) {
     return errors::InvalidArgument(
         kWho, ": num_tokens ", num_tokens, " is too few: ", g.replicas_to_aggregate,
@@ -280,11 +288,14 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
                       .Attr("shared_name", name + "/gate")
                       .Finalize(),
                   0);
-  g.token_queue =
-      ops::FIFOQueue(
-          at_step.WithOpName("token_queue"), {DT_INT64},
-          ops::FIFOQueue::Shapes({PartialTensorShape({})}).SharedName(name + "/token_queue"))
-          .handle;
+  const bool tokens = !attrs_.one_gradient_per_worker_;
+  if (tokens) {
+    g.token_queue =
+        ops::FIFOQueue(
+            at_step.WithOpName("token_queue"), {DT_INT64},
+            ops::FIFOQueue::Shapes({PartialTensorShape({})}).SharedName(name + "/token_queue"))
+            .handle;
+  }
 
   // Per variable, beside it: an accumulator for its gradients.
   for (const auto& [grad, var] : to_apply) {
@@ -299,7 +310,10 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   TG_RETURN_IF_ERROR(scope.status());
 
   // The train op: admit (a ticket), apply to every accumulator under it,
-  // commit it (only now does the gradient count), wait for a token.
+  // commit it (only now does the gradient count), wait for the chief's
+  // update: a token, or with one gradient per worker the gate's release of
+  // a step after this one (a faster worker could take this one's token, and
+  // its own second gradient would not count: both would wait for ever).
   const Output local_step = Output(
       NodeBuilder(g.Beside(sync, anchor).WithOpName("read_local_step"), "SyncReplicasLocalStepRead")
           .Input(local)
@@ -331,9 +345,14 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
           .Input(g.gate)
           .Input(ticket)
           .Finalize();
-  const Output token = ops::QueueDequeue(
-      g.Beside(sync.WithControlDependencies({commit}), global_step.op()).WithOpName("token"),
-      g.token_queue, {DT_INT64})[0];
+  const Scope after_commit =
+      g.Beside(sync.WithControlDependencies({commit}), global_step.op()).WithOpName("token");
+  const Output token = tokens ? ops::QueueDequeue(after_commit, g.token_queue, {DT_INT64})[0]
+                              : Output(NodeBuilder(after_commit, "SyncReplicasGateAwait")
+                                           .Input(g.gate)
+                                           .Input(local_step)
+                                           .Finalize(),
+                                       0);
   const Operation train = set_local_step(sync, "train", token);
   TG_RETURN_IF_ERROR(scope.status());
 
@@ -361,9 +380,14 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
       optimizer_->ApplyGradients(scope.WithNoControlDependencies(), means, global_step));
   const Output new_step = ReadGlobalStep(g, chief, "new_global_step", {update});
   const int tokens_per_step = std::max(total_num_replicas_, replicas_to_aggregate_);
-  const Operation tokens = EnqueueTokens(at_step, "tokens", g, tokens_per_step, new_step);
+  const Operation release =
+      tokens ? EnqueueTokens(at_step, "tokens", g, tokens_per_step, new_step)
+             : NodeBuilder(at_step.WithOpName("release"), "SyncReplicasGateRelease")
+                   .Input(g.gate)
+                   .Input(new_step)
+                   .Finalize();
   g.aggregate =
-      ops::Identity(at_step.WithControlDependencies({tokens}).WithOpName("aggregate"), new_step);
+      ops::Identity(at_step.WithControlDependencies({release}).WithOpName("aggregate"), new_step);
 
   // Start-up: the accumulators' global step and the local step, then the gate.
   g.chief_init_step = ReadGlobalStep(g, chief, "chief_init_global_step", {});
@@ -400,9 +424,12 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
                 .Input(g.close_code)
                 .Input(g.close_message)
                 .Finalize();
-  g.poison_tokens = EnqueueTokens(at_step, "wake_tokens", g, total_num_replicas_, int64_t{-1});
-  g.final_tokens = EnqueueTokens(at_step, "final_tokens", g, total_num_replicas_,
-                                 ReadGlobalStep(g, chief, "final_global_step", {}));
+  // Waits for a token need tokens to end; closing the gate ends waits at it.
+  if (tokens) {
+    g.poison_tokens = EnqueueTokens(at_step, "wake_tokens", g, total_num_replicas_, int64_t{-1});
+    g.final_tokens = EnqueueTokens(at_step, "final_tokens", g, total_num_replicas_,
+                                   ReadGlobalStep(g, chief, "final_global_step", {}));
+  }
   TG_RETURN_IF_ERROR(scope.status());
   g.built = true;
   return train;
@@ -583,10 +610,13 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
   }
   // Workers waiting for a token finish their step; their next one fails at
   // the gate. (After a failure the tokens may be spare, and do no harm.)
-  absl::Status last = WithContext(
-      session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->final_tokens}, nullptr, nullptr),
-      absl::StrCat(kWho, ": putting the last tokens in"));
-  if (!failed) status.Update(last);
+  // Workers waiting at the gate failed with its closing.
+  if (built_->final_tokens.valid()) {
+    absl::Status last = WithContext(session.Run(WithTimeout(kControlTimeout), {}, {},
+                                                {built_->final_tokens}, nullptr, nullptr),
+                                    absl::StrCat(kWho, ": putting the last tokens in"));
+    if (!failed) status.Update(last);
+  }
   own_session_.reset();
   loop_session_ = nullptr;
   return status;
@@ -714,7 +744,7 @@ void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {
   // starts a new loop.
   if (!stopping() && !IsRecoverable(status)) {
     absl::Status told = CloseGate(session, status);
-    if (told.ok()) {
+    if (told.ok() && built_->poison_tokens.valid()) {
       told = session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->poison_tokens}, nullptr,
                          nullptr);
     }

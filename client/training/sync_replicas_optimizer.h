@@ -26,19 +26,22 @@
 // found by shared_name, so every worker uses the same ones):
 //   - per variable a ConditionalAccumulator ("<var>/grad_accum") colocated
 //     with the variable, which drops gradients older than its global step;
-//   - beside the global step a token queue and a SyncReplicasGate
-//     (kernels/data_flow/sync_replicas_gate.h) that counts the first
-//     replicas_to_aggregate gradients delivered for each step;
+//   - beside the global step a token queue (not with OneGradientPerWorker)
+//     and a SyncReplicasGate (kernels/data_flow/sync_replicas_gate.h) that
+//     counts the first replicas_to_aggregate gradients delivered for each
+//     step;
 //   - the train op: admit this replica's gradients at its local step (a
 //     ticket), apply them to every accumulator under that ticket, commit
 //     the ticket at the gate (only now does the gradient count), then
 //     dequeue a token (wait for the chief's update) and set the local step
-//     from it;
+//     from it. With OneGradientPerWorker it waits at the gate instead, until
+//     a step after its local step is applied: a faster worker could take
+//     its token, and then neither would get one;
 //   - the chief's aggregation: wait for a full step, take from every
 //     accumulator the mean of exactly the gradients the gate counted, apply
 //     the means with the wrapped optimizer (which adds one to the global
 //     step), and enqueue total_num_replicas tokens carrying the new global
-//     step;
+//     step (or release it at the gate);
 //   - a local step on the worker, set from each token (a SyncReplicasLocalStep,
 //     not a variable: neither `init`, a Saver nor the non-chief's readiness
 //     check sees it; it reads -1, i.e. stale, until first set).
@@ -53,7 +56,8 @@
 // that died while sending it. total_num_replicas > replicas_to_aggregate
 // gives backup workers: the slowest (or dead) are not waited for.
 // OneGradientPerWorker(true) counts at most one gradient per worker (by its
-// WorkerIndex) per step.
+// WorkerIndex) per step; a worker then never runs ahead (num_tokens must be
+// -1 or 0).
 //
 // Errors are returned. Thread safety: build from one thread; the hook is
 // driven by one MonitoredTrainingSession.
@@ -165,7 +169,8 @@ class SyncReplicasOptimizer {
   // token queue (a NoOp for 0); -1 as in SyncReplicasHookOptions. The chief's
   // hook builds and runs one; for use without the hook. FailedPrecondition
   // before ApplyGradients; InvalidArgument for fewer than
-  // replicas_to_aggregate - total_num_replicas.
+  // replicas_to_aggregate - total_num_replicas, or for any with
+  // OneGradientPerWorker.
   absl::StatusOr<Operation> GetInitTokensOp(int num_tokens = -1);
 
   // The hook for MonitoredTrainingSession (docs/sync_replicas.md). May be

@@ -9,8 +9,9 @@
 // Plain gradient descent with learning rate ½ on these losses is hand
 // computable: a step that averages the gradients of replicas S moves w to
 // ½·w + ½·mean(t_i, i ∈ S). A worker killed after its admission at the gate
-// is played by running the gate's Admit alone (AdmitAndDie). Waits are bounded (step and
-// aggregation timeouts); nothing asserts a duration.
+// is played by running the gate's Admit alone, one stalled after its commit
+// by running the gate's ops up to the commit (GateProbe). Waits are bounded
+// (step and aggregation timeouts); nothing asserts a duration.
 #include "client/training/sync_replicas_optimizer.h"
 
 #include <arpa/inet.h>
@@ -241,32 +242,90 @@ std::unique_ptr<ClientSession> WorkerSession(Replica& r, const std::string& targ
   return session;
 }
 
-// What a worker killed right after its admission leaves: replica
-// `replica` admitted at the gate for `local_step`, no gradient sent. Runs
-// the gate's Admit alone on the worker's task; the admitted step.
-int64_t AdmitAndDie(const std::string& target, int replicas_to_aggregate, int replica,
-                    int64_t local_step) {
-  Scope root = Scope::NewRootScope();
-  const Scope ps = root.WithDevice("/job:ps/task:0");
-  const Output gate(NodeBuilder(ps.WithOpName("gate"), "SyncReplicasGate")
-                        .Attr("replicas_to_aggregate", static_cast<int64_t>(replicas_to_aggregate))
-                        .Attr("one_per_replica", false)
-                        .Attr("shared_name", std::string("sync_replicas/gate"))
-                        .Finalize(),
-                    0);
-  const Output admit(NodeBuilder(ps.WithOpName("admit"), "SyncReplicasGateAdmit")
-                         .Input(gate)
-                         .Input(static_cast<int32_t>(replica))
-                         .Input(local_step)
-                         .Finalize(),
-                     0);
-  ClientSession session(root, target);
-  std::vector<Tensor> out;
-  RunOptions bounded;
-  bounded.set_timeout_in_ms(kStepTimeoutMs);
-  EXPECT_OK(session.Run(bounded, {}, {admit}, {}, &out, nullptr));
-  return out.size() == 1 ? out[0].scalar<int64_t>() : -100;
-}
+// The gate's own ops, run alone on a worker's task: what a worker killed or
+// stalled in the middle of its step leaves, and what the gate sees.
+class GateProbe {
+ public:
+  GateProbe(const std::string& target, int replicas_to_aggregate, bool one_per_replica)
+      : session_(root_, target) {
+    gate_ = Output(NodeBuilder(ps_.WithOpName("gate"), "SyncReplicasGate")
+                       .Attr("replicas_to_aggregate", static_cast<int64_t>(replicas_to_aggregate))
+                       .Attr("one_per_replica", one_per_replica)
+                       .Attr("shared_name", std::string("sync_replicas/gate"))
+                       .Finalize(),
+                   0);
+    awaiting_ = Output(
+        NodeBuilder(ps_.WithOpName("state"), "SyncReplicasGateState").Input(gate_).Finalize(), 4);
+    bounded_.set_timeout_in_ms(kStepTimeoutMs);
+  }
+
+  // Replica `replica` admitted for `local_step`, no gradient sent (a worker
+  // killed right after its admission); the admitted step.
+  int64_t AdmitAndDie(int replica, int64_t local_step) {
+    const Operation admit = Admit(replica, local_step);
+    return RunForStep(Output(admit, 0));
+  }
+
+  // Replica `replica`'s gradient of w against `local_step` delivered and
+  // committed, and no wait for the chief's update yet (a worker stalled
+  // between its commit and its wait); the step it counted for, or -1.
+  int64_t CommitAndStall(int replica, int64_t local_step, const std::vector<float>& gradient) {
+    const Operation admit = Admit(replica, local_step);
+    const Output acc = ops::ConditionalAccumulator(
+        ps_.WithOpName("accumulator"), DT_FLOAT, PartialTensorShape({2}),
+        ops::ConditionalAccumulator::SharedName("w/grad_accum"));
+    const Operation apply =
+        NodeBuilder(ps_.WithOpName("apply"), "ResourceAccumulatorApplyTicketedGradient")
+            .Input(acc)
+            .Input(Output(admit, 0))
+            .Input(Output(admit, 1))
+            .Input(ops::Const(ps_, {gradient[0], gradient[1]}, TensorShape({2})))
+            .Finalize();
+    const Operation commit =
+        NodeBuilder(ps_.WithControlDependencies({apply}).WithOpName("commit"),
+                    "SyncReplicasGateCommit")
+            .Input(gate_)
+            .Input(Output(admit, 1))
+            .Finalize();
+    return RunForStep(Output(commit, 0));
+  }
+
+  // Workers waiting at the gate for the chief's update.
+  int32_t Awaiting() {
+    std::vector<Tensor> out;
+    EXPECT_OK(session_.Run(bounded_, {}, {awaiting_}, {}, &out, nullptr));
+    return out.size() == 1 ? out[0].scalar<int32_t>() : -1;
+  }
+
+ private:
+  Operation Admit(int replica, int64_t local_step) {
+    return NodeBuilder(ps_.WithOpName("admit"), "SyncReplicasGateAdmit")
+        .Input(gate_)
+        .Input(static_cast<int32_t>(replica))
+        .Input(local_step)
+        .Finalize();
+  }
+  int64_t RunForStep(const Output& step) {
+    std::vector<Tensor> out;
+    EXPECT_OK(root_.status());
+    EXPECT_OK(session_.Run(bounded_, {}, {step}, {}, &out, nullptr));
+    return out.size() == 1 ? out[0].scalar<int64_t>() : -100;
+  }
+
+  Scope root_ = Scope::NewRootScope();
+  Scope ps_ = root_.WithDevice("/job:ps/task:0");
+  ClientSession session_;
+  Output gate_, awaiting_;
+  RunOptions bounded_;
+};
+
+// A thread joined when it goes out of scope, also after a failed ASSERT
+// (its step then ends with the chief's Finish or the step timeout).
+struct Joined {
+  explicit Joined(std::function<void()> f) : thread(std::move(f)) {}
+  ~Joined() { thread.join(); }
+  std::thread thread;
+};
 
 void ExpectW(const std::vector<float>& w, float w0, float w1) {
   ASSERT_EQ(w.size(), 2u);
@@ -383,7 +442,8 @@ TEST(SyncReplicasOptimizerTest, AWorkerKilledAfterItsAdmissionLeavesItsPlaceToAB
   auto attrs = [](int i) { return SyncReplicasOptimizer::WorkerIndex(i); };
   Replica r0(0, 2, 3, attrs(0)), r2(2, 2, 3, attrs(2));
   ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
-  ASSERT_EQ(AdmitAndDie(cluster.target(1), 2, /*replica=*/1, /*local_step=*/0), 0);
+  ASSERT_EQ(GateProbe(cluster.target(1), 2, false).AdmitAndDie(/*replica=*/1, /*local_step=*/0),
+            0);
   auto s2 = WorkerSession(r2, cluster.target(2));
 
   // Replicas 0 and 2 make step 0: w = ½·mean(t0, t2) = (1.5, 3).
@@ -407,7 +467,8 @@ TEST(SyncReplicasOptimizerTest, AWorkerKilledAfterItsAdmissionIsNamedWithoutABac
   ASSERT_TRUE(cluster.ok());
   Replica r0(0, 2, 2, SyncReplicasOptimizer::WorkerIndex(0));
   ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(1)));
-  ASSERT_EQ(AdmitAndDie(cluster.target(1), 2, /*replica=*/1, /*local_step=*/0), 0);
+  ASSERT_EQ(GateProbe(cluster.target(1), 2, false).AdmitAndDie(/*replica=*/1, /*local_step=*/0),
+            0);
 
   // The chief's own gradient counts; the loop then fails and wakes it.
   RunOptions bounded;
@@ -423,38 +484,100 @@ TEST(SyncReplicasOptimizerTest, AWorkerKilledAfterItsAdmissionIsNamedWithoutABac
 }
 
 // Replica 1 sends two gradients against step 0 (two initial tokens let it)
-// before replica 0 sends one.
-std::pair<int64_t, std::vector<float>> TwoFromOneThenOne(bool one_per_worker) {
+// before replica 0 sends one: the first two count.
+TEST(SyncReplicasOptimizerTest, TheFirstGradientsOfAStepCountWhoeverSentThem) {
   Cluster cluster(2);
-  EXPECT_TRUE(cluster.ok());
-  if (!cluster.ok()) return {-1, {}};
-  auto attrs = [&](int i) {
-    return SyncReplicasOptimizer::OneGradientPerWorker(one_per_worker).WorkerIndex(i);
-  };
-  Replica r0(0, 2, 2, attrs(0)), r1(1, 2, 2, attrs(1));
+  ASSERT_TRUE(cluster.ok());
+  Replica r0(0, 2, 2), r1(1, 2, 2);
   SyncReplicasHookOptions options = HookOptions(cluster.target(0), absl::Seconds(60));
   options.num_tokens = 2;
   ManualChief chief(r0, cluster.target(0), options);
   auto s1 = WorkerSession(r1, cluster.target(1));
-  EXPECT_OK(s1->Run({}, {}, {r1.train}, nullptr));
-  EXPECT_OK(s1->Run({}, {}, {r1.train}, nullptr));
-  // Counted or not, replica 0's step ends with a token of step 0's aggregation.
-  EXPECT_OK(chief.session().Run({}, {}, {r0.train}, nullptr));
-  auto values = Values(chief.session(), r0);
-  EXPECT_OK(chief.Finish());
-  return values;
-}
-
-TEST(SyncReplicasOptimizerTest, TheFirstGradientsOfAStepCountWhoeverSentThem) {
-  const auto [step, w] = TwoFromOneThenOne(/*one_per_worker=*/false);
+  ASSERT_OK(s1->Run({}, {}, {r1.train}, nullptr));
+  ASSERT_OK(s1->Run({}, {}, {r1.train}, nullptr));
+  // Not counted, replica 0's step ends with a token of step 0's aggregation.
+  ASSERT_OK(chief.session().Run({}, {}, {r0.train}, nullptr));
+  const auto [step, w] = Values(chief.session(), r0);
   EXPECT_EQ(step, 1);
   ExpectW(w, 1.5, 3);  // ½·t1: replica 1's two gradients; replica 0's came too late
+  EXPECT_OK(chief.Finish());
 }
 
+// Strict mode: worker 1 sends a gradient against step 0, then again (as it
+// would after a restart, with the same index) before worker 0 sends one.
+// Each waits at the gate, not for a token.
 TEST(SyncReplicasOptimizerTest, OneGradientPerWorkerCountsEachWorkerOnce) {
-  const auto [step, w] = TwoFromOneThenOne(/*one_per_worker=*/true);
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.ok());
+  auto strict = [](int i) { return SyncReplicasOptimizer::OneGradientPerWorker(true).WorkerIndex(i); };
+  Replica r0(0, 2, 2, strict(0)), r1(1, 2, 2, strict(1)), restarted(1, 2, 2, strict(1));
+  ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
+  GateProbe probe(cluster.target(0), 2, true);
+  auto s1 = WorkerSession(r1, cluster.target(1));
+  absl::Status first, second, counted;
+  auto s1_again = WorkerSession(restarted, cluster.target(1));
+  {
+    Joined a([&] { first = s1->Run({}, {}, {r1.train}, nullptr); });
+    EXPECT_TRUE(Eventually([&] { return probe.Awaiting() == 1; }));
+    Joined b([&] { second = s1_again->Run({}, {}, {restarted.train}, nullptr); });
+    EXPECT_TRUE(Eventually([&] { return probe.Awaiting() == 2; }));
+    EXPECT_EQ(Accumulated(chief.session(), r0), 1);  // the second was not counted
+    // Worker 0's gradient completes the step; the chief's update releases all three.
+    counted = chief.session().Run({}, {}, {r0.train}, nullptr);
+  }
+  ASSERT_OK(first);
+  ASSERT_OK(second);
+  ASSERT_OK(counted);
+  const auto [step, w] = Values(chief.session(), r0);
   EXPECT_EQ(step, 1);
-  ExpectW(w, 1, 2);  // ½·mean(t0, t1): replica 1's second gradient was not counted
+  ExpectW(w, 1, 2);  // ½·mean(t0, t1)
+  EXPECT_OK(chief.Finish());
+}
+
+// Strict mode, the race that starved a worker when it waited for a token:
+// worker 1 committed its gradient of step 0 and was slow to start its wait;
+// meanwhile the chief's update came, and the chief, fast, sent its gradient
+// of step 1. With tokens, the chief took worker 1's token and ended its step
+// at once; worker 1 then waited for a token no one would put in. At the gate
+// each waits for a step after its own: the chief's step ends only once step
+// 1 is applied, and worker 1 carries on from step 1.
+TEST(SyncReplicasOptimizerTest, OneGradientPerWorkerNeverLetsAFastWorkerTakeASlowOnesTurn) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.ok());
+  auto strict = [](int i) { return SyncReplicasOptimizer::OneGradientPerWorker(true).WorkerIndex(i); };
+  Replica r0(0, 2, 2, strict(0)), r1(1, 2, 2, strict(1));
+  ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
+  auto s1 = WorkerSession(r1, cluster.target(1));
+  GateProbe stalled(cluster.target(1), 2, true);
+  const std::vector<float> t1 = TargetOf(1);
+  ASSERT_EQ(stalled.CommitAndStall(/*replica=*/1, /*local_step=*/0, {-t1[0], -t1[1]}), 0);
+
+  ASSERT_OK(chief.session().Run({}, {}, {r0.train}, nullptr));  // step 0 is full and applied
+  ExpectW(Values(chief.session(), r0).second, 1, 2);                // ½·mean(t0, t1)
+  absl::Status fast, slow_wait, slow_step;
+  int64_t step_when_fast_ended = -1;
+  {
+    Joined chief_step([&] {
+      fast = chief.session().Run({}, {}, {r0.train}, nullptr);  // its gradient of step 1
+      step_when_fast_ended = Values(chief.session(), r0).first;
+    });
+    // Worker 1 reaches its wait late: its step 0 is applied, so it goes on
+    // from step 1 (its stale gradient dropped), and sends step 1's second
+    // gradient. (Waiting for a token it would wait out the step timeout.)
+    RunOptions bounded;
+    bounded.set_timeout_in_ms(kStepTimeoutMs);
+    slow_wait = s1->Run(bounded, {}, {}, {r1.train}, nullptr, nullptr);
+    if (slow_wait.ok()) slow_step = s1->Run(bounded, {}, {}, {r1.train}, nullptr, nullptr);
+    if (!slow_wait.ok() || !slow_step.ok()) EXPECT_OK(chief.Finish());  // ends the chief's wait
+  }
+  ASSERT_OK(slow_wait);
+  ASSERT_OK(slow_step);
+  ASSERT_OK(fast);
+  EXPECT_EQ(step_when_fast_ended, 2);  // not before step 1 was applied
+  const auto [step, w] = Values(chief.session(), r0);
+  EXPECT_EQ(step, 2);
+  ExpectW(w, 1.5, 3);  // ½·(1, 2) + ½·mean(t0, t1)
+  EXPECT_OK(chief.Finish());
 }
 
 TEST(SyncReplicasOptimizerTest, AMissingWorkerFailsTheChiefWithinTheTimeout) {
@@ -632,6 +755,20 @@ TEST(SyncReplicasOptimizerTest, Errors) {
                 "need at least 1");
   EXPECT_OK(sync.GetInitTokensOp().status());
   EXPECT_OK(hook->Begin(root));
+
+  // Strict mode has no tokens.
+  Scope strict_root = Scope::NewRootScope();
+  Variable strict_step = GetOrCreateGlobalStep(strict_root);
+  Variable v(strict_root, "v", {2}, DT_FLOAT, Zeros());
+  SyncReplicasOptimizer strict(&sgd, 2, 2, S::OneGradientPerWorker(true).WorkerIndex(0));
+  ASSERT_OK(strict
+                .Minimize(strict_root, ops::Sum(strict_root, ops::Square(strict_root, v), {0}),
+                          {v}, strict_step)
+                .status());
+  EXPECT_STATUS(strict.GetInitTokensOp(2).status(), kInvalidArgument,
+                "num_tokens 2 with OneGradientPerWorker: a worker waits at the gate");
+  EXPECT_OK(strict.GetInitTokensOp(0).status());
+  EXPECT_OK(strict.GetInitTokensOp().status());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "kernels/data_flow/sync_replicas_gate.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/platform/logging.h"
@@ -8,16 +9,19 @@
 namespace tensorgrid {
 
 struct SyncReplicasGate::Waiter {
+  enum Kind { kAdmit, kTake, kAwait };
+  Kind kind = kAdmit;
   int64_t id = 0;
   int64_t replica = 0;     // admissions only
-  int64_t local_step = 0;  // admissions only
+  int64_t local_step = 0;  // admissions and awaits
   CancellationManager* cancellation = nullptr;
   CancellationManager::Token token = 0;
   bool registered = false;
-  bool take = false;
-  AdmitCallback done;  // a take's answers only the step
+  AdmitCallback done;  // a take or an await answers only the step
 
-  const char* what() const { return take ? "Take" : "Admit"; }
+  const char* what() const {
+    return kind == kAdmit ? "Admit" : kind == kTake ? "Take" : "Await";
+  }
 };
 
 SyncReplicasGate::SyncReplicasGate(std::string name, int64_t replicas_to_aggregate,
@@ -68,7 +72,7 @@ void SyncReplicasGate::ClearStepLocked() {
 
 void SyncReplicasGate::FlushLocked(std::vector<Completion>* done) {
   if (!closed_.ok()) {
-    for (auto* waiting : {&admits_, &takes_}) {
+    for (auto* waiting : {&admits_, &takes_, &awaits_}) {
       for (auto& w : *waiting) done->push_back(Finish(std::move(w), closed_, Admission()));
       waiting->clear();
     }
@@ -89,13 +93,34 @@ void SyncReplicasGate::FlushLocked(std::vector<Completion>* done) {
     ClearStepLocked();
     done->push_back(Finish(std::move(w), absl::OkStatus(), {taken_.step, kNoTicket}));
   }
+  for (auto it = awaits_.begin(); it != awaits_.end();) {
+    if ((*it)->local_step >= released_) {
+      ++it;
+      continue;
+    }
+    done->push_back(Finish(std::move(*it), absl::OkStatus(), {released_, kNoTicket}));
+    it = awaits_.erase(it);
+  }
+}
+
+std::deque<std::unique_ptr<SyncReplicasGate::Waiter>>& SyncReplicasGate::QueueOf(
+    const Waiter& waiter) {
+  switch (waiter.kind) {
+    case Waiter::kAdmit:
+      return admits_;
+    case Waiter::kTake:
+      return takes_;
+    case Waiter::kAwait:
+      break;
+  }
+  return awaits_;
 }
 
 void SyncReplicasGate::Wait(std::unique_ptr<Waiter> waiter, CancellationManager* cancellation,
                             std::vector<Completion>* done) {
   const int64_t id = waiter->id = next_id_++;
   Waiter* w = waiter.get();
-  auto& waiting = w->take ? takes_ : admits_;
+  auto& waiting = QueueOf(*w);
   waiting.push_back(std::move(waiter));
   FlushLocked(done);
   bool pending = false;
@@ -138,7 +163,8 @@ int64_t SyncReplicasGate::Commit(int64_t ticket) {
     absl::MutexLock lock(&mu_);
     // A closed gate counts nothing more. The sender goes on to wait for a
     // token, which whoever closed the gate puts in (as for a worker
-    // admitted before the close that is still applying its gradients).
+    // admitted before the close that is still applying its gradients), or
+    // to await, which fails.
     if (!closed_.ok()) return kNotCounted;
     auto it = admitted_.find(ticket);
     if (it == admitted_.end()) return kNotCounted;  // no ticket, or the step is over
@@ -160,18 +186,42 @@ void SyncReplicasGate::Take(CancellationManager* cancellation, StepCallback done
   {
     absl::MutexLock lock(&mu_);
     auto w = std::make_unique<Waiter>();
-    w->take = true;
+    w->kind = Waiter::kTake;
     w->done = [done = std::move(done)](absl::Status s, Admission a) { done(s, a.step); };
     Wait(std::move(w), cancellation, &completions);
   }
   for (Completion& c : completions) c();
 }
 
+void SyncReplicasGate::Await(int64_t local_step, CancellationManager* cancellation,
+                             StepCallback done) {
+  std::vector<Completion> completions;
+  {
+    absl::MutexLock lock(&mu_);
+    auto w = std::make_unique<Waiter>();
+    w->kind = Waiter::kAwait;
+    w->local_step = local_step;
+    w->done = [done = std::move(done)](absl::Status s, Admission a) { done(s, a.step); };
+    Wait(std::move(w), cancellation, &completions);
+  }
+  for (Completion& c : completions) c();
+}
+
+void SyncReplicasGate::Release(int64_t step) {
+  std::vector<Completion> done;
+  {
+    absl::MutexLock lock(&mu_);
+    released_ = std::max(released_, step);
+    FlushLocked(&done);
+  }
+  for (Completion& c : done) c();
+}
+
 void SyncReplicasGate::Cancel(int64_t id) {
   std::vector<Completion> done;
   {
     absl::MutexLock lock(&mu_);
-    for (auto* waiting : {&admits_, &takes_}) {
+    for (auto* waiting : {&admits_, &takes_, &awaits_}) {
       for (auto it = waiting->begin(); it != waiting->end(); ++it) {
         if ((*it)->id != id) continue;
         const char* what = (*it)->what();
@@ -198,6 +248,7 @@ void SyncReplicasGate::Open(int64_t step) {
       ClearStepLocked();
       taken_ = Taken();
     }
+    released_ = step;
     open_ = true;
     closed_ = absl::OkStatus();
     FlushLocked(&done);
@@ -233,9 +284,11 @@ SyncReplicasGate::State SyncReplicasGate::state() const {
     if (replica >= 0) uncommitted.insert(replica);
   }
   s.uncommitted_replicas.assign(uncommitted.begin(), uncommitted.end());
+  s.released = released_;
   s.closed = closed_;
   s.pending_admits = static_cast<int64_t>(admits_.size());
   s.pending_takes = static_cast<int64_t>(takes_.size());
+  s.pending_awaits = static_cast<int64_t>(awaits_.size());
   return s;
 }
 

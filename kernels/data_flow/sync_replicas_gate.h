@@ -95,6 +95,10 @@ class SyncReplicasGate final : public ResourceBase,
   // full, its replica's second with one_per_replica, or the gate closed).
   int64_t Commit(int64_t ticket);
   void Take(CancellationManager* cancellation, StepCallback done);
+  // Waits until the gate is open and has released a step > local_step; answers it.
+  void Await(int64_t local_step, CancellationManager* cancellation, StepCallback done);
+  // The chief's update made the global step `step` (the released step only grows).
+  void Release(int64_t step);
   void Open(int64_t step);
   // `reason` must not be OK.
   void Close(absl::Status reason);
@@ -115,9 +119,11 @@ class SyncReplicasGate final : public ResourceBase,
     std::vector<int64_t> replicas;
     // Admitted for `step` but not committed (yet): the replicas (ascending).
     std::vector<int64_t> uncommitted_replicas;
+    int64_t released = 0;
     absl::Status closed;  // OK unless closed
     int64_t pending_admits = 0;
     int64_t pending_takes = 0;
+    int64_t pending_awaits = 0;
   };
   State state() const;
 
@@ -129,8 +135,11 @@ class SyncReplicasGate final : public ResourceBase,
   Admission AdmitLocked(int64_t replica, int64_t local_step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets what was admitted and committed for the step.
   void ClearStepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Completes what can complete: waiting admissions once open, takes once full.
+  // Completes what can complete: waiting admissions once open, takes once
+  // full, awaits once their step is released.
   void FlushLocked(std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::deque<std::unique_ptr<Waiter>>& QueueOf(const Waiter& waiter)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues `waiter` (registering it for cancellation) unless it completed.
   void Wait(std::unique_ptr<Waiter> waiter, CancellationManager* cancellation,
             std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -145,6 +154,7 @@ class SyncReplicasGate final : public ResourceBase,
   bool open_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status closed_ ABSL_GUARDED_BY(mu_);
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t released_ ABSL_GUARDED_BY(mu_) = 0;
   // Tickets are never reused by this gate.
   int64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<int64_t, int64_t> admitted_ ABSL_GUARDED_BY(mu_);  // uncommitted ticket -> replica
@@ -154,6 +164,7 @@ class SyncReplicasGate final : public ResourceBase,
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<std::unique_ptr<Waiter>> admits_ ABSL_GUARDED_BY(mu_);  // waiting for Open
   std::deque<std::unique_ptr<Waiter>> takes_ ABSL_GUARDED_BY(mu_);   // waiting for a full step
+  std::deque<std::unique_ptr<Waiter>> awaits_ ABSL_GUARDED_BY(mu_);  // waiting for a release
 };
 
 }  // namespace tensorgrid

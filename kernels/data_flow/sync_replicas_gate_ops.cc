@@ -17,13 +17,17 @@
 //   SyncReplicasGateTaken(h) -> (step, tickets)
 //                                      the step the last take completed and the
 //                                      tickets it counted
-//   SyncReplicasGateOpen(h, step)      opens the gate at `step`
+//   SyncReplicasGateAwait(h, local_step) -> step
+//                                      waits until a global step after
+//                                      local_step is released; that step
+//   SyncReplicasGateRelease(h, step)   the chief's update made the global step `step`
+//   SyncReplicasGateOpen(h, step)      opens the gate at `step` (and releases it)
 //   SyncReplicasGateClose(h, code, message)
-//                                      fails admissions and takes with that
-//                                      status; commits count nothing
-//   SyncReplicasGateState(h) -> (step, committed, replicas, uncommitted_replicas)
+//                                      fails admissions, takes and awaits with
+//                                      that status; commits count nothing
+//   SyncReplicasGateState(h) -> (step, committed, replicas, uncommitted_replicas, awaiting)
 //
-// Admit and Take are asynchronous kernels: they wait without holding a thread
+// Admit, Take and Await are asynchronous kernels: they wait without holding a thread
 // and fail Cancelled when their step is cancelled.
 //
 // A worker's local step (the global step its last token carried) lives in a
@@ -172,13 +176,28 @@ class TakeOp final : public AsyncOpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-class OpenOp final : public OpKernel {
+class AwaitOp final : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto gate = LookupResource<SyncReplicasGate>(ctx, 0, kGate);
+    if (!gate.ok()) return done(gate.status());
+    auto local_step = ScalarInput<int64_t>(ctx, 1, "local_step");
+    if (!local_step.ok()) return done(local_step.status());
+    (*gate)->Await(*local_step, ctx.cancellation(), SetStep(ctx, std::move(done)));
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// Open or Release at its input `step`.
+template <void (SyncReplicasGate::*kSet)(int64_t)>
+class SetStepOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
     TG_ASSIGN_OR_RETURN(int64_t step, ScalarInput<int64_t>(ctx, 1, "step"));
-    gate->Open(step);
+    ((*gate).*kSet)(step);
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -212,6 +231,7 @@ class StateOp final : public OpKernel {
     ctx.set_output(1, Tensor::Scalar<int32_t>(static_cast<int32_t>(state.committed)));
     ctx.set_output(2, Int32Vector(state.replicas));
     ctx.set_output(3, Int32Vector(state.uncommitted_replicas));
+    ctx.set_output(4, Tensor::Scalar<int32_t>(static_cast<int32_t>(state.pending_awaits)));
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -274,7 +294,11 @@ TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateAdmit").Device(DEVICE_CPU),
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateCommit").Device(DEVICE_CPU), CommitOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTake").Device(DEVICE_CPU), TakeOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTaken").Device(DEVICE_CPU), TakenOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateOpen").Device(DEVICE_CPU), OpenOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateAwait").Device(DEVICE_CPU), AwaitOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateRelease").Device(DEVICE_CPU),
+                   SetStepOp<&SyncReplicasGate::Release>);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateOpen").Device(DEVICE_CPU),
+                   SetStepOp<&SyncReplicasGate::Open>);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateClose").Device(DEVICE_CPU), CloseOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateState").Device(DEVICE_CPU), StateOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasLocalStep").Device(DEVICE_CPU), LocalStepOp);

@@ -2,8 +2,8 @@
 // step count, stale and surplus ones do not, one per replica on request, an
 // admitted replica that never commits holds no place (the race of a worker
 // killed between admission and delivery), admissions wait for Open, takes
-// wait for a full step, cancellation, Close; and the SyncReplicasLocalStep
-// kernels.
+// wait for a full step, awaits wait for the chief's release, cancellation,
+// Close; and the SyncReplicasLocalStep kernels.
 #include "kernels/data_flow/sync_replicas_gate.h"
 
 #include <functional>
@@ -218,6 +218,65 @@ TEST(SyncReplicasGateTest, CloseFailsWaitingAndLaterCallsUntilOpen) {
   EXPECT_EQ(gate.state().committed, 1);
 }
 
+// One per replica, a replica waits at the gate for the chief's update: each
+// await ends once a step after its local step is released, whoever else
+// waits, so a fast replica cannot take a slow one's turn (as it could take
+// its token).
+TEST(SyncReplicasGateTest, AwaitEndsOnceAStepAfterItsLocalStepIsReleased) {
+  auto shared = std::make_shared<SyncReplicasGate>("g", 2, /*one_per_replica=*/true);
+  SyncReplicasGate& gate = *shared;
+  TakeAnswer before_open;
+  CancellationManager step;
+  gate.Await(-1, &step, before_open.Callback());  // a local step never set
+  EXPECT_FALSE(before_open.done.HasBeenNotified());
+  gate.Open(5);  // releases 5
+  ASSERT_TRUE(before_open.Wait());
+  ASSERT_OK(before_open.status);
+  EXPECT_EQ(before_open.value, 5);
+
+  TakeAnswer fast, again, slow;
+  gate.Await(5, &step, fast.Callback());
+  gate.Await(5, &step, again.Callback());  // the same replica, or another
+  EXPECT_EQ(gate.state().pending_awaits, 2);
+  std::thread chief([&] { gate.Release(6); });
+  ASSERT_TRUE(fast.Wait());
+  ASSERT_TRUE(again.Wait());
+  chief.join();
+  EXPECT_EQ(fast.value, 6);
+  EXPECT_EQ(again.value, 6);
+  EXPECT_EQ(gate.state().released, 6);
+
+  // A replica that reaches its wait after the release does not wait; one
+  // computed against an older step learns the newest.
+  gate.Release(8);
+  gate.Release(7);  // the released step only grows
+  gate.Await(5, &step, slow.Callback());
+  ASSERT_TRUE(slow.done.HasBeenNotified());
+  EXPECT_EQ(slow.value, 8);
+  EXPECT_EQ(gate.state().pending_awaits, 0);
+}
+
+TEST(SyncReplicasGateTest, AwaitFailsOnCloseAndOnCancellation) {
+  auto shared = std::make_shared<SyncReplicasGate>("g", 1, /*one_per_replica=*/true);
+  SyncReplicasGate& gate = *shared;
+  gate.Open(0);
+  CancellationManager cancelled;
+  TakeAnswer a, b;
+  gate.Await(0, &cancelled, a.Callback());
+  cancelled.StartCancel();
+  ASSERT_TRUE(a.Wait());
+  EXPECT_STATUS(a.status, kCancelled, "Await operation on SyncReplicasGate 'g' was cancelled");
+  gate.Await(0, nullptr, b.Callback());
+  gate.Close(errors::DeadlineExceeded("1 of 2 arrived"));
+  ASSERT_TRUE(b.Wait());
+  EXPECT_STATUS(b.status, kDeadlineExceeded, "1 of 2 arrived");
+  EXPECT_EQ(gate.state().pending_awaits, 0);
+  // Released or not, a closed gate answers with its reason.
+  TakeAnswer later;
+  gate.Await(-1, nullptr, later.Callback());
+  EXPECT_STATUS(later.status, kDeadlineExceeded, "1 of 2 arrived");
+}
+
 TEST(SyncReplicasGateTest, CancelledAdmissionLeavesNothing) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 1, false);
   SyncReplicasGate& gate = *shared;
@@ -257,7 +316,7 @@ class SyncReplicasGateOpsTest : public OpsTestBase {
   }
 };
 
-TEST_F(SyncReplicasGateOpsTest, OpenAdmitCommitTakeTakenStateClose) {
+TEST_F(SyncReplicasGateOpsTest, OpenAdmitCommitTakeTakenReleaseAwaitStateClose) {
   absl::StatusOr<Tensor> h = MakeGate(2, true);
   ASSERT_OK(h.status());
   EXPECT_EQ(h->scalar<ResourceHandle>().name, "sync/gate");
@@ -292,10 +351,17 @@ TEST_F(SyncReplicasGateOpsTest, OpenAdmitCommitTakeTakenStateClose) {
   ASSERT_OK(Run("SyncReplicasGateTaken", {*h}));
   EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 4);
   ExpectTensorEqual<int64_t>(GetOutput(1), {ticket1, ticket0}, TensorShape({2}));
+  ASSERT_OK(Run("SyncReplicasGateRelease", {*h, Tensor::Scalar<int64_t>(5)}));
+  ASSERT_OK(Run("SyncReplicasGateAwait", {*h, Tensor::Scalar<int64_t>(4)}));
+  EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 5);
+  ASSERT_OK(Run("SyncReplicasGateState", {*h}));
+  EXPECT_EQ(GetOutput(4).scalar<int32_t>(), 0);  // nothing awaits
 
   ASSERT_OK(Run("SyncReplicasGateClose", {*h, Tensor::Scalar<int32_t>(11),
                                           Tensor::Scalar<std::string>("training is over")}));
   EXPECT_STATUS(Run("SyncReplicasGateTake", {*h}), kOutOfRange, "training is over");
+  EXPECT_STATUS(Run("SyncReplicasGateAwait", {*h, Tensor::Scalar<int64_t>(4)}), kOutOfRange,
+                "training is over");
   EXPECT_EQ(commit(ticket0), -1);  // a closed gate counts nothing
   EXPECT_STATUS(Run("SyncReplicasGateClose",
                     {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<std::string>("ok?")}),
