@@ -612,9 +612,9 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
   // the gate. (After a failure the tokens may be spare, and do no harm.)
   // Workers waiting at the gate failed with its closing.
   if (built_->final_tokens.valid()) {
-    absl::Status last = WithContext(session.Run(WithTimeout(kControlTimeout), {}, {},
-                                                {built_->final_tokens}, nullptr, nullptr),
-                                    absl::StrCat(kWho, ": putting the last tokens in"));
+    absl::Status last = WithContext(
+        session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->final_tokens}, nullptr, nullptr),
+        absl::StrCat(kWho, ": putting the last tokens in"));
     if (!failed) status.Update(last);
   }
   own_session_.reset();

@@ -281,12 +281,11 @@ class GateProbe {
             .Input(Output(admit, 1))
             .Input(ops::Const(ps_, {gradient[0], gradient[1]}, TensorShape({2})))
             .Finalize();
-    const Operation commit =
-        NodeBuilder(ps_.WithControlDependencies({apply}).WithOpName("commit"),
-                    "SyncReplicasGateCommit")
-            .Input(gate_)
-            .Input(Output(admit, 1))
-            .Finalize();
+    const Operation commit = NodeBuilder(ps_.WithControlDependencies({apply}).WithOpName("commit"),
+                                         "SyncReplicasGateCommit")
+                                 .Input(gate_)
+                                 .Input(Output(admit, 1))
+                                 .Finalize();
     return RunForStep(Output(commit, 0));
   }
 
@@ -442,8 +441,7 @@ TEST(SyncReplicasOptimizerTest, AWorkerKilledAfterItsAdmissionLeavesItsPlaceToAB
   auto attrs = [](int i) { return SyncReplicasOptimizer::WorkerIndex(i); };
   Replica r0(0, 2, 3, attrs(0)), r2(2, 2, 3, attrs(2));
   ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
-  ASSERT_EQ(GateProbe(cluster.target(1), 2, false).AdmitAndDie(/*replica=*/1, /*local_step=*/0),
-            0);
+  ASSERT_EQ(GateProbe(cluster.target(1), 2, false).AdmitAndDie(/*replica=*/1, /*local_step=*/0), 0);
   auto s2 = WorkerSession(r2, cluster.target(2));
 
   // Replicas 0 and 2 make step 0: w = ½·mean(t0, t2) = (1.5, 3).
@@ -467,8 +465,7 @@ TEST(SyncReplicasOptimizerTest, AWorkerKilledAfterItsAdmissionIsNamedWithoutABac
   ASSERT_TRUE(cluster.ok());
   Replica r0(0, 2, 2, SyncReplicasOptimizer::WorkerIndex(0));
   ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(1)));
-  ASSERT_EQ(GateProbe(cluster.target(1), 2, false).AdmitAndDie(/*replica=*/1, /*local_step=*/0),
-            0);
+  ASSERT_EQ(GateProbe(cluster.target(1), 2, false).AdmitAndDie(/*replica=*/1, /*local_step=*/0), 0);
 
   // The chief's own gradient counts; the loop then fails and wakes it.
   RunOptions bounded;
@@ -509,7 +506,9 @@ TEST(SyncReplicasOptimizerTest, TheFirstGradientsOfAStepCountWhoeverSentThem) {
 TEST(SyncReplicasOptimizerTest, OneGradientPerWorkerCountsEachWorkerOnce) {
   Cluster cluster(2);
   ASSERT_TRUE(cluster.ok());
-  auto strict = [](int i) { return SyncReplicasOptimizer::OneGradientPerWorker(true).WorkerIndex(i); };
+  auto strict = [](int i) {
+    return SyncReplicasOptimizer::OneGradientPerWorker(true).WorkerIndex(i);
+  };
   Replica r0(0, 2, 2, strict(0)), r1(1, 2, 2, strict(1)), restarted(1, 2, 2, strict(1));
   ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
   GateProbe probe(cluster.target(0), 2, true);
@@ -544,7 +543,9 @@ TEST(SyncReplicasOptimizerTest, OneGradientPerWorkerCountsEachWorkerOnce) {
 TEST(SyncReplicasOptimizerTest, OneGradientPerWorkerNeverLetsAFastWorkerTakeASlowOnesTurn) {
   Cluster cluster(2);
   ASSERT_TRUE(cluster.ok());
-  auto strict = [](int i) { return SyncReplicasOptimizer::OneGradientPerWorker(true).WorkerIndex(i); };
+  auto strict = [](int i) {
+    return SyncReplicasOptimizer::OneGradientPerWorker(true).WorkerIndex(i);
+  };
   Replica r0(0, 2, 2, strict(0)), r1(1, 2, 2, strict(1));
   ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
   auto s1 = WorkerSession(r1, cluster.target(1));
@@ -553,7 +554,7 @@ TEST(SyncReplicasOptimizerTest, OneGradientPerWorkerNeverLetsAFastWorkerTakeASlo
   ASSERT_EQ(stalled.CommitAndStall(/*replica=*/1, /*local_step=*/0, {-t1[0], -t1[1]}), 0);
 
   ASSERT_OK(chief.session().Run({}, {}, {r0.train}, nullptr));  // step 0 is full and applied
-  ExpectW(Values(chief.session(), r0).second, 1, 2);                // ½·mean(t0, t1)
+  ExpectW(Values(chief.session(), r0).second, 1, 2);            // ½·mean(t0, t1)
   absl::Status fast, slow_wait, slow_step;
   int64_t step_when_fast_ended = -1;
   {
@@ -762,8 +763,8 @@ TEST(SyncReplicasOptimizerTest, Errors) {
   Variable v(strict_root, "v", {2}, DT_FLOAT, Zeros());
   SyncReplicasOptimizer strict(&sgd, 2, 2, S::OneGradientPerWorker(true).WorkerIndex(0));
   ASSERT_OK(strict
-                .Minimize(strict_root, ops::Sum(strict_root, ops::Square(strict_root, v), {0}),
-                          {v}, strict_step)
+                .Minimize(strict_root, ops::Sum(strict_root, ops::Square(strict_root, v), {0}), {v},
+                          strict_step)
                 .status());
   EXPECT_STATUS(strict.GetInitTokensOp(2).status(), kInvalidArgument,
                 "num_tokens 2 with OneGradientPerWorker: a worker waits at the gate");

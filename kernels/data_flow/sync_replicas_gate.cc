@@ -19,9 +19,7 @@ struct SyncReplicasGate::Waiter {
   bool registered = false;
   AdmitCallback done;  // a take or an await answers only the step
 
-  const char* what() const {
-    return kind == kAdmit ? "Admit" : kind == kTake ? "Take" : "Await";
-  }
+  const char* what() const { return kind == kAdmit ? "Admit" : kind == kTake ? "Take" : "Await"; }
 };
 
 SyncReplicasGate::SyncReplicasGate(std::string name, int64_t replicas_to_aggregate,
@@ -106,12 +104,9 @@ void SyncReplicasGate::FlushLocked(std::vector<Completion>* done) {
 std::deque<std::unique_ptr<SyncReplicasGate::Waiter>>& SyncReplicasGate::QueueOf(
     const Waiter& waiter) {
   switch (waiter.kind) {
-    case Waiter::kAdmit:
-      return admits_;
-    case Waiter::kTake:
-      return takes_;
-    case Waiter::kAwait:
-      break;
+    case Waiter::kAdmit: return admits_;
+    case Waiter::kTake: return takes_;
+    case Waiter::kAwait: break;
   }
   return awaits_;
 }
