@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 #include "distributed/rpc/grpc_util.h"
@@ -14,7 +16,51 @@
 #include "distributed/transport/frames.h"
 
 namespace tensorgrid {
+
+struct GrpcRemoteWorker::InFlight {
+  absl::Mutex mu;
+  std::set<grpc::ClientContext*> calls ABSL_GUARDED_BY(mu);  // to cancel
+  int holds ABSL_GUARDED_BY(mu) = 0;                         // Holds alive
+  bool closing ABSL_GUARDED_BY(mu) = false;                  // the destructor runs
+};
+
 namespace {
+
+using InFlight = GrpcRemoteWorker::InFlight;
+
+// While alive, the worker's destructor waits: for a call in flight, or for a
+// callback that still uses the worker after its call is gone.
+class Hold {
+ public:
+  explicit Hold(std::shared_ptr<InFlight> in_flight) : in_flight_(std::move(in_flight)) {
+    absl::MutexLock lock(&in_flight_->mu);
+    ++in_flight_->holds;
+  }
+  ~Hold() { Release(); }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+
+  void Release() {
+    if (in_flight_ == nullptr) return;
+    std::shared_ptr<InFlight> in_flight = std::move(in_flight_);
+    absl::MutexLock lock(&in_flight->mu);
+    --in_flight->holds;
+  }
+  // The destructor cancels `context`'s call until Untrack; at once if it
+  // runs already (before the call starts, gRPC cancels it as it starts).
+  void Track(grpc::ClientContext* context) {
+    absl::MutexLock lock(&in_flight_->mu);
+    in_flight_->calls.insert(context);
+    if (in_flight_->closing) context->TryCancel();
+  }
+  void Untrack(grpc::ClientContext* context) {
+    absl::MutexLock lock(&in_flight_->mu);
+    in_flight_->calls.erase(context);
+  }
+
+ private:
+  std::shared_ptr<InFlight> in_flight_;
+};
 
 // The generated stub's name for RecvTensor, for the raw call. Must outlive
 // every call (gRPC keeps the pointer).
@@ -27,26 +73,33 @@ constexpr absl::Duration kCollectiveGrace = absl::Seconds(10);
 // One call in flight: owns what gRPC reads and writes until it completes.
 // The completion callback frees it before running `done`: once `done`
 // returns, the caller may tear everything down (the process, even), so
-// nothing of ours may be left for gRPC's thread to destroy afterwards.
+// nothing of ours may be left for gRPC's thread to destroy afterwards. The
+// callback uses the worker only while the call lives (or under a Hold of
+// its own).
 template <typename Request, typename Response>
 struct Call {
-  Call(absl::Duration timeout, const RpcSecurity& security) {
+  Call(absl::Duration timeout, const RpcSecurity& security, std::shared_ptr<InFlight> in_flight)
+      : hold(std::move(in_flight)) {
     SetDeadline(&context, timeout);
     AttachAuth(&context, security);
+    hold.Track(&context);
   }
+  ~Call() { hold.Untrack(&context); }
+  Hold hold;  // first: released once the context (and its channel reference) is gone
   grpc::ClientContext context;
   Request request;
   Response response;
 };
 
-template <typename Request, typename Response>
-std::shared_ptr<Call<Request, Response>> NewCall(const absl::Duration timeout,
-                                                 const RpcSecurity& security) {
-  return std::make_shared<Call<Request, Response>>(timeout, security);
-}
-
 // The deadline `timeout` from now; none (infinite) for a non-positive
 // timeout, as SetDeadline reads one.
+template <typename Request, typename Response>
+std::shared_ptr<Call<Request, Response>> NewCall(const absl::Duration timeout,
+                                                 const RpcSecurity& security,
+                                                 std::shared_ptr<InFlight> in_flight) {
+  return std::make_shared<Call<Request, Response>>(timeout, security, std::move(in_flight));
+}
+
 absl::Time DeadlineIn(absl::Duration timeout) {
   return timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
 }
@@ -98,7 +151,8 @@ GrpcRemoteWorker::GrpcRemoteWorker(std::string address, const Options& options)
                       [this](std::function<void(std::optional<int>)> learned) {
                         DiscoverBulkPort(std::move(learned));
                       }})
-                : nullptr) {}
+                : nullptr),
+      in_flight_(std::make_shared<InFlight>()) {}
 
 absl::Duration GrpcRemoteWorker::TimeoutUntil(absl::Time deadline) const {
   return deadline == absl::InfiniteFuture() ? rpc_timeout_ : std::min(rpc_timeout_, Left(deadline));
@@ -124,8 +178,13 @@ void GrpcRemoteWorker::ReceiveTensor(
       s = WithContext(value.status(), absl::StrCat(method, " on ", peer_, ": bad response"));
     }
   }
+  // The worker is used below, after the call is gone.
+  Hold busy(in_flight_);
   call.reset();  // before done: see Call; frees the received bytes too
-  if (!s.ok() || ticket.id.empty()) return done(s);
+  if (!s.ok() || ticket.id.empty()) {
+    busy.Release();
+    return done(s);
+  }
   const int port = ticket.port;
   bulk_->FetchTicketAsync(
       port, ticket.id, ticket.tensor, out, rpc_timeout_,
@@ -140,7 +199,7 @@ void GrpcRemoteWorker::ReceiveTensor(
 
 void GrpcRemoteWorker::GetStatusAsync(absl::Time deadline, GetStatusResult* response,
                                       StatusCallback done) {
-  auto call = NewCall<GetStatusRequest, GetStatusResponse>(TimeoutUntil(deadline), security_);
+  auto call = NewCall<GetStatusRequest, GetStatusResponse>(TimeoutUntil(deadline), security_, in_flight_);
   stub_->async()->GetStatus(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
@@ -160,7 +219,7 @@ void GrpcRemoteWorker::GetStatusAsync(absl::Time deadline, GetStatusResult* resp
 
 void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
                                           RegisterGraphResult* response, StatusCallback done) {
-  auto call = NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_, security_);
+  auto call = NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_, security_, in_flight_);
   *call->request.mutable_graph_def() = request.graph;
   stub_->async()->RegisterGraph(
       &call->context, &call->request, &call->response,
@@ -175,13 +234,14 @@ void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
 void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, absl::Time deadline,
                                             StatusCallback done) {
   auto call =
-      NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline), security_);
+      NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline), security_, in_flight_);
   call->request.set_graph_handle(graph_handle);
   stub_->async()->DeregisterGraph(
       &call->context, &call->request, &call->response,
       [this, call, done = std::move(done)](grpc::Status status) mutable {
+        absl::Status s = Finish("DeregisterGraph", status);
         call.reset();  // before done: see Call
-        done(Finish("DeregisterGraph", status));
+        done(s);
       });
 }
 
@@ -230,7 +290,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
 
 void GrpcRemoteWorker::RunGraphCall(std::shared_ptr<RunGraphRequest> wire, absl::Duration deadline,
                                     RunGraphResult* response, StatusCallback done) {
-  auto call = NewCall<RunGraphRequest, RunGraphResponse>(deadline, security_);
+  auto call = NewCall<RunGraphRequest, RunGraphResponse>(deadline, security_, in_flight_);
   call->request = std::move(*wire);
   stub_->async()->RunGraph(
       &call->context, &call->request, &call->response,
@@ -254,50 +314,55 @@ absl::Status GrpcRemoteWorker::FinishRunGraph(absl::Status s, RunGraphResponse* 
 void GrpcRemoteWorker::DiscoverBulkPort(std::function<void(std::optional<int> port)> learned) {
   // Not known yet (no session here asked the peer's status): ask in the
   // background.
-  auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_);
-  grpc::ClientContext* const context = &call->context;
-  {
-    absl::MutexLock lock(&discoveries_->mu);
-    discoveries_->calls.insert(context);
-  }
+  auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_, in_flight_);
   stub_->async()->GetStatus(
-      context, &call->request, &call->response,
-      [call, context, discoveries = discoveries_,
-       learned = std::move(learned)](grpc::Status status) mutable {
+      &call->context, &call->request, &call->response,
+      [call, learned = std::move(learned)](grpc::Status status) mutable {
         learned(status.ok() ? std::optional<int>(call->response.bulk_port()) : std::nullopt);
-        call.reset();  // its channel reference first: see discoveries_
-        absl::MutexLock lock(&discoveries->mu);
-        discoveries->calls.erase(context);
+        call.reset();
       });
 }
 
 GrpcRemoteWorker::~GrpcRemoteWorker() {
-  Discoveries& d = *discoveries_;
-  absl::MutexLock lock(&d.mu);
-  for (grpc::ClientContext* context : d.calls) context->TryCancel();
-  // A cancelled call completes at once.
-  d.mu.Await(absl::Condition(
-      +[](std::set<grpc::ClientContext*>* calls) { return calls->empty(); }, &d.calls));
+  InFlight& f = *in_flight_;
+  auto idle = [&f] {
+    f.mu.AssertHeld();
+    return f.holds == 0;
+  };
+  {
+    absl::MutexLock lock(&f.mu);
+    f.closing = true;
+    // A cancelled call completes at once.
+    for (grpc::ClientContext* context : f.calls) context->TryCancel();
+    f.mu.Await(absl::Condition(&idle));
+  }
+  // Requests still waiting on the bulk port end Cancelled. One handed to
+  // gRPC meanwhile is cancelled as it starts (closing), and waited for.
+  bulk_.reset();
+  absl::MutexLock lock(&f.mu);
+  f.mu.Await(absl::Condition(&idle));
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
-  auto call = NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_, security_);
+  auto call = NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_, security_, in_flight_);
   call->request.set_step_id(step_id);
   stub_->async()->CleanupGraph(&call->context, &call->request, &call->response,
                                [this, call, done = std::move(done)](grpc::Status status) mutable {
+                                 absl::Status s = Finish("CleanupGraph", status);
                                  call.reset();  // before done: see Call
-                                 done(Finish("CleanupGraph", status));
+                                 done(s);
                                });
 }
 
 void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& containers,
                                        StatusCallback done) {
-  auto call = NewCall<CleanupAllRequest, CleanupAllResponse>(rpc_timeout_, security_);
+  auto call = NewCall<CleanupAllRequest, CleanupAllResponse>(rpc_timeout_, security_, in_flight_);
   for (const std::string& c : containers) call->request.add_container(c);
   stub_->async()->CleanupAll(&call->context, &call->request, &call->response,
                              [this, call, done = std::move(done)](grpc::Status status) mutable {
+                               absl::Status s = Finish("CleanupAll", status);
                                call.reset();  // before done: see Call
-                               done(Finish("CleanupAll", status));
+                               done(s);
                              });
 }
 
@@ -372,7 +437,7 @@ void GrpcRemoteWorker::RecvTensorsAsync(int64_t step_id, const std::vector<std::
 void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendezvous_key,
                                       std::string ticket, absl::Duration timeout, Tensor* tensor,
                                       StatusCallback done) {
-  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(timeout, security_);
+  auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(timeout, security_, in_flight_);
   call->request.set_step_id(step_id);
   call->request.set_rendezvous_key(rendezvous_key);
   call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
@@ -397,8 +462,7 @@ void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendez
 
 void GrpcRemoteWorker::CompleteGroupAsync(const CompleteGroupArgs& request,
                                           CompleteGroupResult* response, StatusCallback done) {
-  auto call = NewCall<CompleteGroupRequest, CompleteGroupResponse>(
-      request.timeout + kCollectiveGrace, security_);
+  auto call = NewCall<CompleteGroupRequest, CompleteGroupResponse>(request.timeout + kCollectiveGrace, security_, in_flight_);
   call->request.set_group_key(request.group_key);
   call->request.set_group_size(request.group_size);
   call->request.set_device_type(request.device_type);
@@ -425,8 +489,7 @@ void GrpcRemoteWorker::CompleteGroupAsync(const CompleteGroupArgs& request,
 void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request,
                                              CompleteInstanceResult* response,
                                              StatusCallback done) {
-  auto call = NewCall<CompleteInstanceRequest, CompleteInstanceResponse>(
-      request.timeout + kCollectiveGrace, security_);
+  auto call = NewCall<CompleteInstanceRequest, CompleteInstanceResponse>(request.timeout + kCollectiveGrace, security_, in_flight_);
   CompleteInstanceRequest& r = call->request;
   r.set_group_key(request.group_key);
   r.set_group_size(request.group_size);
@@ -471,7 +534,7 @@ void GrpcRemoteWorker::RecvBufCall(const std::string& key, absl::Time deadline, 
   // The peer waits until a little before the RPC's deadline (RecvWait), so
   // a small grace past `deadline` lets its DeadlineExceeded (naming the key)
   // arrive rather than gRPC's own.
-  auto call = NewCall<RecvBufRequest, grpc::ByteBuffer>(left + absl::Milliseconds(200), security_);
+  auto call = NewCall<RecvBufRequest, grpc::ByteBuffer>(left + absl::Milliseconds(200), security_, in_flight_);
   call->request.set_buf_key(key);
   call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
   call->request.set_bulk_ticket(std::move(ticket));

@@ -11,7 +11,10 @@
 // the peer's bulk port instead when its BulkRoute says so
 // (distributed/transport/bulk_route.h); their `done` then runs on the bulk
 // client's watcher or pool thread, under the same rule. Response pointers must stay valid until
-// `done` runs, and the worker must outlive its calls. Every RPC has a
+// `done` runs. Destroying the worker cancels the calls still in flight (their
+// `done` runs, Cancelled) and waits until none uses the worker: none
+// outlives it (the master's fire-and-forget CleanupGraph to a frozen task,
+// say). Every RPC has a
 // deadline (Options::rpc_timeout); statuses come back with the peer's code
 // and message, prefixed with the method and address; an unreachable peer is
 // Unavailable naming the address. Messages up to kMaxGrpcMessageBytes (2 GiB
@@ -22,13 +25,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/runtime/worker_interface.h"
 #include "distributed/rpc/grpc_util.h"
@@ -74,7 +75,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   explicit GrpcRemoteWorker(std::string address)
       : GrpcRemoteWorker(std::move(address), Options()) {}
   GrpcRemoteWorker(std::string address, const Options& options);
-  // Cancels the bulk port's discovery if it is still asking, and waits for it.
+  // Cancels the calls still in flight (over gRPC and on the bulk port) and
+  // waits for them to finish.
   ~GrpcRemoteWorker() override;
 
   const std::string& address() const { return address_; }
@@ -167,17 +169,21 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.
   grpc::TemplatedGenericStub<RecvTensorRequest, grpc::ByteBuffer> raw_stub_;
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
-  // The way to the peer's bulk port; null: never used.
-  const std::unique_ptr<BulkRoute> bulk_;
-  // DiscoverBulkPort's calls in flight. The destructor waits for them
-  // (each call's context holds the channel): the channel's last reference
-  // must go here, never on gRPC's callback thread, whose pool it would then
-  // join from inside and free while it still runs (grpc/grpc#32584).
-  struct Discoveries {
-    absl::Mutex mu;
-    std::set<grpc::ClientContext*> calls ABSL_GUARDED_BY(mu);
-  };
-  const std::shared_ptr<Discoveries> discoveries_ = std::make_shared<Discoveries>();
+  // The way to the peer's bulk port; null: never used (or, in the
+  // destructor, gone).
+  std::unique_ptr<BulkRoute> bulk_;
+
+ public:
+  // The gRPC calls in flight and the callbacks still using this worker
+  // (internal; grpc_remote_worker.cc).
+  struct InFlight;
+
+ private:
+  // The destructor cancels the calls and waits until nothing holds it. So
+  // each call's channel reference goes before the channel's last one, which
+  // must go in the destructor, never on gRPC's callback thread (whose pool
+  // it would join from inside and free while it still runs: grpc/grpc#32584).
+  const std::shared_ptr<InFlight> in_flight_;
 };
 
 }  // namespace tensorgrid

@@ -763,6 +763,45 @@ TEST(GrpcRemoteWorkerTest, GetStatusEndsAtItsDeadline) {
   for (StatusCallback& done : held) done(errors::Cancelled("test over"));
 }
 
+// A call nobody waits for (the master's CleanupGraph after a failed step)
+// may be in flight to a frozen task when its worker goes (its Server
+// stops): the destructor cancels it and waits, so that its callback never
+// runs on a worker that is gone.
+TEST(GrpcRemoteWorkerTest, DestroyingTheWorkerEndsItsCallsInFlightFirst) {
+  Worker worker(kTask, ConfigProto());
+  RecvWatchingWorker silent(&worker);
+  {
+    absl::MutexLock lock(&silent.mu);
+    silent.hold_status = true;
+  }
+  LoopbackServer server(&silent);
+  auto remote = std::make_unique<GrpcRemoteWorker>(server.address);  // an RPC timeout of 60 s
+  GetStatusResult status;
+  absl::Notification answered;
+  absl::Status s;
+  remote->GetStatusAsync(absl::InfiniteFuture(), &status, [&](absl::Status got) {
+    s = got;
+    answered.Notify();
+  });
+  auto held = [&] {
+    absl::MutexLock lock(&silent.mu);
+    return silent.held.size();
+  };
+  for (int i = 0; i < 3000 && held() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_EQ(held(), 1u);  // the call is at the frozen peer
+  remote.reset();  // returns once no callback uses the worker; `done` may run just after
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)))
+      << "a call outlived its worker";
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  std::vector<StatusCallback> callbacks;  // answered, so that the server can stop
+  {
+    absl::MutexLock lock(&silent.mu);
+    silent.hold_status = false;
+    callbacks.swap(silent.held);
+  }
+  for (StatusCallback& done : callbacks) done(errors::Cancelled("test over"));
+}
+
 TEST(GrpcWorkerServiceTest, RecvTensorCancelledByTheClientEndsTheCallOnTheServer) {
   Worker worker(kTask, ConfigProto());
   RecvWatchingWorker watching(&worker);
