@@ -199,7 +199,8 @@ void GrpcRemoteWorker::ReceiveTensor(
 
 void GrpcRemoteWorker::GetStatusAsync(absl::Time deadline, GetStatusResult* response,
                                       StatusCallback done) {
-  auto call = NewCall<GetStatusRequest, GetStatusResponse>(TimeoutUntil(deadline), security_, in_flight_);
+  auto call =
+      NewCall<GetStatusRequest, GetStatusResponse>(TimeoutUntil(deadline), security_, in_flight_);
   stub_->async()->GetStatus(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
@@ -219,7 +220,8 @@ void GrpcRemoteWorker::GetStatusAsync(absl::Time deadline, GetStatusResult* resp
 
 void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
                                           RegisterGraphResult* response, StatusCallback done) {
-  auto call = NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_, security_, in_flight_);
+  auto call =
+      NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_, security_, in_flight_);
   *call->request.mutable_graph_def() = request.graph;
   stub_->async()->RegisterGraph(
       &call->context, &call->request, &call->response,
@@ -233,8 +235,8 @@ void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
 
 void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, absl::Time deadline,
                                             StatusCallback done) {
-  auto call =
-      NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline), security_, in_flight_);
+  auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline),
+                                                                       security_, in_flight_);
   call->request.set_graph_handle(graph_handle);
   stub_->async()->DeregisterGraph(
       &call->context, &call->request, &call->response,
@@ -344,7 +346,8 @@ GrpcRemoteWorker::~GrpcRemoteWorker() {
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
-  auto call = NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_, security_, in_flight_);
+  auto call =
+      NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_, security_, in_flight_);
   call->request.set_step_id(step_id);
   stub_->async()->CleanupGraph(&call->context, &call->request, &call->response,
                                [this, call, done = std::move(done)](grpc::Status status) mutable {
@@ -462,7 +465,8 @@ void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendez
 
 void GrpcRemoteWorker::CompleteGroupAsync(const CompleteGroupArgs& request,
                                           CompleteGroupResult* response, StatusCallback done) {
-  auto call = NewCall<CompleteGroupRequest, CompleteGroupResponse>(request.timeout + kCollectiveGrace, security_, in_flight_);
+  auto call = NewCall<CompleteGroupRequest, CompleteGroupResponse>(
+      request.timeout + kCollectiveGrace, security_, in_flight_);
   call->request.set_group_key(request.group_key);
   call->request.set_group_size(request.group_size);
   call->request.set_device_type(request.device_type);
@@ -489,7 +493,8 @@ void GrpcRemoteWorker::CompleteGroupAsync(const CompleteGroupArgs& request,
 void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request,
                                              CompleteInstanceResult* response,
                                              StatusCallback done) {
-  auto call = NewCall<CompleteInstanceRequest, CompleteInstanceResponse>(request.timeout + kCollectiveGrace, security_, in_flight_);
+  auto call = NewCall<CompleteInstanceRequest, CompleteInstanceResponse>(
+      request.timeout + kCollectiveGrace, security_, in_flight_);
   CompleteInstanceRequest& r = call->request;
   r.set_group_key(request.group_key);
   r.set_group_size(request.group_size);
@@ -534,7 +539,8 @@ void GrpcRemoteWorker::RecvBufCall(const std::string& key, absl::Time deadline, 
   // The peer waits until a little before the RPC's deadline (RecvWait), so
   // a small grace past `deadline` lets its DeadlineExceeded (naming the key)
   // arrive rather than gRPC's own.
-  auto call = NewCall<RecvBufRequest, grpc::ByteBuffer>(left + absl::Milliseconds(200), security_, in_flight_);
+  auto call = NewCall<RecvBufRequest, grpc::ByteBuffer>(left + absl::Milliseconds(200), security_,
+                                                        in_flight_);
   call->request.set_buf_key(key);
   call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
   call->request.set_bulk_ticket(std::move(ticket));

@@ -789,7 +789,7 @@ TEST(GrpcRemoteWorkerTest, DestroyingTheWorkerEndsItsCallsInFlightFirst) {
   };
   for (int i = 0; i < 3000 && held() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
   ASSERT_EQ(held(), 1u);  // the call is at the frozen peer
-  remote.reset();  // returns once no callback uses the worker; `done` may run just after
+  remote.reset();         // returns once no callback uses the worker; `done` may run just after
   ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)))
       << "a call outlived its worker";
   EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
