@@ -196,10 +196,14 @@ Operation NodeBuilder::Finalize() {
   std::vector<PartialTensorShape> shapes(outputs.size());
   if (op->shape_fn) {
     std::vector<PartialTensorShape> input_shapes;
+    std::vector<std::optional<Tensor>> constants;
     for (const std::string& input : node_.input()) {
-      if (!absl::StartsWith(input, "^")) input_shapes.push_back(scope_.InputShape(input));
+      if (absl::StartsWith(input, "^")) continue;
+      input_shapes.push_back(scope_.InputShape(input));
+      constants.push_back(scope_.InputConstant(input));
     }
-    ShapeInferenceContext ctx(node_, std::move(input_shapes), static_cast<int>(outputs.size()));
+    ShapeInferenceContext ctx(node_, std::move(input_shapes), static_cast<int>(outputs.size()),
+                              std::move(constants));
     s = op->shape_fn(ctx);
     if (!s.ok()) {  // most shape functions name the node themselves
       const std::string node = absl::StrCat("node '", node_.name(), "'");

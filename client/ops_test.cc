@@ -306,6 +306,28 @@ TEST_F(OpsTest, ShapesAreInferredWhileBuilding) {
   EXPECT_TRUE(other.InferredShape(y).unknown_rank());
 }
 
+// Constant inputs (a reshape's shape, a reduction's axes) are read, as
+// TensorFlow's shape functions read them.
+TEST_F(OpsTest, ConstantShapesAndAxesAreReadWhileBuilding) {
+  auto images = ops::Placeholder(root_, DT_FLOAT, ops::Placeholder::Shape({-1, 28, 28}));
+  auto flat = ops::Reshape(root_, images, {-1, 784});
+  auto w = ops::Variable(root_, {784, 10}, DT_FLOAT);
+  auto logits = ops::MatMul(root_, flat, w);
+  auto mean = ops::Mean(root_, logits, {1}, ops::Mean::KeepDims(true));
+  auto noise = ops::RandomUniform(root_, {2, 5}, DT_FLOAT);
+  ExpectOk();
+  EXPECT_EQ(root_.InferredShape(flat).DebugString(), "[?,784]");
+  EXPECT_EQ(root_.InferredShape(logits).DebugString(), "[?,10]");
+  EXPECT_EQ(root_.InferredShape(mean).DebugString(), "[?,1]");
+  EXPECT_EQ(root_.InferredShape(noise).DebugString(), "[2,5]");
+  // A shape fed at Run is not known: only the rank.
+  auto shape = ops::Placeholder(root_, DT_INT32, ops::Placeholder::Shape({2}));
+  EXPECT_EQ(root_.InferredShape(ops::Reshape(root_, images, shape)).DebugString(), "[?,?]");
+  ops::Reshape(root_.WithOpName("bad"), ops::Const(root_, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f}), {4});
+  EXPECT_STATUS(root_.status(), kInvalidArgument,
+                "node 'bad' (Reshape): cannot reshape a tensor of 6 elements ([6]) into [4]");
+}
+
 TEST_F(OpsTest, MatMulOfMismatchedShapesFailsAtBuild) {
   auto a = ops::Placeholder(root_, DT_FLOAT, ops::Placeholder::Shape({2, 3}));
   auto b = ops::Placeholder(root_, DT_FLOAT, ops::Placeholder::Shape({4, 5}));

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "client/merge_device.h"
 #include "core/framework/attr_value_util.h"
+#include "core/framework/shape_inference.h"
 #include "core/framework/versions.h"
 #include "core/platform/status.h"
 
@@ -209,15 +210,35 @@ PartialTensorShape Scope::InferredShape(const Output& output) const {
   return ShapeOf(output.node_name(), output.index());
 }
 
-PartialTensorShape Scope::InputShape(absl::string_view tensor) const {
-  // NodeBuilder wrote the name: "node" or "node:port".
-  int port = 0;
+namespace {
+
+// A NodeDef input NodeBuilder wrote ("node" or "node:port") as node and
+// port; false if it is neither.
+bool SplitInput(absl::string_view tensor, std::string* node, int* port) {
+  *port = 0;
   const size_t colon = tensor.rfind(':');
   if (colon != absl::string_view::npos) {
-    if (!absl::SimpleAtoi(tensor.substr(colon + 1), &port)) return PartialTensorShape();
+    if (!absl::SimpleAtoi(tensor.substr(colon + 1), port)) return false;
     tensor = tensor.substr(0, colon);
   }
-  return ShapeOf(std::string(tensor), port);
+  *node = std::string(tensor);
+  return true;
+}
+
+}  // namespace
+
+PartialTensorShape Scope::InputShape(absl::string_view tensor) const {
+  std::string node;
+  int port;
+  return SplitInput(tensor, &node, &port) ? ShapeOf(node, port) : PartialTensorShape();
+}
+
+std::optional<Tensor> Scope::InputConstant(absl::string_view tensor) const {
+  std::string node;
+  int port;
+  if (!SplitInput(tensor, &node, &port)) return std::nullopt;
+  const NodeDef* producer = FindNode(node);
+  return producer == nullptr ? std::nullopt : InferenceConstant(*producer, port);
 }
 
 absl::Status Scope::AssignDevice(NodeDef* node) const {

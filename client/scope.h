@@ -32,6 +32,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -167,6 +168,8 @@ class Scope {
   void AddNode(NodeDef node, std::vector<PartialTensorShape> output_shapes) const;
   // InferredShape of input `tensor` of a NodeDef ("node" or "node:1").
   PartialTensorShape InputShape(absl::string_view tensor) const;
+  // Input `tensor`'s value for shape functions (InferenceConstant), if any.
+  std::optional<Tensor> InputConstant(absl::string_view tensor) const;
   // Output `port` of node `node`, as inferred (unknown if none was).
   PartialTensorShape ShapeOf(const std::string& node, int port) const;
   // The node named `name`, or nullptr.

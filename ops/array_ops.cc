@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/op_def.h"
 #include "core/framework/shape_inference.h"
@@ -75,10 +76,7 @@ TG_REGISTER_OP("_Retval")
     .SetIsStateful()
     .Doc("A step's fetch: return value `index` of the executor's call frame.");
 
-// `status` with "node 'x' (Op): " in front.
-absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
-  return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
-}
+using shape_fns::AtNode;
 
 absl::Status BroadcastGradientArgsShapeFn(ShapeInferenceContext& c) {
   c.set_output(0, PartialTensorShape({-1}));
@@ -101,13 +99,33 @@ r1 = [0, 2]. A broadcasting op's gradient sums over them.
 A dimension of size 1 in both shapes is listed in both, as TensorFlow does.
 )doc");
 
-// The output's rank is the length of `shape` when known.
+// The output's shape is `shape` (its rank when only its length is known).
 absl::Status BroadcastToShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& sizes = c.input(1);
-  if (sizes.dims() == 1 && sizes.dim_size(0) >= 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(sizes.dim_size(0), -1)));
-  }
+  PartialTensorShape shape;
+  TG_RETURN_IF_ERROR(shape_fns::ShapeFromShapeInput(c, 1, &shape));
+  c.set_output(0, shape);
   return absl::OkStatus();
+}
+
+// The dimensions of a shape of known rank (-1 for unknown ones).
+std::vector<int64_t> DimsOf(const PartialTensorShape& shape) {
+  std::vector<int64_t> dims;
+  for (int d = 0; d < shape.dims(); ++d) dims.push_back(shape.dim_size(d));
+  return dims;
+}
+
+// `axis` (input i, a scalar) in [-rank, rank) made non-negative; false when
+// it is not a constant. InvalidArgument when out of range.
+absl::StatusOr<bool> ConstantAxis(const ShapeInferenceContext& c, int i, int rank, int* axis) {
+  std::vector<int64_t> values;
+  if (!shape_fns::InputInts(c, i, &values) || values.size() != 1) return false;
+  const int64_t a = values[0];
+  if (a < -rank || a >= rank) {
+    return AtNode(c, errors::InvalidArgument("axis ", a, " is out of range [", -rank, ", ", rank,
+                                             ") for inputs of rank ", rank));
+  }
+  *axis = static_cast<int>(a < 0 ? a + rank : a);
+  return true;
 }
 
 TG_REGISTER_OP("BroadcastTo")
@@ -142,15 +160,43 @@ concatenation along `concat_dim`: offset[i] is 0 but at concat_dim.
   concat_dim = 1, shape = {[2,3,5], [2,7,5]}  ->  offset = {[0,0,0], [0,3,0]}
 )doc");
 
-// The output has the inputs' rank; which dimension grows depends on `axis`.
+// The output has the inputs' rank. With a constant `axis`, the inputs agree
+// in every other dimension (InvalidArgument naming the one that does not),
+// and the output's `axis` is their sum.
 absl::Status ConcatShapeFn(ShapeInferenceContext& c) {
-  for (int i = 0; i + 1 < c.num_inputs(); ++i) {
-    const PartialTensorShape& in = c.input(i);
-    if (!in.unknown_rank()) {
-      c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
-      break;
-    }
+  const int n = c.num_inputs() - 1;
+  int rank = -1;
+  for (int i = 0; i < n && rank < 0; ++i) rank = c.input(i).dims();
+  if (rank < 0) return absl::OkStatus();
+  int axis = 0;
+  absl::StatusOr<bool> known = ConstantAxis(c, n, rank, &axis);
+  TG_RETURN_IF_ERROR(known.status());
+  std::vector<int64_t> dims(rank, -1);
+  if (!*known) {
+    c.set_output(0, PartialTensorShape(dims));
+    return absl::OkStatus();
   }
+  int64_t total = 0;
+  PartialTensorShape common(dims);
+  for (int i = 0; i < n; ++i) {
+    const PartialTensorShape& in = c.input(i);
+    if (in.unknown_rank()) {
+      total = -1;
+      continue;
+    }
+    std::vector<int64_t> others = DimsOf(in);
+    if (in.dims() == rank) others[axis] = -1;
+    if (in.dims() != rank || !shape_fns::MergeShapes(common, PartialTensorShape(others), &common)) {
+      return AtNode(c, errors::InvalidArgument("ConcatV2 input ", i, " has shape ",
+                                               in.DebugString(), ", which does not match ",
+                                               common.DebugString(), " but along axis ", axis));
+    }
+    const int64_t d = in.dim_size(axis);
+    total = total < 0 || d < 0 ? -1 : total + d;
+  }
+  dims = DimsOf(common);
+  dims[axis] = total;
+  c.set_output(0, PartialTensorShape(dims));
   return absl::OkStatus();
 }
 
@@ -299,12 +345,11 @@ index names are zero.
   merged  = [2, 1, 1, 7]
 )doc");
 
-// Output rank is the length of `dims` when known.
+// The output's shape is `dims` (its rank when only its length is known).
 absl::Status FillShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& dims = c.input(0);
-  if (dims.dims() == 1 && dims.dim_size(0) >= 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(dims.dim_size(0), -1)));
-  }
+  PartialTensorShape shape;
+  TG_RETURN_IF_ERROR(shape_fns::ShapeFromShapeInput(c, 0, &shape));
+  c.set_output(0, shape);
   return absl::OkStatus();
 }
 
@@ -338,16 +383,48 @@ TG_REGISTER_OP("InvertPermutation")
     .SetShapeFn(shape_fns::UnchangedShape)
     .Doc("y[x[i]] = i for a permutation x of [0, n).");
 
-// Output rank is the length of the `shape` vector when known; a length-1
-// shape of a fully known input is the flattened input.
+// The output's shape is `shape` when it is a constant, its one -1 worked out
+// when the input's size is known (InvalidArgument for sizes that cannot
+// match, as TensorFlow's "Cannot reshape"); else its rank is the length of
+// `shape`, and a length-1 shape of a fully known input is the flattened input.
 absl::Status ReshapeShapeFn(ShapeInferenceContext& c) {
+  const PartialTensorShape& in = c.input(0);
+  const bool in_known = in.IsFullyDefined();
+  int64_t in_size = 1;
+  for (int d = 0; in_known && d < in.dims(); ++d) in_size *= in.dim_size(d);
+  std::vector<int64_t> dims;
+  if (shape_fns::InputInts(c, 1, &dims)) {
+    const std::string asked = absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+    int unknown = -1;
+    int64_t product = 1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] == -1 && unknown < 0) {
+        unknown = static_cast<int>(d);
+      } else if (dims[d] < 0) {
+        return AtNode(c, errors::InvalidArgument(
+                             "the shape ", asked,
+                             " may have one -1 and no other negative dimension"));
+      } else {
+        product *= dims[d];
+      }
+    }
+    if (in_known) {
+      const bool fits = unknown < 0 ? product == in_size
+                                    : (product == 0 ? in_size == 0 : in_size % product == 0);
+      if (!fits) {
+        return AtNode(c, errors::InvalidArgument("cannot reshape a tensor of ", in_size,
+                                                 " elements (", in.DebugString(), ") into ",
+                                                 asked));
+      }
+      if (unknown >= 0 && product > 0) dims[unknown] = in_size / product;
+    }
+    c.set_output(0, PartialTensorShape(dims));
+    return absl::OkStatus();
+  }
   const PartialTensorShape& sizes = c.input(1);
   if (sizes.dims() != 1 || sizes.dim_size(0) < 0) return absl::OkStatus();
-  const PartialTensorShape& in = c.input(0);
-  if (sizes.dim_size(0) == 1 && in.IsFullyDefined()) {
-    int64_t n = 1;
-    for (int d = 0; d < in.dims(); ++d) n *= in.dim_size(d);
-    c.set_output(0, PartialTensorShape({n}));
+  if (sizes.dim_size(0) == 1 && in_known) {
+    c.set_output(0, PartialTensorShape({in_size}));
     return absl::OkStatus();
   }
   c.set_output(0, PartialTensorShape(std::vector<int64_t>(sizes.dim_size(0), -1)));
@@ -392,11 +469,41 @@ The number of elements of `input`, as a scalar.
 out_type: DT_INT32 or DT_INT64.
 )doc");
 
-// The output has the input's rank; sizes that are not -1 are known only
-// from the values.
+// The output has the input's rank. A constant `size` gives its dimensions
+// (a -1 the rest of the input's dimension past a constant `begin`);
+// InvalidArgument for a begin or size that does not fit a known dimension.
 absl::Status SliceShapeFn(ShapeInferenceContext& c) {
   const PartialTensorShape& in = c.input(0);
-  if (!in.unknown_rank()) c.set_output(0, PartialTensorShape(std::vector<int64_t>(in.dims(), -1)));
+  std::vector<int64_t> begin, size;
+  const bool have_begin = shape_fns::InputInts(c, 1, &begin);
+  const bool have_size = shape_fns::InputInts(c, 2, &size);
+  int rank = in.dims();
+  if (rank < 0 && have_size) rank = static_cast<int>(size.size());
+  if (rank < 0) return absl::OkStatus();
+  std::vector<int64_t> dims(rank, -1);
+  if ((have_begin && begin.size() != dims.size()) || (have_size && size.size() != dims.size())) {
+    return AtNode(c, errors::InvalidArgument("begin and size must have one entry per dimension "
+                                             "of the input ",
+                                             in.DebugString()));
+  }
+  for (int d = 0; d < rank && have_size; ++d) {
+    const int64_t extent = in.unknown_rank() ? -1 : in.dim_size(d);
+    const int64_t b = have_begin ? begin[d] : -1;
+    if (have_begin && (b < 0 || (extent >= 0 && b > extent))) {
+      return AtNode(c, errors::InvalidArgument("slice begin ", b, " is out of range for dimension ",
+                                               d, " of ", in.DebugString()));
+    }
+    if (size[d] == -1) {
+      dims[d] = extent >= 0 && b >= 0 ? extent - b : -1;
+    } else if (size[d] < 0 || (extent >= 0 && b >= 0 && b + size[d] > extent)) {
+      return AtNode(c, errors::InvalidArgument("slice size ", size[d], " at begin ", b,
+                                               " does not fit dimension ", d, " of ",
+                                               in.DebugString()));
+    } else {
+      dims[d] = size[d];
+    }
+  }
+  c.set_output(0, PartialTensorShape(dims));
   return absl::OkStatus();
 }
 
@@ -413,9 +520,29 @@ The block of `input` that starts at `begin` and has shape `size` (a size
 of -1 takes the rest of that dimension).
 )doc");
 
-// The output has the input's rank; its dimensions depend on perm's values.
+// The output has the input's rank; with a constant `perm` (which must be a
+// permutation of the input's dimensions), dimension i is the input's perm[i].
 absl::Status TransposeShapeFn(ShapeInferenceContext& c) {
   const PartialTensorShape& in = c.input(0);
+  std::vector<int64_t> perm;
+  if (shape_fns::InputInts(c, 1, &perm)) {
+    const int rank = static_cast<int>(perm.size());
+    std::vector<bool> seen(rank, false);
+    bool valid = in.unknown_rank() || in.dims() == rank;
+    for (int64_t p : perm) {
+      valid = valid && p >= 0 && p < rank && !seen[p];
+      if (valid) seen[p] = true;
+    }
+    if (!valid) {
+      return AtNode(c, errors::InvalidArgument("perm [", absl::StrJoin(perm, ","),
+                                               "] is not a permutation of the dimensions of ",
+                                               in.DebugString()));
+    }
+    std::vector<int64_t> dims(rank, -1);
+    for (int i = 0; i < rank && !in.unknown_rank(); ++i) dims[i] = in.dim_size(perm[i]);
+    c.set_output(0, PartialTensorShape(dims));
+    return absl::OkStatus();
+  }
   if (in.unknown_rank()) return absl::OkStatus();
   if (in.dims() <= 1) {
     c.set_output(0, in);
@@ -450,7 +577,20 @@ absl::Status PadShapeFn(ShapeInferenceContext& c) {
   }
   int rank = in.unknown_rank() ? -1 : in.dims();
   if (rank < 0 && !paddings.unknown_rank()) rank = static_cast<int>(paddings.dim_size(0));
-  if (rank >= 0) c.set_output(0, PartialTensorShape(std::vector<int64_t>(rank, -1)));
+  if (rank < 0) return absl::OkStatus();
+  std::vector<int64_t> dims(rank, -1);
+  std::vector<int64_t> pads;
+  if (shape_fns::InputInts(c, 1, &pads) && pads.size() == 2 * dims.size()) {
+    for (int d = 0; d < rank; ++d) {
+      if (pads[2 * d] < 0 || pads[2 * d + 1] < 0) {
+        return AtNode(c, errors::InvalidArgument("paddings must be >= 0, got [", pads[2 * d], ", ",
+                                                 pads[2 * d + 1], "] for dimension ", d));
+      }
+      const int64_t extent = in.unknown_rank() ? -1 : in.dim_size(d);
+      if (extent >= 0) dims[d] = extent + pads[2 * d] + pads[2 * d + 1];
+    }
+  }
+  c.set_output(0, PartialTensorShape(dims));
   return absl::OkStatus();
 }
 

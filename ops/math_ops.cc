@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/framework/attr_value_util.h"
 #include "core/framework/op_def.h"
 #include "core/framework/shape_inference.h"
@@ -251,14 +252,45 @@ transpose_a: Multiply by the transpose of `a`.
 transpose_b: Multiply by the transpose of `b`.
 )doc");
 
-// Without the axes' values only the output's rank can be known: with
-// keep_dims, with a single (scalar) axis, or when no axes are given.
+// Dimensions `axes` (each in [-rank, rank)) of a rank-`rank` input, as a
+// mask; InvalidArgument naming the axis out of range.
+absl::StatusOr<std::vector<bool>> AxesMask(const ShapeInferenceContext& c,
+                                           const std::vector<int64_t>& axes, int rank) {
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) {
+      return shape_fns::AtNode(c, errors::InvalidArgument("axis ", a, " is out of range [", -rank,
+                                                          ", ", rank, ") for an input of rank ",
+                                                          rank));
+    }
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  return reduced;
+}
+
+// With constant axes, the input without them (or with them 1, keep_dims).
+// Without, only the output's rank can be known: with keep_dims, with a
+// single (scalar) axis, or when no axes are given.
 absl::Status ReductionShape(ShapeInferenceContext& c) {
   bool keep_dims = false;
   TG_RETURN_IF_ERROR(GetNodeAttr(c.node(), "keep_dims", &keep_dims));
   const PartialTensorShape& input = c.input(0);
   const PartialTensorShape& axes = c.input(1);
   if (input.unknown_rank()) return absl::OkStatus();
+  std::vector<int64_t> values;
+  if (shape_fns::InputInts(c, 1, &values)) {
+    TG_ASSIGN_OR_RETURN(const std::vector<bool> reduced, AxesMask(c, values, input.dims()));
+    std::vector<int64_t> dims;
+    for (int d = 0; d < input.dims(); ++d) {
+      if (!reduced[d]) {
+        dims.push_back(input.dim_size(d));
+      } else if (keep_dims) {
+        dims.push_back(1);
+      }
+    }
+    c.set_output(0, PartialTensorShape(dims));
+    return absl::OkStatus();
+  }
   if (axes.dims() == 1 && axes.dim_size(0) == 0) return shape_fns::UnchangedShape(c);
   std::vector<int64_t> dims;
   if (keep_dims) {
@@ -317,12 +349,22 @@ a vector).
 keep_dims: Keep reduced dimensions with size 1.
 )doc");
 
-// One dimension fewer than the input; which one depends on `dimension`'s value.
+// The input without dimension `dimension` (when a constant; else one
+// dimension fewer, all unknown).
 absl::Status ArgMaxShape(ShapeInferenceContext& c) {
   const PartialTensorShape& input = c.input(0);
-  if (!input.unknown_rank() && input.dims() > 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(input.dims() - 1, -1)));
+  if (input.unknown_rank() || input.dims() == 0) return absl::OkStatus();
+  std::vector<int64_t> values;
+  if (shape_fns::InputInts(c, 1, &values) && values.size() == 1) {
+    TG_ASSIGN_OR_RETURN(const std::vector<bool> reduced, AxesMask(c, values, input.dims()));
+    std::vector<int64_t> dims;
+    for (int d = 0; d < input.dims(); ++d) {
+      if (!reduced[d]) dims.push_back(input.dim_size(d));
+    }
+    c.set_output(0, PartialTensorShape(dims));
+    return absl::OkStatus();
   }
+  c.set_output(0, PartialTensorShape(std::vector<int64_t>(input.dims() - 1, -1)));
   return absl::OkStatus();
 }
 

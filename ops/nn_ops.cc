@@ -195,10 +195,7 @@ int32 or int64).
 // ---------------------------------------------------------------------------
 // Pooling.
 
-// `status` with "node 'x' (Op): " in front.
-absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
-  return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
-}
+using shape_fns::AtNode;
 
 // InvalidArgument unless input `i` is of unknown rank or has rank `rank`.
 absl::Status CheckRank(const ShapeInferenceContext& c, int i, const char* what, int rank) {

@@ -14,9 +14,7 @@
 namespace tensorgrid {
 namespace {
 
-absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
-  return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
-}
+using shape_fns::AtNode;
 
 // The outputs of both ops: `num_sparse` sparse features of rank
 // batch_rank + 1, the dense features prefixed by the batch's shape, and

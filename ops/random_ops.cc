@@ -4,16 +4,16 @@
 
 #include "core/framework/op_def.h"
 #include "core/framework/shape_inference.h"
+#include "core/platform/status.h"
 
 namespace tensorgrid {
 namespace {
 
-// Output rank is the length of `shape` when known.
+// The output's shape is `shape` (its rank when only its length is known).
 absl::Status RandomShapeFn(ShapeInferenceContext& c) {
-  const PartialTensorShape& shape = c.input(0);
-  if (shape.dims() == 1 && shape.dim_size(0) >= 0) {
-    c.set_output(0, PartialTensorShape(std::vector<int64_t>(shape.dim_size(0), -1)));
-  }
+  PartialTensorShape shape;
+  TG_RETURN_IF_ERROR(shape_fns::ShapeFromShapeInput(c, 0, &shape));
+  c.set_output(0, shape);
   return absl::OkStatus();
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -206,13 +207,15 @@ ShapeMap InferShapes(const Graph& graph, const std::map<std::string, PartialTens
     }
     if (n->op_def() == nullptr || !n->op_def()->shape_fn) continue;
     std::vector<PartialTensorShape> inputs(n->num_inputs());
+    std::vector<std::optional<Tensor>> constants(n->num_inputs());
     for (int i = 0; i < n->num_inputs(); ++i) {
       const Edge* e = n->input_edge(i);
       if (e == nullptr) continue;
       const std::vector<PartialTensorShape>& src = shapes[e->src];
       if (e->src_output < static_cast<int>(src.size())) inputs[i] = src[e->src_output];
+      constants[i] = InferenceConstant(e->src->def(), e->src_output);
     }
-    ShapeInferenceContext ctx(n->def(), std::move(inputs), n->num_outputs());
+    ShapeInferenceContext ctx(n->def(), std::move(inputs), n->num_outputs(), std::move(constants));
     if (!n->op_def()->shape_fn(ctx).ok()) continue;
     for (int i = 0; i < n->num_outputs(); ++i) out[i] = ctx.output(i);
   }

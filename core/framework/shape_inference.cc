@@ -1,10 +1,68 @@
 #include "core/framework/shape_inference.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/framework/attr_value_util.h"
+#include "core/framework/tensor_codec.h"
 #include "core/platform/status.h"
 
 namespace tensorgrid {
+
+std::optional<Tensor> InferenceConstant(const NodeDef& producer, int port) {
+  if (producer.op() != "Const" || port != 0) return std::nullopt;
+  auto it = producer.attr().find("value");
+  if (it == producer.attr().end() || !it->second.has_tensor()) return std::nullopt;
+  const TensorProto& proto = it->second.tensor();
+  if (proto.dtype() != DT_INT32 && proto.dtype() != DT_INT64) return std::nullopt;
+  int64_t elements = 1;
+  for (const auto& dim : proto.tensor_shape().dim()) {
+    if (dim.size() < 0 || dim.size() > kMaxInferenceConstant) return std::nullopt;
+    elements *= dim.size();
+    if (elements > kMaxInferenceConstant) return std::nullopt;
+  }
+  absl::StatusOr<Tensor> value = TensorFromProto(proto);
+  if (!value.ok()) return std::nullopt;
+  return *std::move(value);
+}
+
 namespace shape_fns {
+
+absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) {
+  return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
+}
+
+bool InputInts(const ShapeInferenceContext& c, int i, std::vector<int64_t>* values) {
+  const Tensor* t = c.input_tensor(i);
+  if (t == nullptr) return false;
+  values->clear();
+  if (t->dtype() == DT_INT32) {
+    values->assign(t->data<int32_t>(), t->data<int32_t>() + t->NumElements());
+  } else if (t->dtype() == DT_INT64) {
+    values->assign(t->data<int64_t>(), t->data<int64_t>() + t->NumElements());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+absl::Status ShapeFromShapeInput(const ShapeInferenceContext& c, int i, PartialTensorShape* shape) {
+  std::vector<int64_t> dims;
+  if (InputInts(c, i, &dims)) {
+    for (int64_t d : dims) {
+      if (d < -1) {
+        return AtNode(c, errors::InvalidArgument("the shape [", absl::StrJoin(dims, ","),
+                                                 "] has a negative dimension"));
+      }
+    }
+    *shape = PartialTensorShape(dims);
+    return absl::OkStatus();
+  }
+  const PartialTensorShape& sizes = c.input(i);
+  *shape = sizes.dims() == 1 && sizes.dim_size(0) >= 0
+               ? PartialTensorShape(std::vector<int64_t>(sizes.dim_size(0), -1))
+               : PartialTensorShape();
+  return absl::OkStatus();
+}
 
 bool MergeShapes(const PartialTensorShape& a, const PartialTensorShape& b,
                  PartialTensorShape* merged) {
