@@ -401,20 +401,20 @@ absl::Status ReshapeShapeFn(ShapeInferenceContext& c) {
       if (dims[d] == -1 && unknown < 0) {
         unknown = static_cast<int>(d);
       } else if (dims[d] < 0) {
-        return AtNode(c, errors::InvalidArgument(
-                             "the shape ", asked,
-                             " may have one -1 and no other negative dimension"));
+        return AtNode(c,
+                      errors::InvalidArgument("the shape ", asked,
+                                              " may have one -1 and no other negative dimension"));
       } else {
         product *= dims[d];
       }
     }
     if (in_known) {
-      const bool fits = unknown < 0 ? product == in_size
-                                    : (product == 0 ? in_size == 0 : in_size % product == 0);
+      const bool fits =
+          unknown < 0 ? product == in_size : (product == 0 ? in_size == 0 : in_size % product == 0);
       if (!fits) {
-        return AtNode(c, errors::InvalidArgument("cannot reshape a tensor of ", in_size,
-                                                 " elements (", in.DebugString(), ") into ",
-                                                 asked));
+        return AtNode(c,
+                      errors::InvalidArgument("cannot reshape a tensor of ", in_size, " elements (",
+                                              in.DebugString(), ") into ", asked));
       }
       if (unknown >= 0 && product > 0) dims[unknown] = in_size / product;
     }
@@ -496,9 +496,9 @@ absl::Status SliceShapeFn(ShapeInferenceContext& c) {
     if (size[d] == -1) {
       dims[d] = extent >= 0 && b >= 0 ? extent - b : -1;
     } else if (size[d] < 0 || (extent >= 0 && b >= 0 && b + size[d] > extent)) {
-      return AtNode(c, errors::InvalidArgument("slice size ", size[d], " at begin ", b,
-                                               " does not fit dimension ", d, " of ",
-                                               in.DebugString()));
+      return AtNode(
+          c, errors::InvalidArgument("slice size ", size[d], " at begin ", b,
+                                     " does not fit dimension ", d, " of ", in.DebugString()));
     } else {
       dims[d] = size[d];
     }

@@ -76,9 +76,8 @@ TEST(ConstantShapeTest, TransposeConcatSliceAndPad) {
   r = RunShapeFn(concat, {{2, 3}, {-1, 4}, {}}, {kUnknown, kUnknown, Scalar(-1)});
   ASSERT_OK(r.status);
   EXPECT_EQ(r.outputs[0], "[2,7]");
-  EXPECT_STATUS(
-      RunShapeFn(concat, {{2, 3}, {5, 4}, {}}, {kUnknown, kUnknown, Scalar(1)}).status,
-      kInvalidArgument, "node 'n' (ConcatV2): ConcatV2 input 1 has shape [5,4]");
+  EXPECT_STATUS(RunShapeFn(concat, {{2, 3}, {5, 4}, {}}, {kUnknown, kUnknown, Scalar(1)}).status,
+                kInvalidArgument, "node 'n' (ConcatV2): ConcatV2 input 1 has shape [5,4]");
   EXPECT_STATUS(RunShapeFn(concat, {{2, 3}, {2, 4}, {}}, {kUnknown, kUnknown, Scalar(2)}).status,
                 kInvalidArgument, "axis 2 is out of range [-2, 2)");
 
@@ -87,9 +86,8 @@ TEST(ConstantShapeTest, TransposeConcatSliceAndPad) {
   r = RunShapeFn(slice, {{4, 6}, {2}, {2}}, {kUnknown, Vec({1, 2}), Vec({2, -1})});
   ASSERT_OK(r.status);
   EXPECT_EQ(r.outputs[0], "[2,4]");
-  EXPECT_STATUS(
-      RunShapeFn(slice, {{4, 6}, {2}, {2}}, {kUnknown, Vec({3, 0}), Vec({2, 1})}).status,
-      kInvalidArgument, "slice size 2 at begin 3 does not fit dimension 0 of [4,6]");
+  EXPECT_STATUS(RunShapeFn(slice, {{4, 6}, {2}, {2}}, {kUnknown, Vec({3, 0}), Vec({2, 1})}).status,
+                kInvalidArgument, "slice size 2 at begin 3 does not fit dimension 0 of [4,6]");
 
   r = RunShapeFn(Op("Pad"), {{2, -1}, {2, 2}}, {kUnknown, Ints({1, 1, 0, 3}, TensorShape({2, 2}))});
   ASSERT_OK(r.status);

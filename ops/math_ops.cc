@@ -259,9 +259,9 @@ absl::StatusOr<std::vector<bool>> AxesMask(const ShapeInferenceContext& c,
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {
     if (a < -rank || a >= rank) {
-      return shape_fns::AtNode(c, errors::InvalidArgument("axis ", a, " is out of range [", -rank,
-                                                          ", ", rank, ") for an input of rank ",
-                                                          rank));
+      return shape_fns::AtNode(
+          c, errors::InvalidArgument("axis ", a, " is out of range [", -rank, ", ", rank,
+                                     ") for an input of rank ", rank));
     }
     reduced[a < 0 ? a + rank : a] = true;
   }

@@ -20,8 +20,8 @@
 #include "core/graph/partition.h"
 #include "core/platform/file.h"
 #include "core/platform/status.h"
-#include "tools/flags.h"
 #include "core/util/proto_text.h"
+#include "tools/flags.h"
 
 namespace tensorgrid {
 namespace tg_inspect {
