@@ -51,6 +51,7 @@
 #include "client/training/saver.h"
 #include "client/training/summary_writer.h"
 #include "client/training/variables.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "core/util/command_line_flags.h"
 #include "examples/fashion_mnist_model.h"
@@ -246,6 +247,13 @@ absl::Status Train(ClientSession& session, training::Saver& saver, const Model& 
 }
 
 absl::Status Run(const Options& o) {
+  // Refused before training rather than after it (an export never writes
+  // over a directory).
+  if (!o.export_dir.empty() && PathExists(o.export_dir)) {
+    return errors::AlreadyExists("--export_dir '", o.export_dir,
+                                 "' already exists; a SavedModel is never written over another "
+                                 "(remove it, or name a new directory)");
+  }
   TG_ASSIGN_OR_RETURN(MnistData train, Load(o, MnistSplit::kTrain));
   TG_ASSIGN_OR_RETURN(MnistData test, Load(o, MnistSplit::kTest));
   Scope root = Scope::NewRootScope();

@@ -144,6 +144,17 @@ else
   fail "tg_run --saved_model on the export: exit $status, $right right, sums [$sums]" "$out"
 fi
 
+# An export directory that exists is refused before any training (a run of
+# a million steps would otherwise not end within the test's time).
+out=$(timeout 60 "$bin" --steps=1000000 --export_dir="$export" 2>&1)
+status=$?
+if [[ $status -eq 1 && "$out" == *"ALREADY_EXISTS: --export_dir '$export' already exists"* &&
+      "$out" != *"step "* ]]; then
+  ok "an existing --export_dir is refused before training"
+else
+  fail "an existing --export_dir: expected exit 1 before training, got $status" "$out"
+fi
+
 # 5. Errors: a missing data directory names the package; bad flags are usage errors.
 out=$("$bin" --data_dir="$tmp/nowhere" 2>&1)
 status=$?

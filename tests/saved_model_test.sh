@@ -58,7 +58,9 @@ expect_error "an unknown signature" 1 "NOT_FOUND" "no signature 'nope'" "serving
 run_tg --saved_model="$HALF" --input='z=[1]'
 expect_error "an unknown input key" 1 "INVALID_ARGUMENT" "has no input 'z'; its inputs: x"
 run_tg --saved_model="$HALF" --input='x=["a"]'
-expect_error "a value of the wrong dtype" 1 "--input 'x'"
+expect_error "a value of the wrong dtype (a bad flag value)" 2 "--input 'x'" "expected a float"
+run_tg --saved_model="$HALF" --input='x=[1]' --input='x=[2]'
+expect_error "an input given twice" 2 "--input 'x' is given more than once"
 run_tg --saved_model="$HALF" --signature=regress_x_to_y --input_examples='inputs=[{"x":[1]}]'
 expect_error "an int64 feature where the model parses floats" 1 "INVALID_ARGUMENT" \
   "example 0: feature 'x' holds int64 values, but float is expected"

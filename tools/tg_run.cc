@@ -73,7 +73,10 @@ absl::Status RunGraph(const Options& options, const GraphDef& graph,
 
 // Loads the SavedModel and runs --signature with the --input values (each
 // parsed as the signature's dtype for its key), printing outputs by key.
-absl::Status RunSavedModel(const Options& options) {
+// Sets *bad_value when an --input or --input_examples value is what failed
+// (it does not parse as its input's dtype, or the key is given twice): a
+// bad flag value, as a bad --feed value is.
+absl::Status RunSavedModel(const Options& options, bool* bad_value) {
   const std::unordered_set<std::string> tags(options.tags.begin(), options.tags.end());
   if (options.show) {  // reads the MetaGraphDef only: no session, nothing run
     TG_ASSIGN_OR_RETURN(MetaGraphDef meta_graph,
@@ -99,16 +102,19 @@ absl::Status RunSavedModel(const Options& options) {
                                      absl::StrJoin(runner->input_keys(), ", "));
     }
     absl::StatusOr<Tensor> value = ParseTensorValues(key_values.second, it->second.dtype());
+    *bad_value = true;
     if (!value.ok()) {
       return WithContext(value.status(), absl::StrCat("--input '", key_values.first, "'"));
     }
     if (!inputs.emplace(key_values.first, *std::move(value)).second) {
       return errors::InvalidArgument("--input '", key_values.first, "' is given more than once");
     }
+    *bad_value = false;
   }
   for (const std::string& spec : options.input_examples) {
     TG_ASSIGN_OR_RETURN(auto key_values, SplitSignatureInput(spec));
     absl::StatusOr<Tensor> examples = ParseExamples(key_values.second);
+    *bad_value = true;
     if (!examples.ok()) {
       return WithContext(examples.status(),
                          absl::StrCat("--input_examples '", key_values.first, "'"));
@@ -116,6 +122,7 @@ absl::Status RunSavedModel(const Options& options) {
     if (!inputs.emplace(key_values.first, *std::move(examples)).second) {
       return errors::InvalidArgument("input '", key_values.first, "' is given more than once");
     }
+    *bad_value = false;
   }
   TG_ASSIGN_OR_RETURN(auto outputs, runner->Run(inputs, options.outputs));
   const std::vector<std::string> keys =
@@ -136,7 +143,12 @@ int Main(const std::vector<std::string>& args) {
     return 0;
   }
 
-  if (!options->saved_model_dir.empty()) return tools::ReportError(RunSavedModel(*options));
+  if (!options->saved_model_dir.empty()) {
+    bool bad_value = false;
+    const absl::Status status = RunSavedModel(*options, &bad_value);
+    return bad_value ? tools::ReportUsageError("tg_run", status.message())
+                     : tools::ReportError(status);
+  }
 
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::set<std::string> fed;

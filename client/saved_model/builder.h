@@ -45,6 +45,7 @@
 #include "absl/status/status.h"
 #include "client/client_session.h"
 #include "client/output.h"
+#include "client/saved_model/constants.h"  // kSavedModelTagServe, signature keys
 #include "client/scope.h"
 #include "client/training/saver.h"
 #include "core/framework/tensor_shape.h"

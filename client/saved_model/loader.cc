@@ -59,6 +59,11 @@ absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir) {
       return errors::DataLoss("SavedModel file '", pb, "' does not parse as a SavedModel (",
                               bytes.size(), " bytes)");
     }
+    // An empty file parses (as nothing): a damaged one, as above.
+    if (saved_model.meta_graphs_size() == 0) {
+      return errors::DataLoss("SavedModel file '", pb, "' holds no MetaGraphDef (", bytes.size(),
+                              " bytes: empty or truncated?)");
+    }
   } else if (IsRegularFile(pbtxt)) {
     TG_ASSIGN_OR_RETURN(std::string text, ReadFileToString(pbtxt, "SavedModel"));
     std::string error;
@@ -71,7 +76,7 @@ absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir) {
                             kSavedModelFilenamePb, " or ", kSavedModelFilenamePbTxt);
   }
   if (saved_model.meta_graphs_size() == 0) {
-    return errors::InvalidArgument("SavedModel in '", export_dir, "' holds no MetaGraphDef");
+    return errors::InvalidArgument("SavedModel file '", pbtxt, "' holds no MetaGraphDef");
   }
   return saved_model;
 }

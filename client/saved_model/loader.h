@@ -17,6 +17,9 @@
 // (the `__saved_model_init_op` signature, else the `saved_model_main_op`
 // collection, else `legacy_init_op`) with the same feeds.
 //
+// The tag and signature names (kSavedModelTagServe,
+// kDefaultServingSignatureDefKey) come with this header (constants.h).
+//
 // Errors name the export directory and what is missing or wrong: NotFound
 // for no saved_model.pb/.pbtxt, for a tag set the model does not have (the
 // message lists the tag sets it has), for a missing asset file or variable;
@@ -36,6 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/saved_model/constants.h"  // kSavedModelTagServe, signature keys
 #include "core/public/session.h"
 #include "proto/meta_graph.pb.h"
 #include "proto/saved_model.pb.h"
