@@ -6,7 +6,8 @@
 //   TG_RETURN_IF_ERROR(LoadSavedModel(SessionOptions(), RunOptions(), "/models/half_plus_two/123",
 //                                     {kSavedModelTagServe}, &bundle));
 //   TG_ASSIGN_OR_RETURN(auto predict, SignatureRunner::Create(&bundle, "serving_default"));
-//   TG_ASSIGN_OR_RETURN(auto out, predict->Run({{"x", Tensor::FromVector<float>({1, 2, 3}, {3})}}));
+//   TG_ASSIGN_OR_RETURN(auto out, predict->Run({{"x", Tensor::FromVector<float>({1, 2, 3},
+//   {3})}}));
 //   // out["y"] == [2.5, 3, 3.5]
 //
 // Loading: reads saved_model.pb (or saved_model.pbtxt), takes the

@@ -239,8 +239,9 @@ TEST(SavedModelTest, LoaderErrorsNameWhatIsMissing) {
   EXPECT_STATUS(LoadSavedModel(SessionOptions(), RunOptions(), bad, {"serve"}, &bundle), kDataLoss,
                 "'" + bad + "/saved_model.pb' does not parse");
   ASSERT_OK(WriteWholeFile(bad + "/saved_model.pb", ""));  // parses, as nothing
-  EXPECT_STATUS(LoadSavedModel(SessionOptions(), RunOptions(), bad, {"serve"}, &bundle), kDataLoss,
-                "'" + bad + "/saved_model.pb' holds no MetaGraphDef (0 bytes: empty or truncated?)");
+  EXPECT_STATUS(
+      LoadSavedModel(SessionOptions(), RunOptions(), bad, {"serve"}, &bundle), kDataLoss,
+      "'" + bad + "/saved_model.pb' holds no MetaGraphDef (0 bytes: empty or truncated?)");
 
   // Without a checkpoint the loader restores nothing (TensorFlow's rule for
   // models without variables), and says so as TensorFlow logs it; the
