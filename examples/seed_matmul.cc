@@ -25,6 +25,8 @@
 
 using namespace tensorgrid;  // NOLINT: an example
 
+constexpr char kUsage[] = "usage: seed_matmul [--target=grpc://HOST:PORT] [--x=A,B,C,D] [--y=...]\n";
+
 int main(int argc, char** argv) {
   std::string target = "grpc://localhost:2223";
   float x0[4] = {1, 1, 1, 1}, y0[4] = {1, 1, 1, 1};
@@ -34,13 +36,13 @@ int main(int argc, char** argv) {
                : std::strncmp(arg, "--y=", 4) == 0 ? y0
                                                    : nullptr;
     int end = 0;
-    if (std::strncmp(arg, "--target=", 9) == 0) {
+    if (std::strcmp(arg, "--help") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (std::strncmp(arg, "--target=", 9) == 0) {
       target = arg + 9;
     } else if (m == nullptr) {
-      std::fprintf(stderr,
-                   "unknown argument '%s'\n"
-                   "usage: seed_matmul [--target=grpc://HOST:PORT] [--x=A,B,C,D] [--y=...]\n",
-                   arg);
+      std::fprintf(stderr, "unknown argument '%s'\n%s", arg, kUsage);
       return 2;
     } else if (std::sscanf(arg + 4, "%f,%f,%f,%f%n", &m[0], &m[1], &m[2], &m[3], &end) != 4 ||
                arg[4 + end] != '\0') {
