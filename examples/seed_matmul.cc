@@ -25,7 +25,8 @@
 
 using namespace tensorgrid;  // NOLINT: an example
 
-constexpr char kUsage[] = "usage: seed_matmul [--target=grpc://HOST:PORT] [--x=A,B,C,D] [--y=...]\n";
+constexpr char kUsage[] =
+    "usage: seed_matmul [--target=grpc://HOST:PORT] [--x=A,B,C,D] [--y=...]\n";
 
 int main(int argc, char** argv) {
   std::string target = "grpc://localhost:2223";
