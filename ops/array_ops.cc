@@ -119,12 +119,7 @@ std::vector<int64_t> DimsOf(const PartialTensorShape& shape) {
 absl::StatusOr<bool> ConstantAxis(const ShapeInferenceContext& c, int i, int rank, int* axis) {
   std::vector<int64_t> values;
   if (!shape_fns::InputInts(c, i, &values) || values.size() != 1) return false;
-  const int64_t a = values[0];
-  if (a < -rank || a >= rank) {
-    return AtNode(c, errors::InvalidArgument("axis ", a, " is out of range [", -rank, ", ", rank,
-                                             ") for inputs of rank ", rank));
-  }
-  *axis = static_cast<int>(a < 0 ? a + rank : a);
+  TG_RETURN_IF_ERROR(shape_fns::CheckAxis(c, values[0], rank, axis));
   return true;
 }
 
@@ -184,9 +179,14 @@ absl::Status ConcatShapeFn(ShapeInferenceContext& c) {
       total = -1;
       continue;
     }
+    if (in.dims() != rank) {
+      return AtNode(c, errors::InvalidArgument("ConcatV2 input ", i, " has shape ",
+                                               in.DebugString(), " of rank ", in.dims(), ", not ",
+                                               rank, " as the others"));
+    }
     std::vector<int64_t> others = DimsOf(in);
-    if (in.dims() == rank) others[axis] = -1;
-    if (in.dims() != rank || !shape_fns::MergeShapes(common, PartialTensorShape(others), &common)) {
+    others[axis] = -1;
+    if (!shape_fns::MergeShapes(common, PartialTensorShape(others), &common)) {
       return AtNode(c, errors::InvalidArgument("ConcatV2 input ", i, " has shape ",
                                                in.DebugString(), ", which does not match ",
                                                common.DebugString(), " but along axis ", axis));
@@ -404,8 +404,8 @@ absl::Status ReshapeShapeFn(ShapeInferenceContext& c) {
         return AtNode(c,
                       errors::InvalidArgument("the shape ", asked,
                                               " may have one -1 and no other negative dimension"));
-      } else {
-        product *= dims[d];
+      } else if (__builtin_mul_overflow(product, dims[d], &product)) {
+        return AtNode(c, errors::InvalidArgument("the shape ", asked, " has too many elements"));
       }
     }
     if (in_known) {

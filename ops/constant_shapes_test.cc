@@ -43,6 +43,11 @@ TEST(ConstantShapeTest, ReshapeWorksOutItsMinusOneAndRefusesSizesThatCannotMatch
                 kInvalidArgument, "cannot reshape a tensor of 6 elements ([2,3]) into [4,-1]");
   EXPECT_STATUS(RunShapeFn(Op("Reshape"), {{2, 3}, {2}}, {kUnknown, Vec({-1, -1})}).status,
                 kInvalidArgument, "may have one -1 and no other negative dimension");
+  EXPECT_STATUS(RunShapeFn(Op("Reshape"), {{0}, {2}},
+                           {kUnknown, Tensor::FromVector<int64_t>({int64_t{1} << 32, int64_t{1} << 32},
+                                                                  TensorShape({2}))})
+                    .status,
+                kInvalidArgument, "the shape [4294967296,4294967296] has too many elements");
   // Without the values: the rank only.
   r = RunShapeFn(Op("Reshape"), {{2, 3}, {2}});
   ASSERT_OK(r.status);
@@ -80,6 +85,8 @@ TEST(ConstantShapeTest, TransposeConcatSliceAndPad) {
                 kInvalidArgument, "node 'n' (ConcatV2): ConcatV2 input 1 has shape [5,4]");
   EXPECT_STATUS(RunShapeFn(concat, {{2, 3}, {2, 4}, {}}, {kUnknown, kUnknown, Scalar(2)}).status,
                 kInvalidArgument, "axis 2 is out of range [-2, 2)");
+  EXPECT_STATUS(RunShapeFn(concat, {{2, 3}, {2}, {}}, {kUnknown, kUnknown, Scalar(0)}).status,
+                kInvalidArgument, "ConcatV2 input 1 has shape [2] of rank 1, not 2 as the others");
 
   NodeDefBuilder slice("n", "Slice");
   slice.Attr("T", DT_FLOAT).Attr("Index", DT_INT32);

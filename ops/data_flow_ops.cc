@@ -253,8 +253,8 @@ TG_REGISTER_OP("SyncReplicasGateRelease")
     .Input("step: int64")
     .SetIsStateful()
     .Doc(R"doc(
-The chief's update made the global step `step`: awaits for an earlier step
-finish. No outputs: run it as a target.
+The chief's update made the global step `step`: every await of an earlier
+local step ends with it. No outputs: run it as a target.
 )doc");
 
 TG_REGISTER_OP("SyncReplicasGateTaken")
@@ -268,7 +268,10 @@ TG_REGISTER_OP("SyncReplicasGateOpen")
     .Input("handle: resource")
     .Input("step: int64")
     .SetIsStateful()
-    .Doc("Opens the gate at `step`, and releases it. No outputs: run it as a target.");
+    .Doc(R"doc(
+Opens the gate at `step`, releases `step` and ends every waiting await with
+it. No outputs: run it as a target.
+)doc");
 
 TG_REGISTER_OP("SyncReplicasGateClose")
     .Input("handle: resource")

@@ -258,12 +258,9 @@ absl::StatusOr<std::vector<bool>> AxesMask(const ShapeInferenceContext& c,
                                            const std::vector<int64_t>& axes, int rank) {
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {
-    if (a < -rank || a >= rank) {
-      return shape_fns::AtNode(
-          c, errors::InvalidArgument("axis ", a, " is out of range [", -rank, ", ", rank,
-                                     ") for an input of rank ", rank));
-    }
-    reduced[a < 0 ? a + rank : a] = true;
+    int axis;
+    TG_RETURN_IF_ERROR(shape_fns::CheckAxis(c, a, rank, &axis));
+    reduced[axis] = true;
   }
   return reduced;
 }

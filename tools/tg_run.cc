@@ -93,7 +93,9 @@ absl::Status RunSavedModel(const Options& options, bool* bad_value) {
   TG_ASSIGN_OR_RETURN(auto runner, SignatureRunner::Create(&bundle, options.signature));
   std::map<std::string, Tensor> inputs;
   for (const std::string& spec : options.inputs) {
+    *bad_value = true;
     TG_ASSIGN_OR_RETURN(auto key_values, SplitSignatureInput(spec));
+    *bad_value = false;
     const auto& signature_inputs = runner->signature_def().inputs();
     auto it = signature_inputs.find(key_values.first);
     if (it == signature_inputs.end()) {
@@ -112,15 +114,16 @@ absl::Status RunSavedModel(const Options& options, bool* bad_value) {
     *bad_value = false;
   }
   for (const std::string& spec : options.input_examples) {
+    *bad_value = true;
     TG_ASSIGN_OR_RETURN(auto key_values, SplitSignatureInput(spec));
     absl::StatusOr<Tensor> examples = ParseExamples(key_values.second);
-    *bad_value = true;
     if (!examples.ok()) {
       return WithContext(examples.status(),
                          absl::StrCat("--input_examples '", key_values.first, "'"));
     }
     if (!inputs.emplace(key_values.first, *std::move(examples)).second) {
-      return errors::InvalidArgument("input '", key_values.first, "' is given more than once");
+      return errors::InvalidArgument("--input_examples '", key_values.first,
+                                     "' is given more than once (or also as an --input)");
     }
     *bad_value = false;
   }

@@ -31,6 +31,15 @@ absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status) 
   return WithContext(status, absl::StrCat("node '", c.node().name(), "' (", c.node().op(), ")"));
 }
 
+absl::Status CheckAxis(const ShapeInferenceContext& c, int64_t axis, int rank, int* normalized) {
+  if (axis < -rank || axis >= rank) {
+    return AtNode(c, errors::InvalidArgument("axis ", axis, " is out of range [", -rank, ", ", rank,
+                                             ") for an input of rank ", rank));
+  }
+  *normalized = static_cast<int>(axis < 0 ? axis + rank : axis);
+  return absl::OkStatus();
+}
+
 bool InputInts(const ShapeInferenceContext& c, int i, std::vector<int64_t>* values) {
   const Tensor* t = c.input_tensor(i);
   if (t == nullptr) return false;

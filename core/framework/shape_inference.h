@@ -66,6 +66,9 @@ std::optional<Tensor> InferenceConstant(const NodeDef& producer, int port);
 namespace shape_fns {
 // `status` with "node 'name' (Op)" before its message.
 absl::Status AtNode(const ShapeInferenceContext& c, const absl::Status& status);
+// `axis` in [-rank, rank), made non-negative in *normalized; else
+// InvalidArgument naming the node, the axis and the rank.
+absl::Status CheckAxis(const ShapeInferenceContext& c, int64_t axis, int rank, int* normalized);
 // Input i's values (int32 or int64, any rank, flattened) when it is a
 // constant known at build; false otherwise.
 bool InputInts(const ShapeInferenceContext& c, int i, std::vector<int64_t>* values);

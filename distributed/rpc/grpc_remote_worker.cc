@@ -46,12 +46,14 @@ class Hold {
     absl::MutexLock lock(&in_flight->mu);
     --in_flight->holds;
   }
-  // The destructor cancels `context`'s call until Untrack; at once if it
-  // runs already (before the call starts, gRPC cancels it as it starts).
-  void Track(grpc::ClientContext* context) {
+  // The destructor cancels `context`'s call until Untrack. False, tracking
+  // nothing, once the destructor runs: the call must not start (its
+  // callback would come after the worker is gone).
+  bool Track(grpc::ClientContext* context) {
     absl::MutexLock lock(&in_flight_->mu);
+    if (in_flight_->closing) return false;
     in_flight_->calls.insert(context);
-    if (in_flight_->closing) context->TryCancel();
+    return true;
   }
   void Untrack(grpc::ClientContext* context) {
     absl::MutexLock lock(&in_flight_->mu);
@@ -82,7 +84,6 @@ struct Call {
       : hold(std::move(in_flight)) {
     SetDeadline(&context, timeout);
     AttachAuth(&context, security);
-    hold.Track(&context);
   }
   ~Call() { hold.Untrack(&context); }
   Hold hold;  // first: released once the context (and its channel reference) is gone
@@ -93,11 +94,15 @@ struct Call {
 
 // The deadline `timeout` from now; none (infinite) for a non-positive
 // timeout, as SetDeadline reads one.
+// Null once the worker's destructor runs (a request a bulk-port fallback
+// hands to gRPC while the route is torn down): the caller answers Going.
 template <typename Request, typename Response>
 std::shared_ptr<Call<Request, Response>> NewCall(const absl::Duration timeout,
                                                  const RpcSecurity& security,
                                                  std::shared_ptr<InFlight> in_flight) {
-  return std::make_shared<Call<Request, Response>>(timeout, security, std::move(in_flight));
+  auto call = std::make_shared<Call<Request, Response>>(timeout, security, std::move(in_flight));
+  if (!call->hold.Track(&call->context)) return nullptr;
+  return call;
 }
 
 absl::Time DeadlineIn(absl::Duration timeout) {
@@ -158,6 +163,10 @@ absl::Duration GrpcRemoteWorker::TimeoutUntil(absl::Time deadline) const {
   return deadline == absl::InfiniteFuture() ? rpc_timeout_ : std::min(rpc_timeout_, Left(deadline));
 }
 
+absl::Status GrpcRemoteWorker::Going(absl::string_view method) const {
+  return errors::Cancelled(method, " on ", peer_, ": not sent, the worker is being destroyed");
+}
+
 absl::Status GrpcRemoteWorker::Finish(absl::string_view method, const grpc::Status& status) const {
   return WithContext(FromGrpcStatus(status), absl::StrCat(method, " on ", peer_));
 }
@@ -201,6 +210,7 @@ void GrpcRemoteWorker::GetStatusAsync(absl::Time deadline, GetStatusResult* resp
                                       StatusCallback done) {
   auto call =
       NewCall<GetStatusRequest, GetStatusResponse>(TimeoutUntil(deadline), security_, in_flight_);
+  if (call == nullptr) return done(Going("GetStatus"));
   stub_->async()->GetStatus(
       &call->context, &call->request, &call->response,
       [this, call, response, done = std::move(done)](grpc::Status status) mutable {
@@ -222,6 +232,7 @@ void GrpcRemoteWorker::RegisterGraphAsync(const RegisterGraphArgs& request,
                                           RegisterGraphResult* response, StatusCallback done) {
   auto call =
       NewCall<RegisterGraphRequest, RegisterGraphResponse>(rpc_timeout_, security_, in_flight_);
+  if (call == nullptr) return done(Going("RegisterGraph"));
   *call->request.mutable_graph_def() = request.graph;
   stub_->async()->RegisterGraph(
       &call->context, &call->request, &call->response,
@@ -237,6 +248,7 @@ void GrpcRemoteWorker::DeregisterGraphAsync(const std::string& graph_handle, abs
                                             StatusCallback done) {
   auto call = NewCall<DeregisterGraphRequest, DeregisterGraphResponse>(TimeoutUntil(deadline),
                                                                        security_, in_flight_);
+  if (call == nullptr) return done(Going("DeregisterGraph"));
   call->request.set_graph_handle(graph_handle);
   stub_->async()->DeregisterGraph(
       &call->context, &call->request, &call->response,
@@ -293,6 +305,7 @@ void GrpcRemoteWorker::RunGraphAsync(const RunGraphArgs& request, RunGraphResult
 void GrpcRemoteWorker::RunGraphCall(std::shared_ptr<RunGraphRequest> wire, absl::Duration deadline,
                                     RunGraphResult* response, StatusCallback done) {
   auto call = NewCall<RunGraphRequest, RunGraphResponse>(deadline, security_, in_flight_);
+  if (call == nullptr) return done(Going("RunGraph"));
   call->request = std::move(*wire);
   stub_->async()->RunGraph(
       &call->context, &call->request, &call->response,
@@ -317,6 +330,7 @@ void GrpcRemoteWorker::DiscoverBulkPort(std::function<void(std::optional<int> po
   // Not known yet (no session here asked the peer's status): ask in the
   // background.
   auto call = NewCall<GetStatusRequest, GetStatusResponse>(rpc_timeout_, security_, in_flight_);
+  if (call == nullptr) return learned(std::nullopt);  // the worker is going
   stub_->async()->GetStatus(
       &call->context, &call->request, &call->response,
       [call, learned = std::move(learned)](grpc::Status status) mutable {
@@ -331,23 +345,20 @@ GrpcRemoteWorker::~GrpcRemoteWorker() {
     f.mu.AssertHeld();
     return f.holds == 0;
   };
-  {
-    absl::MutexLock lock(&f.mu);
-    f.closing = true;
-    // A cancelled call completes at once.
-    for (grpc::ClientContext* context : f.calls) context->TryCancel();
-    f.mu.Await(absl::Condition(&idle));
-  }
-  // Requests still waiting on the bulk port end Cancelled. One handed to
-  // gRPC meanwhile is cancelled as it starts (closing), and waited for.
-  bulk_.reset();
   absl::MutexLock lock(&f.mu);
+  f.closing = true;  // no call starts from now on
+  // A cancelled call completes at once. (gRPC runs no callback inline in
+  // TryCancel, so holding the lock is safe.)
+  for (grpc::ClientContext* context : f.calls) context->TryCancel();
   f.mu.Await(absl::Condition(&idle));
+  // Then bulk_ goes: requests still waiting on the port end Cancelled, and a
+  // fallback to gRPC meanwhile is answered Going.
 }
 
 void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
   auto call =
       NewCall<CleanupGraphRequest, CleanupGraphResponse>(rpc_timeout_, security_, in_flight_);
+  if (call == nullptr) return done(Going("CleanupGraph"));
   call->request.set_step_id(step_id);
   stub_->async()->CleanupGraph(&call->context, &call->request, &call->response,
                                [this, call, done = std::move(done)](grpc::Status status) mutable {
@@ -360,6 +371,7 @@ void GrpcRemoteWorker::CleanupGraphAsync(int64_t step_id, StatusCallback done) {
 void GrpcRemoteWorker::CleanupAllAsync(const std::vector<std::string>& containers,
                                        StatusCallback done) {
   auto call = NewCall<CleanupAllRequest, CleanupAllResponse>(rpc_timeout_, security_, in_flight_);
+  if (call == nullptr) return done(Going("CleanupAll"));
   for (const std::string& c : containers) call->request.add_container(c);
   stub_->async()->CleanupAll(&call->context, &call->request, &call->response,
                              [this, call, done = std::move(done)](grpc::Status status) mutable {
@@ -441,6 +453,7 @@ void GrpcRemoteWorker::RecvTensorCall(int64_t step_id, const std::string& rendez
                                       std::string ticket, absl::Duration timeout, Tensor* tensor,
                                       StatusCallback done) {
   auto call = NewCall<RecvTensorRequest, grpc::ByteBuffer>(timeout, security_, in_flight_);
+  if (call == nullptr) return done(Going("RecvTensor"));
   call->request.set_step_id(step_id);
   call->request.set_rendezvous_key(rendezvous_key);
   call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
@@ -467,6 +480,7 @@ void GrpcRemoteWorker::CompleteGroupAsync(const CompleteGroupArgs& request,
                                           CompleteGroupResult* response, StatusCallback done) {
   auto call = NewCall<CompleteGroupRequest, CompleteGroupResponse>(
       request.timeout + kCollectiveGrace, security_, in_flight_);
+  if (call == nullptr) return done(Going("CompleteGroup"));
   call->request.set_group_key(request.group_key);
   call->request.set_group_size(request.group_size);
   call->request.set_device_type(request.device_type);
@@ -495,6 +509,7 @@ void GrpcRemoteWorker::CompleteInstanceAsync(const CompleteInstanceArgs& request
                                              StatusCallback done) {
   auto call = NewCall<CompleteInstanceRequest, CompleteInstanceResponse>(
       request.timeout + kCollectiveGrace, security_, in_flight_);
+  if (call == nullptr) return done(Going("CompleteInstance"));
   CompleteInstanceRequest& r = call->request;
   r.set_group_key(request.group_key);
   r.set_group_size(request.group_size);
@@ -541,6 +556,7 @@ void GrpcRemoteWorker::RecvBufCall(const std::string& key, absl::Time deadline, 
   // arrive rather than gRPC's own.
   auto call = NewCall<RecvBufRequest, grpc::ByteBuffer>(left + absl::Milliseconds(200), security_,
                                                         in_flight_);
+  if (call == nullptr) return done(Going("RecvBuf"));
   call->request.set_buf_key(key);
   call->request.set_accept_bulk(ticket.empty() && AcceptBulk());
   call->request.set_bulk_ticket(std::move(ticket));

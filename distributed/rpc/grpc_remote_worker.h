@@ -11,10 +11,10 @@
 // the peer's bulk port instead when its BulkRoute says so
 // (distributed/transport/bulk_route.h); their `done` then runs on the bulk
 // client's watcher or pool thread, under the same rule. Response pointers must stay valid until
-// `done` runs. Destroying the worker cancels the calls still in flight (their
-// `done` runs, Cancelled) and waits until none uses the worker: none
-// outlives it (the master's fire-and-forget CleanupGraph to a frozen task,
-// say). Every RPC has a
+// `done` runs, and must not destroy the worker from inside. Destroying the
+// worker cancels the calls still in flight (their `done` runs, Cancelled)
+// and waits until none uses the worker: none outlives it (the master's
+// fire-and-forget CleanupGraph to a frozen task, say). Every RPC has a
 // deadline (Options::rpc_timeout); statuses come back with the peer's code
 // and message, prefixed with the method and address; an unreachable peer is
 // Unavailable naming the address. Messages up to kMaxGrpcMessageBytes (2 GiB
@@ -126,6 +126,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // The timeout of a call that must end by `deadline` (InfiniteFuture: the
   // RPC timeout).
   absl::Duration TimeoutUntil(absl::Time deadline) const;
+  // Cancelled: `method` was not sent, as the destructor runs.
+  absl::Status Going(absl::string_view method) const;
   // `status` of a finished call, prefixed with `method` and the address.
   absl::Status Finish(absl::string_view method, const grpc::Status& status) const;
   // Asks for tickets unless disabled or the bulk port proved unreachable.
@@ -169,9 +171,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // RecvTensor with the response left as bytes for DecodeRecvTensorResponse.
   grpc::TemplatedGenericStub<RecvTensorRequest, grpc::ByteBuffer> raw_stub_;
   grpc::TemplatedGenericStub<RecvBufRequest, grpc::ByteBuffer> raw_buf_stub_;
-  // The way to the peer's bulk port; null: never used (or, in the
-  // destructor, gone).
-  std::unique_ptr<BulkRoute> bulk_;
+  // The way to the peer's bulk port; null: never used.
+  const std::unique_ptr<BulkRoute> bulk_;
 
  public:
   // The gRPC calls in flight and the callbacks still using this worker

@@ -246,6 +246,11 @@ void SyncReplicasGate::Open(int64_t step) {
     released_ = step;
     open_ = true;
     closed_ = absl::OkStatus();
+    // Every replica waiting goes on from `step`: one that delivered for a
+    // step this Open dropped (a chief that failed between its take and its
+    // release reopens at the step it did not apply) must send it again.
+    for (auto& w : awaits_) done.push_back(Finish(std::move(w), absl::OkStatus(), {step, kNoTicket}));
+    awaits_.clear();
     FlushLocked(&done);
   }
   for (Completion& c : done) c();

@@ -12,6 +12,8 @@
 //   gate->Commit(a.ticket);                                   // delivered: it counts
 //   gate->Take(&cancellation, [](absl::Status s, int64_t step) { ... });  // step 0 is full
 //   gate->taken();                                            // step 0 and its tickets
+//   gate->Release(/*step=*/1);  // the chief applied step 0: the global step is 1
+//   gate->Await(/*local_step=*/0, &cancellation, ...);        // a replica's wait: 1
 //
 // A gradient counts in two phases, so that only gradients that were
 // delivered count. Admit hands out a ticket for a gradient computed at
@@ -34,8 +36,17 @@
 // chief runs once it has set the accumulators' global step to `step`. Open on
 // the step the gate is at keeps what was admitted and committed; another
 // step starts it afresh. Close(status) fails waiting and later admissions,
-// commits and takes with `status` (the first one given wins) until the next
-// Open.
+// commits, takes and awaits with `status` (the first one given wins) until
+// the next Open.
+//
+// With one_per_replica, a replica waits for the chief's update at the gate
+// rather than for a token (a token taken by a faster replica would leave it
+// stuck): Await(local_step) waits until the gate is open and the chief has
+// released a global step after local_step, and answers it. Release(step)
+// records that the chief's update made the global step `step` (Release only
+// raises it). Open(step) sets the released step to `step` and answers every
+// waiting Await with it, so a replica whose gradient the Open dropped (a
+// chief that failed between its take and its release) sends it again.
 //
 // Waiting calls register with their step's CancellationManager and fail
 // Cancelled when it fires, leaving the gate as if they had not been made.
@@ -97,7 +108,7 @@ class SyncReplicasGate final : public ResourceBase,
   void Take(CancellationManager* cancellation, StepCallback done);
   // Waits until the gate is open and has released a step > local_step; answers it.
   void Await(int64_t local_step, CancellationManager* cancellation, StepCallback done);
-  // The chief's update made the global step `step` (the released step only grows).
+  // The chief's update made the global step `step` (a lower one changes nothing).
   void Release(int64_t step);
   void Open(int64_t step);
   // `reason` must not be OK.

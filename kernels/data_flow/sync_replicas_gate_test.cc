@@ -256,6 +256,30 @@ TEST(SyncReplicasGateTest, AwaitEndsOnceAStepAfterItsLocalStepIsReleased) {
   EXPECT_EQ(gate.state().pending_awaits, 0);
 }
 
+// The chief took step 4 and failed before applying it; its new session
+// reopens the gate at 4 (the global step it reads). The replicas waiting for
+// step 5 go on from 4 and send their gradients again: they would otherwise
+// wait for a step that needs them.
+TEST(SyncReplicasGateTest, OpenEndsEveryAwaitWithItsStep) {
+  auto shared = std::make_shared<SyncReplicasGate>("g", 2, /*one_per_replica=*/true);
+  SyncReplicasGate& gate = *shared;
+  gate.Open(4);
+  EXPECT_EQ(Send(gate, 0, 4), 4);
+  EXPECT_EQ(Send(gate, 1, 4), 4);
+  TakeAnswer a, b;
+  gate.Await(4, nullptr, a.Callback());
+  gate.Await(4, nullptr, b.Callback());
+  EXPECT_EQ(TakeNow(gate), 4);  // ... and the chief fails here, before Release(5)
+  EXPECT_FALSE(a.done.HasBeenNotified());
+  gate.Open(4);
+  ASSERT_TRUE(a.done.HasBeenNotified());
+  ASSERT_TRUE(b.done.HasBeenNotified());
+  EXPECT_EQ(a.value, 4);
+  EXPECT_EQ(b.value, 4);
+  EXPECT_EQ(Send(gate, 0, 4), 4);  // step 4 again, from nothing
+  EXPECT_EQ(gate.state().committed, 1);
+}
+
 TEST(SyncReplicasGateTest, AwaitFailsOnCloseAndOnCancellation) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 1, /*one_per_replica=*/true);
   SyncReplicasGate& gate = *shared;
