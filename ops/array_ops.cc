@@ -180,9 +180,9 @@ absl::Status ConcatShapeFn(ShapeInferenceContext& c) {
       continue;
     }
     if (in.dims() != rank) {
-      return AtNode(c, errors::InvalidArgument("ConcatV2 input ", i, " has shape ",
-                                               in.DebugString(), " of rank ", in.dims(), ", not ",
-                                               rank, " as the others"));
+      return AtNode(
+          c, errors::InvalidArgument("ConcatV2 input ", i, " has shape ", in.DebugString(),
+                                     " of rank ", in.dims(), ", not ", rank, " as the others"));
     }
     std::vector<int64_t> others = DimsOf(in);
     others[axis] = -1;

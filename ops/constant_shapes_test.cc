@@ -44,8 +44,8 @@ TEST(ConstantShapeTest, ReshapeWorksOutItsMinusOneAndRefusesSizesThatCannotMatch
   EXPECT_STATUS(RunShapeFn(Op("Reshape"), {{2, 3}, {2}}, {kUnknown, Vec({-1, -1})}).status,
                 kInvalidArgument, "may have one -1 and no other negative dimension");
   EXPECT_STATUS(RunShapeFn(Op("Reshape"), {{0}, {2}},
-                           {kUnknown, Tensor::FromVector<int64_t>({int64_t{1} << 32, int64_t{1} << 32},
-                                                                  TensorShape({2}))})
+                           {kUnknown, Tensor::FromVector<int64_t>(
+                                          {int64_t{1} << 32, int64_t{1} << 32}, TensorShape({2}))})
                     .status,
                 kInvalidArgument, "the shape [4294967296,4294967296] has too many elements");
   // Without the values: the rank only.

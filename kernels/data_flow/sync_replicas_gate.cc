@@ -249,7 +249,8 @@ void SyncReplicasGate::Open(int64_t step) {
     // Every replica waiting goes on from `step`: one that delivered for a
     // step this Open dropped (a chief that failed between its take and its
     // release reopens at the step it did not apply) must send it again.
-    for (auto& w : awaits_) done.push_back(Finish(std::move(w), absl::OkStatus(), {step, kNoTicket}));
+    for (auto& w : awaits_)
+      done.push_back(Finish(std::move(w), absl::OkStatus(), {step, kNoTicket}));
     awaits_.clear();
     FlushLocked(&done);
   }
