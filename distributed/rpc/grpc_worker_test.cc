@@ -692,8 +692,8 @@ TEST_F(GrpcWorkerTest, MasterRunsAStepThroughTheRemoteWorker) {
   EXPECT_TRUE(master.Close().ok());
 }
 
-// Forwards to a Worker and says when a RecvTensor has reached it; while
-// `hold_status` is set, a GetStatus is kept unanswered (in `held`).
+// Forwards to a Worker and says when a RecvTensor has reached it; after
+// HoldStatus, a GetStatus is kept unanswered until AnswerHeld.
 class RecvWatchingWorker final : public WorkerInterface {
  public:
   explicit RecvWatchingWorker(Worker* worker) : worker_(worker) {}
@@ -726,22 +726,39 @@ class RecvWatchingWorker final : public WorkerInterface {
     worker_->RecvTensorAsync(step_id, key, tensor, std::move(done), cancellation);
     if (!recv_started.HasBeenNotified()) recv_started.Notify();
   }
+  // GetStatus calls from now on are held unanswered (a frozen task).
+  void HoldStatus() {
+    absl::MutexLock lock(&mu);
+    hold_status = true;
+  }
+  size_t held_calls() {
+    absl::MutexLock lock(&mu);
+    return held.size();
+  }
+  // Answers the held calls (so that the server can stop), and holds no more.
+  void AnswerHeld() {
+    std::vector<StatusCallback> answer;
+    {
+      absl::MutexLock lock(&mu);
+      hold_status = false;
+      answer.swap(held);
+    }
+    for (StatusCallback& done : answer) done(errors::Cancelled("test over"));
+  }
+
   absl::Notification recv_started;
-  absl::Mutex mu;
-  bool hold_status ABSL_GUARDED_BY(mu) = false;
-  std::vector<StatusCallback> held ABSL_GUARDED_BY(mu);
 
  private:
   Worker* const worker_;
+  absl::Mutex mu;
+  bool hold_status ABSL_GUARDED_BY(mu) = false;
+  std::vector<StatusCallback> held ABSL_GUARDED_BY(mu);
 };
 
 TEST(GrpcRemoteWorkerTest, GetStatusEndsAtItsDeadline) {
   Worker worker(kTask, ConfigProto());
   RecvWatchingWorker silent(&worker);
-  {
-    absl::MutexLock lock(&silent.mu);
-    silent.hold_status = true;
-  }
+  silent.HoldStatus();
   LoopbackServer server(&silent);
   GrpcRemoteWorker remote(server.address);  // an RPC timeout of 60 s
   GetStatusResult status;
@@ -754,13 +771,7 @@ TEST(GrpcRemoteWorkerTest, GetStatusEndsAtItsDeadline) {
   ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)))
       << "GetStatus waited past its deadline";
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
-  std::vector<StatusCallback> held;  // answered, so that the server can stop
-  {
-    absl::MutexLock lock(&silent.mu);
-    silent.hold_status = false;
-    held.swap(silent.held);
-  }
-  for (StatusCallback& done : held) done(errors::Cancelled("test over"));
+  silent.AnswerHeld();
 }
 
 // A call nobody waits for (the master's CleanupGraph after a failed step)
@@ -770,10 +781,7 @@ TEST(GrpcRemoteWorkerTest, GetStatusEndsAtItsDeadline) {
 TEST(GrpcRemoteWorkerTest, DestroyingTheWorkerEndsItsCallsInFlightFirst) {
   Worker worker(kTask, ConfigProto());
   RecvWatchingWorker silent(&worker);
-  {
-    absl::MutexLock lock(&silent.mu);
-    silent.hold_status = true;
-  }
+  silent.HoldStatus();
   LoopbackServer server(&silent);
   auto remote = std::make_unique<GrpcRemoteWorker>(server.address);  // an RPC timeout of 60 s
   GetStatusResult status;
@@ -783,23 +791,15 @@ TEST(GrpcRemoteWorkerTest, DestroyingTheWorkerEndsItsCallsInFlightFirst) {
     s = got;
     answered.Notify();
   });
-  auto held = [&] {
-    absl::MutexLock lock(&silent.mu);
-    return silent.held.size();
-  };
-  for (int i = 0; i < 3000 && held() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
-  ASSERT_EQ(held(), 1u);  // the call is at the frozen peer
+  for (int i = 0; i < 3000 && silent.held_calls() == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(silent.held_calls(), 1u);  // the call is at the frozen peer
   remote.reset();         // returns once no callback uses the worker; `done` may run just after
   ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)))
       << "a call outlived its worker";
   EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
-  std::vector<StatusCallback> callbacks;  // answered, so that the server can stop
-  {
-    absl::MutexLock lock(&silent.mu);
-    silent.hold_status = false;
-    callbacks.swap(silent.held);
-  }
-  for (StatusCallback& done : callbacks) done(errors::Cancelled("test over"));
+  silent.AnswerHeld();
 }
 
 TEST(GrpcWorkerServiceTest, RecvTensorCancelledByTheClientEndsTheCallOnTheServer) {
