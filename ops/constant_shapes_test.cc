@@ -121,6 +121,27 @@ TEST(ConstantShapeTest, ReductionsAndArgMaxDropTheirAxes) {
   EXPECT_EQ(r.outputs[0], "[?]");
 }
 
+TEST(ConstantShapeTest, RangeOfConstantsHasItsLength) {
+  NodeDefBuilder range("n", "Range");
+  range.Attr("Tidx", DT_INT32);
+  ShapeFnRun r = RunShapeFn(range, {{}, {}, {}}, {Scalar(0), Scalar(10), Scalar(3)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.outputs[0], "[4]");  // 0, 3, 6, 9
+  r = RunShapeFn(range, {{}, {}, {}}, {Scalar(5), Scalar(-1), Scalar(-2)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.outputs[0], "[3]");  // 5, 3, 1
+  r = RunShapeFn(range, {{}, {}, {}}, {Scalar(2), Scalar(2), Scalar(1)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.outputs[0], "[0]");
+  r = RunShapeFn(range, {{}, {}, {}});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.outputs[0], "[?]");
+  EXPECT_STATUS(RunShapeFn(range, {{}, {}, {}}, {Scalar(0), Scalar(5), Scalar(0)}).status,
+                kInvalidArgument, "node 'n' (Range): Requires delta != 0");
+  EXPECT_STATUS(RunShapeFn(range, {{}, {}, {}}, {Scalar(5), Scalar(0), Scalar(1)}).status,
+                kInvalidArgument, "Requires start <= limit when delta > 0: 5/0");
+}
+
 TEST(InferenceConstantTest, OnlySmallIntegerConsts) {
   auto node = [](const Tensor& value) {
     NodeDef n;

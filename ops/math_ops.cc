@@ -400,8 +400,28 @@ Truncate: Narrowing floating-point conversions drop the extra mantissa bits
 )doc");
 
 // A vector; its length is known only from the values.
+// A vector; its length when start, limit and delta are integer constants
+// (InvalidArgument for the values the kernel refuses, as TensorFlow's).
 absl::Status RangeShape(ShapeInferenceContext& c) {
-  c.set_output(0, PartialTensorShape({-1}));
+  std::vector<int64_t> start, limit, delta;
+  if (!shape_fns::InputInts(c, 0, &start) || !shape_fns::InputInts(c, 1, &limit) ||
+      !shape_fns::InputInts(c, 2, &delta) || start.size() != 1 || limit.size() != 1 ||
+      delta.size() != 1) {
+    c.set_output(0, PartialTensorShape({-1}));
+    return absl::OkStatus();
+  }
+  const int64_t from = start[0], to = limit[0], by = delta[0];
+  if (by == 0) return shape_fns::AtNode(c, errors::InvalidArgument("Requires delta != 0"));
+  if ((by > 0 && from > to) || (by < 0 && from < to)) {
+    return shape_fns::AtNode(
+        c, errors::InvalidArgument("Requires start ", by > 0 ? "<=" : ">=", " limit when delta ",
+                                   by > 0 ? "> 0: " : "< 0: ", from, "/", to));
+  }
+  // The values are int32 or int64, so the span fits in an unsigned int64.
+  const uint64_t span = by > 0 ? static_cast<uint64_t>(to) - static_cast<uint64_t>(from)
+                               : static_cast<uint64_t>(from) - static_cast<uint64_t>(to);
+  const uint64_t step = by > 0 ? static_cast<uint64_t>(by) : 0 - static_cast<uint64_t>(by);
+  c.set_output(0, PartialTensorShape({static_cast<int64_t>(span / step + (span % step != 0))}));
   return absl::OkStatus();
 }
 
