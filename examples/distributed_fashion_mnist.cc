@@ -163,6 +163,12 @@ absl::Status RunWorker(const TfConfig& config, Server& server, const Options& o)
     options.summary_scalars = {{"loss", m.net.loss},
                                {"accuracy", fashion_mnist::BatchAccuracy(scope, m.net)}};
   }
+  if (m.sync && !chief) {
+    // A worker waits for the chief's update each step: at most the chief's
+    // wait for a full step and its update, unless the chief died. Bounded,
+    // so that a dead chief ends the other workers too.
+    options.config.set_operation_timeout_in_ms((2 * o.sync_timeout_s + 60) * 1000);
+  }
   if (m.sync) {  // the chief's aggregation loop; the others' local step
     training::SyncReplicasHookOptions sync_hook;
     sync_hook.master = options.master;
@@ -268,7 +274,8 @@ int main(int argc, char** argv) {
            "number of workers; fewer leaves the rest as backup workers)"),
       Flag("sync_timeout_s", &o.sync_timeout_s,
            "with --is_sync: the chief fails, naming the workers whose gradients\n"
-           "are missing, after waiting this many seconds for a global step"),
+           "are missing, after waiting this many seconds for a global step; the\n"
+           "other workers' steps fail after 2 * this + 60 s (a dead chief)"),
       Flag("steps", &o.steps, "train until the global step is this"),
       Flag("batch_size", &o.batch_size, "examples per worker step"),
       Flag("learning_rate", &o.learning_rate, "Adam's learning rate"),
