@@ -267,20 +267,27 @@ TG_REGISTER_OP("SyncReplicasGateTaken")
 TG_REGISTER_OP("SyncReplicasGateOpen")
     .Input("handle: resource")
     .Input("step: int64")
+    .Output("epoch: int64")
     .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape)
     .Doc(R"doc(
 Opens the gate at `step`, releases `step` and ends every waiting await with
-it. No outputs: run it as a target.
+it; outputs this opening's epoch (1, 2, ...), for Close.
 )doc");
 
 TG_REGISTER_OP("SyncReplicasGateClose")
     .Input("handle: resource")
     .Input("code: int32")
     .Input("message: string")
+    .Input("epoch: int64")
+    .Output("closed: bool")
     .SetIsStateful()
+    .SetShapeFn(shape_fns::ScalarShape)
     .Doc(R"doc(
 Fails admissions, takes and awaits with the status (`code`, `message`);
-commits count nothing. No outputs: run it as a target.
+commits count nothing. With `epoch` >= 0, only if the gate is still at that
+opening (Open's output): `closed` is false for a late close of an earlier
+opening, which changes nothing.
 )doc");
 
 TG_REGISTER_OP("SyncReplicasGateState")

@@ -80,7 +80,8 @@ struct SyncReplicasOptimizer::Built {
   // This worker's device up to its task ("/job:worker/replica:0"), to name
   // the others; may be empty.
   std::string worker_prefix;
-  Output close_code, close_message;
+  Output close_code, close_message, close_epoch;
+  Output chief_init_epoch;  // the gate's epoch chief_init opened it at
   Operation close;
   Operation poison_tokens, final_tokens;  // with a token queue
   // The requested devices of the global step, the variables and the local
@@ -406,6 +407,7 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   g.chief_init =
       ops::NoOp(chief.WithControlDependencies({open, set_local}).WithOpName("chief_init"))
           .operation;
+  g.chief_init_epoch = Output(open, 0);
   g.local_step_init = set_local_step(chief, "local_step_init",
                                      ReadGlobalStep(g, chief, "local_step_init_global_step", {}));
 
@@ -419,10 +421,12 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   g.state_uncommitted = Output(state, 3);
   g.close_code = ops::Placeholder(chief.WithOpName("close_code"), DT_INT32);
   g.close_message = ops::Placeholder(chief.WithOpName("close_message"), DT_STRING);
+  g.close_epoch = ops::Placeholder(chief.WithOpName("close_epoch"), DT_INT64);
   g.close = NodeBuilder(at_step.WithOpName("close"), "SyncReplicasGateClose")
                 .Input(g.gate)
                 .Input(g.close_code)
                 .Input(g.close_message)
+                .Input(g.close_epoch)
                 .Finalize();
   // Waits for a token need tokens to end; closing the gate ends waits at it.
   if (tokens) {
@@ -472,7 +476,9 @@ class SyncReplicasHook final : public SessionRunHook {
   // DeadlineExceeded saying how many gradients arrived and naming the
   // workers that sent none.
   absl::StatusOr<bool> MissingGradients(ClientSession& session, int64_t step);
-  absl::Status CloseGate(ClientSession& session, const absl::Status& reason);
+  // Closes the gate at this hook's opening (epoch_) with `reason`: false if
+  // a newer chief has reopened it since, which the close then leaves alone.
+  absl::StatusOr<bool> CloseGate(ClientSession& session, const absl::Status& reason);
   // Stops the loop (closing the gate with `reason` if it still runs) and joins it.
   void StopLoop(ClientSession* session, const absl::Status& reason);
   bool stopping() const {
@@ -490,6 +496,9 @@ class SyncReplicasHook final : public SessionRunHook {
   std::unique_ptr<ClientSession> own_session_;
   ClientSession* loop_session_ = nullptr;
   int64_t start_step_ = 0;
+  // The gate's epoch at this hook's opening: set before the loop starts,
+  // read by it and by End (-1 until then: closes whatever opening).
+  int64_t epoch_ = -1;
   bool start_pending_ = false;
   std::thread thread_;
 
@@ -550,9 +559,11 @@ absl::Status SyncReplicasHook::AfterCreateSession(ClientSession& session) {
     loop_session_ = own_session_.get();
   }
   std::vector<Tensor> out;
-  TG_RETURN_IF_ERROR(WithContext(session.Run({}, {g.chief_init_step}, {g.chief_init}, &out),
-                                 absl::StrCat(kWho, ": initializing the chief")));
+  TG_RETURN_IF_ERROR(
+      WithContext(session.Run({}, {g.chief_init_step, g.chief_init_epoch}, {g.chief_init}, &out),
+                  absl::StrCat(kWho, ": initializing the chief")));
   start_step_ = out[0].scalar<int64_t>();
+  epoch_ = out[1].scalar<int64_t>();
   TG_RETURN_IF_ERROR(WithContext(session.Run({}, {}, {init_tokens_}, nullptr),
                                  absl::StrCat(kWho, ": putting the initial tokens in")));
   // The loop starts with the first step, so that a session that fails to
@@ -592,15 +603,16 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
   // Closing the gate also ends the loop's wait for gradients (stopping first,
   // so that the loop takes that for the end, not for a failure). A loop that
   // failed first has closed the gate with its reason, which then stays.
-  absl::Status status;
+  absl::StatusOr<bool> closed;
   {
     absl::MutexLock control(&control_mu_);
     {
       absl::MutexLock lock(&mu_);
       stop_ = true;
     }
-    status = CloseGate(session, over);
+    closed = CloseGate(session, over);
   }
+  absl::Status status = closed.status();
   if (thread_.joinable()) StopLoop(nullptr, over);
   bool failed;
   {
@@ -610,8 +622,9 @@ absl::Status SyncReplicasHook::End(ClientSession& session) {
   }
   // Workers waiting for a token finish their step; their next one fails at
   // the gate. (After a failure the tokens may be spare, and do no harm.)
-  // Workers waiting at the gate failed with its closing.
-  if (built_->final_tokens.valid()) {
+  // Workers waiting at the gate failed with its closing. A newer chief's
+  // gate needs no tokens from this one.
+  if (built_->final_tokens.valid() && closed.value_or(true)) {
     absl::Status last = WithContext(
         session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->final_tokens}, nullptr, nullptr),
         absl::StrCat(kWho, ": putting the last tokens in"));
@@ -634,21 +647,27 @@ void SyncReplicasHook::StopLoop(ClientSession* session, const absl::Status& reas
     // Closing the gate fails the loop's wait for gradients. A loop in the
     // middle of applying a step finishes it (bounded by aggregation_timeout).
     if (session != nullptr && running) {
-      absl::Status closed = CloseGate(*session, reason);
-      if (!closed.ok()) Say(absl::StrCat("stopping the aggregation loop: ", closed.ToString()));
+      absl::StatusOr<bool> closed = CloseGate(*session, reason);
+      if (!closed.ok()) {
+        Say(absl::StrCat("stopping the aggregation loop: ", closed.status().ToString()));
+      }
     }
   }
   thread_.join();
 }
 
-absl::Status SyncReplicasHook::CloseGate(ClientSession& session, const absl::Status& reason) {
+absl::StatusOr<bool> SyncReplicasHook::CloseGate(ClientSession& session,
+                                                 const absl::Status& reason) {
   const Built& g = *built_;
   ClientSession::FeedType feeds;
   feeds.emplace(g.close_code, Tensor::Scalar<int32_t>(static_cast<int32_t>(reason.code())));
   feeds.emplace(g.close_message, Tensor::Scalar<std::string>(std::string(reason.message())));
-  return WithContext(
-      session.Run(WithTimeout(kControlTimeout), feeds, {}, {g.close}, nullptr, nullptr),
-      absl::StrCat(kWho, ": closing the gate"));
+  feeds.emplace(g.close_epoch, Tensor::Scalar<int64_t>(epoch_));
+  std::vector<Tensor> out;
+  TG_RETURN_IF_ERROR(WithContext(
+      session.Run(WithTimeout(kControlTimeout), feeds, {g.close}, {}, &out, nullptr),
+      absl::StrCat(kWho, ": closing the gate")));
+  return out[0].scalar<bool>();
 }
 
 void SyncReplicasHook::Loop(ClientSession* session, int64_t step) {
@@ -743,8 +762,11 @@ void SyncReplicasHook::Fail(ClientSession& session, absl::Status status) {
   // telling: the MonitoredTrainingSession recreates its session, and the hook
   // starts a new loop.
   if (!stopping() && !IsRecoverable(status)) {
-    absl::Status told = CloseGate(session, status);
-    if (told.ok() && built_->poison_tokens.valid()) {
+    absl::StatusOr<bool> closed = CloseGate(session, status);
+    absl::Status told = closed.status();
+    // Tokens only for workers of this opening: a newer chief reopened a
+    // gate this close left alone.
+    if (closed.value_or(false) && built_->poison_tokens.valid()) {
       told = session.Run(WithTimeout(kControlTimeout), {}, {}, {built_->poison_tokens}, nullptr,
                          nullptr);
     }

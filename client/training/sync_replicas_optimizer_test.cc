@@ -222,6 +222,12 @@ class ManualChief {
       : session_(r.root, target), hook_(r.sync->MakeSessionRunHook(true, options)) {
     EXPECT_OK(hook_->Begin(r.root));
     EXPECT_OK(session_.Run({}, {}, {GlobalVariablesInitializer(r.root)}, nullptr));
+    Start();
+  }
+  // What a MonitoredTrainingSession does with a new session (after a
+  // recoverable failure): the hook stops its loop, reopens the gate and
+  // starts a new loop.
+  void Start() {
     EXPECT_OK(hook_->AfterCreateSession(session_));
     SessionRunArgs original, args;
     SessionRunContext context(original, &session_);
@@ -287,6 +293,21 @@ class GateProbe {
                                  .Input(Output(admit, 1))
                                  .Finalize();
     return RunForStep(Output(commit, 0));
+  }
+
+  // Closes the gate with Aborted("stale") if it is still at opening
+  // `epoch`, as the chief's hook does; whether it closed it.
+  bool Close(int64_t epoch) {
+    const Operation close = NodeBuilder(ps_.WithOpName("close"), "SyncReplicasGateClose")
+                                .Input(gate_)
+                                .Input(static_cast<int32_t>(absl::StatusCode::kAborted))
+                                .Input(std::string("stale"))
+                                .Input(epoch)
+                                .Finalize();
+    std::vector<Tensor> out;
+    EXPECT_OK(root_.status());
+    EXPECT_OK(session_.Run(bounded_, {}, {Output(close, 0)}, {}, &out, nullptr));
+    return out.size() == 1 && out[0].scalar<bool>();
   }
 
   // Workers waiting at the gate for the chief's update.
@@ -579,6 +600,35 @@ TEST(SyncReplicasOptimizerTest, OneGradientPerWorkerNeverLetsAFastWorkerTakeASlo
   EXPECT_EQ(step, 2);
   ExpectW(w, 1.5, 3);  // ½·(1, 2) + ½·mean(t0, t1)
   EXPECT_OK(chief.Finish());
+}
+
+// The ps froze while the chief's loop was closing the gate; the chief
+// recreated its session meanwhile and reopened the gate. The old close,
+// which waited in the ps's socket, runs when the ps resumes: it must not
+// close the new opening (a tester saw workers fail with the old loop's
+// reason, and the chief then blame a live worker).
+TEST(SyncReplicasOptimizerTest, ALateCloseFromTheChiefsOldLoopLeavesTheGateOpen) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.ok());
+  Replica r0(0, 2, 2), r1(1, 2, 2);
+  ManualChief chief(r0, cluster.target(0), HookOptions(cluster.target(0), absl::Seconds(60)));
+  chief.Start();  // the new session: epoch 2
+  GateProbe ps(cluster.target(0), 2, false);
+  EXPECT_FALSE(ps.Close(/*epoch=*/1));
+  auto s1 = WorkerSession(r1, cluster.target(1));
+  absl::Status st0, st1;
+  {
+    Joined a([&] { st0 = chief.session().Run({}, {}, {r0.train}, nullptr); });
+    st1 = s1->Run({}, {}, {r1.train}, nullptr);
+  }
+  ASSERT_OK(st0);
+  ASSERT_OK(st1);
+  const auto [step, w] = Values(chief.session(), r0);
+  EXPECT_EQ(step, 1);
+  ExpectW(w, 1, 2);  // ½·mean(t0, t1)
+  EXPECT_OK(chief.Finish());  // its own close, at epoch 2, closes the gate
+  EXPECT_STATUS(s1->Run({}, {}, {r1.train}, nullptr), kOutOfRange,
+                "the chief has stopped aggregating gradients");
 }
 
 TEST(SyncReplicasOptimizerTest, AMissingWorkerFailsTheChiefWithinTheTimeout) {

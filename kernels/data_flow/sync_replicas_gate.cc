@@ -234,8 +234,9 @@ void SyncReplicasGate::Cancel(int64_t id) {
   for (Completion& c : done) c();
 }
 
-void SyncReplicasGate::Open(int64_t step) {
+int64_t SyncReplicasGate::Open(int64_t step) {
   std::vector<Completion> done;
+  int64_t epoch;
   {
     absl::MutexLock lock(&mu_);
     if (!open_ || step != step_) {
@@ -252,20 +253,24 @@ void SyncReplicasGate::Open(int64_t step) {
     for (auto& w : awaits_)
       done.push_back(Finish(std::move(w), absl::OkStatus(), {step, kNoTicket}));
     awaits_.clear();
+    epoch = ++epoch_;
     FlushLocked(&done);
   }
   for (Completion& c : done) c();
+  return epoch;
 }
 
-void SyncReplicasGate::Close(absl::Status reason) {
+bool SyncReplicasGate::Close(absl::Status reason, int64_t epoch) {
   TG_CHECK(!reason.ok());
   std::vector<Completion> done;
   {
     absl::MutexLock lock(&mu_);
+    if (epoch >= 0 && epoch != epoch_) return false;
     if (closed_.ok()) closed_ = std::move(reason);
     FlushLocked(&done);
   }
   for (Completion& c : done) c();
+  return true;
 }
 
 SyncReplicasGate::Taken SyncReplicasGate::taken() const {

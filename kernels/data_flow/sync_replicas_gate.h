@@ -110,9 +110,14 @@ class SyncReplicasGate final : public ResourceBase,
   void Await(int64_t local_step, CancellationManager* cancellation, StepCallback done);
   // The chief's update made the global step `step` (a lower one changes nothing).
   void Release(int64_t step);
-  void Open(int64_t step);
-  // `reason` must not be OK.
-  void Close(absl::Status reason);
+  // Returns the opening's epoch: 1 for the first Open, then one more each time.
+  int64_t Open(int64_t step);
+  // `reason` must not be OK. With an `epoch` (>= 0), only while the gate is
+  // still at that opening: a close that a chief's old loop sent before a
+  // newer chief reopened the gate (it may arrive late: a frozen task runs
+  // what waited in its sockets when it resumes) is ignored. True if it
+  // closed the gate (or it was closed already).
+  bool Close(absl::Status reason, int64_t epoch = -1);
 
   // The step the last Take completed and the tickets it counted, in the
   // order they were committed; step kNotCounted before the first since Open.
@@ -166,6 +171,7 @@ class SyncReplicasGate final : public ResourceBase,
   absl::Status closed_ ABSL_GUARDED_BY(mu_);
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t released_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // Opens so far
   // Tickets are never reused by this gate.
   int64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<int64_t, int64_t> admitted_ ABSL_GUARDED_BY(mu_);  // uncommitted ticket -> replica

@@ -21,10 +21,12 @@
 //                                      waits until a global step after
 //                                      local_step is released; that step
 //   SyncReplicasGateRelease(h, step)   the chief's update made the global step `step`
-//   SyncReplicasGateOpen(h, step)      opens the gate at `step` (and releases it)
-//   SyncReplicasGateClose(h, code, message)
+//   SyncReplicasGateOpen(h, step) -> epoch
+//                                      opens the gate at `step` (and releases it)
+//   SyncReplicasGateClose(h, code, message, epoch) -> closed
 //                                      fails admissions, takes and awaits with
-//                                      that status; commits count nothing
+//                                      that status; commits count nothing;
+//                                      ignored (false) for an earlier epoch
 //   SyncReplicasGateState(h) -> (step, committed, replicas, uncommitted_replicas, awaiting)
 //
 // Admit, Take and Await are asynchronous kernels: they wait without holding a thread
@@ -189,15 +191,25 @@ class AwaitOp final : public AsyncOpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-// Open or Release at its input `step`.
-template <void (SyncReplicasGate::*kSet)(int64_t)>
-class SetStepOp final : public OpKernel {
+class OpenOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   absl::Status Compute(OpKernelContext& ctx) override {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
     TG_ASSIGN_OR_RETURN(int64_t step, ScalarInput<int64_t>(ctx, 1, "step"));
-    ((*gate).*kSet)(step);
+    ctx.set_output(0, Tensor::Scalar<int64_t>(gate->Open(step)));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class ReleaseOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext& ctx) override {
+    TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
+    TG_ASSIGN_OR_RETURN(int64_t step, ScalarInput<int64_t>(ctx, 1, "step"));
+    gate->Release(step);
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -210,12 +222,15 @@ class CloseOp final : public OpKernel {
     TG_ASSIGN_OR_RETURN(auto gate, LookupResource<SyncReplicasGate>(ctx, 0, kGate));
     TG_ASSIGN_OR_RETURN(int32_t code, ScalarInput<int32_t>(ctx, 1, "code"));
     TG_ASSIGN_OR_RETURN(std::string message, ScalarInput<std::string>(ctx, 2, "message"));
+    TG_ASSIGN_OR_RETURN(int64_t epoch, ScalarInput<int64_t>(ctx, 3, "epoch"));
     // absl's codes run from 1 (Cancelled) to 16 (Unauthenticated); 0 is OK.
     if (code < 1 || code > 16) {
       return errors::InvalidArgument("closing SyncReplicasGate '", gate->name(),
                                      "' needs an error code from 1 to 16, got ", code);
     }
-    gate->Close(absl::Status(static_cast<absl::StatusCode>(code), message));
+    ctx.set_output(
+        0, Tensor::Scalar<bool>(
+               gate->Close(absl::Status(static_cast<absl::StatusCode>(code), message), epoch)));
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -295,10 +310,8 @@ TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateCommit").Device(DEVICE_CPU)
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTake").Device(DEVICE_CPU), TakeOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateTaken").Device(DEVICE_CPU), TakenOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateAwait").Device(DEVICE_CPU), AwaitOp);
-TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateRelease").Device(DEVICE_CPU),
-                   SetStepOp<&SyncReplicasGate::Release>);
-TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateOpen").Device(DEVICE_CPU),
-                   SetStepOp<&SyncReplicasGate::Open>);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateRelease").Device(DEVICE_CPU), ReleaseOp);
+TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateOpen").Device(DEVICE_CPU), OpenOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateClose").Device(DEVICE_CPU), CloseOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasGateState").Device(DEVICE_CPU), StateOp);
 TG_REGISTER_KERNEL(KernelDefBuilder("SyncReplicasLocalStep").Device(DEVICE_CPU), LocalStepOp);

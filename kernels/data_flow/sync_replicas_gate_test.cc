@@ -280,6 +280,24 @@ TEST(SyncReplicasGateTest, OpenEndsEveryAwaitWithItsStep) {
   EXPECT_EQ(gate.state().committed, 1);
 }
 
+// A chief's old aggregation loop closes the gate while its task is frozen;
+// the close waits in the frozen task's socket and runs when it resumes,
+// after a new chief has reopened the gate. It must not close the new opening.
+TEST(SyncReplicasGateTest, ACloseForAnEarlierOpeningIsIgnored) {
+  auto shared = std::make_shared<SyncReplicasGate>("g", 2, /*one_per_replica=*/false);
+  SyncReplicasGate& gate = *shared;
+  const int64_t first = gate.Open(400);
+  const int64_t second = gate.Open(200);  // the chief restored an older checkpoint
+  EXPECT_EQ(second, first + 1);
+  EXPECT_FALSE(gate.Close(errors::DeadlineExceeded("not known of 2 gradients for step 400"), first));
+  EXPECT_OK(gate.state().closed);
+  EXPECT_EQ(Send(gate, 1, 200), 200);
+  EXPECT_TRUE(gate.Close(errors::OutOfRange("training is over"), second));
+  EXPECT_STATUS(gate.state().closed, kOutOfRange, "training is over");
+  EXPECT_TRUE(gate.Close(errors::Aborted("any opening"), -1));  // already closed: stays
+  EXPECT_STATUS(gate.state().closed, kOutOfRange, "training is over");
+}
+
 TEST(SyncReplicasGateTest, AwaitFailsOnCloseAndOnCancellation) {
   auto shared = std::make_shared<SyncReplicasGate>("g", 1, /*one_per_replica=*/true);
   SyncReplicasGate& gate = *shared;
@@ -346,6 +364,7 @@ TEST_F(SyncReplicasGateOpsTest, OpenAdmitCommitTakeTakenReleaseAwaitStateClose) 
   EXPECT_EQ(h->scalar<ResourceHandle>().name, "sync/gate");
   EXPECT_EQ(h->scalar<ResourceHandle>().type_name, "SyncReplicasGate");
   ASSERT_OK(Run("SyncReplicasGateOpen", {*h, Tensor::Scalar<int64_t>(4)}));
+  EXPECT_EQ(GetOutput(0).scalar<int64_t>(), 1);  // the first opening
   auto admit = [&](int32_t replica) {
     EXPECT_OK(Run("SyncReplicasGateAdmit",
                   {*h, Tensor::Scalar<int32_t>(replica), Tensor::Scalar<int64_t>(4)}));
@@ -381,14 +400,22 @@ TEST_F(SyncReplicasGateOpsTest, OpenAdmitCommitTakeTakenReleaseAwaitStateClose) 
   ASSERT_OK(Run("SyncReplicasGateState", {*h}));
   EXPECT_EQ(GetOutput(4).scalar<int32_t>(), 0);  // nothing awaits
 
-  ASSERT_OK(Run("SyncReplicasGateClose", {*h, Tensor::Scalar<int32_t>(11),
-                                          Tensor::Scalar<std::string>("training is over")}));
+  // A close for another opening changes nothing; one for this opening closes.
+  ASSERT_OK(Run("SyncReplicasGateClose",
+                {*h, Tensor::Scalar<int32_t>(4), Tensor::Scalar<std::string>("stale"),
+                 Tensor::Scalar<int64_t>(7)}));
+  EXPECT_FALSE(GetOutput(0).scalar<bool>());
+  ASSERT_OK(Run("SyncReplicasGateClose",
+                {*h, Tensor::Scalar<int32_t>(11), Tensor::Scalar<std::string>("training is over"),
+                 Tensor::Scalar<int64_t>(1)}));
+  EXPECT_TRUE(GetOutput(0).scalar<bool>());
   EXPECT_STATUS(Run("SyncReplicasGateTake", {*h}), kOutOfRange, "training is over");
   EXPECT_STATUS(Run("SyncReplicasGateAwait", {*h, Tensor::Scalar<int64_t>(4)}), kOutOfRange,
                 "training is over");
   EXPECT_EQ(commit(ticket0), -1);  // a closed gate counts nothing
   EXPECT_STATUS(Run("SyncReplicasGateClose",
-                    {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<std::string>("ok?")}),
+                    {*h, Tensor::Scalar<int32_t>(0), Tensor::Scalar<std::string>("ok?"),
+                     Tensor::Scalar<int64_t>(-1)}),
                 kInvalidArgument, "needs an error code from 1 to 16, got 0");
 }
 
