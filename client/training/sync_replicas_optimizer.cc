@@ -664,9 +664,9 @@ absl::StatusOr<bool> SyncReplicasHook::CloseGate(ClientSession& session,
   feeds.emplace(g.close_message, Tensor::Scalar<std::string>(std::string(reason.message())));
   feeds.emplace(g.close_epoch, Tensor::Scalar<int64_t>(epoch_));
   std::vector<Tensor> out;
-  TG_RETURN_IF_ERROR(WithContext(
-      session.Run(WithTimeout(kControlTimeout), feeds, {g.close}, {}, &out, nullptr),
-      absl::StrCat(kWho, ": closing the gate")));
+  TG_RETURN_IF_ERROR(
+      WithContext(session.Run(WithTimeout(kControlTimeout), feeds, {g.close}, {}, &out, nullptr),
+                  absl::StrCat(kWho, ": closing the gate")));
   return out[0].scalar<bool>();
 }
 

@@ -625,7 +625,7 @@ TEST(SyncReplicasOptimizerTest, ALateCloseFromTheChiefsOldLoopLeavesTheGateOpen)
   ASSERT_OK(st1);
   const auto [step, w] = Values(chief.session(), r0);
   EXPECT_EQ(step, 1);
-  ExpectW(w, 1, 2);  // ½·mean(t0, t1)
+  ExpectW(w, 1, 2);           // ½·mean(t0, t1)
   EXPECT_OK(chief.Finish());  // its own close, at epoch 2, closes the gate
   EXPECT_STATUS(s1->Run({}, {}, {r1.train}, nullptr), kOutOfRange,
                 "the chief has stopped aggregating gradients");

@@ -228,9 +228,8 @@ class CloseOp final : public OpKernel {
       return errors::InvalidArgument("closing SyncReplicasGate '", gate->name(),
                                      "' needs an error code from 1 to 16, got ", code);
     }
-    ctx.set_output(
-        0, Tensor::Scalar<bool>(
-               gate->Close(absl::Status(static_cast<absl::StatusCode>(code), message), epoch)));
+    ctx.set_output(0, Tensor::Scalar<bool>(gate->Close(
+                          absl::Status(static_cast<absl::StatusCode>(code), message), epoch)));
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }

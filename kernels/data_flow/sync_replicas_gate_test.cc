@@ -289,7 +289,8 @@ TEST(SyncReplicasGateTest, ACloseForAnEarlierOpeningIsIgnored) {
   const int64_t first = gate.Open(400);
   const int64_t second = gate.Open(200);  // the chief restored an older checkpoint
   EXPECT_EQ(second, first + 1);
-  EXPECT_FALSE(gate.Close(errors::DeadlineExceeded("not known of 2 gradients for step 400"), first));
+  EXPECT_FALSE(
+      gate.Close(errors::DeadlineExceeded("not known of 2 gradients for step 400"), first));
   EXPECT_OK(gate.state().closed);
   EXPECT_EQ(Send(gate, 1, 200), 200);
   EXPECT_TRUE(gate.Close(errors::OutOfRange("training is over"), second));
