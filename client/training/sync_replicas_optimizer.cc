@@ -566,6 +566,16 @@ absl::Status SyncReplicasHook::AfterCreateSession(ClientSession& session) {
   epoch_ = out[1].scalar<int64_t>();
   TG_RETURN_IF_ERROR(WithContext(session.Run({}, {}, {init_tokens_}, nullptr),
                                  absl::StrCat(kWho, ": putting the initial tokens in")));
+  // A gate opened before (its task outlived a failure or a chief; a
+  // restarted task has a new gate) may have workers waiting for a token
+  // from then: they would wait for ever, since the reopened step needs their
+  // gradients. A token each, of the global step now, sends them on from
+  // there (a spare one lets a worker run a step ahead, as initial tokens
+  // do). With one gradient per worker, reopening the gate ended their waits.
+  if (epoch_ > 1 && g.final_tokens.valid()) {
+    TG_RETURN_IF_ERROR(WithContext(session.Run({}, {}, {g.final_tokens}, nullptr),
+                                   absl::StrCat(kWho, ": waking the workers of the old session")));
+  }
   // The loop starts with the first step, so that a session that fails to
   // come up never leaves it running.
   start_pending_ = true;
@@ -705,6 +715,15 @@ absl::StatusOr<bool> SyncReplicasHook::MissingGradients(ClientSession& session, 
   absl::Status read = session.Run(
       WithTimeout(kControlTimeout), {},
       {g.state_step, g.state_committed, g.state_replicas, g.state_uncommitted}, {}, &out, nullptr);
+  // The gate's task cannot be reached (frozen, restarting): that, not a
+  // missing worker, is why the step did not fill. Recoverable: the chief
+  // recreates its session, and the workers are not told to stop.
+  if (IsRecoverable(read)) {
+    return WithContext(read, absl::StrCat(kWho,
+                                          ": reading the gate's state after waiting for "
+                                          "the gradients of global step ",
+                                          step));
+  }
   // Without an aggregation_timeout, the session's operation_timeout_in_ms ended the wait.
   const std::string within = options_.aggregation_timeout > absl::ZeroDuration()
                                  ? absl::StrCat(absl::FormatDuration(options_.aggregation_timeout),
