@@ -14,12 +14,17 @@
 #     says the gradients are missing and names worker 1, instead of hanging;
 #  4. (--sync) --is_sync with 3 workers aggregating 2 (one backup): a
 #     non-chief killed mid-training, the chief trains on to --steps and ends
-#     with test_accuracy.
+#     with test_accuracy;
+#  5. (--sync_frozen_ps) --is_sync with 2 workers and checkpoints, the ps
+#     stopped with SIGSTOP for 50 s (past the 40 s a task may stay silent)
+#     and then continued: both workers notice the silence, recreate their
+#     sessions, and finish; the chief restores a checkpoint and ends with
+#     test_accuracy, the ps exits 0 through the done queues.
 # Every wait is bounded (bounds only, no timing assertions); every process
 # started is killed on exit. Without the dataset it reports a skip
 # (tests/skip_lib.sh).
 #
-# Usage: distributed_training_fault_test.sh EXAMPLE CLUSTER_LIB [--sync|--sync_no_backup]
+# Usage: distributed_training_fault_test.sh EXAMPLE CLUSTER_LIB [--sync|--sync_no_backup|--sync_frozen_ps]
 set -u
 BIN="$1"
 TG_SERVER="$BIN"  # cluster_lib's start_server runs the example as one task
@@ -199,10 +204,52 @@ sync_backup_worker_killed() {
   fi
 }
 
+# A frozen ps (SIGSTOP) that comes back: the workers' requests to it hear
+# nothing for 40 s and fail Unavailable, the chief's wait at the sync gate
+# times out, both sessions are recreated once the ps answers again, and the
+# job finishes (docs/sync_replicas.md, "Failures").
+sync_ps_frozen() {
+  local P W0 W1 ckpt="$TMP/frozen_ckpt"
+  read -r P W0 W1 < <(free_ports 3)
+  local flags=(--ps_hosts="127.0.0.1:$P" --worker_hosts="127.0.0.1:$W0,127.0.0.1:$W1"
+               --is_sync --sync_timeout_s=20 --steps=400 --log_every=20
+               --checkpoint_dir="$ckpt" --save_every=50)
+  start_server frozen_ps "${flags[@]}" --job_name=ps
+  local ps=$LAST_PID
+  start_server frozen_w0 "${flags[@]}" --job_name=worker --task_index=0
+  local w0=$LAST_PID
+  start_server frozen_w1 "${flags[@]}" --job_name=worker --task_index=1
+  local w1=$LAST_PID
+  wait_for "$TMP/frozen_w0.out" "^worker 0: step [0-9]+ \(global step ([6-9][0-9]|[1-9][0-9]{2,})\)" 120 "$w0" ||
+    { fail "5: the sync workers did not train: $(logs frozen_w0) $(logs frozen_w1)"; return; }
+  kill -STOP "$ps"
+  echo "ps stopped with SIGSTOP at $(grep -c '' "$TMP/frozen_w0.out") chief lines; continuing it in 50 s"
+  sleep 50
+  kill -CONT "$ps"
+  local silent='step failed \(UNAVAILABLE: .*nothing heard for 40s \(the task may be frozen'
+  if finished_with_accuracy frozen_w0 "$w0"; then
+    echo "ok 5: the chief finished after the freeze: $(grep trained "$TMP/frozen_w0.out")"
+  else
+    fail "5: the chief did not finish after the freeze (exit $RC): $(logs frozen_w0)"
+  fi
+  grep -qE "$silent" "$TMP/frozen_w0.err" && grep -q "session recreated" "$TMP/frozen_w0.err" ||
+    fail "5: the chief did not notice the frozen ps and recover: $(logs frozen_w0)"
+  grep -qE '^MonitoredTrainingSession: restored the variables from ' "$TMP/frozen_w0.err" ||
+    fail "5: the chief did not restore a checkpoint: $(logs frozen_w0)"
+  wait_exit_within "$w1" 120
+  [[ $RC -eq 0 ]] && grep -qE '^worker 1: trained .* global step now ([0-9]+)$' "$TMP/frozen_w1.out" ||
+    fail "5: worker 1 did not finish after the freeze (exit $RC): $(logs frozen_w1)"
+  wait_exit_within "$ps" 60
+  [[ $RC -eq 0 ]] && grep -q "all 2 workers are done, stopping" "$TMP/frozen_ps.out" ||
+    fail "5: the ps: exit $RC: $(logs frozen_ps)"
+}
+
 if [[ "$MODE" == "--sync" ]]; then
   sync_backup_worker_killed
 elif [[ "$MODE" == "--sync_no_backup" ]]; then
   sync_worker_killed_no_backup
+elif [[ "$MODE" == "--sync_frozen_ps" ]]; then
+  sync_ps_frozen
 else
   worker_before_ps
   ps_killed_and_restarted
