@@ -315,6 +315,27 @@ TEST(DnnlConvTest, ConcurrentCallsShareOnePrimitiveSafely) {
   }
 }
 
+// An NCHW convolution runs on copies of its activations in oneDNN's blocked
+// layout; when those cannot be allocated the call fails with a status.
+TEST(DnnlConvTest, ABufferPastTheTensorLimitIsResourceExhausted) {
+  Conv2DAttrs attrs;
+  attrs.padding = Padding::kSame;
+  attrs.format = DataFormat::kNCHW;
+  auto g = ComputeConvGeometry(attrs, ConvKind::kConv2D, std::vector<int64_t>{4, 16, 32, 32},
+                               std::vector<int64_t>{3, 3, 16, 16});
+  ASSERT_OK(g.status());
+  std::mt19937 rng(23);
+  std::vector<float> x = Random(4 * 16 * 32 * 32, &rng), w = Random(3 * 3 * 16 * 16, &rng);
+  std::vector<float> y(x.size());
+  ASSERT_OK(conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), y.data()));
+  const int64_t limit = MaxTensorBytes();
+  SetMaxTensorBytes(64 << 10);  // below the 256 KiB activations
+  absl::Status s = conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), y.data());
+  SetMaxTensorBytes(limit);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("oneDNN buffer"), std::string::npos) << s;
+}
+
 TEST_F(ConvOpsTest, EmptyBatchGivesEmptyOutputAndZeroFilterGradient) {
   Case c;
   c.n = 0;

@@ -8,8 +8,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "core/framework/tensor.h"
 #include "core/platform/status.h"
 #include "kernels/conv/bounded_cache.h"
+#include "kernels/onednn.h"
 #include "kernels/openmp.h"
 
 namespace tensorgrid {
@@ -18,10 +20,7 @@ namespace {
 
 using dnnl::memory;
 
-const dnnl::engine& Engine() {
-  static const auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
+const dnnl::engine& Engine() { return OneDnnCpuEngine(); }
 
 // One of the three buffers of a pass, as the primitive reads or writes it.
 struct ConvArg {
@@ -173,41 +172,47 @@ absl::StatusOr<std::shared_ptr<const ConvPrimitive>> GetPrimitive(const ConvGeom
                              });
 }
 
-// Runs an argument's reorder from `from` to `to`, with its own scratchpad.
-void Reorder(const dnnl::stream& stream, const ConvArg& arg, const memory& from, const memory& to) {
+// Runs an argument's reorder from `from` to `to`, with its own scratchpad;
+// throws dnnl::error.
+absl::Status Reorder(const dnnl::stream& stream, const ConvArg& arg, const memory& from,
+                     const memory& to) {
   std::unordered_map<int, memory> args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  Tensor holder;
   if (arg.reorder_scratchpad.get_size() > 0) {
-    args[DNNL_ARG_SCRATCHPAD] = memory(arg.reorder_scratchpad, Engine());
+    TG_ASSIGN_OR_RETURN(args[DNNL_ARG_SCRATCHPAD],
+                        OneDnnTempMemory(arg.reorder_scratchpad, &holder));
   }
   arg.reorder->execute(stream, args);
+  return absl::OkStatus();
 }
 
-// Executes `p` on the three buffers; throws dnnl::error.
-void ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers) {
-  dnnl::stream stream(Engine());
+// Executes `p` on the three buffers, with the reordered copies and the
+// scratchpad in tensor buffers (onednn.h says why); throws dnnl::error.
+absl::Status ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers) {
+  thread_local dnnl::stream stream(Engine());
   std::array<memory, 3> user, used;
+  std::array<Tensor, 4> holders;  // the three reordered copies, the scratchpad
   std::unordered_map<int, memory> args;
   for (int i = 0; i < 3; ++i) {
     const ConvArg& arg = p.args[i];
     user[i] = memory(arg.user, Engine(), buffers[i]);
     used[i] = user[i];
     if (arg.reorder) {
-      used[i] = memory(arg.wanted, Engine());
-      if (!arg.written) Reorder(stream, arg, user[i], used[i]);
+      TG_ASSIGN_OR_RETURN(used[i], OneDnnTempMemory(arg.wanted, &holders[i]));
+      if (!arg.written) TG_RETURN_IF_ERROR(Reorder(stream, arg, user[i], used[i]));
     }
     args[arg.dnnl_arg] = used[i];
   }
-  memory scratchpad;
   if (p.scratchpad.get_size() > 0) {
-    scratchpad = memory(p.scratchpad, Engine());
-    args[DNNL_ARG_SCRATCHPAD] = scratchpad;
+    TG_ASSIGN_OR_RETURN(args[DNNL_ARG_SCRATCHPAD], OneDnnTempMemory(p.scratchpad, &holders[3]));
   }
   p.primitive.execute(stream, args);
   for (int i = 0; i < 3; ++i) {
     const ConvArg& arg = p.args[i];
-    if (arg.reorder && arg.written) Reorder(stream, arg, used[i], user[i]);
+    if (arg.reorder && arg.written) TG_RETURN_IF_ERROR(Reorder(stream, arg, used[i], user[i]));
   }
   stream.wait();
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -217,7 +222,7 @@ absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_th
   TG_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPrimitive> p, GetPrimitive(geometry, pass));
   SetOpenMpThreads(num_threads);  // this caller's intra-op thread count
   try {
-    ExecuteOrThrow(*p, {input, filter, output});
+    TG_RETURN_IF_ERROR(ExecuteOrThrow(*p, {input, filter, output}));
   } catch (const dnnl::error& e) {
     return DnnlError("run", pass, e);
   }

@@ -2,20 +2,17 @@
 
 #include "kernels/nn/onednn.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 #include "core/platform/status.h"
+#include "kernels/onednn.h"
+#include "kernels/openmp.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace tensorgrid {
 namespace nn {
 
-const dnnl::engine& CpuEngine() {
-  static const auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
+const dnnl::engine& CpuEngine() { return OneDnnCpuEngine(); }
 
 dnnl::memory::desc ImageDesc(const std::array<int64_t, 4>& nchw, DataFormat format) {
   return dnnl::memory::desc({nchw[0], nchw[1], nchw[2], nchw[3]}, dnnl::memory::data_type::f32,
@@ -35,7 +32,7 @@ int UseIntraOpThreads(const OpKernelContext& ctx) {
   // OpenMP keeps the thread count per calling thread: set it for this one
   // (an executor thread) to the session's intra-op parallelism.
   const int threads = std::max(1, ctx.eigen_cpu_device().numThreads());
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  if (OpenMpThreads() != threads) SetOpenMpThreads(threads);
   return threads;
 }
 
@@ -53,8 +50,9 @@ absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitiv
       dnnl_primitive_desc_query_md(primitive.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
   if (scratch_md != nullptr && dnnl_memory_desc_get_size(scratch_md) > 0) {
     std::unordered_map<int, dnnl::memory> with_scratchpad = args;
-    with_scratchpad[DNNL_ARG_SCRATCHPAD] =
-        dnnl::memory(dnnl::memory::desc(*scratch_md), CpuEngine());
+    Tensor holder;
+    TG_ASSIGN_OR_RETURN(with_scratchpad[DNNL_ARG_SCRATCHPAD],
+                        OneDnnTempMemory(dnnl::memory::desc(*scratch_md), &holder));
     primitive.execute(stream, with_scratchpad);
   } else {
     primitive.execute(stream, args);
