@@ -12,6 +12,11 @@ const dnnl::engine& OneDnnCpuEngine() {
   return *engine;
 }
 
+dnnl::stream& OneDnnStream() {
+  thread_local dnnl::stream stream(OneDnnCpuEngine());
+  return stream;
+}
+
 absl::StatusOr<dnnl::memory> OneDnnTempMemory(const dnnl::memory::desc& desc, Tensor* holder) {
   const size_t bytes = desc.get_size();
   if (bytes == 0) return dnnl::memory();

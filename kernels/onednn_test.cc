@@ -28,21 +28,6 @@ TEST(OneDnnTempMemoryTest, AnEmptyDescGivesAnEmptyMemory) {
   EXPECT_FALSE(holder.IsInitialized());
 }
 
-// The point of it: a large buffer released after one call is the next
-// call's, already faulted in, instead of fresh pages from the kernel.
-TEST(OneDnnTempMemoryTest, ALargeBufferIsReusedByTheNextCall) {
-  const dnnl::memory::desc desc = Floats(int64_t{4} << 20);  // 16 MiB
-  void* first;
-  {
-    Tensor holder;
-    ASSERT_OK_AND_ASSIGN(dnnl::memory m, OneDnnTempMemory(desc, &holder));
-    first = m.get_data_handle();
-  }
-  Tensor holder;
-  ASSERT_OK_AND_ASSIGN(dnnl::memory m, OneDnnTempMemory(desc, &holder));
-  EXPECT_EQ(m.get_data_handle(), first);
-}
-
 TEST(OneDnnTempMemoryTest, PastTheTensorLimitIsResourceExhaustedNamingTheSize) {
   const int64_t limit = MaxTensorBytes();
   SetMaxTensorBytes(1 << 20);

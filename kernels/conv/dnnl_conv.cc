@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <unordered_map>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -19,8 +20,6 @@ namespace conv {
 namespace {
 
 using dnnl::memory;
-
-const dnnl::engine& Engine() { return OneDnnCpuEngine(); }
 
 // One of the three buffers of a pass, as the primitive reads or writes it.
 struct ConvArg {
@@ -89,8 +88,8 @@ ConvArg MakeArg(int dnnl_arg, const memory::desc& user, const memory::desc& want
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const dnnl::reorder::primitive_desc pd =
-        written ? dnnl::reorder::primitive_desc(Engine(), wanted, Engine(), user, attr)
-                : dnnl::reorder::primitive_desc(Engine(), user, Engine(), wanted, attr);
+        written ? dnnl::reorder::primitive_desc(OneDnnCpuEngine(), wanted, OneDnnCpuEngine(), user, attr)
+                : dnnl::reorder::primitive_desc(OneDnnCpuEngine(), user, OneDnnCpuEngine(), wanted, attr);
     arg.reorder = dnnl::reorder(pd);
     arg.reorder_scratchpad = pd.scratchpad_desc();
   }
@@ -107,7 +106,7 @@ std::unique_ptr<ConvPrimitive> BuildOrThrow(const ConvGeometry& g, ConvPass pass
       convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
                                 d.input_choice, d.filter_choice, d.output_choice, d.strides,
                                 d.dilations, d.pad_before, d.pad_after),
-      attr, Engine());
+      attr, OneDnnCpuEngine());
   auto p = std::make_unique<ConvPrimitive>();
   switch (pass) {
     case ConvPass::kForward:
@@ -123,7 +122,7 @@ std::unique_ptr<ConvPrimitive> BuildOrThrow(const ConvGeometry& g, ConvPass pass
           convolution_backward_data::desc(algorithm::convolution_direct, d.input_choice,
                                           d.filter_choice, d.output_choice, d.strides, d.dilations,
                                           d.pad_before, d.pad_after),
-          attr, Engine(), fwd);
+          attr, OneDnnCpuEngine(), fwd);
       p->primitive = convolution_backward_data(bwd);
       p->args = {MakeArg(DNNL_ARG_DIFF_SRC, d.input, bwd.diff_src_desc(), true),
                  MakeArg(DNNL_ARG_WEIGHTS, d.filter, bwd.weights_desc(), false),
@@ -137,7 +136,7 @@ std::unique_ptr<ConvPrimitive> BuildOrThrow(const ConvGeometry& g, ConvPass pass
           convolution_backward_weights::desc(algorithm::convolution_direct, d.input_choice,
                                              d.filter_choice, d.output_choice, d.strides,
                                              d.dilations, d.pad_before, d.pad_after),
-          attr, Engine(), fwd);
+          attr, OneDnnCpuEngine(), fwd);
       p->primitive = convolution_backward_weights(bwd);
       p->args = {MakeArg(DNNL_ARG_SRC, d.input, bwd.src_desc(), false),
                  MakeArg(DNNL_ARG_DIFF_WEIGHTS, d.filter, bwd.diff_weights_desc(), true),
@@ -155,14 +154,20 @@ absl::Status DnnlError(const char* what, ConvPass pass, const dnnl::error& e) {
                           " convolution: ", e.what(), " (status ", static_cast<int>(e.status), ")");
 }
 
-BoundedCache<ConvKey, ConvPrimitive>& Cache() {
-  static auto* cache = new BoundedCache<ConvKey, ConvPrimitive>(kDnnlConvCacheCapacity);
+// oneDNN splits a primitive's work among the OpenMP threads its caller
+// had when it was built, and runs on that many threads whatever the team
+// size when it runs: the thread count is part of the key.
+using DnnlConvKey = std::pair<int, ConvKey>;
+
+BoundedCache<DnnlConvKey, ConvPrimitive>& Cache() {
+  static auto* cache = new BoundedCache<DnnlConvKey, ConvPrimitive>(kDnnlConvCacheCapacity);
   return *cache;
 }
 
+// The primitive of `pass` for the calling thread's OpenMP thread count.
 absl::StatusOr<std::shared_ptr<const ConvPrimitive>> GetPrimitive(const ConvGeometry& g,
                                                                   ConvPass pass) {
-  return Cache().GetOrCreate(ConvKeyOf(g, pass),
+  return Cache().GetOrCreate(DnnlConvKey(OpenMpThreads(), ConvKeyOf(g, pass)),
                              [&]() -> absl::StatusOr<std::unique_ptr<ConvPrimitive>> {
                                try {
                                  return BuildOrThrow(g, pass);
@@ -172,57 +177,68 @@ absl::StatusOr<std::shared_ptr<const ConvPrimitive>> GetPrimitive(const ConvGeom
                              });
 }
 
-// Runs an argument's reorder from `from` to `to`, with its own scratchpad;
-// throws dnnl::error.
-absl::Status Reorder(const dnnl::stream& stream, const ConvArg& arg, const memory& from,
-                     const memory& to) {
-  std::unordered_map<int, memory> args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-  Tensor holder;
-  if (arg.reorder_scratchpad.get_size() > 0) {
-    TG_ASSIGN_OR_RETURN(args[DNNL_ARG_SCRATCHPAD],
-                        OneDnnTempMemory(arg.reorder_scratchpad, &holder));
+// The buffers of one call of `p`: the tensors' own, the primitive's view
+// of each (a reordered copy where the layouts differ), and the scratchpads,
+// in tensor buffers (onednn.h says why) held until the call has finished.
+struct ConvBuffers {
+  std::array<memory, 3> user, used, reorder_scratchpad;
+  memory scratchpad;
+  std::array<Tensor, 7> holders;  // the three copies, their scratchpads, the primitive's
+};
+
+// Allocates everything a call needs before any of it runs, so that a
+// failure (ResourceExhausted) leaves nothing half done.
+absl::Status AllocateBuffers(const ConvPrimitive& p, const std::array<float*, 3>& buffers,
+                             ConvBuffers* b) {
+  for (int i = 0; i < 3; ++i) {
+    const ConvArg& arg = p.args[i];
+    b->user[i] = memory(arg.user, OneDnnCpuEngine(), buffers[i]);
+    b->used[i] = b->user[i];
+    if (!arg.reorder) continue;
+    TG_ASSIGN_OR_RETURN(b->used[i], OneDnnTempMemory(arg.wanted, &b->holders[i]));
+    TG_ASSIGN_OR_RETURN(b->reorder_scratchpad[i],
+                        OneDnnTempMemory(arg.reorder_scratchpad, &b->holders[3 + i]));
   }
-  arg.reorder->execute(stream, args);
+  TG_ASSIGN_OR_RETURN(b->scratchpad, OneDnnTempMemory(p.scratchpad, &b->holders[6]));
   return absl::OkStatus();
 }
 
-// Executes `p` on the three buffers, with the reordered copies and the
-// scratchpad in tensor buffers (onednn.h says why); throws dnnl::error.
-absl::Status ExecuteOrThrow(const ConvPrimitive& p, const std::array<float*, 3>& buffers) {
-  thread_local dnnl::stream stream(Engine());
-  std::array<memory, 3> user, used;
-  std::array<Tensor, 4> holders;  // the three reordered copies, the scratchpad
+// Runs argument i's reorder from `from` to `to`; throws dnnl::error.
+void Reorder(const ConvArg& arg, const ConvBuffers& b, int i, const memory& from,
+             const memory& to) {
+  std::unordered_map<int, memory> args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  if (b.reorder_scratchpad[i]) args[DNNL_ARG_SCRATCHPAD] = b.reorder_scratchpad[i];
+  arg.reorder->execute(OneDnnStream(), args);
+}
+
+// Runs `p` on `b`: the reorders in, the primitive, the reorders out; throws
+// dnnl::error.
+void Execute(const ConvPrimitive& p, const ConvBuffers& b) {
   std::unordered_map<int, memory> args;
   for (int i = 0; i < 3; ++i) {
     const ConvArg& arg = p.args[i];
-    user[i] = memory(arg.user, Engine(), buffers[i]);
-    used[i] = user[i];
-    if (arg.reorder) {
-      TG_ASSIGN_OR_RETURN(used[i], OneDnnTempMemory(arg.wanted, &holders[i]));
-      if (!arg.written) TG_RETURN_IF_ERROR(Reorder(stream, arg, user[i], used[i]));
-    }
-    args[arg.dnnl_arg] = used[i];
+    if (arg.reorder && !arg.written) Reorder(arg, b, i, b.user[i], b.used[i]);
+    args[arg.dnnl_arg] = b.used[i];
   }
-  if (p.scratchpad.get_size() > 0) {
-    TG_ASSIGN_OR_RETURN(args[DNNL_ARG_SCRATCHPAD], OneDnnTempMemory(p.scratchpad, &holders[3]));
-  }
-  p.primitive.execute(stream, args);
+  if (b.scratchpad) args[DNNL_ARG_SCRATCHPAD] = b.scratchpad;
+  p.primitive.execute(OneDnnStream(), args);
   for (int i = 0; i < 3; ++i) {
     const ConvArg& arg = p.args[i];
-    if (arg.reorder && arg.written) TG_RETURN_IF_ERROR(Reorder(stream, arg, used[i], user[i]));
+    if (arg.reorder && arg.written) Reorder(arg, b, i, b.used[i], b.user[i]);
   }
-  stream.wait();
-  return absl::OkStatus();
+  OneDnnStream().wait();
 }
 
 }  // namespace
 
 absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_threads, float* input,
                          float* filter, float* output) {
+  SetOpenMpThreads(num_threads);  // this caller's intra-op thread count, before building
   TG_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPrimitive> p, GetPrimitive(geometry, pass));
-  SetOpenMpThreads(num_threads);  // this caller's intra-op thread count
+  ConvBuffers buffers;
+  TG_RETURN_IF_ERROR(AllocateBuffers(*p, {input, filter, output}, &buffers));
   try {
-    TG_RETURN_IF_ERROR(ExecuteOrThrow(*p, {input, filter, output}));
+    Execute(*p, buffers);
   } catch (const dnnl::error& e) {
     return DnnlError("run", pass, e);
   }
@@ -235,6 +251,10 @@ std::string DnnlConvImplementation(const ConvGeometry& geometry, ConvPass pass) 
 }
 
 size_t DnnlConvCacheSize() { return Cache().size(); }
+
+bool DnnlConvIsCached(const ConvGeometry& geometry, ConvPass pass, int num_threads) {
+  return Cache().Find(DnnlConvKey(std::max(1, num_threads), ConvKeyOf(geometry, pass))) != nullptr;
+}
 
 }  // namespace conv
 }  // namespace tensorgrid

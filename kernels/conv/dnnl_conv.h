@@ -7,13 +7,14 @@
 //   TG_RETURN_IF_ERROR(RunDnnlConv(geometry, ConvPass::kForward, threads,
 //                                  input, filter, output));
 //
-// Primitives are built once per geometry and pass and kept in a process-wide
+// Primitives are built once per geometry, pass and thread count (oneDNN
+// fixes a primitive's threads when it builds it) and kept in a process-wide
 // cache of kDnnlConvCacheCapacity entries (least recently used dropped).
 // oneDNN is given the activations in place when it can run on the plain layout
 // (NHWC); for NCHW, and for the filter always, it picks its own blocked layout
 // and the pass reorders into and out of it (the filter is small; an NCHW
 // activation costs one copy each way). Thread-safe: every call has its own
-// stream and scratchpad.
+// scratchpad and runs on its thread's stream.
 #ifndef TENSORGRID_KERNELS_CONV_DNNL_CONV_H_
 #define TENSORGRID_KERNELS_CONV_DNNL_CONV_H_
 
@@ -35,12 +36,14 @@ inline constexpr size_t kDnnlConvCacheCapacity = 128;
 absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_threads, float* input,
                          float* filter, float* output);
 
-// The implementation oneDNN chose for `pass` of `geometry` ("brgconv:avx512_core"),
-// for benchmarks and docs.
+// The implementation oneDNN chose for `pass` of `geometry` ("brgconv:avx512_core")
+// with the calling thread's OpenMP thread count, for benchmarks and docs.
 std::string DnnlConvImplementation(const ConvGeometry& geometry, ConvPass pass);
 
-// How many primitives the cache holds now (tests).
+// How many primitives the cache holds now, and whether it holds the one
+// for `pass` of `geometry` on `num_threads` threads (tests).
 size_t DnnlConvCacheSize();
+bool DnnlConvIsCached(const ConvGeometry& geometry, ConvPass pass, int num_threads);
 
 }  // namespace conv
 }  // namespace tensorgrid

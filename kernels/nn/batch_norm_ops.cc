@@ -49,7 +49,7 @@ dnnl::batch_normalization_forward::primitive_desc ForwardPd(const std::array<int
   dnnl::batch_normalization_forward::desc desc(
       a.is_training ? prop_kind::forward_training : prop_kind::forward_inference,
       ImageDesc(d, a.format), a.epsilon, Flags(a.is_training));
-  return {desc, UserScratchpad(), CpuEngine()};
+  return {desc, UserScratchpad(), OneDnnCpuEngine()};
 }
 
 struct BnForward {
@@ -221,7 +221,7 @@ class FusedBatchNormGradOp final : public OpKernel {
     dnnl::batch_normalization_backward::desc desc(prop_kind::backward, data, data, attrs_.epsilon,
                                                   Flags(attrs_.is_training));
     BnBackward b;
-    b.pd = {desc, UserScratchpad(), CpuEngine(), ForwardPd(dims, attrs_)};
+    b.pd = {desc, UserScratchpad(), OneDnnCpuEngine(), ForwardPd(dims, attrs_)};
     b.primitive = dnnl::batch_normalization_backward(b.pd);
     return b;
   }

@@ -12,8 +12,6 @@
 namespace tensorgrid {
 namespace nn {
 
-const dnnl::engine& CpuEngine() { return OneDnnCpuEngine(); }
-
 dnnl::memory::desc ImageDesc(const std::array<int64_t, 4>& nchw, DataFormat format) {
   return dnnl::memory::desc({nchw[0], nchw[1], nchw[2], nchw[3]}, dnnl::memory::data_type::f32,
                             format == DataFormat::kNHWC ? dnnl::memory::format_tag::nhwc
@@ -25,7 +23,7 @@ dnnl::memory::desc VectorDesc(int64_t n) {
 }
 
 dnnl::memory Memory(const dnnl::memory::desc& desc, const void* data) {
-  return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
+  return dnnl::memory(desc, OneDnnCpuEngine(), const_cast<void*>(data));
 }
 
 int UseIntraOpThreads(const OpKernelContext& ctx) {
@@ -45,19 +43,18 @@ dnnl::primitive_attr UserScratchpad() {
 absl::Status Execute(const OpKernelContext& ctx, const dnnl::primitive& primitive,
                      const std::unordered_map<int, dnnl::memory>& args) {
   UseIntraOpThreads(ctx);
-  thread_local dnnl::stream stream(CpuEngine());
   const dnnl_memory_desc_t* scratch_md =
       dnnl_primitive_desc_query_md(primitive.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  Tensor holder;  // the scratchpad's buffer, until the primitive has finished
   if (scratch_md != nullptr && dnnl_memory_desc_get_size(scratch_md) > 0) {
     std::unordered_map<int, dnnl::memory> with_scratchpad = args;
-    Tensor holder;
     TG_ASSIGN_OR_RETURN(with_scratchpad[DNNL_ARG_SCRATCHPAD],
                         OneDnnTempMemory(dnnl::memory::desc(*scratch_md), &holder));
-    primitive.execute(stream, with_scratchpad);
+    primitive.execute(OneDnnStream(), with_scratchpad);
   } else {
-    primitive.execute(stream, args);
+    primitive.execute(OneDnnStream(), args);
   }
-  stream.wait();
+  OneDnnStream().wait();
   return absl::OkStatus();
 }
 

@@ -1,7 +1,8 @@
-// oneDNN (Debian's libdnnl 2.6, OpenMP runtime) for the nn kernels: one CPU
-// engine, image memory descriptors in either data_format, a bounded
-// per-shape cache of primitives, and Execute, which runs a primitive on the
-// calling thread's stream with the session's intra-op thread count.
+// oneDNN (Debian's libdnnl 2.6, OpenMP runtime) for the nn kernels, over
+// kernels/onednn.h (the engine, the threads' streams, scratchpad buffers):
+// image memory descriptors in either data_format, a bounded per-shape cache
+// of primitives, and Execute, which runs a primitive on the calling
+// thread's stream with the session's intra-op thread count.
 //
 //   static PrimitiveCache<PoolForward> cache;
 //   const int threads = UseIntraOpThreads(ctx);
@@ -27,13 +28,11 @@
 #include "absl/synchronization/mutex.h"
 #include "core/framework/op_kernel.h"
 #include "core/util/window_geometry.h"
+#include "kernels/onednn.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace tensorgrid {
 namespace nn {
-
-// The process's oneDNN CPU engine.
-const dnnl::engine& CpuEngine();
 
 // A 4-D f32 image of logical dims {N, C, H, W} laid out as `format`.
 dnnl::memory::desc ImageDesc(const std::array<int64_t, 4>& nchw, DataFormat format);

@@ -58,7 +58,7 @@ struct PoolForward {
 PoolForward MakeForward(prop_kind prop, algorithm alg, const Pool2DGeometry& g) {
   PoolForward f;
   f.pd = dnnl::pooling_forward::primitive_desc(ForwardDesc(prop, alg, g), UserScratchpad(),
-                                               CpuEngine());
+                                               OneDnnCpuEngine());
   f.primitive = dnnl::pooling_forward(f.pd);
   return f;
 }
@@ -76,7 +76,7 @@ PoolBackward MakeBackward(algorithm alg, const Pool2DGeometry& g) {
   dnnl::pooling_backward::desc desc(
       alg, SrcDesc(g), DstDesc(g), {g.rows.stride, g.cols.stride}, {g.rows.window, g.cols.window},
       {g.rows.pad_before, g.cols.pad_before}, {g.rows.pad_after, g.cols.pad_after});
-  b.pd = dnnl::pooling_backward::primitive_desc(desc, UserScratchpad(), CpuEngine(), b.forward.pd);
+  b.pd = dnnl::pooling_backward::primitive_desc(desc, UserScratchpad(), OneDnnCpuEngine(), b.forward.pd);
   b.primitive = dnnl::pooling_backward(b.pd);
   return b;
 }
