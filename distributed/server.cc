@@ -156,6 +156,7 @@ Server::Server(const ClusterSpec& cluster, std::string task, std::string bind_ho
       bind_host_(std::move(bind_host)),
       advertised_host_(std::move(advertised_host)),
       options_(options),
+      config_(config),
       worker_(std::make_unique<Worker>(task_, config)),
       port_(port) {
   Master::WorkerMap workers{{task_, worker_.get()}};

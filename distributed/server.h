@@ -126,6 +126,9 @@ class Server {
 
   // "/job:worker/replica:0/task:0"
   const std::string& task() const { return task_; }
+  // What configures its Worker: devices (device_count, GPU options) and
+  // their threads (intra_op_parallelism_threads), as given to Create.
+  const ConfigProto& config() const { return config_; }
   // "host:port", the real port once started.
   std::string address() const;
   // "grpc://" + address(), for SessionOptions::target.
@@ -153,6 +156,7 @@ class Server {
   const std::string bind_host_;        // what the listening socket binds
   const std::string advertised_host_;  // what address() reports
   const ServerOptions options_;
+  const ConfigProto config_;
 
   std::unique_ptr<Worker> worker_;
   // The other tasks, by task name.

@@ -80,11 +80,14 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
 // MultiWorkerMirroredStrategy when TF_CONFIG is set, else one device here.
 absl::StatusOr<std::unique_ptr<distribute::Strategy>> MakeStrategy(const Options& o,
                                                                    std::string* target) {
-  if (std::getenv("TF_CONFIG") == nullptr) {
+  const char* tf_config = std::getenv("TF_CONFIG");
+  if (tf_config == nullptr || *tf_config == '\0') {  // unset or empty: this process alone
     return std::make_unique<distribute::OneDeviceStrategy>("/device:CPU:0");
   }
   distribute::MultiWorkerMirroredStrategy::Options options;
   options.mirrored.bytes_per_pack = o.bytes_per_pack;
+  // The server's devices are made here: a session's config cannot change them later.
+  options.config.set_intra_op_parallelism_threads(static_cast<int>(o.intra_op_threads));
   TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create(options));
   *target = strategy->target();
   std::printf("worker %d of %d at %s\n", strategy->worker_index(), strategy->num_workers(),
@@ -207,7 +210,9 @@ int main(int argc, char** argv) {
            "batch norm's moving averages: a short run needs less (0.9 for a few hundred steps)"),
       Flag("train_examples", &o.train_examples, "train on the first N training images"),
       Flag("test_examples", &o.test_examples, "evaluate on the first N test images"),
-      Flag("intra_op_threads", &o.intra_op_threads, "threads per kernel (0: one per core)"),
+      Flag("intra_op_threads", &o.intra_op_threads,
+           "threads per kernel (0: one per core; with several TF_CONFIG workers on one machine, "
+           "its cores over the workers)"),
       Flag("bytes_per_pack", &o.bytes_per_pack,
            "with TF_CONFIG: gradient bucket size for the all-reduces (0: each gradient alone)"),
       Flag("data_dir", &o.data_dir, "the Fashion-MNIST files"),

@@ -78,6 +78,7 @@ struct Options {
   std::string data_dir = kFashionMnistDir;
   std::string hidden = "128";  // hidden layer widths
   int64_t bytes_per_pack = distribute::MirroredStrategy::Options().bytes_per_pack;
+  int64_t intra_op_threads = 0;
   std::string trace_file;
 };
 
@@ -108,6 +109,9 @@ absl::Status CheckFlags(const Options& o, int argc, char** argv) {
       {"seed", o.seed}};
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return errors::InvalidArgument("--", flag, "=", value, " is not positive");
+  }
+  if (o.intra_op_threads < 0) {
+    return errors::InvalidArgument("--intra_op_threads=", o.intra_op_threads, " is negative");
   }
   if (o.bytes_per_pack < 0) {
     return errors::InvalidArgument("--bytes_per_pack=", o.bytes_per_pack, " is negative");
@@ -200,6 +204,7 @@ absl::Status Main(const Options& o) {
   options.local_devices = static_cast<int>(o.local_devices);
   options.mirrored.collective_timeout_seconds = static_cast<float>(o.collective_timeout_s);
   options.mirrored.bytes_per_pack = o.bytes_per_pack;
+  options.config.set_intra_op_parallelism_threads(static_cast<int>(o.intra_op_threads));
   TG_ASSIGN_OR_RETURN(auto strategy, distribute::MultiWorkerMirroredStrategy::Create(options));
   const std::string me = absl::StrCat("worker ", strategy->worker_index());
   const int64_t global_batch = o.batch_size * strategy->num_replicas_in_sync();
@@ -317,6 +322,9 @@ int main(int argc, char** argv) {
       Flag("hidden", &o.hidden, "hidden layer widths, comma-separated (500,500: 784-500-500-10)"),
       Flag("bytes_per_pack", &o.bytes_per_pack,
            "gradient bucket size for the all-reduces (0: each gradient alone)"),
+      Flag("intra_op_threads", &o.intra_op_threads,
+           "threads per kernel of this worker (0: one per core; with several workers on one "
+           "machine, its cores over the workers)"),
       Flag("trace_file", &o.trace_file,
            "after training, every worker traces one step: worker k writes the Chrome trace "
            "JSON to this path with _worker<k> before its extension"),

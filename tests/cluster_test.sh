@@ -82,6 +82,22 @@ RC=$?
 grep -q -- "--request_timeout_seconds='-1' is not a number of seconds" "$TMP/timeout.err" ||
   fail "--request_timeout_seconds=-1: stderr [$(cat "$TMP/timeout.err")]"
 
+# --config configures the task's devices; one that is not a ConfigProto is a
+# usage error naming the flag.
+timeout 30 "$TG_SERVER" --cluster="worker=127.0.0.1:0" --job_name=worker \
+  --config='intra_op_parallelism_threadz: 2' >"$TMP/config.out" 2>"$TMP/config.err"
+RC=$?
+[[ $RC -eq 2 ]] || fail "--config with a typo: exit status $RC"
+grep -q -- "--config is not a ConfigProto in text format: .*intra_op_parallelism_threadz" \
+  "$TMP/config.err" || fail "--config with a typo: stderr [$(cat "$TMP/config.err")]"
+start_server configured --cluster="worker=127.0.0.1:0" --job_name=worker \
+  --config='intra_op_parallelism_threads: 1 inter_op_parallelism_threads: 1'
+CONFIGURED_PID=$LAST_PID
+wait_ready configured "$CONFIGURED_PID" || exit 1
+kill -TERM "$CONFIGURED_PID"
+wait_exit "$CONFIGURED_PID"
+[[ $RC -eq 0 ]] || fail "server with --config after SIGTERM: exit status $RC"
+
 # A task that never starts: tg_run's --config shortens the master's wait
 # for it (operation_timeout_in_ms, 60 s by default) and the error names it.
 read -r LONE ABSENT < <(free_ports 2)

@@ -26,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
+#include "core/util/proto_text.h"
 #include "distributed/cluster_resolver.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
@@ -47,6 +48,7 @@ struct Options {
   int max_sessions = 1024;
   std::string bulk_transfer;  // "true"/"false"; empty: $TG_BULK_TRANSFER, else true
   int bulk_port_offset = -1;  // -1: $TG_BULK_PORT_OFFSET, else 0 (the kernel picks)
+  ConfigProto config;         // the task's devices and their threads
   bool help = false;
 };
 
@@ -105,6 +107,10 @@ const std::vector<tools::Flag>& Table() {
       {"bulk_port_offset", "N", false,
        "the bulk port at the gRPC port + N, for firewalls (2222 + 1000:\n"
        "3222; default $TG_BULK_PORT_OFFSET, else a port the kernel picks)"},
+      {"config", "TEXT", false,
+       "a ConfigProto in text format for this task's devices, as\n"
+       "tf.distribute.Server's config: 'intra_op_parallelism_threads: 4'\n"
+       "(threads per kernel; default one per core), 'gpu_options {...}'"},
   };
   return *table;
 }
@@ -119,6 +125,7 @@ std::string Usage() {
       "                 [--tls_ca_file=FILE] [--max_request_bytes=N] [--bulk_transfer=false]\n"
       "                 [--bulk_port_offset=N]\n"
       "                 [--request_timeout_seconds=N] [--session_gc_seconds=N] [--max_sessions=N]\n"
+      "                 [--config=TEXT]\n"
       "       TF_CONFIG='{\"cluster\": {...}, \"task\": {\"type\": JOB, \"index\": N}}' tg_server\n"
       "\n"
       "Serves one task of a cluster until SIGTERM or SIGINT, then stops gracefully\n"
@@ -162,6 +169,14 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
         if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
         if (f.name == "tls_key_file") options.tls_key_file = f.value;
         if (f.name == "bulk_transfer") options.bulk_transfer = f.value;
+        if (f.name == "config") {
+          std::string error;
+          options.config.Clear();
+          if (!ParseTextProto(f.value, &options.config, &error, UnknownFields::kRefuse)) {
+            return errors::InvalidArgument("--config is not a ConfigProto in text format: ",
+                                           error);
+          }
+        }
         TG_RETURN_IF_ERROR(integer("bulk_port_offset", &options.bulk_port_offset, 0, 65535,
                                    "a port offset (0 to 65535)"));
         TG_RETURN_IF_ERROR(integer("max_request_bytes", &options.max_request_bytes, 1, kMax,
@@ -219,7 +234,7 @@ absl::Status Serve(const TfConfig& config, const Options& options, const sigset_
                              flag_or_env(options.tls_key_file, "TG_TLS_KEY_FILE")));
   TG_ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
                       Server::Create(config.cluster, config.task.job, config.task.index,
-                                     ConfigProto(), server_options));
+                                     options.config, server_options));
   TG_RETURN_IF_ERROR(server->Start());
   std::cout << "tg_server ready " << server->task() << " " << server->address() << std::endl;
   int signal = 0;

@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> MultiWorkerMirrored
   }
   // On the GPUs when this worker has any (and so, as in TensorFlow, does
   // every worker).
-  TG_ASSIGN_OR_RETURN(const int gpus, LocalDeviceCount(DEVICE_GPU, ConfigProto()));
+  TG_ASSIGN_OR_RETURN(const int gpus, LocalDeviceCount(DEVICE_GPU, options.config));
   const std::string type = gpus > 0 ? DEVICE_GPU : DEVICE_CPU;
   const int local_devices =
       options.local_devices > 0 ? options.local_devices : (gpus > 0 ? gpus : 1);
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> MultiWorkerMirrored
                                    tf_config.task.name(),
                                    ") is not a chief or worker task of the cluster");
   }
-  ConfigProto config;
+  ConfigProto config = options.config;
   (*config.mutable_device_count())[DEVICE_CPU] = gpus > 0 ? 1 : local_devices;
   (*config.mutable_device_count())[DEVICE_GPU] = gpus > 0 ? local_devices : 0;
   config.set_collective_group_leader(workers[0].name());

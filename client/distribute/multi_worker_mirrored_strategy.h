@@ -51,6 +51,13 @@ class MultiWorkerMirroredStrategy : public MirroredStrategy {
     MirroredStrategy::Options mirrored;
     // The server of this task (bind host, security, ...).
     ServerOptions server;
+    // What configures the server's devices, as tf.distribute.Server's
+    // config: intra_op_parallelism_threads (threads per kernel: 0, one per
+    // core; set it when several workers share a machine), gpu_options, ...
+    // The strategy sets device_count and collective_group_leader over it.
+    // A session's own config cannot change a server's devices once they
+    // exist (as in TensorFlow).
+    ConfigProto config;
   };
 
   // Parses the cluster, checks this task is a worker (or the chief), and

@@ -37,6 +37,25 @@ TEST(MultiWorkerMirroredStrategyTest, TwoWorkersStayIdenticalAndMatchOneReplica)
   EXPECT_EQ(first.global_step, ref->global_step);
 }
 
+// The server's devices are made with the strategy's config (its threads
+// per kernel); the strategy adds its devices and group leader.
+TEST(MultiWorkerMirroredStrategyTest, TheServerTakesTheConfig) {
+  MultiWorkerMirroredStrategy::Options options;
+  options.config.set_intra_op_parallelism_threads(1);
+  options.config.set_inter_op_parallelism_threads(3);
+  std::unique_ptr<MultiWorkerMirroredStrategy> strategy;
+  ASSERT_OK(WithFreeLoopbackAddresses(1, [&](const std::vector<std::string>& addresses) {
+    options.tf_config = WorkerConfig(addresses, 0);
+    TG_ASSIGN_OR_RETURN(strategy, MultiWorkerMirroredStrategy::Create(options));
+    return absl::OkStatus();
+  }));
+  const ConfigProto& config = strategy->server()->config();
+  EXPECT_EQ(config.intra_op_parallelism_threads(), 1);
+  EXPECT_EQ(config.inter_op_parallelism_threads(), 3);
+  EXPECT_EQ(config.device_count().at("CPU"), 1);
+  EXPECT_EQ(config.collective_group_leader(), "/job:worker/replica:0/task:0");
+}
+
 TEST(MultiWorkerMirroredStrategyTest, MissingWorkerFailsNamingIt) {
   const std::vector<std::string> addresses = FreeLoopbackAddresses(2);
   ASSERT_EQ(addresses.size(), 2u);
