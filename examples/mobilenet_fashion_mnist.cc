@@ -109,6 +109,13 @@ absl::Status Main(const Options& o) {
   TG_ASSIGN_OR_RETURN(MnistData test_all, LoadFashionMnist(o.data_dir, MnistSplit::kTest));
   const MnistData train = Head(train_all, o.train_examples);
   const MnistData test = Head(test_all, o.test_examples);
+  const int64_t global_batch = o.batch_size * replicas;
+  if (train.labels.dim_size(0) < global_batch) {
+    return errors::InvalidArgument(
+        "--train_examples: ", train.labels.dim_size(0), " training images are fewer than one ",
+        "global batch of ", global_batch, " (--batch_size=", o.batch_size, " x ", replicas,
+        " replicas); a last partial batch is dropped, so nothing would train");
+  }
   const Dataset dataset = Dataset::FromTensorSlices({train.images, train.labels})
                               .Shuffle(10000, o.seed)
                               .Batch(o.batch_size * replicas, /*drop_remainder=*/true)

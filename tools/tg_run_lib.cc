@@ -22,6 +22,7 @@
 #include "core/platform/status.h"
 #include "core/util/proto_text.h"
 #include "proto/example.pb.h"
+#include "proto/saved_model.pb.h"
 #include "tools/flags.h"
 
 namespace tensorgrid {
@@ -771,6 +772,12 @@ absl::StatusOr<GraphDef> LoadGraphDef(const std::string& path) {
     // Not binary (or binary noise that decoded to nothing): try text.
     graph.Clear();
     if (!ParseTextProto(content, &graph, &text_error)) {
+      SavedModel saved_model;
+      if (saved_model.ParseFromString(content) && saved_model.meta_graphs_size() > 0) {
+        return errors::InvalidArgument(
+            "'", path, "' is a SavedModel, not a GraphDef: tg_run --saved_model=",
+            Dirname(path), " runs it, and with --show lists its signatures");
+      }
       return errors::InvalidArgument(
           "cannot parse '", path,
           "' as a GraphDef: not a binary GraphDef, and as text: ", text_error);

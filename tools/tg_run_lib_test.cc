@@ -1,6 +1,7 @@
 #include "tools/tg_run_lib.h"
 
 #include "proto/example.pb.h"
+#include "proto/saved_model.pb.h"
 
 #include <cmath>
 #include <cstdio>
@@ -465,6 +466,14 @@ TEST(LoadGraphDefTest, UnknownTextFieldsAreSkipped) {
   absl::StatusOr<GraphDef> g = LoadGraphDef(path);
   ASSERT_OK(g.status());
   EXPECT_EQ(g->node_size(), 1);
+}
+
+TEST(LoadGraphDefTest, ASavedModelFileSaysHowToRunIt) {
+  SavedModel saved_model;
+  saved_model.add_meta_graphs()->mutable_meta_info_def()->add_tags("serve");
+  std::string path = WriteTempFile("saved_model.pb", saved_model.SerializeAsString());
+  EXPECT_STATUS(LoadGraphDef(path).status(), kInvalidArgument,
+                "saved_model.pb' is a SavedModel, not a GraphDef: tg_run --saved_model=");
 }
 
 TEST(LoadGraphDefTest, ErrorsNameTheFile) {

@@ -359,7 +359,11 @@ absl::StatusOr<DistributedDataset> Strategy::ExperimentalDistributeDataset(const
   std::vector<Tensor> first;
   bool end = false;
   TG_RETURN_IF_ERROR(it->GetNext(&first, &end));
-  if (end) return errors::InvalidArgument("ExperimentalDistributeDataset: the dataset is empty");
+  if (end) {
+    return errors::InvalidArgument(
+        "ExperimentalDistributeDataset: the dataset yields no element (a Batch with "
+        "drop_remainder yields none from fewer examples than one batch)");
+  }
   DistributedDataset out;
   out.dataset_ = dataset;
   out.num_replicas_in_sync_ = num_replicas_in_sync_;
@@ -676,6 +680,13 @@ class ProgressBar {
   void Finish(std::ostream& out, int64_t step, double loss) {
     if (drawn_ != step) Draw(out, step, loss);
     out << "\n";
+    drawn_ = -1;
+  }
+  // Ends a drawn line as it is (a step failed: its error goes on a line of
+  // its own).
+  void Abandon(std::ostream& out) {
+    if (drawn_ >= 0) out << "\n" << std::flush;
+    drawn_ = -1;
   }
 
  private:
@@ -697,7 +708,7 @@ class ProgressBar {
   }
 
   int64_t total_;
-  int64_t drawn_ = -1;  // the step last drawn
+  int64_t drawn_ = -1;  // the step last drawn on the open line; -1: none open
   std::chrono::steady_clock::time_point start_, last_;
 };
 
@@ -723,11 +734,17 @@ absl::StatusOr<FitHistory> Fit(Session* session, const DistributedDataset& data,
       total = options.steps_per_epoch;
     }
     ProgressBar bar(total);
+    auto failed = [&](absl::Status s) {
+      if (options.progress_bar && options.log != nullptr) bar.Abandon(*options.log);
+      return s;
+    };
     while (options.steps_per_epoch < 0 || steps < options.steps_per_epoch) {
       bool end = false;
-      TG_RETURN_IF_ERROR(it->GetNextFeeds(&feeds, &end));
+      if (absl::Status s = it->GetNextFeeds(&feeds, &end); !s.ok()) return failed(s);
       if (end) break;
-      TG_RETURN_IF_ERROR(session->Run(feeds, {loss.name()}, {train_op.name()}, &out));
+      if (absl::Status s = session->Run(feeds, {loss.name()}, {train_op.name()}, &out); !s.ok()) {
+        return failed(s);
+      }
       const Tensor& l = out[0];
       if (l.NumElements() != 1 || (l.dtype() != DT_FLOAT && l.dtype() != DT_DOUBLE)) {
         return errors::InvalidArgument("Fit: loss ", loss.name(),

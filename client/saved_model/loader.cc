@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -42,6 +45,25 @@ absl::Status CheckGraphOnly(const MetaGraphDef& meta_graph, const std::string& e
   return absl::OkStatus();
 }
 
+// For a directory without a SavedModel of its own: "; it holds the
+// versions ..." when subdirectories hold one (TensorFlow Serving's base
+// path, DIR/<version>/saved_model.pb), else "".
+std::string VersionsHint(const std::string& export_dir) {
+  std::vector<std::string> versions;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(export_dir, error), end; !error && it != end;
+       it.increment(error)) {
+    if (MaybeSavedModelDirectory(it->path().string())) {
+      versions.push_back(it->path().filename().string());
+    }
+  }
+  if (versions.empty()) return "";
+  std::sort(versions.begin(), versions.end());
+  return absl::StrCat("; it holds the SavedModel version", versions.size() == 1 ? " " : "s ",
+                      absl::StrJoin(versions, ", "), " (TensorFlow Serving's layout): give '",
+                      JoinPath(export_dir, versions.back()), "'");
+}
+
 }  // namespace
 
 bool MaybeSavedModelDirectory(const std::string& export_dir) {
@@ -73,7 +95,8 @@ absl::StatusOr<SavedModel> ReadSavedModel(const std::string& export_dir) {
     }
   } else {
     return errors::NotFound("SavedModel not found in export directory '", export_dir, "': no ",
-                            kSavedModelFilenamePb, " or ", kSavedModelFilenamePbTxt);
+                            kSavedModelFilenamePb, " or ", kSavedModelFilenamePbTxt,
+                            VersionsHint(export_dir));
   }
   if (saved_model.meta_graphs_size() == 0) {
     return errors::InvalidArgument("SavedModel file '", pbtxt, "' holds no MetaGraphDef");

@@ -98,8 +98,10 @@ absl::StatusOr<std::map<std::string, Tensor>> SignatureRunner::Run(
   for (const auto& [key, tensor] : inputs) {
     auto it = signature_->inputs().find(key);
     if (it == signature_->inputs().end()) {
-      return errors::InvalidArgument(context, " has no input '", key,
-                                     "'; its inputs: ", absl::StrJoin(input_keys(), ", "));
+      return errors::InvalidArgument(
+          context, " has no input '", key, "'; ",
+          input_keys().empty() ? std::string("it takes none")
+                               : absl::StrCat("its inputs: ", absl::StrJoin(input_keys(), ", ")));
     }
     const DataType want = it->second.dtype();
     if (want != DT_INVALID && tensor.dtype() != want) {
