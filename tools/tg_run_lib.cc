@@ -16,9 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/platform/file.h"
 #include "core/framework/tensor_shape.h"
 #include "core/framework/types.h"
+#include "core/platform/file.h"
 #include "core/platform/status.h"
 #include "core/util/proto_text.h"
 #include "proto/example.pb.h"
@@ -775,8 +775,8 @@ absl::StatusOr<GraphDef> LoadGraphDef(const std::string& path) {
       SavedModel saved_model;
       if (saved_model.ParseFromString(content) && saved_model.meta_graphs_size() > 0) {
         return errors::InvalidArgument(
-            "'", path, "' is a SavedModel, not a GraphDef: tg_run --saved_model=",
-            Dirname(path), " runs it, and with --show lists its signatures");
+            "'", path, "' is a SavedModel, not a GraphDef: tg_run --saved_model=", Dirname(path),
+            " runs it, and with --show lists its signatures");
       }
       return errors::InvalidArgument(
           "cannot parse '", path,

@@ -1,8 +1,5 @@
 #include "tools/tg_run_lib.h"
 
-#include "proto/example.pb.h"
-#include "proto/saved_model.pb.h"
-
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -11,6 +8,8 @@
 
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
+#include "proto/example.pb.h"
+#include "proto/saved_model.pb.h"
 
 namespace tensorgrid {
 namespace tg_run {

@@ -173,8 +173,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
           std::string error;
           options.config.Clear();
           if (!ParseTextProto(f.value, &options.config, &error, UnknownFields::kRefuse)) {
-            return errors::InvalidArgument("--config is not a ConfigProto in text format: ",
-                                           error);
+            return errors::InvalidArgument("--config is not a ConfigProto in text format: ", error);
           }
         }
         TG_RETURN_IF_ERROR(integer("bulk_port_offset", &options.bulk_port_offset, 0, 65535,

@@ -235,8 +235,7 @@ TEST(SavedModelTest, LoaderErrorsNameWhatIsMissing) {
   const std::string base = tmp + "/served";
   ASSERT_OK(model.Export(base + "/00000123"));
   ASSERT_OK(model.Export(base + "/00000007"));
-  EXPECT_STATUS(LoadSavedModel(SessionOptions(), RunOptions(), base, {"serve"}, &bundle),
-                kNotFound,
+  EXPECT_STATUS(LoadSavedModel(SessionOptions(), RunOptions(), base, {"serve"}, &bundle), kNotFound,
                 "no saved_model.pb or saved_model.pbtxt; it holds the SavedModel versions "
                 "00000007, 00000123 (TensorFlow Serving's layout): give '" +
                     base + "/00000123'");

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <optional>
-#include <utility>
-#include <unordered_map>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <unordered_map>
+#include <utility>
 
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
@@ -88,8 +87,10 @@ ConvArg MakeArg(int dnnl_arg, const memory::desc& user, const memory::desc& want
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const dnnl::reorder::primitive_desc pd =
-        written ? dnnl::reorder::primitive_desc(OneDnnCpuEngine(), wanted, OneDnnCpuEngine(), user, attr)
-                : dnnl::reorder::primitive_desc(OneDnnCpuEngine(), user, OneDnnCpuEngine(), wanted, attr);
+        written ? dnnl::reorder::primitive_desc(OneDnnCpuEngine(), wanted, OneDnnCpuEngine(), user,
+                                                attr)
+                : dnnl::reorder::primitive_desc(OneDnnCpuEngine(), user, OneDnnCpuEngine(), wanted,
+                                                attr);
     arg.reorder = dnnl::reorder(pd);
     arg.reorder_scratchpad = pd.scratchpad_desc();
   }

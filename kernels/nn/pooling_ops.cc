@@ -76,7 +76,8 @@ PoolBackward MakeBackward(algorithm alg, const Pool2DGeometry& g) {
   dnnl::pooling_backward::desc desc(
       alg, SrcDesc(g), DstDesc(g), {g.rows.stride, g.cols.stride}, {g.rows.window, g.cols.window},
       {g.rows.pad_before, g.cols.pad_before}, {g.rows.pad_after, g.cols.pad_after});
-  b.pd = dnnl::pooling_backward::primitive_desc(desc, UserScratchpad(), OneDnnCpuEngine(), b.forward.pd);
+  b.pd = dnnl::pooling_backward::primitive_desc(desc, UserScratchpad(), OneDnnCpuEngine(),
+                                                b.forward.pd);
   b.primitive = dnnl::pooling_backward(b.pd);
   return b;
 }
