@@ -118,7 +118,7 @@ absl::Status Main(const Options& o) {
   }
   const Dataset dataset = Dataset::FromTensorSlices({train.images, train.labels})
                               .Shuffle(10000, o.seed)
-                              .Batch(o.batch_size * replicas, /*drop_remainder=*/true)
+                              .Batch(global_batch, /*drop_remainder=*/true)
                               .Prefetch(2);
 
   Scope root = Scope::NewRootScope();
@@ -177,7 +177,7 @@ absl::Status Main(const Options& o) {
       "MobileNetV2 (alpha %.2f, %lld stages): %zu trainable variables, %d replica(s), "
       "global batch %lld\n",
       o.alpha, static_cast<long long>(o.stages), net.trainable_variables().size(), replicas,
-      static_cast<long long>(o.batch_size * replicas));
+      static_cast<long long>(global_batch));
   std::fflush(stdout);
 
   distribute::FitOptions fit;

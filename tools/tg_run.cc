@@ -99,11 +99,7 @@ absl::Status RunSavedModel(const Options& options, bool* bad_value) {
     const auto& signature_inputs = runner->signature_def().inputs();
     auto it = signature_inputs.find(key_values.first);
     if (it == signature_inputs.end()) {
-      return errors::InvalidArgument(
-          "signature '", options.signature, "' has no input '", key_values.first, "'; ",
-          runner->input_keys().empty()
-              ? std::string("it takes none")
-              : absl::StrCat("its inputs: ", absl::StrJoin(runner->input_keys(), ", ")));
+      return runner->NoSuchInput(key_values.first);
     }
     absl::StatusOr<Tensor> value = ParseTensorValues(key_values.second, it->second.dtype());
     *bad_value = true;

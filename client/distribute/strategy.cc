@@ -361,7 +361,7 @@ absl::StatusOr<DistributedDataset> Strategy::ExperimentalDistributeDataset(const
   TG_RETURN_IF_ERROR(it->GetNext(&first, &end));
   if (end) {
     return errors::InvalidArgument(
-        "ExperimentalDistributeDataset: the dataset yields no element (a Batch with "
+        "ExperimentalDistributeDataset: the dataset yields no element (e.g. a Batch with "
         "drop_remainder yields none from fewer examples than one batch)");
   }
   DistributedDataset out;

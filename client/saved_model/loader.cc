@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/saved_model/constants.h"
@@ -58,7 +61,17 @@ std::string VersionsHint(const std::string& export_dir) {
     }
   }
   if (versions.empty()) return "";
-  std::sort(versions.begin(), versions.end());
+  // Versions are numbers ("9" before "10"), the newest last, as TensorFlow
+  // Serving orders them; other names before them, by name.
+  auto number = [](const std::string& name) -> int64_t {
+    int64_t n;
+    return !name.empty() && absl::c_all_of(name, absl::ascii_isdigit) && absl::SimpleAtoi(name, &n)
+               ? n
+               : -1;
+  };
+  std::sort(versions.begin(), versions.end(), [&](const std::string& a, const std::string& b) {
+    return std::make_pair(number(a), a) < std::make_pair(number(b), b);
+  });
   return absl::StrCat("; it holds the SavedModel version", versions.size() == 1 ? " " : "s ",
                       absl::StrJoin(versions, ", "), " (TensorFlow Serving's layout): give '",
                       JoinPath(export_dir, versions.back()), "'");

@@ -233,12 +233,12 @@ TEST(SavedModelTest, LoaderErrorsNameWhatIsMissing) {
                 kNotFound, "no MetaGraphDef with the tags {gpu, serve}; its tag sets: {serve}");
   // TensorFlow Serving's base path: the versions below it are named.
   const std::string base = tmp + "/served";
-  ASSERT_OK(model.Export(base + "/00000123"));
-  ASSERT_OK(model.Export(base + "/00000007"));
+  ASSERT_OK(model.Export(base + "/10"));
+  ASSERT_OK(model.Export(base + "/9"));
   EXPECT_STATUS(LoadSavedModel(SessionOptions(), RunOptions(), base, {"serve"}, &bundle), kNotFound,
                 "no saved_model.pb or saved_model.pbtxt; it holds the SavedModel versions "
-                "00000007, 00000123 (TensorFlow Serving's layout): give '" +
-                    base + "/00000123'");
+                "9, 10 (TensorFlow Serving's layout): give '" +
+                    base + "/10'");
 
   // A damaged saved_model.pb.
   const std::string bad = tmp + "/bad";

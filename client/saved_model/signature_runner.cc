@@ -90,6 +90,14 @@ absl::StatusOr<Session::CallableHandle> SignatureRunner::Callable(
   return handle;
 }
 
+absl::Status SignatureRunner::NoSuchInput(const std::string& key) const {
+  const std::vector<std::string> keys = input_keys();
+  return errors::InvalidArgument(
+      "signature '", key_, "' has no input '", key, "'; ",
+      keys.empty() ? std::string("it takes none")
+                   : absl::StrCat("its inputs: ", absl::StrJoin(keys, ", ")));
+}
+
 absl::StatusOr<std::map<std::string, Tensor>> SignatureRunner::Run(
     const std::map<std::string, Tensor>& inputs, const std::vector<std::string>& output_keys) {
   const std::string context = absl::StrCat("signature '", key_, "'");
@@ -98,10 +106,7 @@ absl::StatusOr<std::map<std::string, Tensor>> SignatureRunner::Run(
   for (const auto& [key, tensor] : inputs) {
     auto it = signature_->inputs().find(key);
     if (it == signature_->inputs().end()) {
-      return errors::InvalidArgument(
-          context, " has no input '", key, "'; ",
-          input_keys().empty() ? std::string("it takes none")
-                               : absl::StrCat("its inputs: ", absl::StrJoin(input_keys(), ", ")));
+      return NoSuchInput(key);
     }
     const DataType want = it->second.dtype();
     if (want != DT_INVALID && tensor.dtype() != want) {

@@ -51,6 +51,9 @@ class SignatureRunner {
   // Sorted.
   std::vector<std::string> input_keys() const;
   std::vector<std::string> output_keys() const;
+  // InvalidArgument: "signature 'k' has no input 'key'; its inputs: ..."
+  // (or "it takes none").
+  absl::Status NoSuchInput(const std::string& key) const;
 
  private:
   SignatureRunner(SavedModelBundle* bundle, std::string key, const SignatureDef* signature,

@@ -168,6 +168,8 @@ TEST(TfSavedModelTest, CounterKeepsItsStateAcrossCallsInOneSession) {
   EXPECT_EQ(value((*get)->Run({})), 12.0f);
   EXPECT_EQ(value((*reset)->Run({})), 0.0f);
   EXPECT_EQ(value((*incr)->Run({})), 1.0f);
+  EXPECT_STATUS((*reset)->Run({{"delta", Tensor::Scalar<float>(1)}}).status(), kInvalidArgument,
+                "signature 'reset_counter' has no input 'delta'; it takes none");
 }
 
 TEST(TfSavedModelTest, ReExportThroughTheGraphsOwnShardedSaver) {

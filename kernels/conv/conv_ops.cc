@@ -2,7 +2,8 @@
 // (float), through oneDNN (dnnl_conv.h): conv_kernels.h's kernels with the
 // oneDNN backend. A depthwise convolution is a grouped one with a group per
 // input channel. The geometry comes from core/util/conv_geometry.h, checked
-// against the tensors on every call; the primitive is built once per geometry.
+// against the tensors on every call; the primitive is built once per
+// geometry and thread count.
 #define EIGEN_USE_THREADS  // for the intra-op pool's size
 
 #include <algorithm>

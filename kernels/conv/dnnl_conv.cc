@@ -37,6 +37,7 @@ struct ConvPrimitive {
   std::array<ConvArg, 3> args;  // input, filter, output roles, in that order
   memory::desc scratchpad;
   std::string implementation;
+  int threads = 0;  // the OpenMP threads it was built for, and runs on
 };
 
 // The memory descriptors of a geometry: the tensors' layouts, and what the
@@ -109,6 +110,7 @@ std::unique_ptr<ConvPrimitive> BuildOrThrow(const ConvGeometry& g, ConvPass pass
                                 d.dilations, d.pad_before, d.pad_after),
       attr, OneDnnCpuEngine());
   auto p = std::make_unique<ConvPrimitive>();
+  p->threads = OpenMpThreads();
   switch (pass) {
     case ConvPass::kForward:
       p->primitive = convolution_forward(fwd);
@@ -237,8 +239,8 @@ absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_th
   SetOpenMpThreads(num_threads);  // this caller's intra-op thread count, before building
   TG_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPrimitive> p, GetPrimitive(geometry, pass));
   ConvBuffers buffers;
-  TG_RETURN_IF_ERROR(AllocateBuffers(*p, {input, filter, output}, &buffers));
   try {
+    TG_RETURN_IF_ERROR(AllocateBuffers(*p, {input, filter, output}, &buffers));
     Execute(*p, buffers);
   } catch (const dnnl::error& e) {
     return DnnlError("run", pass, e);
@@ -253,8 +255,10 @@ std::string DnnlConvImplementation(const ConvGeometry& geometry, ConvPass pass) 
 
 size_t DnnlConvCacheSize() { return Cache().size(); }
 
-bool DnnlConvIsCached(const ConvGeometry& geometry, ConvPass pass, int num_threads) {
-  return Cache().Find(DnnlConvKey(std::max(1, num_threads), ConvKeyOf(geometry, pass))) != nullptr;
+int DnnlConvBuiltThreads(const ConvGeometry& geometry, ConvPass pass, int num_threads) {
+  std::shared_ptr<const ConvPrimitive> p =
+      Cache().Find(DnnlConvKey(std::max(1, num_threads), ConvKeyOf(geometry, pass)));
+  return p == nullptr ? 0 : p->threads;
 }
 
 }  // namespace conv

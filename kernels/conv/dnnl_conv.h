@@ -40,10 +40,11 @@ absl::Status RunDnnlConv(const ConvGeometry& geometry, ConvPass pass, int num_th
 // with the calling thread's OpenMP thread count, for benchmarks and docs.
 std::string DnnlConvImplementation(const ConvGeometry& geometry, ConvPass pass);
 
-// How many primitives the cache holds now, and whether it holds the one
-// for `pass` of `geometry` on `num_threads` threads (tests).
+// How many primitives the cache holds now, and for the one it holds for
+// `pass` of `geometry` on `num_threads` threads, the thread count it was
+// built for (0: none cached) (tests).
 size_t DnnlConvCacheSize();
-bool DnnlConvIsCached(const ConvGeometry& geometry, ConvPass pass, int num_threads);
+int DnnlConvBuiltThreads(const ConvGeometry& geometry, ConvPass pass, int num_threads);
 
 }  // namespace conv
 }  // namespace tensorgrid
