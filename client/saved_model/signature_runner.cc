@@ -92,10 +92,10 @@ absl::StatusOr<Session::CallableHandle> SignatureRunner::Callable(
 
 absl::Status SignatureRunner::NoSuchInput(const std::string& key) const {
   const std::vector<std::string> keys = input_keys();
-  return errors::InvalidArgument(
-      "signature '", key_, "' has no input '", key, "'; ",
-      keys.empty() ? std::string("it takes none")
-                   : absl::StrCat("its inputs: ", absl::StrJoin(keys, ", ")));
+  return errors::InvalidArgument("signature '", key_, "' has no input '", key, "'; ",
+                                 keys.empty()
+                                     ? std::string("it takes none")
+                                     : absl::StrCat("its inputs: ", absl::StrJoin(keys, ", ")));
 }
 
 absl::StatusOr<std::map<std::string, Tensor>> SignatureRunner::Run(
