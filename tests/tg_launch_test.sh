@@ -153,6 +153,15 @@ for pid in $(task_pids); do
   fi
 done
 
+# (3b) --server_config reaches every tg_server as its --config: a good one
+# serves, a typo fails the task that parses it, named.
+launch configured --workers=1 --server_config='intra_op_parallelism_threads: 1' -- true
+[[ $RC -eq 0 ]] || fail "--server_config: exit status $RC, stderr: $(cat "$TMP/configured.err")"
+launch misconfigured --workers=1 --server_config='intra_op_parallelism_threadz: 1' -- true
+[[ $RC -eq 1 ]] || fail "--server_config typo: exit status $RC"
+grep -q "\[worker:0\] .*--config is not a ConfigProto in text format: .*threadz" \
+  "$TMP/misconfigured.err" || fail "--server_config typo: stderr [$(cat "$TMP/misconfigured.err")]"
+
 # (4) A bad --cluster: exit status 1 and the reason.
 launch bad --cluster="ps=localhost:99999"
 [[ $RC -eq 1 ]] || fail "bad --cluster: exit status $RC"

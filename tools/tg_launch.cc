@@ -60,6 +60,7 @@ struct Options {
   std::string cluster;
   std::string tf_config_file;
   std::string server_binary;
+  std::string server_config;  // tg_server's --config, for every task
   // Tasks are this program, not tg_server: they get the words after "--" as
   // extra arguments, and the launch ends when they all have.
   std::string task_binary;
@@ -85,6 +86,10 @@ const std::vector<tools::Flag>& Table() {
        "JSON file; its \"task\", if any, is ignored"},
       {"server_binary", "PATH", false,
        "the tg_server to run; default: tg_server next to tg_launch"},
+      {"server_config", "TEXT", false,
+       "every tg_server's --config, a ConfigProto in text format: e.g.\n"
+       "'intra_op_parallelism_threads: 1', so that the tasks share this\n"
+       "machine's cores instead of each taking them all"},
       {"task_binary", "PATH", false,
        "run PATH as every task instead of tg_server, with --cluster,\n"
        "--job_name, --task_index and the words after \"--\" (and its own\n"
@@ -137,6 +142,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& argv) {
                         if (f.name == "cluster") options.cluster = f.value;
                         if (f.name == "tf_config_file") options.tf_config_file = f.value;
                         if (f.name == "server_binary") options.server_binary = f.value;
+                        if (f.name == "server_config") options.server_config = f.value;
                         if (f.name == "task_binary") options.task_binary = f.value;
                         return absl::OkStatus();
                       }));
@@ -151,6 +157,10 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& argv) {
   if (counts && options.workers == 0) return errors::InvalidArgument("--workers must be >= 1");
   if (!options.task_binary.empty() && !options.server_binary.empty()) {
     return errors::InvalidArgument("give --task_binary or --server_binary, not both");
+  }
+  if (!options.task_binary.empty() && !options.server_config.empty()) {
+    return errors::InvalidArgument(
+        "--server_config is tg_server's --config; a --task_binary takes its own flags after --");
   }
   return options;
 }
@@ -492,6 +502,9 @@ int StartTasks(Supervisor& supervisor, const ClusterSpec& cluster, const Options
                                        "--cluster=" + cluster.ToString(), "--job_name=" + job,
                                        absl::StrCat("--task_index=", i)};
       if (tasks) argv.insert(argv.end(), options.command.begin(), options.command.end());
+      if (!tasks && !options.server_config.empty()) {
+        argv.push_back("--config=" + options.server_config);
+      }
       // A task program may read TF_CONFIG, as TensorFlow's do, instead of
       // its flags: each gets its own.
       absl::StatusOr<Child*> child =
