@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/platform/status.h"
+#include "core/util/proto_text.h"
 
 namespace tensorgrid {
 namespace tools {
@@ -82,6 +83,16 @@ absl::Status AppendCommaList(const FlagValue& flag, std::vector<std::string>* ou
       return errors::InvalidArgument("--", flag.name, "='", flag.value, "' has an empty name");
     }
     out->emplace_back(item);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseTextProtoFlag(const FlagValue& flag, google::protobuf::Message* message) {
+  std::string error;
+  message->Clear();
+  if (!ParseTextProto(flag.value, message, &error, UnknownFields::kRefuse)) {
+    return errors::InvalidArgument("--", flag.name, " is not a ", message->GetDescriptor()->name(),
+                                   " in text format: ", error);
   }
   return absl::OkStatus();
 }

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
 
 namespace tensorgrid {
 namespace tools {
@@ -74,6 +75,11 @@ absl::StatusOr<bool> ParseArgs(const std::vector<Flag>& flags, const std::vector
 // trimmed. InvalidArgument for an empty item ("--fetch='a,,b' has an empty
 // name"); an empty value is one empty item.
 absl::Status AppendCommaList(const FlagValue& flag, std::vector<std::string>* out);
+
+// For a message flag (--config=TEXT): parses `flag.value` into `*message`
+// (cleared first) as text format, refusing unknown fields. InvalidArgument
+// "--config is not a ConfigProto in text format: line 1, column 5: ...".
+absl::Status ParseTextProtoFlag(const FlagValue& flag, google::protobuf::Message* message);
 
 // The flags section of --help: one entry per flag, then --help itself, each
 // "  --name=VALUE" with its help starting two columns after the longest one.

@@ -100,11 +100,7 @@ absl::Status ApplyFlag(const tools::FlagValue& flag, Options* options) {
   } else if (flag.name == "target") {
     options->target = flag.value;
   } else if (flag.name == "config") {
-    std::string error;
-    options->config.Clear();
-    if (!ParseTextProto(flag.value, &options->config, &error, UnknownFields::kRefuse)) {
-      return errors::InvalidArgument("--config is not a ConfigProto in text format: ", error);
-    }
+    return tools::ParseTextProtoFlag(flag, &options->config);
   } else if (flag.name == "run_metadata") {
     options->run_metadata_path = flag.value;
   } else if (flag.name == "feed") {

@@ -26,7 +26,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
-#include "core/util/proto_text.h"
 #include "distributed/cluster_resolver.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/server.h"
@@ -169,13 +168,7 @@ absl::StatusOr<Options> ParseFlags(const std::vector<std::string>& args) {
         if (f.name == "tls_cert_file") options.tls_cert_file = f.value;
         if (f.name == "tls_key_file") options.tls_key_file = f.value;
         if (f.name == "bulk_transfer") options.bulk_transfer = f.value;
-        if (f.name == "config") {
-          std::string error;
-          options.config.Clear();
-          if (!ParseTextProto(f.value, &options.config, &error, UnknownFields::kRefuse)) {
-            return errors::InvalidArgument("--config is not a ConfigProto in text format: ", error);
-          }
-        }
+        if (f.name == "config") TG_RETURN_IF_ERROR(tools::ParseTextProtoFlag(f, &options.config));
         TG_RETURN_IF_ERROR(integer("bulk_port_offset", &options.bulk_port_offset, 0, 65535,
                                    "a port offset (0 to 65535)"));
         TG_RETURN_IF_ERROR(integer("max_request_bytes", &options.max_request_bytes, 1, kMax,

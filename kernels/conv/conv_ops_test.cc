@@ -3,6 +3,8 @@
 // their errors.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -287,47 +289,57 @@ TEST_F(ConvOpsTest, OneDnnRunsOnTheDevicesIntraOpThreadCount) {
   }
 }
 
+// A SAME-padded Conv2D for calling RunDnnlConv directly: its geometry,
+// random input and filter, and room for its output.
+struct DirectConv {
+  ConvGeometry g;
+  std::vector<float> x, w, y;
+};
+DirectConv MakeDirectConv(DataFormat format, const std::vector<int64_t>& input,
+                          const std::vector<int64_t>& filter, uint32_t seed) {
+  Conv2DAttrs attrs;
+  attrs.padding = Padding::kSame;
+  attrs.format = format;
+  auto g = ComputeConvGeometry(attrs, ConvKind::kConv2D, input, filter);
+  EXPECT_OK(g.status());
+  if (!g.ok()) return {};
+  std::mt19937 rng(seed);
+  auto count = [](const std::vector<int64_t>& dims) {
+    return static_cast<size_t>(
+        std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>()));
+  };
+  return {*g, Random(count(input), &rng), Random(count(filter), &rng),
+          std::vector<float>(g->batch * g->out_depth * g->rows.output * g->cols.output)};
+}
+
 // oneDNN fixes a primitive's thread count when it builds it (a primitive
 // built for 2 threads runs on 2 under a team of 1), so a call with another
 // intra-op thread count gets a primitive of its own.
 TEST(DnnlConvTest, APrimitiveIsBuiltForEachThreadCount) {
-  Conv2DAttrs attrs;
-  attrs.padding = Padding::kSame;
-  auto g = ComputeConvGeometry(attrs, ConvKind::kConv2D, std::vector<int64_t>{2, 11, 11, 8},
-                               std::vector<int64_t>{3, 3, 8, 16});
-  ASSERT_OK(g.status());
-  std::mt19937 rng(24);
-  std::vector<float> x = Random(2 * 11 * 11 * 8, &rng), w = Random(3 * 3 * 8 * 16, &rng);
-  std::vector<float> one(2 * 11 * 11 * 16), three(one.size());
+  auto [g, x, w, one] = MakeDirectConv(DataFormat::kNHWC, {2, 11, 11, 8}, {3, 3, 8, 16}, 24);
+  std::vector<float> three(one.size());
   const auto forward = conv::ConvPass::kForward;
   SetOpenMpThreads(2);  // what the thread had before: not what the calls ask for
-  ASSERT_OK(conv::RunDnnlConv(*g, forward, 1, x.data(), w.data(), one.data()));
-  EXPECT_EQ(conv::DnnlConvBuiltThreads(*g, forward, 1), 1);
-  EXPECT_EQ(conv::DnnlConvBuiltThreads(*g, forward, 3), 0);  // not built yet
-  ASSERT_OK(conv::RunDnnlConv(*g, forward, 3, x.data(), w.data(), three.data()));
-  EXPECT_EQ(conv::DnnlConvBuiltThreads(*g, forward, 3), 3);
-  EXPECT_EQ(conv::DnnlConvBuiltThreads(*g, forward, 1), 1);
+  ASSERT_OK(conv::RunDnnlConv(g, forward, 1, x.data(), w.data(), one.data()));
+  EXPECT_EQ(conv::DnnlConvBuiltThreads(g, forward, 1), 1);
+  EXPECT_EQ(conv::DnnlConvBuiltThreads(g, forward, 3), 0);  // not built yet
+  ASSERT_OK(conv::RunDnnlConv(g, forward, 3, x.data(), w.data(), three.data()));
+  EXPECT_EQ(conv::DnnlConvBuiltThreads(g, forward, 3), 3);
+  EXPECT_EQ(conv::DnnlConvBuiltThreads(g, forward, 1), 1);
   for (size_t i = 0; i < one.size(); ++i) ASSERT_NEAR(one[i], three[i], 1e-4) << i;
 }
 
 TEST(DnnlConvTest, ConcurrentCallsShareOnePrimitiveSafely) {
-  Conv2DAttrs attrs;
-  attrs.padding = Padding::kSame;
-  auto g = ComputeConvGeometry(attrs, ConvKind::kConv2D, std::vector<int64_t>{2, 9, 9, 8},
-                               std::vector<int64_t>{3, 3, 8, 8});
-  ASSERT_OK(g.status());
-  std::mt19937 rng(22);
-  std::vector<float> x = Random(2 * 9 * 9 * 8, &rng), w = Random(3 * 3 * 8 * 8, &rng);
-  std::vector<float> want(2 * 9 * 9 * 8);
-  ASSERT_OK(conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), want.data()));
+  auto [g, x, w, want] = MakeDirectConv(DataFormat::kNHWC, {2, 9, 9, 8}, {3, 3, 8, 8}, 22);
+  ASSERT_OK(conv::RunDnnlConv(g, conv::ConvPass::kForward, 1, x.data(), w.data(), want.data()));
   std::vector<std::vector<float>> got(4, std::vector<float>(want.size()));
   std::vector<absl::Status> status(4);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20 && status[t].ok(); ++i) {
-        status[t] = conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(),
-                                      got[t].data());
+        status[t] =
+            conv::RunDnnlConv(g, conv::ConvPass::kForward, 1, x.data(), w.data(), got[t].data());
       }
     });
   }
@@ -341,30 +353,22 @@ TEST(DnnlConvTest, ConcurrentCallsShareOnePrimitiveSafely) {
 // An NCHW convolution runs on copies of its activations in oneDNN's blocked
 // layout; when those cannot be allocated the call fails with a status.
 TEST(DnnlConvTest, ABufferPastTheTensorLimitIsResourceExhausted) {
-  Conv2DAttrs attrs;
-  attrs.padding = Padding::kSame;
-  attrs.format = DataFormat::kNCHW;
-  auto g = ComputeConvGeometry(attrs, ConvKind::kConv2D, std::vector<int64_t>{4, 16, 32, 32},
-                               std::vector<int64_t>{3, 3, 16, 16});
-  ASSERT_OK(g.status());
-  std::mt19937 rng(23);
-  std::vector<float> x = Random(4 * 16 * 32 * 32, &rng), w = Random(3 * 3 * 16 * 16, &rng);
-  std::vector<float> y(x.size());
-  ASSERT_OK(conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), y.data()));
+  auto [g, x, w, y] = MakeDirectConv(DataFormat::kNCHW, {4, 16, 32, 32}, {3, 3, 16, 16}, 23);
+  ASSERT_OK(conv::RunDnnlConv(g, conv::ConvPass::kForward, 1, x.data(), w.data(), y.data()));
   const int64_t limit = MaxTensorBytes();
   SetMaxTensorBytes(64 << 10);  // below the 256 KiB activations
-  absl::Status s = conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), y.data());
+  absl::Status s = conv::RunDnnlConv(g, conv::ConvPass::kForward, 1, x.data(), w.data(), y.data());
   SetMaxTensorBytes(limit);
   if (s.ok()) {
     GTEST_SKIP() << "oneDNN ran this NCHW convolution in place on this CPU ("
-                 << conv::DnnlConvImplementation(*g, conv::ConvPass::kForward)
+                 << conv::DnnlConvImplementation(g, conv::ConvPass::kForward)
                  << "): there was no copy to fail";
   }
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
   EXPECT_NE(s.message().find("oneDNN buffer"), std::string::npos) << s;
   // Nothing is left broken: the next call with room succeeds, with the same result.
   std::vector<float> again(y.size());
-  ASSERT_OK(conv::RunDnnlConv(*g, conv::ConvPass::kForward, 1, x.data(), w.data(), again.data()));
+  ASSERT_OK(conv::RunDnnlConv(g, conv::ConvPass::kForward, 1, x.data(), w.data(), again.data()));
   EXPECT_EQ(again, y);
 }
 
