@@ -380,6 +380,12 @@ void ConvRows() {
           [&] { Check(session.Run({}, {}, {target.op()}, nullptr), "a convolution step"); });
       std::printf("| %s %s, batch 32 | %.3f ms (%.1f TFLOP/s) | see gpu_conv_torch.py | |\n",
                   l.name, pass, seconds * 1e3, flop / seconds / 1e12);
+      // What of the step is host work around the convolution.
+      RunOptions trace;
+      trace.set_trace_level(RunOptions::FULL_TRACE);
+      RunMetadata meta;
+      Check(session.Run(trace, {}, {}, {target.op()}, nullptr, &meta), "a traced convolution step");
+      PrintHostTime(meta, absl::StrCat(l.name, " ", pass));
     }
   }
 }

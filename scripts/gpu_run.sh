@@ -3,7 +3,8 @@
 # (copied there as .gpu_bundle/run.sh): every GPU test, then the GPU
 # benchmark. Usage: tar xJf .gpu_bundle.tar.xz && bash .gpu_bundle/run.sh
 # OUT_DIR. Ends with
-# "N passed, N failed" over the test binaries.
+# "N passed, N failed" over the test binaries. TG_TEST_TIMEOUT (seconds, 300
+# by default) bounds each test binary.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/results}
@@ -18,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 passed=0 failed=0
 while read -r t; do
   echo "=== $t"
-  if timeout 300 "$here/bin/$t" --gtest_output="xml:$out/$t.xml"; then
+  if timeout "${TG_TEST_TIMEOUT:-300}" "$here/bin/$t" --gtest_output="xml:$out/$t.xml"; then
     passed=$((passed + 1))
   else
     echo "gpu_run: $t FAILED"

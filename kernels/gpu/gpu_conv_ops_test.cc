@@ -141,6 +141,45 @@ TEST_F(GpuConvTest, Depthwise) {
   ExpectAllPassesMatch(c);
 }
 
+// The forward and backprop-input passes of a depthwise convolution run
+// depthwise.cu.h's kernels rather than cuDNN: every window case they index.
+TEST_F(GpuConvTest, DepthwiseWindowsPaddingsAndFormats) {
+  for (bool nchw : {false, true}) {
+    Conv c;
+    c.op = "DepthwiseConv2dNative";
+    c.nchw = nchw;
+    auto dims = [&](int64_t n, int64_t rows, int64_t cols, int64_t channels) {
+      return nchw ? std::vector<int64_t>{n, channels, rows, cols}
+                  : std::vector<int64_t>{n, rows, cols, channels};
+    };
+    c.padding = "VALID";
+    c.input = dims(2, 11, 9, 5);
+    c.filter = {3, 3, 5, 3};
+    c.dilation = 2;
+    ExpectAllPassesMatch(c);
+    c.dilation = 1;
+    c.stride = 3;
+    ExpectAllPassesMatch(c);
+    c.padding = "EXPLICIT";
+    c.explicit_paddings = {2, 0, 1, 3};
+    c.stride = 2;
+    c.filter = {5, 2, 5, 2};  // a window wider than the stride, not square
+    ExpectAllPassesMatch(c);
+    // Large enough for every thread of the grid to take several elements.
+    c.padding = "SAME";
+    c.stride = 1;
+    c.input = dims(4, 56, 56, 144);
+    c.filter = {3, 3, 144, 1};
+    ExpectAllPassesMatch(c);
+  }
+  // Conv2D with one group per input channel is a depthwise convolution.
+  Conv c;
+  c.input = {2, 9, 7, 6};
+  c.filter = {3, 3, 1, 12};
+  c.stride = 2;
+  ExpectAllPassesMatch(c);
+}
+
 TEST_F(GpuConvTest, EmptyBatchAndEmptyFilter) {
   Conv c;
   c.input = {0, 5, 5, 3};

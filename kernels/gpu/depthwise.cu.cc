@@ -1,0 +1,196 @@
+#include "kernels/gpu/depthwise.cu.h"
+
+#include <limits>
+
+#include "kernels/gpu/cwise_ops.cu.h"
+
+namespace tensorgrid {
+namespace gpu {
+namespace {
+
+constexpr int kThreads = 256;
+
+// DepthwiseShape in the index type the kernels compute in: 32 bits when
+// every tensor fits (integer division is much cheaper), else 64.
+template <typename I>
+struct Dims {
+  I batch, channels, multiplier, out_depth;
+  I in_rows, in_cols, out_rows, out_cols;
+  I window_rows, window_cols, stride_rows, stride_cols, dilation_rows, dilation_cols;
+  I pad_top, pad_left;
+
+  explicit Dims(const DepthwiseShape& s)
+      : batch(s.batch),
+        channels(s.channels),
+        multiplier(s.multiplier),
+        out_depth(s.channels * s.multiplier),
+        in_rows(s.in_rows),
+        in_cols(s.in_cols),
+        out_rows(s.out_rows),
+        out_cols(s.out_cols),
+        window_rows(s.window_rows),
+        window_cols(s.window_cols),
+        stride_rows(s.stride_rows),
+        stride_cols(s.stride_cols),
+        dilation_rows(s.dilation_rows),
+        dilation_cols(s.dilation_cols),
+        pad_top(s.pad_top),
+        pad_left(s.pad_left) {}
+};
+
+// Where (n, c, row, col) of a `depth` × `rows` × `cols` image is.
+template <bool kNhwc, typename I>
+__device__ __forceinline__ I At(I n, I c, I row, I col, I depth, I rows, I cols) {
+  return kNhwc ? ((n * rows + row) * cols + col) * depth + c
+               : ((n * depth + c) * rows + row) * cols + col;
+}
+
+// Element i of such an image as (n, c, row, col).
+template <bool kNhwc, typename I>
+__device__ __forceinline__ void Decode(I i, I depth, I rows, I cols, I* n, I* c, I* row, I* col) {
+  if (kNhwc) {
+    *c = i % depth;
+    i /= depth;
+    *col = i % cols;
+    i /= cols;
+    *row = i % rows;
+    *n = i / rows;
+  } else {
+    *col = i % cols;
+    i /= cols;
+    *row = i % rows;
+    i /= rows;
+    *c = i % depth;
+    *n = i / depth;
+  }
+}
+
+template <bool kNhwc, typename I>
+__global__ void ForwardKernel(Dims<I> d, const float* __restrict__ input,
+                              const float* __restrict__ filter, float* __restrict__ output,
+                              I count) {
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I n, oc, row, col;
+    Decode<kNhwc>(i, d.out_depth, d.out_rows, d.out_cols, &n, &oc, &row, &col);
+    const I c = oc / d.multiplier;
+    const I top = row * d.stride_rows - d.pad_top;
+    const I left = col * d.stride_cols - d.pad_left;
+    float sum = 0;
+    for (I r = 0; r < d.window_rows; ++r) {
+      const I in_row = top + r * d.dilation_rows;
+      if (in_row < 0 || in_row >= d.in_rows) continue;
+      for (I q = 0; q < d.window_cols; ++q) {
+        const I in_col = left + q * d.dilation_cols;
+        if (in_col < 0 || in_col >= d.in_cols) continue;
+        sum += input[At<kNhwc>(n, c, in_row, in_col, d.channels, d.in_rows, d.in_cols)] *
+               filter[(r * d.window_cols + q) * d.out_depth + oc];
+      }
+    }
+    output[i] = sum;
+  }
+}
+
+// Each input position sums, over the window positions (r, q) and the
+// multiplier, the output gradients whose window put (r, q) on it.
+template <bool kNhwc, typename I>
+__global__ void BackpropInputKernel(Dims<I> d, const float* __restrict__ output_grad,
+                                    const float* __restrict__ filter,
+                                    float* __restrict__ input_grad, I count) {
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I n, c, row, col;
+    Decode<kNhwc>(i, d.channels, d.in_rows, d.in_cols, &n, &c, &row, &col);
+    float sum = 0;
+    for (I r = 0; r < d.window_rows; ++r) {
+      const I top = row + d.pad_top - r * d.dilation_rows;  // out_row * stride_rows
+      if (top < 0) break;  // and so for every later r
+      if (top % d.stride_rows != 0) continue;
+      const I out_row = top / d.stride_rows;
+      if (out_row >= d.out_rows) continue;
+      for (I q = 0; q < d.window_cols; ++q) {
+        const I left = col + d.pad_left - q * d.dilation_cols;
+        if (left < 0) break;
+        if (left % d.stride_cols != 0) continue;
+        const I out_col = left / d.stride_cols;
+        if (out_col >= d.out_cols) continue;
+        for (I m = 0; m < d.multiplier; ++m) {
+          const I oc = c * d.multiplier + m;
+          sum += output_grad[At<kNhwc>(n, oc, out_row, out_col, d.out_depth, d.out_rows,
+                                       d.out_cols)] *
+                 filter[(r * d.window_cols + q) * d.out_depth + oc];
+        }
+      }
+    }
+    input_grad[i] = sum;
+  }
+}
+
+int64_t InputElements(const DepthwiseShape& s) {
+  return s.batch * s.in_rows * s.in_cols * s.channels;
+}
+int64_t OutputElements(const DepthwiseShape& s) {
+  return s.batch * s.out_rows * s.out_cols * s.channels * s.multiplier;
+}
+bool FitsInt32(const DepthwiseShape& s) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  const int64_t filter = s.window_rows * s.window_cols * s.channels * s.multiplier;
+  return InputElements(s) < kMax && OutputElements(s) < kMax && filter < kMax &&
+         s.in_rows + s.pad_top < kMax && s.in_cols + s.pad_left < kMax;
+}
+
+// Launches `kernel<nhwc, I>` over `count` elements.
+template <template <bool, typename> class Kernel, typename... Args>
+cudaError_t Launch(const DepthwiseShape& s, int64_t count, int sms, cudaStream_t stream,
+                   Args... args) {
+  if (count == 0) return cudaSuccess;
+  const unsigned blocks = BlocksFor(count, sms, kThreads);
+  if (FitsInt32(s)) {
+    if (s.nhwc) {
+      Kernel<true, int32_t>::Run(blocks, kThreads, stream, Dims<int32_t>(s), args...,
+                                 static_cast<int32_t>(count));
+    } else {
+      Kernel<false, int32_t>::Run(blocks, kThreads, stream, Dims<int32_t>(s), args...,
+                                  static_cast<int32_t>(count));
+    }
+  } else if (s.nhwc) {
+    Kernel<true, int64_t>::Run(blocks, kThreads, stream, Dims<int64_t>(s), args..., count);
+  } else {
+    Kernel<false, int64_t>::Run(blocks, kThreads, stream, Dims<int64_t>(s), args..., count);
+  }
+  return cudaGetLastError();
+}
+
+template <bool kNhwc, typename I>
+struct Forward {
+  static void Run(unsigned blocks, int threads, cudaStream_t stream, Dims<I> d, const float* input,
+                  const float* filter, float* output, I count) {
+    ForwardKernel<kNhwc, I><<<blocks, threads, 0, stream>>>(d, input, filter, output, count);
+  }
+};
+
+template <bool kNhwc, typename I>
+struct BackpropInput {
+  static void Run(unsigned blocks, int threads, cudaStream_t stream, Dims<I> d,
+                  const float* output_grad, const float* filter, float* input_grad, I count) {
+    BackpropInputKernel<kNhwc, I>
+        <<<blocks, threads, 0, stream>>>(d, output_grad, filter, input_grad, count);
+  }
+};
+
+}  // namespace
+
+cudaError_t LaunchDepthwiseForward(const DepthwiseShape& s, const float* input,
+                                   const float* filter, float* output, int sms,
+                                   cudaStream_t stream) {
+  return Launch<Forward>(s, OutputElements(s), sms, stream, input, filter, output);
+}
+
+cudaError_t LaunchDepthwiseBackpropInput(const DepthwiseShape& s, const float* output_grad,
+                                         const float* filter, float* input_grad, int sms,
+                                         cudaStream_t stream) {
+  return Launch<BackpropInput>(s, InputElements(s), sms, stream, output_grad, filter, input_grad);
+}
+
+}  // namespace gpu
+}  // namespace tensorgrid
