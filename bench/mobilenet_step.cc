@@ -29,6 +29,7 @@ namespace {
 struct Options {
   int64_t threads = 2, batch = 64, stages = 7, first_stride = 1, size = 28, channels = 1;
   int64_t steps = 20;
+  int64_t inter_op_threads = 0;  // 0: --threads
   double alpha = 1.0;
   std::string device = "cpu";  // cpu | gpu
 };
@@ -58,7 +59,8 @@ absl::Status Main(const Options& o) {
   SessionOptions options;
   options.config.set_allow_soft_placement(o.device == "gpu");
   options.config.set_intra_op_parallelism_threads(static_cast<int>(o.threads));
-  options.config.set_inter_op_parallelism_threads(static_cast<int>(o.threads));
+  options.config.set_inter_op_parallelism_threads(
+      static_cast<int>(o.inter_op_threads > 0 ? o.inter_op_threads : o.threads));
   ClientSession session(top, options);
   if (o.device == "gpu") {
     TG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, session.session()->ListDevices());
@@ -93,6 +95,7 @@ int main(int argc, char** argv) {
   Options o;
   const std::vector<Flag> flag_list = {
       Flag("threads", &o.threads, "intra-op (and inter-op) threads"),
+      Flag("inter_op_threads", &o.inter_op_threads, "inter-op threads, if not --threads"),
       Flag("batch", &o.batch, "images per step"),
       Flag("alpha", &o.alpha, "width multiplier"),
       Flag("stages", &o.stages, "how many of the paper's 7 stages"),

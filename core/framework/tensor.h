@@ -32,8 +32,11 @@ constexpr size_t kTensorAlignment = 64;
 void SetMaxTensorBytes(int64_t bytes);
 int64_t MaxTensorBytes();
 // Freed buffers of 256 KiB and more are kept for reuse, up to this many bytes
-// in all (default 256 MiB; 0 frees them at once).
+// in all (0 frees them at once). The default is DefaultTensorBufferCacheBytes():
+// an eighth of AvailableMemoryBytes() (core/platform/env.h), at least 256 MiB.
 void SetTensorBufferCacheBytes(size_t bytes);
+size_t TensorBufferCacheBytes();
+size_t DefaultTensorBufferCacheBytes();
 
 // Reference-counted, aligned storage, from the host heap or from an
 // Allocator (device memory, pinned memory). Object dtypes (string, resource)

@@ -2,12 +2,15 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+
 #include "absl/base/config.h"
 #if defined(ABSL_HAVE_ADDRESS_SANITIZER) || defined(ABSL_HAVE_THREAD_SANITIZER)
 #include <sanitizer/allocator_interface.h>
 #endif
 
 #include "core/framework/tensor_codec.h"
+#include "core/platform/env.h"
 #include "gtest/gtest.h"
 #include "kernels/ops_testutil.h"
 
@@ -223,7 +226,20 @@ TEST(TensorBufferCacheTest, ZeroCapacityFreesAtOnce) {
   before = MallocInUseBytes();
   SetTensorBufferCacheBytes(0);
   EXPECT_GE(before - MallocInUseBytes(), kBytes);
-  SetTensorBufferCacheBytes(size_t{256} << 20);
+  SetTensorBufferCacheBytes(DefaultTensorBufferCacheBytes());
+}
+
+// The default holds a training step's activations where memory allows: an
+// eighth of what the process may use, never under 256 MiB.
+TEST(TensorBufferCacheTest, TheDefaultIsAnEighthOfTheAvailableMemory) {
+  const int64_t memory = AvailableMemoryBytes();
+  ASSERT_GT(memory, 0);
+  EXPECT_EQ(DefaultTensorBufferCacheBytes(),
+            std::max<size_t>(size_t{256} << 20, static_cast<size_t>(memory / 8)));
+  EXPECT_EQ(TensorBufferCacheBytes(), DefaultTensorBufferCacheBytes());
+  SetTensorBufferCacheBytes(size_t{1} << 20);
+  EXPECT_EQ(TensorBufferCacheBytes(), size_t{1} << 20);
+  SetTensorBufferCacheBytes(DefaultTensorBufferCacheBytes());
 }
 
 }  // namespace

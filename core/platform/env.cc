@@ -1,9 +1,11 @@
 #include "core/platform/env.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #define EIGEN_USE_THREADS
@@ -33,6 +35,15 @@ int NumSchedulableCPUs() {
   }
   unsigned hw = std::thread::hardware_concurrency();
   return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+int64_t AvailableMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+  int64_t bytes = pages > 0 && page_bytes > 0 ? int64_t{pages} * page_bytes : 0;
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");  // "max" when unlimited
+  int64_t limit = 0;
+  if (cgroup >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;
+  return bytes;
 }
 
 ThreadPool::ThreadPool(int num_threads)

@@ -21,6 +21,10 @@ uint32_t CurrentThreadId();
 // Number of cores this process may use.
 int NumSchedulableCPUs();
 
+// Bytes of memory this process may use: the machine's, or its cgroup's
+// limit (cgroup v2 memory.max) where that is lower.
+int64_t AvailableMemoryBytes();
+
 // A fixed-size pool of worker threads (Eigen's non-blocking work-stealing
 // pool underneath). Thread-safe. Destruction waits for queued work.
 class ThreadPool {
