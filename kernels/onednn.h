@@ -13,7 +13,8 @@
 // copies cost 134-315 ms of page faults per reorder that way on a 2-core VM
 // (docs/PERFORMANCE.md, "Convolutions against PyTorch"). Tensor buffers of
 // 256 KiB and up are kept for reuse (core/framework/tensor.cc), while the
-// cache has room (256 MiB by default, SetTensorBufferCacheBytes).
+// cache has room (an eighth of memory, 256 MiB to 4 GiB, by default;
+// SetTensorBufferCacheBytes).
 #ifndef TENSORGRID_KERNELS_ONEDNN_H_
 #define TENSORGRID_KERNELS_ONEDNN_H_
 

@@ -52,11 +52,12 @@ namespace {
 // slack), and the cache holds at most `capacity` bytes; beyond that, freed
 // blocks go back to malloc.
 //
-// The default capacity is an eighth of the memory the process may use (at
-// least 256 MiB): a training step frees its activations at its end, and a
-// cache smaller than them faults most of them in again every step. A
-// MobileNetV2 step (batch 64, 28x28) on 2 threads took 267-278 ms with a
-// 256 MiB cache and 117-130 ms with 4 GiB (docs/PERFORMANCE.md).
+// The default capacity is an eighth of the memory the process may use,
+// between 256 MiB and 4 GiB: a training step frees its activations at its
+// end, and a cache smaller than them faults most of them in again every
+// step. A MobileNetV2 step (batch 64, 28x28) on 2 threads took 267-367 ms
+// with a 256 MiB cache and 117-183 ms with 3-4 GiB (docs/PERFORMANCE.md,
+// "The tensor buffer cache").
 class LargeBlockCache {
  public:
   static constexpr size_t kMinBytes = size_t{256} << 10;
@@ -120,8 +121,13 @@ LargeBlockCache& BlockCache() {
 void SetMaxTensorBytes(int64_t bytes) { max_tensor_bytes.store(bytes); }
 void SetTensorBufferCacheBytes(size_t bytes) { BlockCache().SetCapacity(bytes); }
 size_t TensorBufferCacheBytes() { return BlockCache().capacity(); }
+size_t TensorBufferCacheBytesFor(int64_t available_memory) {
+  return std::clamp<size_t>(static_cast<size_t>(std::max<int64_t>(available_memory, 0) / 8),
+                            size_t{256} << 20, size_t{4} << 30);
+}
 size_t DefaultTensorBufferCacheBytes() {
-  return std::max<size_t>(size_t{256} << 20, static_cast<size_t>(AvailableMemoryBytes() / 8));
+  static const size_t bytes = TensorBufferCacheBytesFor(AvailableMemoryBytes());
+  return bytes;
 }
 int64_t MaxTensorBytes() { return max_tensor_bytes.load(); }
 

@@ -33,10 +33,12 @@ void SetMaxTensorBytes(int64_t bytes);
 int64_t MaxTensorBytes();
 // Freed buffers of 256 KiB and more are kept for reuse, up to this many bytes
 // in all (0 frees them at once). The default is DefaultTensorBufferCacheBytes():
-// an eighth of AvailableMemoryBytes() (core/platform/env.h), at least 256 MiB.
+// TensorBufferCacheBytesFor(AvailableMemoryBytes()) (core/platform/env.h),
+// an eighth of it between 256 MiB and 4 GiB.
 void SetTensorBufferCacheBytes(size_t bytes);
 size_t TensorBufferCacheBytes();
 size_t DefaultTensorBufferCacheBytes();
+size_t TensorBufferCacheBytesFor(int64_t available_memory);
 
 // Reference-counted, aligned storage, from the host heap or from an
 // Allocator (device memory, pinned memory). Object dtypes (string, resource)

@@ -230,16 +230,18 @@ TEST(TensorBufferCacheTest, ZeroCapacityFreesAtOnce) {
 }
 
 // The default holds a training step's activations where memory allows: an
-// eighth of what the process may use, never under 256 MiB.
-TEST(TensorBufferCacheTest, TheDefaultIsAnEighthOfTheAvailableMemory) {
-  const int64_t memory = AvailableMemoryBytes();
-  ASSERT_GT(memory, 0);
-  EXPECT_EQ(DefaultTensorBufferCacheBytes(),
-            std::max<size_t>(size_t{256} << 20, static_cast<size_t>(memory / 8)));
-  EXPECT_EQ(TensorBufferCacheBytes(), DefaultTensorBufferCacheBytes());
+// eighth of what the process may use, between 256 MiB and 4 GiB.
+TEST(TensorBufferCacheTest, TheDefaultIsAnEighthOfTheMemoryWithinBounds) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(TensorBufferCacheBytesFor(0), size_t{256} << 20);  // unknown
+  EXPECT_EQ(TensorBufferCacheBytesFor(kGiB), size_t{256} << 20);
+  EXPECT_EQ(TensorBufferCacheBytesFor(24 * kGiB), size_t{3} << 30);
+  EXPECT_EQ(TensorBufferCacheBytesFor(128 * kGiB), size_t{4} << 30);
+  EXPECT_EQ(DefaultTensorBufferCacheBytes(), TensorBufferCacheBytesFor(AvailableMemoryBytes()));
   SetTensorBufferCacheBytes(size_t{1} << 20);
   EXPECT_EQ(TensorBufferCacheBytes(), size_t{1} << 20);
   SetTensorBufferCacheBytes(DefaultTensorBufferCacheBytes());
+  EXPECT_EQ(TensorBufferCacheBytes(), DefaultTensorBufferCacheBytes());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace Eigen {
 class ThreadPoolInterface;
@@ -22,8 +23,16 @@ uint32_t CurrentThreadId();
 int NumSchedulableCPUs();
 
 // Bytes of memory this process may use: the machine's, or its cgroup's
-// limit (cgroup v2 memory.max) where that is lower.
+// limit where that is lower (CgroupMemoryLimit over /proc/self/cgroup and
+// /sys/fs/cgroup).
 int64_t AvailableMemoryBytes();
+
+// The memory limit of the cgroup that `self_cgroup` (the text of
+// /proc/self/cgroup) names under `cgroup_root` (where the cgroup file
+// system is mounted): the lowest memory.max of the process's cgroup v2
+// directory and its ancestors, or of memory/.../memory.limit_in_bytes for
+// cgroup v1; 0 when no limit is set or readable.
+int64_t CgroupMemoryLimit(const std::string& cgroup_root, const std::string& self_cgroup);
 
 // A fixed-size pool of worker threads (Eigen's non-blocking work-stealing
 // pool underneath). Thread-safe. Destruction waits for queued work.

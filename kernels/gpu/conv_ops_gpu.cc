@@ -35,7 +35,9 @@ DepthwiseShape DepthwiseShapeOf(const ConvGeometry& g) {
   s.dilation_rows = g.rows.dilation;
   s.dilation_cols = g.cols.dilation;
   s.pad_top = g.rows.pad_before;
+  s.pad_bottom = g.rows.pad_after;
   s.pad_left = g.cols.pad_before;
+  s.pad_right = g.cols.pad_after;
   return s;
 }
 

@@ -1,5 +1,6 @@
 #include "kernels/gpu/depthwise.cu.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "kernels/gpu/cwise_ops.cu.h"
@@ -132,11 +133,19 @@ int64_t InputElements(const DepthwiseShape& s) {
 int64_t OutputElements(const DepthwiseShape& s) {
   return s.batch * s.out_rows * s.out_cols * s.channels * s.multiplier;
 }
-bool FitsInt32(const DepthwiseShape& s) {
+// Whether every index the kernels compute fits in 32 bits: the element
+// counts plus one grid stride (the loop's last increment), and the padded
+// extent that row * stride and r * dilation stay within, for a grid of
+// `threads_in_grid`.
+bool FitsInt32(const DepthwiseShape& s, int64_t threads_in_grid) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   const int64_t filter = s.window_rows * s.window_cols * s.channels * s.multiplier;
-  return InputElements(s) < kMax && OutputElements(s) < kMax && filter < kMax &&
-         s.in_rows + s.pad_top < kMax && s.in_cols + s.pad_left < kMax;
+  const int64_t most = std::max({InputElements(s), OutputElements(s), filter});
+  return most + threads_in_grid < kMax && s.in_rows + s.pad_top + s.pad_bottom < kMax &&
+         s.in_cols + s.pad_left + s.pad_right < kMax && s.stride_rows < kMax &&
+         s.stride_cols < kMax && s.dilation_rows < kMax && s.dilation_cols < kMax &&
+         s.out_rows * s.stride_rows < kMax && s.out_cols * s.stride_cols < kMax &&
+         s.window_rows * s.dilation_rows < kMax && s.window_cols * s.dilation_cols < kMax;
 }
 
 // Launches `kernel<nhwc, I>` over `count` elements.
@@ -145,7 +154,7 @@ cudaError_t Launch(const DepthwiseShape& s, int64_t count, int sms, cudaStream_t
                    Args... args) {
   if (count == 0) return cudaSuccess;
   const unsigned blocks = BlocksFor(count, sms, kThreads);
-  if (FitsInt32(s)) {
+  if (FitsInt32(s, int64_t{blocks} * kThreads)) {
     if (s.nhwc) {
       Kernel<true, int32_t>::Run(blocks, kThreads, stream, Dims<int32_t>(s), args...,
                                  static_cast<int32_t>(count));

@@ -29,7 +29,7 @@ struct DepthwiseShape {
   int64_t in_rows = 0, in_cols = 0, out_rows = 0, out_cols = 0;
   int64_t window_rows = 1, window_cols = 1, stride_rows = 1, stride_cols = 1;
   int64_t dilation_rows = 1, dilation_cols = 1;
-  int64_t pad_top = 0, pad_left = 0;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
 };
 
 // output from input and filter.
