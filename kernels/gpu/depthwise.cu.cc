@@ -105,7 +105,7 @@ __global__ void BackpropInputKernel(Dims<I> d, const float* __restrict__ output_
     float sum = 0;
     for (I r = 0; r < d.window_rows; ++r) {
       const I top = row + d.pad_top - r * d.dilation_rows;  // out_row * stride_rows
-      if (top < 0) break;  // and so for every later r
+      if (top < 0) break;                                   // and so for every later r
       if (top % d.stride_rows != 0) continue;
       const I out_row = top / d.stride_rows;
       if (out_row >= d.out_rows) continue;
@@ -117,9 +117,9 @@ __global__ void BackpropInputKernel(Dims<I> d, const float* __restrict__ output_
         if (out_col >= d.out_cols) continue;
         for (I m = 0; m < d.multiplier; ++m) {
           const I oc = c * d.multiplier + m;
-          sum += output_grad[At<kNhwc>(n, oc, out_row, out_col, d.out_depth, d.out_rows,
-                                       d.out_cols)] *
-                 filter[(r * d.window_cols + q) * d.out_depth + oc];
+          sum +=
+              output_grad[At<kNhwc>(n, oc, out_row, out_col, d.out_depth, d.out_rows, d.out_cols)] *
+              filter[(r * d.window_cols + q) * d.out_depth + oc];
         }
       }
     }
@@ -189,9 +189,8 @@ struct BackpropInput {
 
 }  // namespace
 
-cudaError_t LaunchDepthwiseForward(const DepthwiseShape& s, const float* input,
-                                   const float* filter, float* output, int sms,
-                                   cudaStream_t stream) {
+cudaError_t LaunchDepthwiseForward(const DepthwiseShape& s, const float* input, const float* filter,
+                                   float* output, int sms, cudaStream_t stream) {
   return Launch<Forward>(s, OutputElements(s), sms, stream, input, filter, output);
 }
 

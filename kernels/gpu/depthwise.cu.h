@@ -33,9 +33,8 @@ struct DepthwiseShape {
 };
 
 // output from input and filter.
-cudaError_t LaunchDepthwiseForward(const DepthwiseShape& s, const float* input,
-                                   const float* filter, float* output, int sms,
-                                   cudaStream_t stream);
+cudaError_t LaunchDepthwiseForward(const DepthwiseShape& s, const float* input, const float* filter,
+                                   float* output, int sms, cudaStream_t stream);
 
 // input_grad (the input's shape) from the filter and the output's gradient.
 cudaError_t LaunchDepthwiseBackpropInput(const DepthwiseShape& s, const float* output_grad,
