@@ -13,9 +13,14 @@
 # Each bundle is packed with xz: unpacked, oneDNN alone is 40 MB, and a device
 # call carries 64 MiB at most.
 #
-#   bash scripts/gpu_check.sh scaling    # here: builds .scaling_bundle.tar.xz — the
-#                                        # examples bench/run_scaling.sh runs, the
-#                                        # Fashion-MNIST files, the scripts, run.sh
+#   bash scripts/gpu_check.sh scaling [MODELS]
+#                                        # here: builds .scaling_bundle.tar.xz — the
+#                                        # examples bench/run_scaling.sh runs for
+#                                        # MODELS (default "mlp mobilenet ps"), the
+#                                        # Fashion-MNIST files, the scripts, run.sh.
+#                                        # All three pack to about 55 MB, at the edge
+#                                        # of what a call carries with the tree: one
+#                                        # or two models pack smaller
 #   tar xJf .scaling_bundle.tar.xz && bash .scaling_bundle/run.sh OUT_DIR
 #                                        # there: the users' table on 16 cores
 #                                        # (OUT_DIR/scaling.log); a device call of
@@ -23,7 +28,8 @@
 #                                        # over the 64 MiB a call carries)
 #   bash .scaling_bundle/run.sh OUT_DIR gpu-examples
 #                                        # there too: the Fashion-MNIST examples
-#                                        # on the GPU (a few minutes)
+#                                        # on the GPU (a few minutes; a bundle
+#                                        # with "mlp" and "ps")
 #
 # The bundle is self-contained apart from the GPU machine's own driver, glibc,
 # libstdc++ and CUDA libraries (cuBLAS is found there with ldconfig or under
@@ -46,8 +52,17 @@ copy_libraries() {
 }
 
 if [[ "${1:-}" == scaling ]]; then
-  TARGETS=(//examples:multi_worker_fashion_mnist //examples:mobilenet_fashion_mnist
-    //examples:fashion_mnist //examples:distributed_fashion_mnist //bench:recv_tensor_benchmark)
+  models=${2:-mlp mobilenet ps}
+  TARGETS=()
+  for m in $models; do
+    case $m in
+      mlp) TARGETS+=(//examples:multi_worker_fashion_mnist) ;;
+      mobilenet) TARGETS+=(//examples:mobilenet_fashion_mnist) ;;
+      ps) TARGETS+=(//examples:fashion_mnist //examples:distributed_fashion_mnist
+        //bench:recv_tensor_benchmark) ;;
+      *) echo "gpu_check: unknown model '$m' (mlp, mobilenet, ps)" >&2; exit 2 ;;
+    esac
+  done
   bazel build "${FLAGS[@]}" "${TARGETS[@]}"
   bundle=.scaling_bundle
   rm -rf "$bundle" "$bundle.tar.xz"
@@ -83,8 +98,9 @@ if [[ "${2:-}" == gpu-examples ]]; then
   exit
 fi
 SKIP_BUILD=1 BIN_DIR="$here/bin" DATA_DIR="$here/data" OUT_DIR="$out/raw" \
-  MODELS="${2:-mlp mobilenet ps}" bash "$here/bench/run_scaling.sh" 2>&1 | tee "$out/scaling.log"
+  MODELS="${2:-$(cat "$here/models")}" bash "$here/bench/run_scaling.sh" 2>&1 | tee "$out/scaling.log"
 RUN
+  echo "$models" >"$bundle/models"
   tar cJf "$bundle.tar.xz" "$bundle"
   du -sh "$bundle" "$bundle.tar.xz"
   echo "gpu_check: scaling bundle ready in $bundle.tar.xz"
