@@ -41,7 +41,9 @@ DepthwiseShape DepthwiseShapeOf(const ConvGeometry& g) {
   return s;
 }
 
-struct Cudnn {
+// conv_kernels.h's backend on the GPU: depthwise.cu.h's kernels for a
+// depthwise convolution's forward and input-gradient passes, cuDNN for the rest.
+struct GpuBackend {
   static absl::Status Run(OpKernelContext& ctx, const ConvGeometry& g, ConvPass pass, float* input,
                           float* filter, float* output) {
     GpuDevice* gpu = GpuDevice::From(ctx);
@@ -69,30 +71,30 @@ constexpr ConvKind kConv2D = ConvKind::kConv2D;
 constexpr ConvKind kDepthwise = ConvKind::kDepthwise;
 
 TG_REGISTER_KERNEL(KernelDefBuilder("Conv2D").Device(DEVICE_GPU).TypeConstraint<float>("T"),
-                   ConvOp<kConv2D, Cudnn>);
+                   ConvOp<kConv2D, GpuBackend>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Conv2DBackpropInput")
                        .Device(DEVICE_GPU)
                        .TypeConstraint<float>("T")
                        .HostMemory("input_sizes"),
-                   ConvBackpropInputOp<kConv2D, Cudnn>);
+                   ConvBackpropInputOp<kConv2D, GpuBackend>);
 TG_REGISTER_KERNEL(KernelDefBuilder("Conv2DBackpropFilter")
                        .Device(DEVICE_GPU)
                        .TypeConstraint<float>("T")
                        .HostMemory("filter_sizes"),
-                   ConvBackpropFilterOp<kConv2D, Cudnn>);
+                   ConvBackpropFilterOp<kConv2D, GpuBackend>);
 TG_REGISTER_KERNEL(
     KernelDefBuilder("DepthwiseConv2dNative").Device(DEVICE_GPU).TypeConstraint<float>("T"),
-    ConvOp<kDepthwise, Cudnn>);
+    ConvOp<kDepthwise, GpuBackend>);
 TG_REGISTER_KERNEL(KernelDefBuilder("DepthwiseConv2dNativeBackpropInput")
                        .Device(DEVICE_GPU)
                        .TypeConstraint<float>("T")
                        .HostMemory("input_sizes"),
-                   ConvBackpropInputOp<kDepthwise, Cudnn>);
+                   ConvBackpropInputOp<kDepthwise, GpuBackend>);
 TG_REGISTER_KERNEL(KernelDefBuilder("DepthwiseConv2dNativeBackpropFilter")
                        .Device(DEVICE_GPU)
                        .TypeConstraint<float>("T")
                        .HostMemory("filter_sizes"),
-                   ConvBackpropFilterOp<kDepthwise, Cudnn>);
+                   ConvBackpropFilterOp<kDepthwise, GpuBackend>);
 
 }  // namespace
 }  // namespace gpu
