@@ -2,24 +2,29 @@
 
 #include <cudnn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/framework/tensor.h"
 #include "core/platform/status.h"
 #include "kernels/conv/bounded_cache.h"
+#include "kernels/gpu/cudnn_graph.h"
 #include "kernels/gpu/cwise_ops.cu.h"
 
 // cuDNN 9 marks its convolution API of descriptors and cudnnFind*
-// (the one TensorFlow and PyTorch call) deprecated in favour of its graph
-// API; it is still the library's, and this file uses it.
+// deprecated in favour of its graph API; this file runs a convolution that
+// the graph API has no plan for (or all of them, with TG_CUDNN_LEGACY_API=1)
+// through it.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 namespace tensorgrid {
@@ -28,9 +33,21 @@ namespace {
 
 using conv::ConvPass;
 
-// What cudnnFind*AlgorithmEx may use to time the algorithms that need a
-// workspace; less when the device has less free.
+// What the plans or cudnnFind*AlgorithmEx's algorithms timed for a
+// convolution may use as workspace; less when the device has less free.
 constexpr size_t kFindWorkspaceBytes = size_t{256} << 20;
+// How many of the graph API's plans are timed for a convolution, and how
+// often each (after one untimed run).
+constexpr int kPlansTimed = 8;
+constexpr int kTimedRuns = 3;
+
+bool LegacyApiOnly() {
+  static const bool legacy = [] {
+    const char* v = std::getenv("TG_CUDNN_LEGACY_API");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return legacy;
+}
 
 absl::Status CudnnStatus(cudnnStatus_t status, absl::string_view what) {
   if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
@@ -42,6 +59,8 @@ absl::Status CudnnStatus(cudnnStatus_t status, absl::string_view what) {
 struct Handle {
   absl::Mutex mu;
   cudnnHandle_t handle = nullptr;
+  // The GPU's properties, for the graph API's plans; made on first use.
+  std::unique_ptr<cudnn::Descriptor> device ABSL_GUARDED_BY(mu);
 };
 
 absl::StatusOr<Handle*> HandleFor(int ordinal) {
@@ -169,9 +188,11 @@ absl::Status Describe(const Layout& l, const ConvGeometry& g, Descriptors* d) {
   return absl::OkStatus();
 }
 
-// The algorithm chosen for a convolution: the fastest that ran.
+// How a convolution runs: the fastest of the graph API's plans, or, where
+// it has none, the fastest legacy algorithm.
 struct Choice {
-  int algorithm = 0;
+  std::unique_ptr<cudnn::ConvPlan> plan;
+  int algorithm = 0;  // without a plan
   size_t workspace = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
 };
@@ -199,7 +220,8 @@ absl::StatusOr<std::unique_ptr<Choice>> Fastest(const Perf* results, int count, 
                           " bytes of workspace (", count, " tried)");
 }
 
-using ChoiceKey = std::pair<int, conv::ConvKey>;  // GPU, geometry and pass
+// GPU, the alignment of the buffers in bytes, and geometry and pass.
+using ChoiceKey = std::tuple<int, int64_t, conv::ConvKey>;
 
 BoundedCache<ChoiceKey, Choice>& Choices() {
   static auto* cache = new BoundedCache<ChoiceKey, Choice>(kCudnnConvCacheCapacity);
@@ -292,6 +314,137 @@ absl::Status Convolve(cudnnHandle_t handle, const Descriptors& d, ConvPass pass,
   return errors::Internal("unknown convolution pass");
 }
 
+// The largest power of two up to 16 that divides every address: what
+// cuDNN's graph API may assume of the buffers.
+int64_t AlignmentOf(const void* x, const void* w, const void* y) {
+  const auto bits = reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) |
+                    reinterpret_cast<uintptr_t>(y) | uintptr_t{16};
+  return static_cast<int64_t>(bits & (~bits + 1));
+}
+
+cudnn::ConvProblem ProblemOf(const Layout& l, const ConvGeometry& g, ConvPass pass,
+                             int64_t alignment) {
+  cudnn::ConvProblem p;
+  p.pass = pass;
+  p.nhwc = l.nhwc;
+  p.n = l.n;
+  p.c = l.c;
+  p.k = l.k;
+  p.groups = l.groups;
+  p.h = l.h;
+  p.w = l.w;
+  p.r = l.r;
+  p.s = l.s;
+  p.out_h = l.out_h;
+  p.out_w = l.out_w;
+  p.pad_top = p.pad_bottom = l.pad_h;
+  p.pad_left = p.pad_right = l.pad_w;
+  p.stride_h = g.rows.stride;
+  p.stride_w = g.cols.stride;
+  p.dilation_h = g.rows.dilation;
+  p.dilation_w = g.cols.dilation;
+  p.alignment = alignment;
+  return p;
+}
+
+// Times the graph API's plans for the problem on the buffers (the one the
+// pass writes is overwritten) and returns the fastest that ran.
+absl::StatusOr<std::unique_ptr<Choice>> FastestPlan(GpuDevice* gpu, Handle& handle,
+                                                    const cudnn::ConvProblem& problem, float* x,
+                                                    float* w, float* y)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(handle.mu) {
+  if (handle.device == nullptr) {
+    TG_ASSIGN_OR_RETURN(cudnn::Descriptor device, cudnn::DevicePropertiesOf(handle.handle));
+    handle.device = std::make_unique<cudnn::Descriptor>(std::move(device));
+  }
+  cudnn::ConvPlanOptions options;
+  options.allow_tf32 = GpuTf32Allowed();
+  options.workspace_limit = kFindWorkspaceBytes;
+  options.max_plans = kPlansTimed;
+  TG_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<cudnn::ConvPlan>> plans,
+                      cudnn::ConvPlans(*handle.device, problem, options));
+  int64_t most = 0;
+  for (const auto& plan : plans) most = std::max(most, plan->workspace_bytes());
+  absl::StatusOr<Tensor> workspace = DeviceBuffer(gpu, static_cast<size_t>(most));
+  if (!workspace.ok()) {  // time those that need none
+    most = 0;
+    workspace = Tensor();
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+  TG_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&start), "cudaEventCreate"));
+  absl::Cleanup destroy_start = [start] { cudaEventDestroy(start); };
+  TG_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&stop), "cudaEventCreate"));
+  absl::Cleanup destroy_stop = [stop] { cudaEventDestroy(stop); };
+  float best_ms = std::numeric_limits<float>::infinity();
+  std::unique_ptr<cudnn::ConvPlan> best;
+  absl::Status last_error;
+  for (auto& plan : plans) {
+    if (plan->workspace_bytes() > most) continue;
+    void* ws = workspace->raw_data();
+    absl::Status ran = plan->Execute(handle.handle, x, w, y, ws);
+    TG_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(start, gpu->stream()), "cudaEventRecord"));
+    for (int i = 0; ran.ok() && i < kTimedRuns; ++i) ran = plan->Execute(handle.handle, x, w, y, ws);
+    TG_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(stop, gpu->stream()), "cudaEventRecord"));
+    TG_RETURN_IF_ERROR(CudaStatus(cudaEventSynchronize(stop), "timing a convolution's plans"));
+    if (!ran.ok()) {  // an engine that finalized but cannot run it: try the next
+      last_error = ran;
+      continue;
+    }
+    float ms = 0;
+    TG_RETURN_IF_ERROR(CudaStatus(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime"));
+    if (ms < best_ms) {
+      best_ms = ms;
+      best = std::move(plan);
+    }
+  }
+  if (best == nullptr) {
+    return errors::Internal("none of the ", plans.size(), " plans for the convolution ",
+                            problem.ToString(), " ran",
+                            last_error.ok() ? "" : absl::StrCat(": ", last_error.message()));
+  }
+  auto choice = std::make_unique<Choice>();
+  choice->workspace = static_cast<size_t>(best->workspace_bytes());
+  choice->plan = std::move(best);
+  return choice;
+}
+
+// How many convolutions (geometry, pass, GPU) chose each API.
+struct ApiCounts {
+  absl::Mutex mu;
+  CudnnConvApiCounts counts ABSL_GUARDED_BY(mu);
+};
+
+ApiCounts& Counts() {
+  static auto* counts = new ApiCounts;
+  return *counts;
+}
+
+// The graph API's fastest plan, or the legacy API's fastest algorithm when
+// the graph API has none (or TG_CUDNN_LEGACY_API=1).
+absl::StatusOr<std::unique_ptr<Choice>> Choose(GpuDevice* gpu, Handle& handle, const Layout& l,
+                                               const ConvGeometry& g, ConvPass pass,
+                                               int64_t alignment, float* x, float* w, float* y)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(handle.mu) {
+  std::string why = "TG_CUDNN_LEGACY_API=1";
+  if (!LegacyApiOnly()) {
+    absl::StatusOr<std::unique_ptr<Choice>> planned =
+        FastestPlan(gpu, handle, ProblemOf(l, g, pass, alignment), x, w, y);
+    if (planned.ok()) {
+      absl::MutexLock lock(&Counts().mu);
+      ++Counts().counts.graph;
+      return planned;
+    }
+    why = planned.status().ToString();
+  }
+  Descriptors d;
+  TG_RETURN_IF_ERROR(Describe(l, g, &d));
+  TG_ASSIGN_OR_RETURN(std::unique_ptr<Choice> choice, Find(gpu, handle.handle, d, pass, x, w, y));
+  absl::MutexLock lock(&Counts().mu);
+  ++Counts().counts.legacy;
+  Counts().counts.last_legacy_reason = why;
+  return choice;
+}
+
 // TensorFlow's filter [r, s, c/groups, k] (a = r*s, b = c/groups) and
 // cuDNN's (KRSC = [k, a, b] for NHWC, KCRS = [k, b, a] for NCHW), one into
 // the other.
@@ -365,15 +518,22 @@ absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass
   TG_ASSIGN_OR_RETURN(Handle * handle, HandleFor(gpu->cuda_ordinal()));
   absl::MutexLock lock(&handle->mu);
   TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetStream(handle->handle, gpu->stream()), "cudnnSetStream"));
-  Descriptors d;
-  TG_RETURN_IF_ERROR(Describe(l, geometry, &d));
+  const int64_t alignment = AlignmentOf(x, w, output);
   TG_ASSIGN_OR_RETURN(
       std::shared_ptr<const Choice> choice,
-      Choices().GetOrCreate({gpu->cuda_ordinal(), conv::ConvKeyOf(geometry, pass)},
-                            [&] { return Find(gpu, handle->handle, d, pass, x, w, output); }));
+      Choices().GetOrCreate({gpu->cuda_ordinal(), alignment, conv::ConvKeyOf(geometry, pass)}, [&] {
+        return Choose(gpu, *handle, l, geometry, pass, alignment, x, w, output);
+      }));
   TG_ASSIGN_OR_RETURN(Tensor workspace, DeviceBuffer(gpu, choice->workspace));
-  TG_RETURN_IF_ERROR(
-      Convolve(handle->handle, d, pass, *choice, workspace.raw_data(), x, w, output));
+  if (choice->plan != nullptr) {
+    TG_RETURN_IF_ERROR(
+        choice->plan->Execute(handle->handle, x, w, output, workspace.raw_data()));
+  } else {
+    Descriptors d;
+    TG_RETURN_IF_ERROR(Describe(l, geometry, &d));
+    TG_RETURN_IF_ERROR(
+        Convolve(handle->handle, d, pass, *choice, workspace.raw_data(), x, w, output));
+  }
 
   if (pass == ConvPass::kBackwardFilter) {
     TG_RETURN_IF_ERROR(TransposeFilter(gpu, l, w, filter, /*to_cudnn=*/false));
@@ -384,13 +544,9 @@ absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass
   return absl::OkStatus();
 }
 
-std::string CudnnConvAlgorithm(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass pass) {
-  std::shared_ptr<const Choice> choice =
-      Choices().Find({gpu->cuda_ordinal(), conv::ConvKeyOf(geometry, pass)});
-  if (choice == nullptr) return "not chosen yet";
-  return absl::StrCat("algorithm ", choice->algorithm, ", ", choice->workspace,
-                      " bytes of workspace, ",
-                      choice->math == CUDNN_FMA_MATH ? "fp32 FMA" : "tensor ops allowed");
+CudnnConvApiCounts CudnnConvApis() {
+  absl::MutexLock lock(&Counts().mu);
+  return Counts().counts;
 }
 
 }  // namespace gpu

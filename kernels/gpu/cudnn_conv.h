@@ -10,9 +10,13 @@
 //    an odd total, EXPLICIT), the input is copied into a zeroed buffer with
 //    the difference, and an input gradient cropped back out of one;
 //  - a depthwise convolution is a grouped one with a group per channel;
-//  - the algorithm is chosen once per geometry, pass and device by timing
-//    them (cudnnFind*AlgorithmEx) and cached (kCudnnConvCacheCapacity
-//    entries); its workspace comes from the device's allocator;
+//  - a convolution runs as a cuDNN graph execution plan (cudnn_graph.h):
+//    the heuristics' first 8 fp32 plans are timed once per
+//    geometry, pass, device and alignment of the buffers, and the fastest is
+//    cached (kCudnnConvCacheCapacity entries); its workspace comes from the
+//    device's allocator. Where the graph API has no plan (or with
+//    TG_CUDNN_LEGACY_API=1) the legacy API runs it, its algorithm chosen the
+//    same way (cudnnFind*AlgorithmEx);
 //  - fp32 arithmetic (CUDNN_FMA_MATH) unless TG_GPU_ALLOW_TF32=1, as MatMul.
 //
 // One cuDNN handle per GPU, used under its lock (cuDNN handles are not for
@@ -21,6 +25,7 @@
 #define TENSORGRID_KERNELS_GPU_CUDNN_CONV_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -40,9 +45,15 @@ inline constexpr size_t kCudnnConvCacheCapacity = 256;
 absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, conv::ConvPass pass,
                           float* input, float* filter, float* output);
 
-// The algorithm chosen for `pass` of `geometry` on `gpu` ("IMPLICIT_PRECOMP_GEMM,
-// 0 bytes of workspace"), or why none was: for benchmarks and docs.
-std::string CudnnConvAlgorithm(GpuDevice* gpu, const ConvGeometry& geometry, conv::ConvPass pass);
+// How many convolutions (a geometry and pass on a GPU) the process has
+// planned with each of cuDNN's APIs, and why the last that went to the
+// legacy API did: for tests and benchmarks.
+struct CudnnConvApiCounts {
+  int64_t graph = 0;
+  int64_t legacy = 0;
+  std::string last_legacy_reason;
+};
+CudnnConvApiCounts CudnnConvApis();
 
 }  // namespace gpu
 }  // namespace tensorgrid

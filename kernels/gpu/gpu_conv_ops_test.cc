@@ -3,10 +3,12 @@
 // forward and both backprops, Conv2D (grouped too) and depthwise, both data
 // formats, strides, dilations, and the paddings cuDNN cannot take as they
 // are (SAME with an odd total, EXPLICIT). Skips with "no GPU" here.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/gpu/cudnn_conv.h"
 #include "kernels/gpu/gpu_kernel_testutil.h"
 
 namespace tensorgrid {
@@ -124,6 +126,30 @@ TEST_F(GpuConvTest, Conv2DNchw) {
   c.explicit_paddings = {1, 0, 2, 1};
   c.stride = 1;
   ExpectAllPassesMatch(c);
+}
+
+// Every convolution here gets a cuDNN graph plan (cudnn_graph.h): the legacy
+// API is the fallback only, and this says when it was taken, and why.
+TEST_F(GpuConvTest, TheGraphApiPlansThem) {
+  const CudnnConvApiCounts before = CudnnConvApis();
+  Conv c;
+  c.input = {3, 9, 9, 8};
+  c.filter = {3, 3, 8, 16};
+  ExpectAllPassesMatch(c);
+  c.filter = {3, 3, 2, 16};  // 4 groups
+  c.nchw = true;
+  c.input = {3, 8, 9, 9};
+  c.stride = 2;
+  ExpectAllPassesMatch(c);
+  const CudnnConvApiCounts after = CudnnConvApis();
+  const char* legacy = std::getenv("TG_CUDNN_LEGACY_API");
+  if (legacy != nullptr && std::string(legacy) == "1") {
+    EXPECT_EQ(after.graph, before.graph);
+    EXPECT_GE(after.legacy - before.legacy, 6);
+  } else {
+    EXPECT_GE(after.graph - before.graph, 6);
+    EXPECT_EQ(after.legacy, before.legacy) << after.last_legacy_reason;
+  }
 }
 
 TEST_F(GpuConvTest, Depthwise) {
