@@ -46,6 +46,9 @@
 #include "core/public/session.h"
 #include "devices/gpu/gpu_device.h"
 #include "examples/fashion_mnist_model.h"
+#ifdef TG_HAVE_CUDNN
+#include "kernels/gpu/cudnn_conv.h"
+#endif
 
 namespace tensorgrid {
 namespace {
@@ -388,13 +391,23 @@ void ConvRows() {
       PrintHostTime(meta, absl::StrCat(l.name, " ", pass));
     }
   }
+#ifdef TG_HAVE_CUDNN
+  // Which of cuDNN's APIs ran them (TG_CUDNN_LEGACY_API=1: the legacy one).
+  const gpu::CudnnConvApiCounts apis = gpu::CudnnConvApis();
+  std::printf("\ncuDNN convolutions planned: %lld with the graph API, %lld with the legacy API%s%s\n",
+              static_cast<long long>(apis.graph), static_cast<long long>(apis.legacy),
+              apis.legacy > 0 ? "; the last because: " : "", apis.last_legacy_reason.c_str());
+#endif
 }
 
 }  // namespace
 }  // namespace tensorgrid
 
-int main() {
+// With --conv_only, the convolution rows alone (gpu_run.sh runs them again
+// on cuDNN's legacy API, to compare in the same run).
+int main(int argc, char** argv) {
   using namespace tensorgrid;
+  const bool conv_only = argc > 1 && std::strcmp(argv[1], "--conv_only") == 0;
   if (VisibleGpuCount() == 0) {
     std::printf("gpu_benchmark: skipped: no GPU (cudaGetDeviceCount found none)\n");
     return 0;
@@ -404,10 +417,12 @@ int main() {
   std::printf("GPU: %s; TG_GPU_ALLOW_TF32=%s\n\n", prop.name,
               std::getenv("TG_GPU_ALLOW_TF32") ? std::getenv("TG_GPU_ALLOW_TF32") : "unset");
   std::printf("| what | tensorgrid | peer (cuBLAS / cudaMemcpy) | ratio |\n|---|---|---|---|\n");
-  MatMulRow(1024);
-  MatMulRow(4096);
-  CopyRows();
-  MlpRows();
+  if (!conv_only) {
+    MatMulRow(1024);
+    MatMulRow(4096);
+    CopyRows();
+    MlpRows();
+  }
   ConvRows();
   return 0;
 }

@@ -29,14 +29,19 @@ done < "$here/tests.txt"
 
 echo "=== gpu_benchmark"
 timeout 300 "$here/bin/gpu_benchmark" || echo "gpu_run: gpu_benchmark FAILED"
+echo "=== gpu_benchmark --conv_only on cuDNN's legacy API (TG_CUDNN_LEGACY_API=1): the graph API's before/after"
+TG_CUDNN_LEGACY_API=1 timeout 200 "$here/bin/gpu_benchmark" --conv_only ||
+  echo "gpu_run: gpu_benchmark --conv_only FAILED"
 echo "=== gpu_mlp_torch.py (the peer of the MLP rows)"
 timeout 120 python3 "$here/gpu_mlp_torch.py" || echo "gpu_run: gpu_mlp_torch.py FAILED"
 echo "=== conv_torch.py --device=cuda (the peer of the convolution rows)"
 timeout 180 python3 "$here/conv_torch.py" --device=cuda --min_time=0.3 ||
   echo "gpu_run: conv_torch.py FAILED"
-echo "=== MobileNetV2 training step on the GPU (28x28x1, batch 64): tensorgrid, then PyTorch"
+echo "=== MobileNetV2 training step on the GPU (28x28x1, batch 64): tensorgrid, tensorgrid on cuDNN's legacy API, then PyTorch"
 timeout 180 "$here/bin/mobilenet_step" --device=gpu --batch=64 ||
   echo "gpu_run: mobilenet_step FAILED"
+TG_CUDNN_LEGACY_API=1 timeout 180 "$here/bin/mobilenet_step" --device=gpu --batch=64 ||
+  echo "gpu_run: mobilenet_step on the legacy API FAILED"
 timeout 180 python3 "$here/mobilenet_torch.py" --device=cuda --batch=64 ||
   echo "gpu_run: mobilenet_torch.py FAILED"
 echo "$passed passed, $failed failed"
