@@ -394,9 +394,10 @@ void ConvRows() {
 #ifdef TG_HAVE_CUDNN
   // Which of cuDNN's APIs ran them (TG_CUDNN_LEGACY_API=1: the legacy one).
   const gpu::CudnnConvApiCounts apis = gpu::CudnnConvApis();
-  std::printf("\ncuDNN convolutions planned: %lld with the graph API, %lld with the legacy API%s%s\n",
-              static_cast<long long>(apis.graph), static_cast<long long>(apis.legacy),
-              apis.legacy > 0 ? "; the last because: " : "", apis.last_legacy_reason.c_str());
+  std::printf(
+      "\ncuDNN convolutions planned: %lld with the graph API, %lld with the legacy API%s%s\n",
+      static_cast<long long>(apis.graph), static_cast<long long>(apis.legacy),
+      apis.legacy > 0 ? "; the last because: " : "", apis.last_legacy_reason.c_str());
 #endif
 }
 

@@ -36,9 +36,8 @@ using conv::ConvPass;
 // What the plans or cudnnFind*AlgorithmEx's algorithms timed for a
 // convolution may use as workspace; less when the device has less free.
 constexpr size_t kFindWorkspaceBytes = size_t{256} << 20;
-// How many of the graph API's plans are timed for a convolution, and how
-// often each (after one untimed run).
-constexpr int kPlansTimed = 8;
+// How often each of the graph API's plans for a convolution is timed
+// (after one untimed run).
 constexpr int kTimedRuns = 3;
 
 bool LegacyApiOnly() {
@@ -49,18 +48,12 @@ bool LegacyApiOnly() {
   return legacy;
 }
 
-absl::Status CudnnStatus(cudnnStatus_t status, absl::string_view what) {
-  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
-  return errors::Internal("cuDNN error ", cudnnGetErrorString(status), " (",
-                          static_cast<int>(status), ") in ", what);
-}
-
 // A GPU's cuDNN handle and the lock its users hold.
 struct Handle {
   absl::Mutex mu;
   cudnnHandle_t handle = nullptr;
   // The GPU's properties, for the graph API's plans; made on first use.
-  std::unique_ptr<cudnn::Descriptor> device ABSL_GUARDED_BY(mu);
+  cudnn::Descriptor device ABSL_GUARDED_BY(mu);
 };
 
 absl::StatusOr<Handle*> HandleFor(int ordinal) {
@@ -75,7 +68,7 @@ absl::StatusOr<Handle*> HandleFor(int ordinal) {
   cudnnHandle_t handle = nullptr;
   const cudnnStatus_t created = cudnnCreate(&handle);
   cudaSetDevice(previous);
-  TG_RETURN_IF_ERROR(CudnnStatus(created, absl::StrCat("cudnnCreate for GPU ", ordinal)));
+  TG_RETURN_IF_ERROR(cudnn::StatusOf(created, absl::StrCat("cudnnCreate for GPU ", ordinal)));
   auto* h = new Handle;
   h->handle = handle;
   (*handles)[ordinal] = h;
@@ -148,36 +141,40 @@ absl::StatusOr<Layout> LayoutOf(const ConvGeometry& g) {
 absl::Status Describe(const Layout& l, const ConvGeometry& g, Descriptors* d) {
   const cudnnTensorFormat_t format = l.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   const auto i = [](int64_t v) { return static_cast<int>(v); };
-  TG_RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&d->input), "a tensor descriptor"));
-  TG_RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&d->output), "a tensor descriptor"));
-  TG_RETURN_IF_ERROR(CudnnStatus(cudnnCreateFilterDescriptor(&d->filter), "a filter descriptor"));
   TG_RETURN_IF_ERROR(
-      CudnnStatus(cudnnCreateConvolutionDescriptor(&d->conv), "a convolution descriptor"));
-  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetTensor4dDescriptor(d->input, format, CUDNN_DATA_FLOAT,
-                                                            i(l.n), i(l.c), i(l.h), i(l.w)),
-                                 "the input's descriptor"));
-  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetTensor4dDescriptor(d->output, format, CUDNN_DATA_FLOAT,
-                                                            i(l.n), i(l.k), i(l.out_h), i(l.out_w)),
-                                 "the output's descriptor"));
+      cudnn::StatusOf(cudnnCreateTensorDescriptor(&d->input), "a tensor descriptor"));
   TG_RETURN_IF_ERROR(
-      CudnnStatus(cudnnSetFilter4dDescriptor(d->filter, CUDNN_DATA_FLOAT, format, i(l.k),
-                                             i(l.c / l.groups), i(l.r), i(l.s)),
-                  "the filter's descriptor"));
-  TG_RETURN_IF_ERROR(CudnnStatus(
+      cudnn::StatusOf(cudnnCreateTensorDescriptor(&d->output), "a tensor descriptor"));
+  TG_RETURN_IF_ERROR(
+      cudnn::StatusOf(cudnnCreateFilterDescriptor(&d->filter), "a filter descriptor"));
+  TG_RETURN_IF_ERROR(
+      cudnn::StatusOf(cudnnCreateConvolutionDescriptor(&d->conv), "a convolution descriptor"));
+  TG_RETURN_IF_ERROR(cudnn::StatusOf(cudnnSetTensor4dDescriptor(d->input, format, CUDNN_DATA_FLOAT,
+                                                                i(l.n), i(l.c), i(l.h), i(l.w)),
+                                     "the input's descriptor"));
+  TG_RETURN_IF_ERROR(
+      cudnn::StatusOf(cudnnSetTensor4dDescriptor(d->output, format, CUDNN_DATA_FLOAT, i(l.n),
+                                                 i(l.k), i(l.out_h), i(l.out_w)),
+                      "the output's descriptor"));
+  TG_RETURN_IF_ERROR(
+      cudnn::StatusOf(cudnnSetFilter4dDescriptor(d->filter, CUDNN_DATA_FLOAT, format, i(l.k),
+                                                 i(l.c / l.groups), i(l.r), i(l.s)),
+                      "the filter's descriptor"));
+  TG_RETURN_IF_ERROR(cudnn::StatusOf(
       cudnnSetConvolution2dDescriptor(d->conv, i(l.pad_h), i(l.pad_w), i(g.rows.stride),
                                       i(g.cols.stride), i(g.rows.dilation), i(g.cols.dilation),
                                       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
       "the convolution's descriptor"));
-  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetConvolutionGroupCount(d->conv, i(l.groups)),
-                                 "cudnnSetConvolutionGroupCount"));
+  TG_RETURN_IF_ERROR(cudnn::StatusOf(cudnnSetConvolutionGroupCount(d->conv, i(l.groups)),
+                                     "cudnnSetConvolutionGroupCount"));
   // What cudnnFind may time: CUDNN_DEFAULT_MATH would let it use TF32 tensor
   // cores for float on Ampere and newer, so fp32 asks for FMA math.
-  TG_RETURN_IF_ERROR(CudnnStatus(
+  TG_RETURN_IF_ERROR(cudnn::StatusOf(
       cudnnSetConvolutionMathType(d->conv, GpuTf32Allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
       "cudnnSetConvolutionMathType"));
   // cuDNN's own output size must be TensorFlow's.
   int n, k, h, w;
-  TG_RETURN_IF_ERROR(CudnnStatus(
+  TG_RETURN_IF_ERROR(cudnn::StatusOf(
       cudnnGetConvolution2dForwardOutputDim(d->conv, d->input, d->filter, &n, &k, &h, &w),
       "cudnnGetConvolution2dForwardOutputDim"));
   if (n != l.n || k != l.k || h != l.out_h || w != l.out_w) {
@@ -254,7 +251,7 @@ absl::StatusOr<std::unique_ptr<Choice>> Find(GpuDevice* gpu, cudnnHandle_t handl
   switch (pass) {
     case ConvPass::kForward: {
       cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      TG_RETURN_IF_ERROR(CudnnStatus(
+      TG_RETURN_IF_ERROR(cudnn::StatusOf(
           cudnnFindConvolutionForwardAlgorithmEx(handle, d.input, x, d.filter, w, d.conv, d.output,
                                                  y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
                                                  results, ws, limit),
@@ -264,19 +261,19 @@ absl::StatusOr<std::unique_ptr<Choice>> Find(GpuDevice* gpu, cudnnHandle_t handl
     case ConvPass::kBackwardData: {
       cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
       TG_RETURN_IF_ERROR(
-          CudnnStatus(cudnnFindConvolutionBackwardDataAlgorithmEx(
-                          handle, d.filter, w, d.output, y, d.conv, d.input, x,
-                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, results, ws, limit),
-                      "cudnnFindConvolutionBackwardDataAlgorithmEx"));
+          cudnn::StatusOf(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                              handle, d.filter, w, d.output, y, d.conv, d.input, x,
+                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, results, ws, limit),
+                          "cudnnFindConvolutionBackwardDataAlgorithmEx"));
       return Fastest(results, count, limit, pass);
     }
     case ConvPass::kBackwardFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
       TG_RETURN_IF_ERROR(
-          CudnnStatus(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                          handle, d.input, x, d.output, y, d.conv, d.filter, w,
-                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results, ws, limit),
-                      "cudnnFindConvolutionBackwardFilterAlgorithmEx"));
+          cudnn::StatusOf(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                              handle, d.input, x, d.output, y, d.conv, d.filter, w,
+                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results, ws, limit),
+                          "cudnnFindConvolutionBackwardFilterAlgorithmEx"));
       return Fastest(results, count, limit, pass);
     }
   }
@@ -289,27 +286,27 @@ absl::Status Convolve(cudnnHandle_t handle, const Descriptors& d, ConvPass pass,
   const float one = 1, zero = 0;
   const std::string what = absl::StrCat("the ", conv::ConvPassName(pass),
                                         " convolution (algorithm ", choice.algorithm, ")");
-  TG_RETURN_IF_ERROR(
-      CudnnStatus(cudnnSetConvolutionMathType(d.conv, choice.math), "cudnnSetConvolutionMathType"));
+  TG_RETURN_IF_ERROR(cudnn::StatusOf(cudnnSetConvolutionMathType(d.conv, choice.math),
+                                     "cudnnSetConvolutionMathType"));
   switch (pass) {
     case ConvPass::kForward:
-      return CudnnStatus(
+      return cudnn::StatusOf(
           cudnnConvolutionForward(handle, &one, d.input, x, d.filter, w, d.conv,
                                   static_cast<cudnnConvolutionFwdAlgo_t>(choice.algorithm), ws,
                                   choice.workspace, &zero, d.output, y),
           what);
     case ConvPass::kBackwardData:
-      return CudnnStatus(
+      return cudnn::StatusOf(
           cudnnConvolutionBackwardData(handle, &one, d.filter, w, d.output, y, d.conv,
                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algorithm),
                                        ws, choice.workspace, &zero, d.input, x),
           what);
     case ConvPass::kBackwardFilter:
-      return CudnnStatus(cudnnConvolutionBackwardFilter(
-                             handle, &one, d.input, x, d.output, y, d.conv,
-                             static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algorithm), ws,
-                             choice.workspace, &zero, d.filter, w),
-                         what);
+      return cudnn::StatusOf(cudnnConvolutionBackwardFilter(
+                                 handle, &one, d.input, x, d.output, y, d.conv,
+                                 static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algorithm), ws,
+                                 choice.workspace, &zero, d.filter, w),
+                             what);
   }
   return errors::Internal("unknown convolution pass");
 }
@@ -353,16 +350,14 @@ absl::StatusOr<std::unique_ptr<Choice>> FastestPlan(GpuDevice* gpu, Handle& hand
                                                     const cudnn::ConvProblem& problem, float* x,
                                                     float* w, float* y)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(handle.mu) {
-  if (handle.device == nullptr) {
-    TG_ASSIGN_OR_RETURN(cudnn::Descriptor device, cudnn::DevicePropertiesOf(handle.handle));
-    handle.device = std::make_unique<cudnn::Descriptor>(std::move(device));
+  if (handle.device.get() == nullptr) {
+    TG_ASSIGN_OR_RETURN(handle.device, cudnn::DevicePropertiesOf(handle.handle));
   }
-  cudnn::ConvPlanOptions options;
+  cudnn::ConvPlanOptions options;  // at most 8 plans
   options.allow_tf32 = GpuTf32Allowed();
   options.workspace_limit = kFindWorkspaceBytes;
-  options.max_plans = kPlansTimed;
   TG_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<cudnn::ConvPlan>> plans,
-                      cudnn::ConvPlans(*handle.device, problem, options));
+                      cudnn::ConvPlans(handle.device, problem, options));
   int64_t most = 0;
   for (const auto& plan : plans) most = std::max(most, plan->workspace_bytes());
   absl::StatusOr<Tensor> workspace = DeviceBuffer(gpu, static_cast<size_t>(most));
@@ -383,10 +378,13 @@ absl::StatusOr<std::unique_ptr<Choice>> FastestPlan(GpuDevice* gpu, Handle& hand
     void* ws = workspace->raw_data();
     absl::Status ran = plan->Execute(handle.handle, x, w, y, ws);
     TG_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(start, gpu->stream()), "cudaEventRecord"));
-    for (int i = 0; ran.ok() && i < kTimedRuns; ++i) ran = plan->Execute(handle.handle, x, w, y, ws);
+    for (int i = 0; ran.ok() && i < kTimedRuns; ++i) {
+      ran = plan->Execute(handle.handle, x, w, y, ws);
+    }
     TG_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(stop, gpu->stream()), "cudaEventRecord"));
     TG_RETURN_IF_ERROR(CudaStatus(cudaEventSynchronize(stop), "timing a convolution's plans"));
-    if (!ran.ok()) {  // an engine that finalized but cannot run it: try the next
+    if (!ran.ok()) {       // an engine that finalized but cannot run it: try the next
+      cudaGetLastError();  // a launch error it left must not fail a later launch
       last_error = ran;
       continue;
     }
@@ -398,9 +396,13 @@ absl::StatusOr<std::unique_ptr<Choice>> FastestPlan(GpuDevice* gpu, Handle& hand
     }
   }
   if (best == nullptr) {
-    return errors::Internal("none of the ", plans.size(), " plans for the convolution ",
-                            problem.ToString(), " ran",
-                            last_error.ok() ? "" : absl::StrCat(": ", last_error.message()));
+    if (last_error.ok()) {
+      return errors::NotFound("the ", plans.size(), " plans for the convolution ",
+                              problem.ToString(), " need ", most,
+                              " bytes of workspace or more, which the GPU does not have free");
+    }
+    return errors::NotFound("none of the ", plans.size(), " plans for the convolution ",
+                            problem.ToString(), " ran: ", last_error.message());
   }
   auto choice = std::make_unique<Choice>();
   choice->workspace = static_cast<size_t>(best->workspace_bytes());
@@ -408,7 +410,7 @@ absl::StatusOr<std::unique_ptr<Choice>> FastestPlan(GpuDevice* gpu, Handle& hand
   return choice;
 }
 
-// How many convolutions (geometry, pass, GPU) chose each API.
+// How many convolutions (geometry, pass, GPU, alignment) chose each API.
 struct ApiCounts {
   absl::Mutex mu;
   CudnnConvApiCounts counts ABSL_GUARDED_BY(mu);
@@ -420,7 +422,8 @@ ApiCounts& Counts() {
 }
 
 // The graph API's fastest plan, or the legacy API's fastest algorithm when
-// the graph API has none (or TG_CUDNN_LEGACY_API=1).
+// the graph API has none that runs (or TG_CUDNN_LEGACY_API=1). Any other
+// error (a CUDA error, say) is returned.
 absl::StatusOr<std::unique_ptr<Choice>> Choose(GpuDevice* gpu, Handle& handle, const Layout& l,
                                                const ConvGeometry& g, ConvPass pass,
                                                int64_t alignment, float* x, float* w, float* y)
@@ -433,6 +436,10 @@ absl::StatusOr<std::unique_ptr<Choice>> Choose(GpuDevice* gpu, Handle& handle, c
       absl::MutexLock lock(&Counts().mu);
       ++Counts().counts.graph;
       return planned;
+    }
+    const absl::StatusCode code = planned.status().code();
+    if (code != absl::StatusCode::kNotFound && code != absl::StatusCode::kInvalidArgument) {
+      return planned.status();
     }
     why = planned.status().ToString();
   }
@@ -517,7 +524,8 @@ absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass
 
   TG_ASSIGN_OR_RETURN(Handle * handle, HandleFor(gpu->cuda_ordinal()));
   absl::MutexLock lock(&handle->mu);
-  TG_RETURN_IF_ERROR(CudnnStatus(cudnnSetStream(handle->handle, gpu->stream()), "cudnnSetStream"));
+  TG_RETURN_IF_ERROR(
+      cudnn::StatusOf(cudnnSetStream(handle->handle, gpu->stream()), "cudnnSetStream"));
   const int64_t alignment = AlignmentOf(x, w, output);
   TG_ASSIGN_OR_RETURN(
       std::shared_ptr<const Choice> choice,
@@ -526,8 +534,7 @@ absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass
       }));
   TG_ASSIGN_OR_RETURN(Tensor workspace, DeviceBuffer(gpu, choice->workspace));
   if (choice->plan != nullptr) {
-    TG_RETURN_IF_ERROR(
-        choice->plan->Execute(handle->handle, x, w, output, workspace.raw_data()));
+    TG_RETURN_IF_ERROR(choice->plan->Execute(handle->handle, x, w, output, workspace.raw_data()));
   } else {
     Descriptors d;
     TG_RETURN_IF_ERROR(Describe(l, geometry, &d));

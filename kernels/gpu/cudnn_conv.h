@@ -11,9 +11,9 @@
 //    the difference, and an input gradient cropped back out of one;
 //  - a depthwise convolution is a grouped one with a group per channel;
 //  - a convolution runs as a cuDNN graph execution plan (cudnn_graph.h):
-//    the heuristics' first 8 fp32 plans are timed once per
-//    geometry, pass, device and alignment of the buffers, and the fastest is
-//    cached (kCudnnConvCacheCapacity entries); its workspace comes from the
+//    the heuristics' first 8 plans (fp32 ones unless TF32 is allowed) are
+//    timed once per geometry, pass, device and alignment of the buffers,
+//    and the fastest is cached (kCudnnConvCacheCapacity entries); its workspace comes from the
 //    device's allocator. Where the graph API has no plan (or with
 //    TG_CUDNN_LEGACY_API=1) the legacy API runs it, its algorithm chosen the
 //    same way (cudnnFind*AlgorithmEx);
@@ -45,7 +45,7 @@ inline constexpr size_t kCudnnConvCacheCapacity = 256;
 absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, conv::ConvPass pass,
                           float* input, float* filter, float* output);
 
-// How many convolutions (a geometry and pass on a GPU) the process has
+// How many convolutions (a geometry, pass, GPU and alignment) the process has
 // planned with each of cuDNN's APIs, and why the last that went to the
 // legacy API did: for tests and benchmarks.
 struct CudnnConvApiCounts {

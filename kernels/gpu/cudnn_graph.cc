@@ -32,11 +32,9 @@ absl::Status Finalize(const Descriptor& d, absl::string_view what) {
 // elements lie channels-last (`nhwc`) or channels-first.
 absl::StatusOr<Descriptor> Tensor4d(int64_t uid, std::array<int64_t, 4> dims, bool nhwc,
                                     int64_t alignment, absl::string_view what) {
-  const auto [n, c, h, w] = dims;
-  (void)n;
-  const std::array<int64_t, 4> strides =
-      nhwc ? std::array<int64_t, 4>{h * w * c, 1, w * c, c}
-           : std::array<int64_t, 4>{c * h * w, h * w, w, 1};
+  [[maybe_unused]] const auto [n, c, h, w] = dims;
+  const std::array<int64_t, 4> strides = nhwc ? std::array<int64_t, 4>{h * w * c, 1, w * c, c}
+                                              : std::array<int64_t, 4>{c * h * w, h * w, w, 1};
   const cudnnDataType_t type = CUDNN_DATA_FLOAT;
   TG_ASSIGN_OR_RETURN(Descriptor t, Descriptor::Create(CUDNN_BACKEND_TENSOR_DESCRIPTOR));
   TG_RETURN_IF_ERROR(Set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type, what));
@@ -65,11 +63,13 @@ absl::StatusOr<Descriptor> Convolution(const ConvProblem& p) {
       Set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode, kWhat));
   TG_RETURN_IF_ERROR(
       Set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial, kWhat));
-  TG_RETURN_IF_ERROR(Set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilations, kWhat));
+  TG_RETURN_IF_ERROR(
+      Set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilations, kWhat));
   TG_RETURN_IF_ERROR(
       Set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, strides, kWhat));
   TG_RETURN_IF_ERROR(Set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pre, kWhat));
-  TG_RETURN_IF_ERROR(Set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, post, kWhat));
+  TG_RETURN_IF_ERROR(
+      Set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, post, kWhat));
   TG_RETURN_IF_ERROR(Finalize(c, kWhat));
   return c;
 }
@@ -98,9 +98,9 @@ OperationKind KindOf(ConvPass pass) {
               CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
               CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
               CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
-    case ConvPass::kForward:
-      break;
+    case ConvPass::kForward: break;
   }
+  // The forward pass, and what the compiler cannot prove unreachable.
   return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
@@ -117,15 +117,15 @@ absl::StatusOr<Descriptor> OperationGraph(const ConvProblem& p) {
                                              "the input's descriptor"));
   TG_ASSIGN_OR_RETURN(Descriptor w, Tensor4d(kW, {p.k, p.c / p.groups, p.r, p.s}, p.nhwc,
                                              p.alignment, "the filter's descriptor"));
-  TG_ASSIGN_OR_RETURN(Descriptor y, Tensor4d(kY, {p.n, p.k, p.out_h, p.out_w}, p.nhwc,
-                                             p.alignment, "the output's descriptor"));
+  TG_ASSIGN_OR_RETURN(Descriptor y, Tensor4d(kY, {p.n, p.k, p.out_h, p.out_w}, p.nhwc, p.alignment,
+                                             "the output's descriptor"));
   TG_ASSIGN_OR_RETURN(Descriptor conv, Convolution(p));
   const OperationKind kind = KindOf(p.pass);
   const float one = 1, zero = 0;
   const std::string what = absl::StrCat("the ", conv::ConvPassName(p.pass), " operation");
   TG_ASSIGN_OR_RETURN(Descriptor op, Descriptor::Create(kind.type));
-  for (const auto& [name, d] : {std::pair(kind.x, &x), std::pair(kind.w, &w),
-                                std::pair(kind.y, &y), std::pair(kind.conv, &conv)}) {
+  for (const auto& [name, d] : {std::pair(kind.x, &x), std::pair(kind.w, &w), std::pair(kind.y, &y),
+                                std::pair(kind.conv, &conv)}) {
     cudnnBackendDescriptor_t raw = d->get();
     TG_RETURN_IF_ERROR(Set(op, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, what));
   }
@@ -136,7 +136,8 @@ absl::StatusOr<Descriptor> OperationGraph(const ConvProblem& p) {
     return errors::InvalidArgument("cuDNN rejects the convolution ", p.ToString(), ": ",
                                    finalized.message());
   }
-  TG_ASSIGN_OR_RETURN(Descriptor graph, Descriptor::Create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
+  TG_ASSIGN_OR_RETURN(Descriptor graph,
+                      Descriptor::Create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
   cudnnBackendDescriptor_t raw = op.get();
   TG_RETURN_IF_ERROR(Set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                          &raw, "the operation graph"));
@@ -153,8 +154,9 @@ absl::StatusOr<Descriptor> OperationGraph(const ConvProblem& p) {
 struct Config {
   Descriptor config;
   int64_t engine = -1;
-  bool reduced_precision = false;  // TF32 tensor cores or rounded inputs
-  bool runtime_compiled = false;   // compiled with NVRTC when finalized: slow to build
+  bool tensor_cores = false;      // TF32 for float32
+  bool below_fp32 = false;        // inputs rounded, or sums in lower precision
+  bool runtime_compiled = false;  // compiled with NVRTC when finalized: slow to build
 };
 
 absl::StatusOr<std::vector<Config>> Heuristics(const Descriptor& device, const Descriptor& graph,
@@ -162,17 +164,17 @@ absl::StatusOr<std::vector<Config>> Heuristics(const Descriptor& device, const D
   constexpr absl::string_view kWhat = "the engine heuristics";
   TG_ASSIGN_OR_RETURN(Descriptor heur, Descriptor::Create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
   cudnnBackendDescriptor_t raw_graph = graph.get(), raw_device = device.get();
-  TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_graph, kWhat));
+  TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                         1, &raw_graph, kWhat));
   TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, kWhat));
   TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                          &raw_device, kWhat));
   TG_RETURN_IF_ERROR(Finalize(heur, kWhat));
   int64_t count = 0;
-  TG_RETURN_IF_ERROR(StatusOf(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                                       nullptr),
-                              "counting the heuristics' results"));
+  TG_RETURN_IF_ERROR(
+      StatusOf(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+               "counting the heuristics' results"));
   std::vector<Config> configs(static_cast<size_t>(count));
   std::vector<cudnnBackendDescriptor_t> raw(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -180,31 +182,32 @@ absl::StatusOr<std::vector<Config>> Heuristics(const Descriptor& device, const D
     raw[i] = configs[i].config.get();
   }
   int64_t got = 0;
-  TG_RETURN_IF_ERROR(StatusOf(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
-                                                       raw.data()),
-                              "reading the heuristics' results"));
+  TG_RETURN_IF_ERROR(
+      StatusOf(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()),
+               "reading the heuristics' results"));
   configs.resize(static_cast<size_t>(std::clamp<int64_t>(got, 0, count)));
   for (Config& c : configs) {
     TG_ASSIGN_OR_RETURN(Descriptor engine, Descriptor::Create(CUDNN_BACKEND_ENGINE_DESCRIPTOR));
     cudnnBackendDescriptor_t raw_engine = engine.get();
     int64_t n = 0;
-    TG_RETURN_IF_ERROR(StatusOf(
-        cudnnBackendGetAttribute(c.config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &raw_engine),
-        "reading an engine configuration's engine"));
-    TG_RETURN_IF_ERROR(StatusOf(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
-                                                         CUDNN_TYPE_INT64, 1, &n, &c.engine),
-                                "reading an engine's index"));
+    TG_RETURN_IF_ERROR(
+        StatusOf(cudnnBackendGetAttribute(c.config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &raw_engine),
+                 "reading an engine configuration's engine"));
+    TG_RETURN_IF_ERROR(
+        StatusOf(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                          CUDNN_TYPE_INT64, 1, &n, &c.engine),
+                 "reading an engine's index"));
     std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> numerical{};
     TG_RETURN_IF_ERROR(StatusOf(
         cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
                                  CUDNN_TYPE_NUMERICAL_NOTE, numerical.size(), &n, numerical.data()),
         "reading an engine's numerical notes"));
     for (int64_t i = 0; i < std::min<int64_t>(n, numerical.size()); ++i) {
-      c.reduced_precision |= numerical[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
-                             numerical[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
-                             numerical[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
+      c.tensor_cores |= numerical[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+      c.below_fp32 |= numerical[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
+                      numerical[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
     }
     std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behavior{};
     TG_RETURN_IF_ERROR(StatusOf(
@@ -216,6 +219,44 @@ absl::StatusOr<std::vector<Config>> Heuristics(const Descriptor& device, const D
     }
   }
   return configs;
+}
+
+// Appends to `plans` those of `configs` that finalize and pass `options`, up
+// to options.max_plans. Engines built with NVRTC when their plan is
+// finalized take up to seconds each: one of them is tried only when no
+// precompiled engine gives a plan.
+absl::Status AddPlans(const Descriptor& device, const ConvProblem& problem,
+                      const ConvPlanOptions& options, const std::vector<Config>& configs,
+                      std::vector<std::unique_ptr<ConvPlan>>* plans, int* considered) {
+  for (bool runtime_compiled : {false, true}) {
+    for (const Config& c : configs) {
+      if (static_cast<int>(plans->size()) >= (runtime_compiled ? 1 : options.max_plans)) break;
+      if (c.runtime_compiled != runtime_compiled || c.below_fp32 ||
+          (c.tensor_cores && !options.allow_tf32)) {
+        continue;
+      }
+      ++*considered;
+      TG_ASSIGN_OR_RETURN(Descriptor plan,
+                          Descriptor::Create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR));
+      cudnnBackendDescriptor_t raw_config = c.config.get(), raw_device = device.get();
+      TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_config, "an execution plan"));
+      TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP,
+                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_device, "an execution plan"));
+      // An engine that cannot run this problem fails here: try the next.
+      if (cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) continue;
+      int64_t workspace = 0, n = 0;
+      TG_RETURN_IF_ERROR(
+          StatusOf(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                            CUDNN_TYPE_INT64, 1, &n, &workspace),
+                   "reading a plan's workspace size"));
+      if (workspace < 0 || static_cast<size_t>(workspace) > options.workspace_limit) continue;
+      plans->push_back(std::make_unique<ConvPlan>(std::move(plan), problem.pass, c.engine,
+                                                  workspace, c.tensor_cores));
+    }
+    if (!plans->empty()) break;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -230,8 +271,10 @@ absl::Status StatusOf(cudnnStatus_t status, absl::string_view what) {
 
 absl::StatusOr<Descriptor> Descriptor::Create(cudnnBackendDescriptorType_t type) {
   Descriptor d;
-  TG_RETURN_IF_ERROR(StatusOf(cudnnBackendCreateDescriptor(type, &d.d_),
-                              absl::StrCat("cudnnBackendCreateDescriptor(", type, ")")));
+  const cudnnStatus_t status = cudnnBackendCreateDescriptor(type, &d.d_);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    return StatusOf(status, absl::StrCat("cudnnBackendCreateDescriptor(", type, ")"));
+  }
   return d;
 }
 
@@ -266,12 +309,11 @@ absl::StatusOr<Descriptor> DevicePropertiesFromJson(absl::string_view json) {
 }
 
 std::string ConvProblem::ToString() const {
-  return absl::StrCat(conv::ConvPassName(pass), " ", nhwc ? "NHWC" : "NCHW", " ", n, "x", c, "x",
-                      h, "x", w, " -> ", k, " (", groups, " group", groups == 1 ? "" : "s",
-                      "), window ", r, "x", s, ", stride ", stride_h, "x", stride_w,
-                      ", dilation ", dilation_h, "x", dilation_w, ", padding ", pad_top, "/",
-                      pad_bottom, " rows ", pad_left, "/", pad_right, " cols, output ", out_h,
-                      "x", out_w);
+  return absl::StrCat(conv::ConvPassName(pass), " ", nhwc ? "NHWC" : "NCHW", " ", n, "x", c, "x", h,
+                      "x", w, " -> ", k, " (", groups, " group", groups == 1 ? "" : "s",
+                      "), window ", r, "x", s, ", stride ", stride_h, "x", stride_w, ", dilation ",
+                      dilation_h, "x", dilation_w, ", padding ", pad_top, "/", pad_bottom, " rows ",
+                      pad_left, "/", pad_right, " cols, output ", out_h, "x", out_w);
 }
 
 ConvPlan::ConvPlan(Descriptor plan, ConvPass pass, int64_t engine, int64_t workspace_bytes,
@@ -284,19 +326,33 @@ ConvPlan::ConvPlan(Descriptor plan, ConvPass pass, int64_t engine, int64_t works
 
 absl::Status ConvPlan::Execute(cudnnHandle_t handle, void* x, void* w, void* y,
                                void* workspace) const {
-  const std::string what = absl::StrCat("the ", conv::ConvPassName(pass_), " convolution (", 
-                                        ToString(), ")");
+  // The pack of this call's buffers: a few host operations, no strings
+  // unless something fails.
   TG_ASSIGN_OR_RETURN(Descriptor pack, Descriptor::Create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
   const int64_t uids[3] = {kX, kW, kY};
   void* pointers[3] = {x, w, y};
-  TG_RETURN_IF_ERROR(
-      Set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids, what));
-  TG_RETURN_IF_ERROR(
-      Set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers, what));
-  TG_RETURN_IF_ERROR(
-      Set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace, what));
-  TG_RETURN_IF_ERROR(Finalize(pack, "a variant pack"));
-  return StatusOf(cudnnBackendExecute(handle, plan_.get(), pack.get()), what);
+  const cudnnBackendDescriptor_t p = pack.get();
+  cudnnStatus_t status =
+      cudnnBackendSetAttribute(p, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+  if (status == CUDNN_STATUS_SUCCESS) {
+    status = cudnnBackendSetAttribute(p, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                      3, pointers);
+  }
+  if (status == CUDNN_STATUS_SUCCESS) {
+    status = cudnnBackendSetAttribute(p, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                                      &workspace);
+  }
+  if (status == CUDNN_STATUS_SUCCESS) status = cudnnBackendFinalize(p);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    return StatusOf(status, absl::StrCat("the variant pack of the ", conv::ConvPassName(pass_),
+                                         " convolution (", ToString(), ")"));
+  }
+  status = cudnnBackendExecute(handle, plan_.get(), p);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    return StatusOf(
+        status, absl::StrCat("the ", conv::ConvPassName(pass_), " convolution (", ToString(), ")"));
+  }
+  return absl::OkStatus();
 }
 
 std::string ConvPlan::ToString() const {
@@ -308,48 +364,26 @@ absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> ConvPlans(const Descripto
                                                                  const ConvProblem& problem,
                                                                  const ConvPlanOptions& options) {
   TG_ASSIGN_OR_RETURN(const Descriptor graph, OperationGraph(problem));
-  std::vector<Config> configs;
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    TG_ASSIGN_OR_RETURN(std::vector<Config> more, Heuristics(device, graph, mode));
-    for (Config& c : more) configs.push_back(std::move(c));
-  }
-  // Engines built with NVRTC when their plan is finalized take up to seconds
-  // each; they are tried only when no precompiled engine has a plan.
   std::vector<std::unique_ptr<ConvPlan>> plans;
-  int considered = 0;
-  for (bool runtime_compiled : {false, true}) {
-    for (const Config& c : configs) {
-      if (static_cast<int>(plans.size()) >= (runtime_compiled ? 1 : options.max_plans)) break;
-      if (c.runtime_compiled != runtime_compiled) continue;
-      if (c.reduced_precision && !options.allow_tf32) continue;
-      ++considered;
-      TG_ASSIGN_OR_RETURN(Descriptor plan,
-                          Descriptor::Create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR));
-      cudnnBackendDescriptor_t raw_config = c.config.get(), raw_device = device.get();
-      TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_config, "an execution plan"));
-      TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_device, "an execution plan"));
-      // An engine that cannot run this problem fails here: try the next.
-      if (cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) continue;
-      int64_t workspace = 0, n = 0;
-      TG_RETURN_IF_ERROR(StatusOf(
-          cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                   CUDNN_TYPE_INT64, 1, &n, &workspace),
-          "reading a plan's workspace size"));
-      if (workspace < 0 || static_cast<size_t>(workspace) > options.workspace_limit) continue;
-      plans.push_back(std::make_unique<ConvPlan>(std::move(plan), problem.pass, c.engine,
-                                                 workspace, c.reduced_precision));
+  int proposed = 0, considered = 0;
+  absl::Status heuristics;
+  // The heuristics' list, then (where none of it gives a plan) the list of
+  // fallback engines, which repeats part of it.
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    absl::StatusOr<std::vector<Config>> configs = Heuristics(device, graph, mode);
+    if (!configs.ok()) {
+      heuristics = configs.status();
+      continue;
     }
-    if (!plans.empty()) break;
+    proposed += static_cast<int>(configs->size());
+    TG_RETURN_IF_ERROR(AddPlans(device, problem, options, *configs, &plans, &considered));
+    if (!plans.empty()) return plans;
   }
-  if (plans.empty()) {
-    return errors::NotFound("cuDNN has no execution plan for the convolution ", problem.ToString(),
-                            " in fp32", options.allow_tf32 ? " or TF32" : "", " with at most ",
-                            options.workspace_limit, " bytes of workspace (", configs.size(),
-                            " engine configurations proposed, ", considered, " tried)");
-  }
-  return plans;
+  return errors::NotFound("cuDNN has no execution plan for the convolution ", problem.ToString(),
+                          " in fp32", options.allow_tf32 ? " or TF32" : "", " with at most ",
+                          options.workspace_limit, " bytes of workspace (", proposed,
+                          " engine configurations proposed, ", considered, " tried",
+                          heuristics.ok() ? "" : "; ", heuristics.message(), ")");
 }
 
 }  // namespace cudnn

@@ -77,8 +77,8 @@ struct ConvProblem {
 };
 
 struct ConvPlanOptions {
-  // Engines that use TF32 tensor cores (or otherwise round their inputs)
-  // for float32 are left out unless true.
+  // Engines that use TF32 tensor cores for float32 are left out unless true;
+  // those that round their inputs or sum in lower precision always are.
   bool allow_tf32 = false;
   // Plans whose workspace is larger are left out.
   size_t workspace_limit = size_t{256} << 20;
@@ -112,10 +112,10 @@ class ConvPlan {
 };
 
 // The plans cuDNN's heuristics propose for `problem` on `device` (their
-// mode A list, then the fallback list), those that finalize and pass
-// `options`, in the heuristics' order, at most options.max_plans. NotFound
-// naming the problem when none does; InvalidArgument when cuDNN rejects the
-// problem itself.
+// mode A list, or where none of it gives a plan, the fallback list), those
+// that finalize and pass `options`, in the heuristics' order, at most
+// options.max_plans. NotFound naming the problem when none does;
+// InvalidArgument when cuDNN rejects the problem itself.
 absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> ConvPlans(const Descriptor& device,
                                                                  const ConvProblem& problem,
                                                                  const ConvPlanOptions& options);

@@ -34,8 +34,7 @@ constexpr char kSm90[] = R"json({
 
 // A stride-1 or stride-s convolution with SAME-like symmetric padding.
 ConvProblem Problem(ConvPass pass, bool nhwc, int64_t n, int64_t c, int64_t hw, int64_t k,
-                    int64_t window, int64_t stride = 1, int64_t groups = 1,
-                    int64_t dilation = 1) {
+                    int64_t window, int64_t stride = 1, int64_t groups = 1, int64_t dilation = 1) {
   ConvProblem p;
   p.pass = pass;
   p.nhwc = nhwc;
@@ -71,9 +70,12 @@ TEST_F(CudnnGraphTest, EveryPassLayoutAndShapeOfMobileNetHasFp32Plans) {
       {"3x3 stride 1", [](ConvPass p, bool f) { return Problem(p, f, 32, 64, 28, 64, 3); }},
       {"3x3 stride 2", [](ConvPass p, bool f) { return Problem(p, f, 32, 32, 56, 64, 3, 2); }},
       {"1x1", [](ConvPass p, bool f) { return Problem(p, f, 32, 144, 28, 32, 1); }},
-      {"depthwise 3x3", [](ConvPass p, bool f) { return Problem(p, f, 32, 144, 56, 144, 3, 1, 144); }},
-      {"grouped, dilated", [](ConvPass p, bool f) { return Problem(p, f, 4, 16, 15, 8, 3, 1, 2, 2); }},
-      {"first layer, 1 channel", [](ConvPass p, bool f) { return Problem(p, f, 64, 1, 28, 32, 3, 1); }},
+      {"depthwise 3x3",
+       [](ConvPass p, bool f) { return Problem(p, f, 32, 144, 56, 144, 3, 1, 144); }},
+      {"grouped, dilated",
+       [](ConvPass p, bool f) { return Problem(p, f, 4, 16, 15, 8, 3, 1, 2, 2); }},
+      {"first layer, 1 channel",
+       [](ConvPass p, bool f) { return Problem(p, f, 64, 1, 28, 32, 3, 1); }},
   };
   ConvPlanOptions options;
   options.max_plans = 4;
