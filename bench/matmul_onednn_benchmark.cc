@@ -1,8 +1,12 @@
-// float MatMul at the MLP's sizes: Eigen's tensor contraction on a
-// ThreadPoolDevice (what kernels/math/matmul_op.cc runs) against oneDNN's
-// sgemm (dnnl_sgemm, row-major, on its OpenMP runtime), each on 1 or 2
-// threads, in one binary with the same compiler flags: the measurement behind
-// keeping Eigen for MatMul (docs/PERFORMANCE.md).
+// float MatMul at the MLP's sizes, three ways, each on 1 or 2 threads, in one
+// binary with the same compiler flags (docs/PERFORMANCE.md):
+//   BM_EigenContraction  Eigen's tensor contraction on a ThreadPoolDevice
+//                        (what MatMul ran on more than one thread before)
+//   BM_OneDnnSgemm       oneDNN's sgemm (dnnl_sgemm, row-major) on its
+//                        OpenMP runtime
+//   BM_ParallelSgemm     one-thread dnnl_sgemm calls on blocks of the output,
+//                        on a ThreadPoolDevice (kernels/math/sgemm.h: what
+//                        kernels/math/matmul_op.cc runs now)
 //
 //   a [m,k] --.
 //             MatMul -> c [m,n]
@@ -12,13 +16,13 @@
 #define EIGEN_USE_THREADS
 
 #include <benchmark/benchmark.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.h>
-
+#include "kernels/math/sgemm.h"
 #include "kernels/openmp.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
@@ -73,12 +77,30 @@ void BM_OneDnnSgemm(benchmark::State& state) {
   SetFlops(state, s);
 }
 
+void BM_ParallelSgemm(benchmark::State& state) {
+  const Size& s = kSizes[state.range(0)];
+  Eigen::ThreadPool pool(static_cast<int>(state.range(1)));
+  Eigen::ThreadPoolDevice device(&pool, static_cast<int>(state.range(1)));
+  std::vector<float> a = Filled(s.m * s.k), b = Filled(s.k * s.n), c(s.m * s.n);
+  for (auto _ : state) {
+    if (!tensorgrid::math::ParallelSgemm(device, false, false, s.m, s.n, s.k, a.data(), s.k,
+                                         b.data(), s.n, c.data(), s.n)
+             .ok()) {
+      state.SkipWithError("ParallelSgemm failed");
+      break;
+    }
+    benchmark::DoNotOptimize(c.data());
+  }
+  SetFlops(state, s);
+}
+
 void Args(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2})
     for (int size = 0; size < 3; ++size) b->Args({size, threads});
 }
 BENCHMARK(BM_EigenContraction)->Apply(Args)->ArgNames({"size", "threads"})->UseRealTime();
 BENCHMARK(BM_OneDnnSgemm)->Apply(Args)->ArgNames({"size", "threads"})->UseRealTime();
+BENCHMARK(BM_ParallelSgemm)->Apply(Args)->ArgNames({"size", "threads"})->UseRealTime();
 
 }  // namespace
 

@@ -3,21 +3,18 @@
 // into the contraction's index pair, so no operand is ever copied; Eigen runs
 // small products on the calling thread by its own cost model.
 //
-// float on a device of one intra-op thread runs oneDNN's sgemm instead, which
-// measured 1.0-2.6x Eigen's contraction there (docs/PERFORMANCE.md). On more
-// threads oneDNN's OpenMP team spins at its barriers, which on a shared
-// machine lost up to 10x against Eigen's pool, so those stay with Eigen.
+// float runs oneDNN's sgemm instead, which measured 1.0-2.6x Eigen's
+// contraction on one thread (docs/PERFORMANCE.md): on more, in blocks of the
+// output on the device's pool (sgemm.h), not on oneDNN's OpenMP team.
 #define EIGEN_USE_THREADS
 
 #include <type_traits>
-
-#include <oneapi/dnnl/dnnl.h>
 
 #include "core/framework/eigen_views.h"
 #include "core/framework/op_kernel.h"
 #include "core/platform/status.h"
 #include "kernels/math/matmul_shape.h"
-#include "kernels/openmp.h"
+#include "kernels/math/sgemm.h"
 
 namespace tensorgrid {
 namespace math {
@@ -25,12 +22,10 @@ namespace math {
 absl::StatusOr<TensorShape> MatMulOutputShape(const TensorShape& a, const TensorShape& b,
                                               bool transpose_a, bool transpose_b) {
   if (a.dims() != 2) {
-    return errors::InvalidArgument("In[0] is not a matrix. Instead it has shape ",
-                                   a.DebugString());
+    return errors::InvalidArgument("In[0] is not a matrix. Instead it has shape ", a.DebugString());
   }
   if (b.dims() != 2) {
-    return errors::InvalidArgument("In[1] is not a matrix. Instead it has shape ",
-                                   b.DebugString());
+    return errors::InvalidArgument("In[1] is not a matrix. Instead it has shape ", b.DebugString());
   }
   const int a_inner = transpose_a ? 0 : 1;
   const int b_inner = transpose_b ? 1 : 0;
@@ -44,22 +39,6 @@ absl::StatusOr<TensorShape> MatMulOutputShape(const TensorShape& a, const Tensor
 }
 
 namespace {
-
-// product = op(a) x op(b) for row-major floats through dnnl_sgemm, on the
-// calling thread alone.
-absl::Status OneDnnSgemm(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
-                         Tensor* product) {
-  const int64_t m = product->dim_size(0), n = product->dim_size(1);
-  const int64_t k = a.dim_size(transpose_a ? 0 : 1);
-  SetOpenMpThreads(1);
-  const dnnl_status_t status =
-      dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a.data<float>(),
-                 a.dim_size(1), b.data<float>(), b.dim_size(1), 0.0f, product->data<float>(), n);
-  if (status != dnnl_success) {
-    return errors::Internal("oneDNN's sgemm failed with status ", static_cast<int>(status));
-  }
-  return absl::OkStatus();
-}
 
 template <typename T>
 class MatMulOp final : public OpKernel {
@@ -85,9 +64,10 @@ class MatMulOp final : public OpKernel {
       return absl::OkStatus();
     }
     if constexpr (std::is_same_v<T, float>) {
-      if (ctx.eigen_cpu_device().numThreads() == 1) {
-        return OneDnnSgemm(a, b, transpose_a_, transpose_b_, product);
-      }
+      const int64_t m = product->dim_size(0), n = product->dim_size(1);
+      return ParallelSgemm(ctx.eigen_cpu_device(), transpose_a_, transpose_b_, m, n,
+                           a.dim_size(a_inner), a.data<float>(), a.dim_size(1), b.data<float>(),
+                           b.dim_size(1), product->data<float>(), n);
     }
     const Eigen::array<Eigen::IndexPair<Eigen::DenseIndex>, 1> contract_dims = {
         Eigen::IndexPair<Eigen::DenseIndex>(a_inner, b_inner)};

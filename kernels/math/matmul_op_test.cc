@@ -1,3 +1,5 @@
+#include <array>
+
 #include "core/platform/status.h"
 #include "kernels/ops_testutil.h"
 
@@ -64,34 +66,38 @@ TEST_F(MatMulTest, LargeProductMatchesNaiveLoop) {
   ExpectTensorNear<double>(GetOutput(0), want, {m, n}, 1e-9);
 }
 
-// float runs oneDNN's sgemm on a one-thread device and Eigen on two: both
-// against a double loop, every transpose.
+// float runs oneDNN's sgemm, on two threads in blocks of rows or columns
+// (sgemm.h) once the product is big enough: against a double loop, every
+// transpose, a product too small to cut and two cut unevenly.
 TEST_F(MatMulTest, FloatOnOneAndTwoThreadsMatchesNaiveLoop) {
-  const int m = 37, k = 65, n = 29;
-  for (int threads : {1, 2}) {
-    device_ = NewCpuDevice("/job:localhost/replica:0/task:0/device:CPU:0", threads);
-    for (bool ta : {false, true}) {
-      for (bool tb : {false, true}) {
-        Tensor a(DT_FLOAT, ta ? TensorShape({k, m}) : TensorShape({m, k}));
-        Tensor b(DT_FLOAT, tb ? TensorShape({n, k}) : TensorShape({k, n}));
-        for (int i = 0; i < m * k; ++i) a.data<float>()[i] = static_cast<float>(i % 17) * 0.25f - 2;
-        for (int i = 0; i < k * n; ++i) b.data<float>()[i] = static_cast<float>(i % 13) * 0.5f - 3;
-        std::vector<float> want(m * n, 0);
-        for (int i = 0; i < m; ++i)
-          for (int j = 0; j < n; ++j) {
-            double sum = 0;
-            for (int p = 0; p < k; ++p) {
-              sum += double{a.data<float>()[ta ? p * m + i : i * k + p]} *
-                     b.data<float>()[tb ? j * k + p : p * n + j];
+  for (const auto [m, k, n] : {std::array<int, 3>{37, 65, 29}, std::array<int, 3>{70, 400, 45},
+                               std::array<int, 3>{45, 400, 70}})
+    for (int threads : {1, 2}) {
+      device_ = NewCpuDevice("/job:localhost/replica:0/task:0/device:CPU:0", threads);
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          Tensor a(DT_FLOAT, ta ? TensorShape({k, m}) : TensorShape({m, k}));
+          Tensor b(DT_FLOAT, tb ? TensorShape({n, k}) : TensorShape({k, n}));
+          for (int i = 0; i < m * k; ++i)
+            a.data<float>()[i] = static_cast<float>(i % 17) * 0.25f - 2;
+          for (int i = 0; i < k * n; ++i)
+            b.data<float>()[i] = static_cast<float>(i % 13) * 0.5f - 3;
+          std::vector<float> want(m * n, 0);
+          for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+              double sum = 0;
+              for (int p = 0; p < k; ++p) {
+                sum += double{a.data<float>()[ta ? p * m + i : i * k + p]} *
+                       b.data<float>()[tb ? j * k + p : p * n + j];
+              }
+              want[i * n + j] = static_cast<float>(sum);
             }
-            want[i * n + j] = static_cast<float>(sum);
-          }
-        inputs_.clear();
-        ASSERT_OK(Run<float>(a, b, ta, tb));
-        ExpectTensorNear<float>(GetOutput(0), want, {m, n}, 1e-3);
+          inputs_.clear();
+          ASSERT_OK(Run<float>(a, b, ta, tb));
+          ExpectTensorNear<float>(GetOutput(0), want, {m, n}, 1e-3);
+        }
       }
     }
-  }
 }
 
 TEST_F(MatMulTest, EmptyInnerDimensionGivesZeros) {
