@@ -52,8 +52,6 @@ bool LegacyApiOnly() {
 struct Handle {
   absl::Mutex mu;
   cudnnHandle_t handle = nullptr;
-  // The GPU's properties, for the graph API's plans; made on first use.
-  cudnn::Descriptor device ABSL_GUARDED_BY(mu);
 };
 
 absl::StatusOr<Handle*> HandleFor(int ordinal) {
@@ -350,14 +348,12 @@ absl::StatusOr<std::unique_ptr<Choice>> FastestPlan(GpuDevice* gpu, Handle& hand
                                                     const cudnn::ConvProblem& problem, float* x,
                                                     float* w, float* y)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(handle.mu) {
-  if (handle.device.get() == nullptr) {
-    TG_ASSIGN_OR_RETURN(handle.device, cudnn::DevicePropertiesOf(handle.handle));
-  }
   cudnn::ConvPlanOptions options;  // at most 8 plans
   options.allow_tf32 = GpuTf32Allowed();
   options.workspace_limit = kFindWorkspaceBytes;
-  TG_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<cudnn::ConvPlan>> plans,
-                      cudnn::ConvPlans(handle.device, problem, options));
+  TG_ASSIGN_OR_RETURN(
+      std::vector<std::unique_ptr<cudnn::ConvPlan>> plans,
+      cudnn::ConvPlans(cudnn::PlanTarget{handle.handle, nullptr}, problem, options));
   int64_t most = 0;
   for (const auto& plan : plans) most = std::max(most, plan->workspace_bytes());
   absl::StatusOr<Tensor> workspace = DeviceBuffer(gpu, static_cast<size_t>(most));

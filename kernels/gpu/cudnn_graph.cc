@@ -7,6 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "core/platform/status.h"
 
+// A plan for a handle is built through the handle attributes cuDNN 9.19
+// marks deprecated (every cuDNN 9 has them; device properties came in 9.8).
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 namespace tensorgrid {
 namespace gpu {
 namespace cudnn {
@@ -112,7 +116,7 @@ OperationKind KindOf(ConvPass pass) {
 
 // The problem's graph of one operation. InvalidArgument when cuDNN rejects
 // the shapes.
-absl::StatusOr<Descriptor> OperationGraph(const ConvProblem& p) {
+absl::StatusOr<Descriptor> OperationGraph(const PlanTarget& target, const ConvProblem& p) {
   TG_ASSIGN_OR_RETURN(Descriptor x, Tensor4d(kX, {p.n, p.c, p.h, p.w}, p.nhwc, p.alignment,
                                              "the input's descriptor"));
   TG_ASSIGN_OR_RETURN(Descriptor w, Tensor4d(kW, {p.k, p.c / p.groups, p.r, p.s}, p.nhwc,
@@ -141,6 +145,10 @@ absl::StatusOr<Descriptor> OperationGraph(const ConvProblem& p) {
   cudnnBackendDescriptor_t raw = op.get();
   TG_RETURN_IF_ERROR(Set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                          &raw, "the operation graph"));
+  if (target.handle != nullptr) {
+    TG_RETURN_IF_ERROR(Set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
+                           &target.handle, "the operation graph"));
+  }
   finalized = Finalize(graph, "the operation graph");
   if (!finalized.ok()) {
     return errors::InvalidArgument("cuDNN rejects the convolution ", p.ToString(), ": ",
@@ -159,16 +167,19 @@ struct Config {
   bool runtime_compiled = false;  // compiled with NVRTC when finalized: slow to build
 };
 
-absl::StatusOr<std::vector<Config>> Heuristics(const Descriptor& device, const Descriptor& graph,
+absl::StatusOr<std::vector<Config>> Heuristics(const PlanTarget& target, const Descriptor& graph,
                                                cudnnBackendHeurMode_t mode) {
   constexpr absl::string_view kWhat = "the engine heuristics";
   TG_ASSIGN_OR_RETURN(Descriptor heur, Descriptor::Create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
-  cudnnBackendDescriptor_t raw_graph = graph.get(), raw_device = device.get();
+  cudnnBackendDescriptor_t raw_graph = graph.get();
   TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                          1, &raw_graph, kWhat));
   TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, kWhat));
-  TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                         &raw_device, kWhat));
+  if (target.handle == nullptr) {  // the graph has no handle: the device's properties
+    cudnnBackendDescriptor_t raw_device = target.device->get();
+    TG_RETURN_IF_ERROR(Set(heur, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                           &raw_device, kWhat));
+  }
   TG_RETURN_IF_ERROR(Finalize(heur, kWhat));
   int64_t count = 0;
   TG_RETURN_IF_ERROR(
@@ -225,7 +236,7 @@ absl::StatusOr<std::vector<Config>> Heuristics(const Descriptor& device, const D
 // to options.max_plans. Engines built with NVRTC when their plan is
 // finalized take up to seconds each: one of them is tried only when no
 // precompiled engine gives a plan.
-absl::Status AddPlans(const Descriptor& device, const ConvProblem& problem,
+absl::Status AddPlans(const PlanTarget& target, const ConvProblem& problem,
                       const ConvPlanOptions& options, const std::vector<Config>& configs,
                       std::vector<std::unique_ptr<ConvPlan>>* plans, int* considered) {
   for (bool runtime_compiled : {false, true}) {
@@ -238,11 +249,17 @@ absl::Status AddPlans(const Descriptor& device, const ConvProblem& problem,
       ++*considered;
       TG_ASSIGN_OR_RETURN(Descriptor plan,
                           Descriptor::Create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR));
-      cudnnBackendDescriptor_t raw_config = c.config.get(), raw_device = device.get();
+      cudnnBackendDescriptor_t raw_config = c.config.get();
       TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                              CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_config, "an execution plan"));
-      TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP,
-                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_device, "an execution plan"));
+      if (target.handle != nullptr) {
+        TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
+                               &target.handle, "an execution plan"));
+      } else {
+        cudnnBackendDescriptor_t raw_device = target.device->get();
+        TG_RETURN_IF_ERROR(Set(plan, CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_device, "an execution plan"));
+      }
       // An engine that cannot run this problem fails here: try the next.
       if (cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) continue;
       int64_t workspace = 0, n = 0;
@@ -289,14 +306,6 @@ Descriptor& Descriptor::operator=(Descriptor&& other) noexcept {
 
 Descriptor::~Descriptor() {
   if (d_ != nullptr) cudnnBackendDestroyDescriptor(d_);
-}
-
-absl::StatusOr<Descriptor> DevicePropertiesOf(cudnnHandle_t handle) {
-  TG_ASSIGN_OR_RETURN(Descriptor d, Descriptor::Create(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR));
-  TG_RETURN_IF_ERROR(Set(d, CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle,
-                         "the device's properties"));
-  TG_RETURN_IF_ERROR(Finalize(d, "the device's properties"));
-  return d;
 }
 
 absl::StatusOr<Descriptor> DevicePropertiesFromJson(absl::string_view json) {
@@ -360,23 +369,26 @@ std::string ConvPlan::ToString() const {
                       tensor_cores_ ? ", TF32 tensor cores" : "");
 }
 
-absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> ConvPlans(const Descriptor& device,
+absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> ConvPlans(const PlanTarget& target,
                                                                  const ConvProblem& problem,
                                                                  const ConvPlanOptions& options) {
-  TG_ASSIGN_OR_RETURN(const Descriptor graph, OperationGraph(problem));
+  if ((target.handle == nullptr) == (target.device == nullptr)) {
+    return errors::InvalidArgument("a cuDNN plan is for a handle or for device properties");
+  }
+  TG_ASSIGN_OR_RETURN(const Descriptor graph, OperationGraph(target, problem));
   std::vector<std::unique_ptr<ConvPlan>> plans;
   int proposed = 0, considered = 0;
   absl::Status heuristics;
   // The heuristics' list, then (where none of it gives a plan) the list of
   // fallback engines, which repeats part of it.
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    absl::StatusOr<std::vector<Config>> configs = Heuristics(device, graph, mode);
+    absl::StatusOr<std::vector<Config>> configs = Heuristics(target, graph, mode);
     if (!configs.ok()) {
       heuristics = configs.status();
       continue;
     }
     proposed += static_cast<int>(configs->size());
-    TG_RETURN_IF_ERROR(AddPlans(device, problem, options, *configs, &plans, &considered));
+    TG_RETURN_IF_ERROR(AddPlans(target, problem, options, *configs, &plans, &considered));
     if (!plans.empty()) return plans;
   }
   return errors::NotFound("cuDNN has no execution plan for the convolution ", problem.ToString(),

@@ -5,14 +5,13 @@
 // like) build much of that afresh on every call: on an H200 they held the host
 // 52–432 µs per convolution.
 //
-//   TG_ASSIGN_OR_RETURN(cudnn::Descriptor device, cudnn::DevicePropertiesOf(handle));
-//   TG_ASSIGN_OR_RETURN(auto plans, cudnn::ConvPlans(device, problem, options));
+//   TG_ASSIGN_OR_RETURN(auto plans, cudnn::ConvPlans({handle, nullptr}, problem, options));
 //   ... time them, keep the fastest ...
 //   TG_RETURN_IF_ERROR(plan->Execute(handle, x, w, y, workspace));
 //
-// Plans are built for a device's properties, not on the device: from a
-// handle on a GPU, or from their JSON form (cuDNN 9.8 and later) where there
-// is none, which is how the tests here check the plans without a GPU.
+// On a GPU plans are built for its handle. They can also be built for a
+// GPU's properties in cuDNN's JSON form (cuDNN 9.8 and later), with no GPU:
+// that is how the tests here check them on machines without one.
 #ifndef TENSORGRID_KERNELS_GPU_CUDNN_GRAPH_H_
 #define TENSORGRID_KERNELS_GPU_CUDNN_GRAPH_H_
 
@@ -54,8 +53,6 @@ class Descriptor {
   cudnnBackendDescriptor_t d_ = nullptr;
 };
 
-// The properties of the GPU `handle` was made for.
-absl::StatusOr<Descriptor> DevicePropertiesOf(cudnnHandle_t handle);
 // Properties in cuDNN's JSON form (keys as cudaDeviceProp's: "deviceVer",
 // "multiProcessorCount", ...): a plan for a GPU that is not here.
 absl::StatusOr<Descriptor> DevicePropertiesFromJson(absl::string_view json);
@@ -74,6 +71,14 @@ struct ConvProblem {
   int64_t alignment = 16;
 
   std::string ToString() const;
+};
+
+// What a plan is built for: a GPU's handle (the plan then runs with that
+// handle only), or a GPU's properties (device: it runs with a handle of any
+// GPU that has them). Exactly one is set.
+struct PlanTarget {
+  cudnnHandle_t handle = nullptr;
+  const Descriptor* device = nullptr;
 };
 
 struct ConvPlanOptions {
@@ -111,12 +116,12 @@ class ConvPlan {
   bool tensor_cores_;
 };
 
-// The plans cuDNN's heuristics propose for `problem` on `device` (their
+// The plans cuDNN's heuristics propose for `problem` on `target` (their
 // mode A list, or where none of it gives a plan, the fallback list), those
 // that finalize and pass `options`, in the heuristics' order, at most
 // options.max_plans. NotFound naming the problem when none does;
 // InvalidArgument when cuDNN rejects the problem itself.
-absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> ConvPlans(const Descriptor& device,
+absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> ConvPlans(const PlanTarget& target,
                                                                  const ConvProblem& problem,
                                                                  const ConvPlanOptions& options);
 

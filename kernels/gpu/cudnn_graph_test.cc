@@ -85,7 +85,7 @@ TEST_F(CudnnGraphTest, EveryPassLayoutAndShapeOfMobileNetHasFp32Plans) {
         const ConvProblem problem = shape.make(pass, nhwc);
         SCOPED_TRACE(absl::StrCat(shape.name, ": ", problem.ToString()));
         absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> plans =
-            ConvPlans(device_, problem, options);
+            ConvPlans(PlanTarget{nullptr, &device_}, problem, options);
         ASSERT_TRUE(plans.ok()) << plans.status();
         ASSERT_FALSE(plans->empty());
         EXPECT_LE(plans->size(), 4u);
@@ -103,10 +103,10 @@ TEST_F(CudnnGraphTest, Tf32PlansOnlyWhenAllowed) {
   const ConvProblem problem = Problem(ConvPass::kForward, true, 32, 64, 28, 64, 3);
   ConvPlanOptions options;
   options.max_plans = 64;
-  ASSERT_OK_AND_ASSIGN(auto fp32, ConvPlans(device_, problem, options));
+  ASSERT_OK_AND_ASSIGN(auto fp32, ConvPlans(PlanTarget{nullptr, &device_}, problem, options));
   for (const auto& plan : fp32) EXPECT_FALSE(plan->tensor_cores()) << plan->ToString();
   options.allow_tf32 = true;
-  ASSERT_OK_AND_ASSIGN(auto tf32, ConvPlans(device_, problem, options));
+  ASSERT_OK_AND_ASSIGN(auto tf32, ConvPlans(PlanTarget{nullptr, &device_}, problem, options));
   bool any = false;
   for (const auto& plan : tf32) any |= plan->tensor_cores();
   EXPECT_TRUE(any) << "no TF32 tensor-core plan for a 3x3 64->64 convolution on sm_90";
@@ -117,12 +117,12 @@ TEST_F(CudnnGraphTest, WorkspaceLimitAndPlanCountAreHonoured) {
   const ConvProblem problem = Problem(ConvPass::kBackwardFilter, true, 32, 64, 28, 64, 3);
   ConvPlanOptions options;
   options.workspace_limit = 0;
-  ASSERT_OK_AND_ASSIGN(auto plans, ConvPlans(device_, problem, options));
+  ASSERT_OK_AND_ASSIGN(auto plans, ConvPlans(PlanTarget{nullptr, &device_}, problem, options));
   ASSERT_FALSE(plans.empty());
   for (const auto& plan : plans) EXPECT_EQ(plan->workspace_bytes(), 0) << plan->ToString();
   options.workspace_limit = size_t{1} << 30;
   options.max_plans = 1;
-  ASSERT_OK_AND_ASSIGN(plans, ConvPlans(device_, problem, options));
+  ASSERT_OK_AND_ASSIGN(plans, ConvPlans(PlanTarget{nullptr, &device_}, problem, options));
   EXPECT_EQ(plans.size(), 1u);
 }
 
@@ -130,12 +130,20 @@ TEST_F(CudnnGraphTest, AnInconsistentProblemIsRejectedByName) {
   ConvProblem problem = Problem(ConvPass::kForward, true, 2, 8, 10, 4, 3);
   problem.out_h += 1;  // not what a 3x3 window with padding 1 gives
   absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> plans =
-      ConvPlans(device_, problem, ConvPlanOptions());
+      ConvPlans(PlanTarget{nullptr, &device_}, problem, ConvPlanOptions());
   ASSERT_FALSE(plans.ok());
   EXPECT_EQ(plans.status().code(), absl::StatusCode::kInvalidArgument) << plans.status();
   EXPECT_NE(plans.status().message().find("cuDNN rejects the convolution forward NHWC 2x8x10x10"),
             std::string::npos)
       << plans.status();
+}
+
+TEST_F(CudnnGraphTest, ATargetIsAHandleOrProperties) {
+  const ConvProblem problem = Problem(ConvPass::kForward, true, 2, 8, 10, 4, 3);
+  absl::StatusOr<std::vector<std::unique_ptr<ConvPlan>>> plans =
+      ConvPlans(PlanTarget{}, problem, ConvPlanOptions());
+  ASSERT_FALSE(plans.ok());
+  EXPECT_EQ(plans.status().code(), absl::StatusCode::kInvalidArgument) << plans.status();
 }
 
 TEST(CudnnDevicePropertiesTest, IncompleteJsonSaysWhatIsMissing) {
