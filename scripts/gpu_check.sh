@@ -109,7 +109,7 @@ fi
 
 # Every test of the GPU packages (each skips where there is no GPU).
 mapfile -t TESTS < <(bazel query 'tests(//devices/gpu/... + //kernels/gpu/...)' 2>/dev/null)
-BINARIES=(//bench:gpu_benchmark //bench:mobilenet_step)
+BINARIES=(//bench:gpu_benchmark //bench:mobilenet_step //bench:matmul_onednn_benchmark)
 
 bazel build "${FLAGS[@]}" "${TESTS[@]}" "${BINARIES[@]}"
 

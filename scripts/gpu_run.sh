@@ -44,4 +44,8 @@ TG_CUDNN_LEGACY_API=1 timeout 180 "$here/bin/mobilenet_step" --device=gpu --batc
   echo "gpu_run: mobilenet_step on the legacy API FAILED"
 timeout 180 python3 "$here/mobilenet_torch.py" --device=cuda --batch=64 ||
   echo "gpu_run: mobilenet_torch.py FAILED"
+echo "=== matmul_onednn_benchmark on 8 cores (CPU: MatMul's sgemm blocks against Eigen and oneDNN's OpenMP sgemm)"
+taskset -c 0-7 timeout 150 "$here/bin/matmul_onednn_benchmark" --benchmark_filter='threads:8' \
+  --benchmark_repetitions=3 --benchmark_report_aggregates_only=true ||
+  echo "gpu_run: matmul_onednn_benchmark FAILED"
 echo "$passed passed, $failed failed"
