@@ -198,6 +198,22 @@ TEST_F(GpuConvTest, DepthwiseWindowsPaddingsAndFormats) {
     c.filter = {3, 3, 144, 1};
     ExpectAllPassesMatch(c);
   }
+  // NHWC, one filter per channel and a multiple of 4 channels: the float4
+  // kernels, with every window feature.
+  {
+    Conv c;
+    c.op = "DepthwiseConv2dNative";
+    c.input = {2, 11, 9, 8};
+    c.filter = {3, 3, 8, 1};
+    c.dilation = 2;
+    ExpectAllPassesMatch(c);
+    c.dilation = 1;
+    c.padding = "EXPLICIT";
+    c.explicit_paddings = {2, 0, 1, 3};
+    c.stride = 2;
+    c.filter = {5, 2, 8, 1};
+    ExpectAllPassesMatch(c);
+  }
   // Conv2D with one group per input channel is a depthwise convolution.
   Conv c;
   c.input = {2, 9, 7, 6};
