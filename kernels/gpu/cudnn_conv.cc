@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <tuple>
@@ -187,6 +188,9 @@ absl::Status Describe(const Layout& l, const ConvGeometry& g, Descriptors* d) {
 // it has none, the fastest legacy algorithm.
 struct Choice {
   std::unique_ptr<cudnn::ConvPlan> plan;
+  // The plan takes the input as it is, with TensorFlow's padding (else the
+  // input padded to symmetric padding, where TensorFlow's is not).
+  bool unpadded = false;
   int algorithm = 0;  // without a plan
   size_t workspace = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
@@ -317,8 +321,10 @@ int64_t AlignmentOf(const void* x, const void* w, const void* y) {
   return static_cast<int64_t>(bits & (~bits + 1));
 }
 
+// The convolution on the padded input (`exact`: on the input as it is,
+// with TensorFlow's padding before and after).
 cudnn::ConvProblem ProblemOf(const Layout& l, const ConvGeometry& g, ConvPass pass,
-                             int64_t alignment) {
+                             int64_t alignment, bool exact) {
   cudnn::ConvProblem p;
   p.pass = pass;
   p.nhwc = l.nhwc;
@@ -334,6 +340,14 @@ cudnn::ConvProblem ProblemOf(const Layout& l, const ConvGeometry& g, ConvPass pa
   p.out_w = l.out_w;
   p.pad_top = p.pad_bottom = l.pad_h;
   p.pad_left = p.pad_right = l.pad_w;
+  if (exact) {
+    p.h = l.in_h;
+    p.w = l.in_w;
+    p.pad_top = g.rows.pad_before;
+    p.pad_bottom = g.rows.pad_after;
+    p.pad_left = g.cols.pad_before;
+    p.pad_right = g.cols.pad_after;
+  }
   p.stride_h = g.rows.stride;
   p.stride_w = g.cols.stride;
   p.dilation_h = g.rows.dilation;
@@ -419,26 +433,38 @@ ApiCounts& Counts() {
 
 // The graph API's fastest plan, or the legacy API's fastest algorithm when
 // the graph API has none that runs (or TG_CUDNN_LEGACY_API=1). Any other
-// error (a CUDA error, say) is returned.
-absl::StatusOr<std::unique_ptr<Choice>> Choose(GpuDevice* gpu, Handle& handle, const Layout& l,
-                                               const ConvGeometry& g, ConvPass pass,
-                                               int64_t alignment, float* x, float* w, float* y)
+// error (a CUDA error, say) is returned. The graph API is asked first for
+// the input as it is, with TensorFlow's padding; where the padding is not
+// symmetric and no plan takes it, for the padded copy `padded()` makes.
+absl::StatusOr<std::unique_ptr<Choice>> Choose(
+    GpuDevice* gpu, Handle& handle, const Layout& l, const ConvGeometry& g, ConvPass pass,
+    int64_t alignment, float* input, float* w, float* y,
+    const std::function<absl::StatusOr<float*>()>& padded)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(handle.mu) {
   std::string why = "TG_CUDNN_LEGACY_API=1";
   if (!LegacyApiOnly()) {
-    absl::StatusOr<std::unique_ptr<Choice>> planned =
-        FastestPlan(gpu, handle, ProblemOf(l, g, pass, alignment), x, w, y);
-    if (planned.ok()) {
-      absl::MutexLock lock(&Counts().mu);
-      ++Counts().counts.graph;
-      return planned;
+    for (bool exact : {true, false}) {
+      if (!exact && !l.padded()) break;  // the same problem
+      float* x = input;
+      if (!exact) {
+        TG_ASSIGN_OR_RETURN(x, padded());
+      }
+      absl::StatusOr<std::unique_ptr<Choice>> planned =
+          FastestPlan(gpu, handle, ProblemOf(l, g, pass, alignment, exact), x, w, y);
+      if (planned.ok()) {
+        (*planned)->unpadded = exact;
+        absl::MutexLock lock(&Counts().mu);
+        ++Counts().counts.graph;
+        return planned;
+      }
+      const absl::StatusCode code = planned.status().code();
+      if (code != absl::StatusCode::kNotFound && code != absl::StatusCode::kInvalidArgument) {
+        return planned.status();
+      }
+      why = planned.status().ToString();
     }
-    const absl::StatusCode code = planned.status().code();
-    if (code != absl::StatusCode::kNotFound && code != absl::StatusCode::kInvalidArgument) {
-      return planned.status();
-    }
-    why = planned.status().ToString();
   }
+  TG_ASSIGN_OR_RETURN(float* x, padded());
   Descriptors d;
   TG_RETURN_IF_ERROR(Describe(l, g, &d));
   TG_ASSIGN_OR_RETURN(std::unique_ptr<Choice> choice, Find(gpu, handle.handle, d, pass, x, w, y));
@@ -499,35 +525,43 @@ absl::Status CopyPadded(GpuDevice* gpu, const Layout& l, float* input, float* pa
 absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass pass, float* input,
                           float* filter, float* output) {
   TG_ASSIGN_OR_RETURN(const Layout l, LayoutOf(geometry));
-  // The filter in cuDNN's layout, and the input padded where TensorFlow's
-  // padding is not symmetric.
+  // The filter in cuDNN's layout.
   TG_ASSIGN_OR_RETURN(Tensor filter_buffer, DeviceBuffer(gpu, sizeof(float) * l.filter_elements()));
   float* w = static_cast<float*>(filter_buffer.raw_data());
   if (pass != ConvPass::kBackwardFilter) {
     TG_RETURN_IF_ERROR(TransposeFilter(gpu, l, filter, w, /*to_cudnn=*/true));
   }
+  // The input padded to symmetric padding (the input itself where
+  // TensorFlow's padding is symmetric), made when first needed.
   Tensor input_buffer;
-  float* x = input;
-  if (l.padded()) {
+  float* padded_input = nullptr;
+  const auto padded = [&]() -> absl::StatusOr<float*> {
+    if (padded_input != nullptr) return padded_input;
+    if (!l.padded()) return padded_input = input;
     TG_ASSIGN_OR_RETURN(input_buffer, DeviceBuffer(gpu, sizeof(float) * l.n * l.c * l.h * l.w));
-    x = static_cast<float*>(input_buffer.raw_data());
+    float* x = static_cast<float*>(input_buffer.raw_data());
     if (pass != ConvPass::kBackwardData) {
       TG_RETURN_IF_ERROR(CudaStatus(cudaMemsetAsync(x, 0, input_buffer.TotalBytes(), gpu->stream()),
                                     "zeroing padding"));
       TG_RETURN_IF_ERROR(CopyPadded(gpu, l, input, x, /*into_padded=*/true));
     }
-  }
+    return padded_input = x;
+  };
 
   TG_ASSIGN_OR_RETURN(Handle * handle, HandleFor(gpu->cuda_ordinal()));
   absl::MutexLock lock(&handle->mu);
   TG_RETURN_IF_ERROR(
       cudnn::StatusOf(cudnnSetStream(handle->handle, gpu->stream()), "cudnnSetStream"));
-  const int64_t alignment = AlignmentOf(x, w, output);
+  const int64_t alignment = AlignmentOf(input, w, output);
   TG_ASSIGN_OR_RETURN(
       std::shared_ptr<const Choice> choice,
       Choices().GetOrCreate({gpu->cuda_ordinal(), alignment, conv::ConvKeyOf(geometry, pass)}, [&] {
-        return Choose(gpu, *handle, l, geometry, pass, alignment, x, w, output);
+        return Choose(gpu, *handle, l, geometry, pass, alignment, input, w, output, padded);
       }));
+  float* x = input;
+  if (!choice->unpadded) {
+    TG_ASSIGN_OR_RETURN(x, padded());
+  }
   TG_ASSIGN_OR_RETURN(Tensor workspace, DeviceBuffer(gpu, choice->workspace));
   if (choice->plan != nullptr) {
     TG_RETURN_IF_ERROR(choice->plan->Execute(handle->handle, x, w, output, workspace.raw_data()));
@@ -541,7 +575,7 @@ absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, ConvPass
   if (pass == ConvPass::kBackwardFilter) {
     TG_RETURN_IF_ERROR(TransposeFilter(gpu, l, w, filter, /*to_cudnn=*/false));
   }
-  if (pass == ConvPass::kBackwardData && l.padded()) {
+  if (pass == ConvPass::kBackwardData && x != input) {
     TG_RETURN_IF_ERROR(CopyPadded(gpu, l, input, x, /*into_padded=*/false));
   }
   return absl::OkStatus();

@@ -6,9 +6,11 @@
 //  - the filter is transposed into cuDNN's layout for the activations'
 //    (KRSC for NHWC, KCRS for NCHW) in a temporary buffer, and a filter
 //    gradient back into TensorFlow's;
-//  - cuDNN pads symmetrically: where TensorFlow's padding is not (SAME with
-//    an odd total, EXPLICIT), the input is copied into a zeroed buffer with
-//    the difference, and an input gradient cropped back out of one;
+//  - a graph plan takes TensorFlow's padding as it is, even where it is not
+//    symmetric (SAME with an odd total, EXPLICIT); where no plan does, and
+//    on the legacy API, which pads symmetrically, the input is copied into
+//    a zeroed buffer with the difference, and an input gradient cropped
+//    back out of one;
 //  - a depthwise convolution is a grouped one with a group per channel;
 //  - a convolution runs as a cuDNN graph execution plan (cudnn_graph.h):
 //    the heuristics' first 8 plans (fp32 ones unless TF32 is allowed) are

@@ -99,6 +99,35 @@ TEST_F(CudnnGraphTest, EveryPassLayoutAndShapeOfMobileNetHasFp32Plans) {
   }
 }
 
+// TensorFlow's SAME padding with an odd total (stride 2 on an even size)
+// and EXPLICIT padding put more after than before: plans take that as it is.
+TEST_F(CudnnGraphTest, AsymmetricPaddingHasPlans) {
+  for (ConvPass pass : {ConvPass::kForward, ConvPass::kBackwardData, ConvPass::kBackwardFilter}) {
+    for (bool nhwc : {true, false}) {
+      ConvProblem problem = Problem(pass, nhwc, 32, 32, 56, 64, 3, 2);
+      problem.pad_top = problem.pad_left = 0;  // SAME: 0 before, 1 after
+      problem.out_h = problem.out_w = 28;
+      SCOPED_TRACE(problem.ToString());
+      ASSERT_OK_AND_ASSIGN(auto plans,
+                           ConvPlans(PlanTarget{nullptr, &device_}, problem, ConvPlanOptions()));
+      EXPECT_FALSE(plans.empty());
+      problem = Problem(pass, nhwc, 2, 3, 6, 4, 3);  // EXPLICIT 0/2 rows, 1/0 cols, 3x2 window
+      problem.s = 2;
+      problem.w = 5;
+      problem.pad_top = 0;
+      problem.pad_bottom = 2;
+      problem.pad_left = 1;
+      problem.pad_right = 0;
+      problem.out_h = 6 + 2 - 3 + 1;
+      problem.out_w = 5 + 1 - 2 + 1;
+      SCOPED_TRACE(problem.ToString());
+      ASSERT_OK_AND_ASSIGN(plans,
+                           ConvPlans(PlanTarget{nullptr, &device_}, problem, ConvPlanOptions()));
+      EXPECT_FALSE(plans.empty());
+    }
+  }
+}
+
 TEST_F(CudnnGraphTest, Tf32PlansOnlyWhenAllowed) {
   const ConvProblem problem = Problem(ConvPass::kForward, true, 32, 64, 28, 64, 3);
   ConvPlanOptions options;
