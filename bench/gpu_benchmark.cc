@@ -395,9 +395,11 @@ void ConvRows() {
   // Which of cuDNN's APIs ran them (TG_CUDNN_LEGACY_API=1: the legacy one).
   const gpu::CudnnConvApiCounts apis = gpu::CudnnConvApis();
   std::printf(
-      "\ncuDNN convolutions planned: %lld with the graph API, %lld with the legacy API%s%s\n",
-      static_cast<long long>(apis.graph), static_cast<long long>(apis.legacy),
-      apis.legacy > 0 ? "; the last because: " : "", apis.last_legacy_reason.c_str());
+      "\ncuDNN convolutions planned: %lld with the graph API (%lld of them with asymmetric "
+      "padding as it is), %lld with the legacy API%s%s\n",
+      static_cast<long long>(apis.graph), static_cast<long long>(apis.graph_asymmetric),
+      static_cast<long long>(apis.legacy), apis.legacy > 0 ? "; the last because: " : "",
+      apis.last_legacy_reason.c_str());
 #endif
 }
 

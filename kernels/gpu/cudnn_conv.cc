@@ -455,6 +455,7 @@ absl::StatusOr<std::unique_ptr<Choice>> Choose(
         (*planned)->unpadded = exact;
         absl::MutexLock lock(&Counts().mu);
         ++Counts().counts.graph;
+        if (exact && l.padded()) ++Counts().counts.graph_asymmetric;
         return planned;
       }
       const absl::StatusCode code = planned.status().code();

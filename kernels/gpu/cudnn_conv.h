@@ -52,6 +52,9 @@ absl::Status RunCudnnConv(GpuDevice* gpu, const ConvGeometry& geometry, conv::Co
 // legacy API did: for tests and benchmarks.
 struct CudnnConvApiCounts {
   int64_t graph = 0;
+  // Of those, the plans that took an asymmetric padding as it is (no padded
+  // copy of the input).
+  int64_t graph_asymmetric = 0;
   int64_t legacy = 0;
   std::string last_legacy_reason;
 };

@@ -5,11 +5,11 @@
 // every run); consecutive threads read consecutive channels (NHWC) or
 // columns (NCHW). In NHWC with one filter per channel (MobileNet's), a
 // channel count that is a multiple of 4 and 16-byte aligned buffers, a thread
-// computes 4 channels with float4 loads and stores. cuDNN 9's grouped convolution with one channel a group
-// (the legacy API, fp32 FMA) took 0.56-0.68 ms where PyTorch took 0.06 ms
-// on an H200 (docs/gpu.md), which is why conv_ops_gpu.cc sends these two
-// passes here; the filter's gradient, a reduction over the batch and the
-// image, stays with cuDNN.
+// computes 4 channels with float4 loads and stores. cuDNN 9's grouped
+// convolution with one channel a group (the legacy API, fp32 FMA) took
+// 0.56-0.68 ms where PyTorch took 0.06 ms on an H200 (docs/gpu.md), which is
+// why conv_ops_gpu.cc sends these two passes here; the filter's gradient, a reduction over the
+// batch and the image, stays with cuDNN.
 //
 // Tensors: input [batch, in_rows, in_cols, channels] (or NCHW), filter
 // [window_rows, window_cols, channels, multiplier] (TensorFlow's order),

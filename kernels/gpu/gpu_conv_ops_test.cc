@@ -141,13 +141,20 @@ TEST_F(GpuConvTest, TheGraphApiPlansThem) {
   c.input = {3, 8, 9, 9};
   c.stride = 2;
   ExpectAllPassesMatch(c);
+  // SAME, stride 2 on 10 rows: 0 rows of padding before, 1 after, which the
+  // plans take as it is.
+  c.nchw = false;
+  c.input = {3, 10, 10, 8};
+  c.filter = {3, 3, 8, 16};
+  ExpectAllPassesMatch(c);
   const CudnnConvApiCounts after = CudnnConvApis();
   const char* legacy = std::getenv("TG_CUDNN_LEGACY_API");
   if (legacy != nullptr && std::string(legacy) == "1") {
     EXPECT_EQ(after.graph, before.graph);
-    EXPECT_GE(after.legacy - before.legacy, 6);
+    EXPECT_GE(after.legacy - before.legacy, 9);
   } else {
-    EXPECT_GE(after.graph - before.graph, 6);
+    EXPECT_GE(after.graph - before.graph, 9);
+    EXPECT_GE(after.graph_asymmetric - before.graph_asymmetric, 3);
     EXPECT_EQ(after.legacy, before.legacy) << after.last_legacy_reason;
   }
 }

@@ -17,17 +17,20 @@ namespace math {
 SgemmSplit SplitSgemm(int64_t m, int64_t n, int64_t k, int threads) {
   SgemmSplit split;
   // Cut the longer side of the output, in multiples of 16 (a cache line of
-  // floats, one AVX-512 register) where it is that long.
+  // floats, one AVX-512 register) where that costs no thread.
   split.by_rows = m > n;
   const int64_t side = split.by_rows ? m : n;
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * k;
   const int64_t wanted =
       std::min<int64_t>(std::max(threads, 1),
                         std::max<int64_t>(1, static_cast<int64_t>(flops / kSgemmFlopsPerBlock)));
-  const int64_t unit = side >= 16 * wanted ? 16 : 1;
-  const int64_t units = (side + unit - 1) / unit;
-  split.block = unit * ((units + wanted - 1) / wanted);
-  split.blocks = split.block == 0 ? 1 : (side + split.block - 1) / split.block;
+  // Blocks of whole 16s where that still makes `wanted` of them, else of
+  // ceil(side / wanted).
+  if (side == 0) return split;  // nothing to compute: one empty block
+  split.block = (side + wanted - 1) / wanted;
+  const int64_t rounded = (split.block + 15) / 16 * 16;
+  if ((side + rounded - 1) / rounded == wanted) split.block = rounded;
+  split.blocks = (side + split.block - 1) / split.block;
   return split;
 }
 

@@ -30,7 +30,8 @@ namespace math {
 inline constexpr double kSgemmFlopsPerBlock = 1 << 20;
 
 // How the product is cut: `blocks` blocks of `block` rows (by_rows) or
-// columns each, the last one shorter. Exposed for tests.
+// columns each, the last one shorter; `block` a multiple of 16 where that
+// still gives one block a thread. Exposed for tests.
 struct SgemmSplit {
   bool by_rows = false;
   int64_t blocks = 1;

@@ -19,9 +19,10 @@ namespace {
 TEST(SplitSgemmTest, SmallProductsStayWhole) {
   const SgemmSplit s = SplitSgemm(32, 10, 100, 8);  // 64 kFLOP
   EXPECT_EQ(s.blocks, 1);
+  EXPECT_EQ(SplitSgemm(0, 0, 100, 8).blocks, 1);
 }
 
-TEST(SplitSgemmTest, CutsTheLongerSideInMultiplesOf16) {
+TEST(SplitSgemmTest, CutsTheLongerSide) {
   // 128 x 500 x 784: 100 MFLOP, enough for every thread.
   SgemmSplit s = SplitSgemm(128, 500, 784, 4);
   EXPECT_FALSE(s.by_rows);
@@ -45,6 +46,17 @@ TEST(SplitSgemmTest, NoMoreBlocksThanTheWorkPays) {
   EXPECT_TRUE(s.by_rows);
   EXPECT_EQ(s.blocks, 4);
   EXPECT_EQ(s.block, 5);
+}
+
+TEST(SplitSgemmTest, RoundingTo16NeverCostsAThread) {
+  // 784 rows on 8 threads: 98 each; 112 (7 x 16) would leave a thread idle.
+  SgemmSplit s = SplitSgemm(784, 500, 128, 8);
+  EXPECT_EQ(s.blocks, 8);
+  EXPECT_EQ(s.block, 98);
+  // 500 columns on 4 threads: 128 (8 x 16) still makes 4 blocks.
+  s = SplitSgemm(128, 500, 784, 4);
+  EXPECT_EQ(s.blocks, 4);
+  EXPECT_EQ(s.block, 128);
 }
 
 // a [m, k] (or [k, m] transposed) inside a buffer of row stride lda, the
@@ -80,8 +92,10 @@ TEST(ParallelSgemmTest, MatchesALoopForEveryCutAndTranspose) {
   for (int threads : {1, 2, 3, 4}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
-        ExpectProduct(threads, ta, tb, 70, 45, 400);  // rows, uneven
-        ExpectProduct(threads, ta, tb, 45, 70, 400);  // columns, uneven
+        ExpectProduct(threads, ta, tb, 70, 45, 400);   // rows, uneven
+        ExpectProduct(threads, ta, tb, 45, 70, 400);   // columns, uneven
+        ExpectProduct(threads, ta, tb, 70, 45, 1000);  // up to 4 blocks
+        ExpectProduct(threads, ta, tb, 45, 70, 1000);
         ExpectProduct(threads, ta, tb, 7, 3, 60000);  // thin sides cut by 1
         ExpectProduct(threads, ta, tb, 5, 4, 3);      // too small to cut
       }
