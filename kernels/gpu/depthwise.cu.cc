@@ -67,10 +67,23 @@ __device__ __forceinline__ void Decode(I i, I depth, I rows, I cols, I* n, I* c,
   }
 }
 
-template <bool kNhwc, typename I>
-__global__ void ForwardKernel(Dims<I> d, const float* __restrict__ input,
-                              const float* __restrict__ filter, float* __restrict__ output,
-                              I count) {
+// sum += a * b, for one channel (float) or four (float4: NHWC with one
+// filter per channel, read and written 16 bytes at a time, the shape then
+// counted in fours of channels). Each channel's sum takes the same terms in
+// the same order either way.
+__device__ __forceinline__ void MultiplyAdd(float& sum, const float a, const float b) {
+  sum += a * b;
+}
+__device__ __forceinline__ void MultiplyAdd(float4& sum, const float4 a, const float4 b) {
+  sum.x += a.x * b.x;
+  sum.y += a.y * b.y;
+  sum.z += a.z * b.z;
+  sum.w += a.w * b.w;
+}
+
+template <bool kNhwc, typename I, typename T>
+__global__ void ForwardKernel(Dims<I> d, const T* __restrict__ input, const T* __restrict__ filter,
+                              T* __restrict__ output, I count) {
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, oc, row, col;
@@ -78,15 +91,15 @@ __global__ void ForwardKernel(Dims<I> d, const float* __restrict__ input,
     const I c = oc / d.multiplier;
     const I top = row * d.stride_rows - d.pad_top;
     const I left = col * d.stride_cols - d.pad_left;
-    float sum = 0;
+    T sum{};
     for (I r = 0; r < d.window_rows; ++r) {
       const I in_row = top + r * d.dilation_rows;
       if (in_row < 0 || in_row >= d.in_rows) continue;
       for (I q = 0; q < d.window_cols; ++q) {
         const I in_col = left + q * d.dilation_cols;
         if (in_col < 0 || in_col >= d.in_cols) continue;
-        sum += input[At<kNhwc>(n, c, in_row, in_col, d.channels, d.in_rows, d.in_cols)] *
-               filter[(r * d.window_cols + q) * d.out_depth + oc];
+        MultiplyAdd(sum, input[At<kNhwc>(n, c, in_row, in_col, d.channels, d.in_rows, d.in_cols)],
+                    filter[(r * d.window_cols + q) * d.out_depth + oc]);
       }
     }
     output[i] = sum;
@@ -95,15 +108,15 @@ __global__ void ForwardKernel(Dims<I> d, const float* __restrict__ input,
 
 // Each input position sums, over the window positions (r, q) and the
 // multiplier, the output gradients whose window put (r, q) on it.
-template <bool kNhwc, typename I>
-__global__ void BackpropInputKernel(Dims<I> d, const float* __restrict__ output_grad,
-                                    const float* __restrict__ filter,
-                                    float* __restrict__ input_grad, I count) {
+template <bool kNhwc, typename I, typename T>
+__global__ void BackpropInputKernel(Dims<I> d, const T* __restrict__ output_grad,
+                                    const T* __restrict__ filter, T* __restrict__ input_grad,
+                                    I count) {
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += static_cast<I>(gridDim.x) * blockDim.x) {
     I n, c, row, col;
     Decode<kNhwc>(i, d.channels, d.in_rows, d.in_cols, &n, &c, &row, &col);
-    float sum = 0;
+    T sum{};
     for (I r = 0; r < d.window_rows; ++r) {
       const I top = row + d.pad_top - r * d.dilation_rows;  // out_row * stride_rows
       if (top < 0) break;                                   // and so for every later r
@@ -118,9 +131,10 @@ __global__ void BackpropInputKernel(Dims<I> d, const float* __restrict__ output_
         if (out_col >= d.out_cols) continue;
         for (I m = 0; m < d.multiplier; ++m) {
           const I oc = c * d.multiplier + m;
-          sum +=
-              output_grad[At<kNhwc>(n, oc, out_row, out_col, d.out_depth, d.out_rows, d.out_cols)] *
-              filter[(r * d.window_cols + q) * d.out_depth + oc];
+          MultiplyAdd(
+              sum,
+              output_grad[At<kNhwc>(n, oc, out_row, out_col, d.out_depth, d.out_rows, d.out_cols)],
+              filter[(r * d.window_cols + q) * d.out_depth + oc]);
         }
       }
     }
@@ -128,78 +142,16 @@ __global__ void BackpropInputKernel(Dims<I> d, const float* __restrict__ output_
   }
 }
 
-// The two kernels above for NHWC with one filter per channel, 4 channels a
-// thread: a quarter of the index arithmetic, and 16-byte loads and stores.
-// Each channel's sum takes the same terms in the same order as above.
-__device__ __forceinline__ void MultiplyAdd(float4& sum, const float4 a, const float4 b) {
-  sum.x += a.x * b.x;
-  sum.y += a.y * b.y;
-  sum.z += a.z * b.z;
-  sum.w += a.w * b.w;
-}
-
-template <typename I>
-__global__ void ForwardNhwc4Kernel(Dims<I> d, const float4* __restrict__ input,
-                                   const float4* __restrict__ filter, float4* __restrict__ output,
-                                   I count) {
-  const I depth = d.channels / 4;
-  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += static_cast<I>(gridDim.x) * blockDim.x) {
-    I n, c, row, col;
-    Decode<true>(i, depth, d.out_rows, d.out_cols, &n, &c, &row, &col);
-    const I top = row * d.stride_rows - d.pad_top;
-    const I left = col * d.stride_cols - d.pad_left;
-    float4 sum = make_float4(0, 0, 0, 0);
-    for (I r = 0; r < d.window_rows; ++r) {
-      const I in_row = top + r * d.dilation_rows;
-      if (in_row < 0 || in_row >= d.in_rows) continue;
-      for (I q = 0; q < d.window_cols; ++q) {
-        const I in_col = left + q * d.dilation_cols;
-        if (in_col < 0 || in_col >= d.in_cols) continue;
-        MultiplyAdd(sum, input[At<true>(n, c, in_row, in_col, depth, d.in_rows, d.in_cols)],
-                    filter[(r * d.window_cols + q) * depth + c]);
-      }
-    }
-    output[i] = sum;
-  }
-}
-
-template <typename I>
-__global__ void BackpropInputNhwc4Kernel(Dims<I> d, const float4* __restrict__ output_grad,
-                                         const float4* __restrict__ filter,
-                                         float4* __restrict__ input_grad, I count) {
-  const I depth = d.channels / 4;
-  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += static_cast<I>(gridDim.x) * blockDim.x) {
-    I n, c, row, col;
-    Decode<true>(i, depth, d.in_rows, d.in_cols, &n, &c, &row, &col);
-    float4 sum = make_float4(0, 0, 0, 0);
-    for (I r = 0; r < d.window_rows; ++r) {
-      const I top = row + d.pad_top - r * d.dilation_rows;
-      if (top < 0) break;
-      if (top % d.stride_rows != 0) continue;
-      const I out_row = top / d.stride_rows;
-      if (out_row >= d.out_rows) continue;
-      for (I q = 0; q < d.window_cols; ++q) {
-        const I left = col + d.pad_left - q * d.dilation_cols;
-        if (left < 0) break;
-        if (left % d.stride_cols != 0) continue;
-        const I out_col = left / d.stride_cols;
-        if (out_col >= d.out_cols) continue;
-        MultiplyAdd(sum,
-                    output_grad[At<true>(n, c, out_row, out_col, depth, d.out_rows, d.out_cols)],
-                    filter[(r * d.window_cols + q) * depth + c]);
-      }
-    }
-    input_grad[i] = sum;
-  }
-}
-
-// Whether the float4 kernels take `s` on these buffers.
+// Whether the kernels may take `s` on these buffers 4 channels at a time
+// (float4), and the shape counted so.
 bool TakesFloat4(const DepthwiseShape& s, const void* a, const void* b, const void* c) {
   const auto bits = reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) |
                     reinterpret_cast<uintptr_t>(c);
   return s.nhwc && s.multiplier == 1 && s.channels % 4 == 0 && bits % 16 == 0;
+}
+DepthwiseShape InFours(DepthwiseShape s) {
+  s.channels /= 4;
+  return s;
 }
 
 int64_t InputElements(const DepthwiseShape& s) {
@@ -247,40 +199,20 @@ cudaError_t Launch(const DepthwiseShape& s, int64_t count, int sms, cudaStream_t
 
 template <bool kNhwc, typename I>
 struct Forward {
-  static void Run(unsigned blocks, int threads, cudaStream_t stream, Dims<I> d, const float* input,
-                  const float* filter, float* output, I count) {
-    ForwardKernel<kNhwc, I><<<blocks, threads, 0, stream>>>(d, input, filter, output, count);
+  template <typename T>
+  static void Run(unsigned blocks, int threads, cudaStream_t stream, Dims<I> d, const T* input,
+                  const T* filter, T* output, I count) {
+    ForwardKernel<kNhwc, I, T><<<blocks, threads, 0, stream>>>(d, input, filter, output, count);
   }
 };
 
 template <bool kNhwc, typename I>
 struct BackpropInput {
+  template <typename T>
   static void Run(unsigned blocks, int threads, cudaStream_t stream, Dims<I> d,
-                  const float* output_grad, const float* filter, float* input_grad, I count) {
-    BackpropInputKernel<kNhwc, I>
+                  const T* output_grad, const T* filter, T* input_grad, I count) {
+    BackpropInputKernel<kNhwc, I, T>
         <<<blocks, threads, 0, stream>>>(d, output_grad, filter, input_grad, count);
-  }
-};
-
-// The float4 kernels (only ever launched for NHWC) over `count` groups of
-// 4 channels.
-template <bool kNhwc, typename I>
-struct ForwardNhwc4 {
-  static void Run(unsigned blocks, int threads, cudaStream_t stream, Dims<I> d, const float* input,
-                  const float* filter, float* output, I count) {
-    ForwardNhwc4Kernel<I><<<blocks, threads, 0, stream>>>(d, reinterpret_cast<const float4*>(input),
-                                                          reinterpret_cast<const float4*>(filter),
-                                                          reinterpret_cast<float4*>(output), count);
-  }
-};
-
-template <bool kNhwc, typename I>
-struct BackpropInputNhwc4 {
-  static void Run(unsigned blocks, int threads, cudaStream_t stream, Dims<I> d,
-                  const float* output_grad, const float* filter, float* input_grad, I count) {
-    BackpropInputNhwc4Kernel<I><<<blocks, threads, 0, stream>>>(
-        d, reinterpret_cast<const float4*>(output_grad), reinterpret_cast<const float4*>(filter),
-        reinterpret_cast<float4*>(input_grad), count);
   }
 };
 
@@ -289,7 +221,10 @@ struct BackpropInputNhwc4 {
 cudaError_t LaunchDepthwiseForward(const DepthwiseShape& s, const float* input, const float* filter,
                                    float* output, int sms, cudaStream_t stream) {
   if (TakesFloat4(s, input, filter, output)) {
-    return Launch<ForwardNhwc4>(s, OutputElements(s) / 4, sms, stream, input, filter, output);
+    const DepthwiseShape s4 = InFours(s);
+    return Launch<Forward>(
+        s4, OutputElements(s4), sms, stream, reinterpret_cast<const float4*>(input),
+        reinterpret_cast<const float4*>(filter), reinterpret_cast<float4*>(output));
   }
   return Launch<Forward>(s, OutputElements(s), sms, stream, input, filter, output);
 }
@@ -298,8 +233,10 @@ cudaError_t LaunchDepthwiseBackpropInput(const DepthwiseShape& s, const float* o
                                          const float* filter, float* input_grad, int sms,
                                          cudaStream_t stream) {
   if (TakesFloat4(s, output_grad, filter, input_grad)) {
-    return Launch<BackpropInputNhwc4>(s, InputElements(s) / 4, sms, stream, output_grad, filter,
-                                      input_grad);
+    const DepthwiseShape s4 = InFours(s);
+    return Launch<BackpropInput>(
+        s4, InputElements(s4), sms, stream, reinterpret_cast<const float4*>(output_grad),
+        reinterpret_cast<const float4*>(filter), reinterpret_cast<float4*>(input_grad));
   }
   return Launch<BackpropInput>(s, InputElements(s), sms, stream, output_grad, filter, input_grad);
 }
